@@ -1,0 +1,97 @@
+# ember: build, guest artifacts, tests.  See README.md.
+CC	?= gcc
+BUILD	:= build
+GUEST	:= $(BUILD)/guest
+
+WARN	:= -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	   -Wmissing-prototypes -Wvla -Wimplicit-fallthrough
+HARDEN	:= -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+CFLAGS	:= -std=gnu11 -O2 -g -D_GNU_SOURCE $(WARN) $(HARDEN) -MMD -MP
+LDFLAGS	:= -pie -Wl,-z,relro,-z,now,-z,noexecstack
+LDLIBS	:= -lpthread
+SAN	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
+	   -fno-sanitize-recover=all
+# Test builds: no _FORTIFY_SOURCE (ASan replaces it), -O1 for usable traces.
+TCFLAGS	:= -std=gnu11 -O1 -g -D_GNU_SOURCE $(WARN) -fPIE -MMD -MP $(SAN)
+
+# Everything but main.c is a library the unit tests link against.
+LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c devices/*.c boot/*.c snapshot/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/test/%)
+
+.PHONY: all ember guest deps run test unit integration check-asan bench lint clean
+
+all: $(BUILD)/ember
+
+ember: $(BUILD)/ember
+
+$(BUILD)/ember: $(LIB_OBJS) $(BUILD)/obj/vmm/main.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# ASan/UBSan build of the VMM itself, used by the integration tests.
+$(BUILD)/ember-asan: $(ASAN_LIB_OBJS) $(BUILD)/asan/vmm/main.o
+	$(CC) $(SAN) -pie -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/asan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -c -o $@ $<
+
+$(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $< $(ASAN_LIB_OBJS) -lcmocka $(LDLIBS)
+
+# --- guest artifacts ------------------------------------------------------
+GUEST_CFLAGS := -std=gnu11 -O2 -static -Wall -Wextra -Werror
+
+guest: $(GUEST)/vmlinux $(GUEST)/initramfs.cpio
+
+$(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/gen_init_cpio: guest-init/kernel.config \
+		guest-init/build-kernel.sh $(wildcard guest-init/patches/*.patch)
+	guest-init/build-kernel.sh $(GUEST)
+
+$(GUEST)/init: guest-init/init.c guest-init/protocol.h
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) -o $@ guest-init/init.c
+
+$(GUEST)/vecstate: tests/guest-progs/vecstate.c
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) -mavx2 -o $@ $<
+
+$(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/vecstate $(GUEST)/gen_init_cpio \
+		guest-init/mk-initramfs.sh
+	guest-init/mk-initramfs.sh $(GUEST)
+
+# --- set-up, run, tests ---------------------------------------------------
+deps:
+	@tests/install-deps.sh
+
+run: deps
+	$(MAKE) all guest
+	$(BUILD)/ember --kernel $(GUEST)/vmlinux --initrd $(GUEST)/initramfs.cpio \
+		--mem 128 --run 'uname -a'
+
+unit: $(UNIT_BINS)
+check-asan: unit $(BUILD)/ember-asan
+
+test: deps
+	$(MAKE) all check-asan guest
+	tests/run.sh
+
+bench: all guest
+	bench/boot
+
+lint:
+	clang-format --dry-run --Werror $(wildcard */*.c */*.h tests/*/*.c)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+		--inline-suppr -I. vmm devices boot
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ELF vmlinux and bzImage loaders (see kernel.h).  The image is untrusted:
+ * every offset and size read from it is checked against the file length in
+ * a form that cannot overflow before anything is used.
+ */
+#include "kernel.h"
+
+#include <elf.h>
+#include <endian.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "layout.h"
+
+/*
+ * vmlinux has a handful of program headers; a cap keeps a hostile image
+ * from making us walk 65535 of them (PN_XNUM and above mean "extended
+ * numbering", which no kernel uses).
+ */
+#define KERNEL_ELF_MAX_PHDRS	64
+
+/* Offsets in a bzImage file (boot.rst, "The real-mode kernel header"). */
+#define BZ_HDR_OFF		0x1f1	/* struct setup_header starts here */
+#define BZ_SETUP_SECTS_OFF	0x1f1
+#define BZ_BOOT_FLAG_OFF	0x1fe
+#define BZ_JUMP_LEN_OFF		0x201	/* 2nd byte of the short jmp */
+#define BZ_HEADER_OFF		0x202
+#define BZ_VERSION_OFF		0x206
+#define BZ_XLOADFLAGS_OFF	0x236
+#define BZ_BOOT_FLAG		0xaa55
+#define BZ_HEADER_MAGIC		0x53726448	/* "HdrS" */
+#define BZ_MIN_VERSION		0x020c		/* 2.12: xloadflags */
+#define BZ_SECTOR		512
+#define BZ_DEFAULT_SETUP_SECTS	4
+#define BZ_ENTRY64_OFF		0x200
+
+static uint16_t get_le16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+/* True when [off, off + size) lies inside a buffer of @len bytes. */
+static bool range_in(uint64_t off, uint64_t size, uint64_t len)
+{
+	return off <= len && size <= len - off;
+}
+
+static bool elf_has_magic(const uint8_t *p, size_t len)
+{
+	return len >= SELFMAG && memcmp(p, ELFMAG, SELFMAG) == 0;
+}
+
+/* The identity checks; -ENOEXEC means "not a kernel we can boot". */
+static int elf_check_ident(const Elf64_Ehdr *eh)
+{
+	if (eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh->e_ident[EI_VERSION] != EV_CURRENT ||
+	    eh->e_machine != EM_X86_64 || eh->e_type != ET_EXEC)
+		return -ENOEXEC;
+	return 0;
+}
+
+static bool bz_has_magic(const uint8_t *p, size_t len)
+{
+	return len >= BZ_HEADER_OFF + 4 &&
+	       get_le16(p + BZ_BOOT_FLAG_OFF) == BZ_BOOT_FLAG &&
+	       get_le32(p + BZ_HEADER_OFF) == BZ_HEADER_MAGIC;
+}
+
+/*
+ * After bz_has_magic(): -EINVAL if the fields we test are past the end,
+ * -ENOEXEC for a protocol too old for the 64-bit entry or a 32-bit kernel.
+ */
+static int bz_check_ident(const uint8_t *p, size_t len)
+{
+	if (len < BZ_XLOADFLAGS_OFF + 2)
+		return -EINVAL;
+	if (get_le16(p + BZ_VERSION_OFF) < BZ_MIN_VERSION)
+		return -ENOEXEC;
+	if (!(get_le16(p + BZ_XLOADFLAGS_OFF) & XLF_KERNEL_64))
+		return -ENOEXEC;
+	return 0;
+}
+
+int kernel__probe(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (elf_has_magic(p, len)) {
+		Elf64_Ehdr eh;
+
+		if (len < sizeof(eh))
+			return -ENOEXEC;
+		memcpy(&eh, p, sizeof(eh));
+		return elf_check_ident(&eh) ? -ENOEXEC : KERNEL_FORMAT_ELF;
+	}
+	if (bz_has_magic(p, len))
+		return bz_check_ident(p, len) ? -ENOEXEC : KERNEL_FORMAT_BZIMAGE;
+	return -ENOEXEC;
+}
+
+/* Checks one PT_LOAD against the file and guest RAM; copies nothing. */
+static int elf_check_load(const struct guest_mem *m, const Elf64_Phdr *ph,
+			  size_t len)
+{
+	if (ph->p_filesz > ph->p_memsz)
+		return -EINVAL;
+	if (!range_in(ph->p_offset, ph->p_filesz, len))
+		return -EINVAL;
+	if (ph->p_paddr > UINT64_MAX - ph->p_memsz)
+		return -EINVAL;
+	/* Below 1 MiB live the GDT, page tables, zero page and MP table. */
+	if (ph->p_paddr < LAYOUT_HIGH_MEM_GPA)
+		return -EINVAL;
+	if (!mem__ptr(m, ph->p_paddr, ph->p_memsz))
+		return -E2BIG;
+	return 0;
+}
+
+static void elf_read_phdr(const uint8_t *p, const Elf64_Ehdr *eh,
+			  unsigned int i, Elf64_Phdr *ph)
+{
+	/* In bounds: elf_load() checked e_phoff + e_phnum * e_phentsize. */
+	memcpy(ph, p + eh->e_phoff + (uint64_t)i * sizeof(*ph), sizeof(*ph));
+}
+
+static int elf_load(const struct guest_mem *m, const uint8_t *p, size_t len,
+		    struct kernel_image *out)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	bool entry_ok = false;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	unsigned int i, nr_load = 0;
+	int ret;
+
+	if (len < sizeof(eh))
+		return -EINVAL;
+	memcpy(&eh, p, sizeof(eh));
+	ret = elf_check_ident(&eh);
+	if (ret)
+		return ret;
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
+	    eh.e_phnum > KERNEL_ELF_MAX_PHDRS)
+		return -EINVAL;
+	if (!range_in(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(ph), len))
+		return -EINVAL;
+
+	/* Validate everything before the first byte reaches guest RAM. */
+	for (i = 0; i < eh.e_phnum; i++) {
+		elf_read_phdr(p, &eh, i, &ph);
+		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
+			continue;
+		ret = elf_check_load(m, &ph, len);
+		if (ret)
+			return ret;
+		if (ph.p_paddr < lo)
+			lo = ph.p_paddr;
+		if (ph.p_paddr + ph.p_memsz > hi)
+			hi = ph.p_paddr + ph.p_memsz;
+		if (eh.e_entry >= ph.p_paddr &&
+		    eh.e_entry - ph.p_paddr < ph.p_memsz)
+			entry_ok = true;
+		nr_load++;
+	}
+	/* An entry outside every segment would run whatever RAM holds. */
+	if (!nr_load || !entry_ok)
+		return -EINVAL;
+
+	for (i = 0; i < eh.e_phnum; i++) {
+		uint8_t *dst;
+
+		elf_read_phdr(p, &eh, i, &ph);
+		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
+			continue;
+		dst = mem__ptr(m, ph.p_paddr, ph.p_memsz);
+		if (!dst)
+			return -E2BIG;
+		memcpy(dst, p + ph.p_offset, ph.p_filesz);
+		memset(dst + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
+	}
+
+	memset(out, 0, sizeof(*out));
+	out->format = KERNEL_FORMAT_ELF;
+	out->entry = eh.e_entry;
+	out->load_start = lo;
+	out->load_end = hi;
+	return 0;
+}
+
+static int bz_load(const struct guest_mem *m, const uint8_t *p, size_t len,
+		   struct kernel_image *out)
+{
+	struct setup_header hdr;
+	uint64_t hdr_len, setup_sects, pm_off, pm_len, end, need;
+	int ret;
+
+	ret = bz_check_ident(p, len);
+	if (ret)
+		return ret;
+
+	/*
+	 * boot.rst: the header ends at 0x202 + the byte at 0x201 (the
+	 * short jump over it); we read no further than struct setup_header
+	 * knows, and need at least up to init_size, which 2.12 has.
+	 */
+	hdr_len = BZ_HEADER_OFF + (uint64_t)p[BZ_JUMP_LEN_OFF] - BZ_HDR_OFF;
+	if (hdr_len > sizeof(hdr))
+		hdr_len = sizeof(hdr);
+	if (hdr_len < offsetof(struct setup_header, init_size) +
+		      sizeof(hdr.init_size))
+		return -EINVAL;
+	if (!range_in(BZ_HDR_OFF, hdr_len, len))
+		return -EINVAL;
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(&hdr, p + BZ_HDR_OFF, hdr_len);
+
+	setup_sects = p[BZ_SETUP_SECTS_OFF];
+	if (setup_sects == 0)
+		setup_sects = BZ_DEFAULT_SETUP_SECTS;
+	pm_off = (setup_sects + 1) * BZ_SECTOR;
+	/* The 64-bit entry itself must be part of what we load. */
+	if (pm_off >= len || len - pm_off <= BZ_ENTRY64_OFF)
+		return -EINVAL;
+	pm_len = len - pm_off;
+
+	/* Both terms are < 2^64: pm_len < len, pref_address + a u32 checked. */
+	end = LAYOUT_BZIMAGE_GPA + pm_len;
+	if (le64toh(hdr.pref_address) > UINT64_MAX - UINT32_MAX)
+		return -EINVAL;
+	need = le64toh(hdr.pref_address) + le32toh(hdr.init_size);
+	if (need > end)
+		end = need;
+	if (end > mem__low_ram_end(m))
+		return -E2BIG;
+	ret = mem__write(m, LAYOUT_BZIMAGE_GPA, p + pm_off, pm_len);
+	if (ret)
+		return -E2BIG;
+
+	memset(out, 0, sizeof(*out));
+	out->format = KERNEL_FORMAT_BZIMAGE;
+	out->entry = LAYOUT_BZIMAGE_GPA + BZ_ENTRY64_OFF;
+	out->load_start = LAYOUT_BZIMAGE_GPA;
+	out->load_end = end;
+	out->hdr = hdr;
+	return 0;
+}
+
+int kernel__load(const struct guest_mem *m, const void *buf, size_t len,
+		 struct kernel_image *out)
+{
+	const uint8_t *p = buf;
+
+	if (elf_has_magic(p, len))
+		return elf_load(m, p, len, out);
+	if (bz_has_magic(p, len))
+		return bz_load(m, p, len, out);
+	return -ENOEXEC;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Kernel image loaders: ELF vmlinux and bzImage, for the Linux x86 64-bit
+ * boot protocol (Documentation/x86/boot.rst, "64-bit Boot Protocol").
+ * Pure: they parse a file already read into memory and copy it into guest
+ * RAM through vmm/mem.h, so they can be unit-tested and fuzzed.
+ */
+#ifndef EMBER_BOOT_KERNEL_H
+#define EMBER_BOOT_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <asm/bootparam.h>
+
+#include "../vmm/mem.h"
+
+enum kernel_format {
+	KERNEL_FORMAT_ELF = 1,	/* uncompressed vmlinux, ELF64 x86_64 */
+	KERNEL_FORMAT_BZIMAGE,	/* compressed bzImage, boot protocol >= 2.12 */
+};
+
+/* What a loader leaves in guest RAM, for the zero page and the vCPU. */
+struct kernel_image {
+	enum kernel_format format;
+	uint64_t entry;		/* guest-physical 64-bit entry point */
+	uint64_t load_start;	/* guest-physical first byte loaded */
+	uint64_t load_end;	/* guest-physical end (exclusive) of what the
+				 * kernel needs: loaded bytes, or for a bzImage
+				 * pref_address + init_size */
+	/*
+	 * bzImage: the image's setup_header (boot.rst: copied from offset
+	 * 0x1f1 of the file into the zero page).  ELF: zeroed, then the
+	 * fields a loader must set are filled by zeropage__build().
+	 */
+	struct setup_header hdr;
+};
+
+/*
+ * kernel__probe() - which format is @buf (@len bytes)?
+ * Returns KERNEL_FORMAT_ELF or KERNEL_FORMAT_BZIMAGE, or -ENOEXEC if it is
+ * neither (wrong magic, 32-bit ELF, non-x86_64 machine, bzImage without
+ * XLF_KERNEL_64 or with boot protocol < 2.12).
+ */
+int kernel__probe(const void *buf, size_t len);
+
+/*
+ * kernel__load() - copy the kernel in @buf (@len bytes, caller-owned, read
+ * only) into guest RAM @m and describe it in @out.
+ * ELF: every PT_LOAD segment goes to its p_paddr (p_filesz bytes copied,
+ * the rest up to p_memsz zeroed); entry is e_entry (vmlinux's physical
+ * startup_64).  bzImage: the protected-mode part (after (setup_sects+1)*512
+ * bytes, setup_sects 0 meaning 4) goes to LAYOUT_BZIMAGE_GPA and the entry is
+ * LAYOUT_BZIMAGE_GPA + 0x200 (boot.rst: 64-bit entry at +0x200).
+ * Returns 0; -ENOEXEC for neither format; -EINVAL for a truncated or
+ * malformed image (offsets or sizes past the file, overlapping boot data
+ * below LAYOUT_HIGH_MEM_GPA, overflow); -E2BIG if it does not fit in RAM.
+ * On error guest RAM may hold partial data but nothing outside it is
+ * touched.
+ */
+int kernel__load(const struct guest_mem *m, const void *buf, size_t len,
+		 struct kernel_image *out);
+
+#endif /* EMBER_BOOT_KERNEL_H */

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+/* 16550A UART model (see serial.h). */
+#include "serial.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Register offsets. */
+#define UART_RX		0	/* in:  receive buffer (DLAB=0) */
+#define UART_TX		0	/* out: transmit holding (DLAB=0) */
+#define UART_DLL	0	/* divisor latch low (DLAB=1) */
+#define UART_IER	1
+#define UART_DLM	1	/* divisor latch high (DLAB=1) */
+#define UART_IIR	2	/* in */
+#define UART_FCR	2	/* out */
+#define UART_LCR	3
+#define UART_MCR	4
+#define UART_LSR	5
+#define UART_MSR	6
+#define UART_SCR	7
+
+#define UART_IER_RDI	0x01
+#define UART_IER_THRI	0x02
+#define UART_IIR_NO_INT	0x01
+#define UART_IIR_THRI	0x02
+#define UART_IIR_RDI	0x04
+#define UART_IIR_FIFO	0xc0
+#define UART_FCR_ENABLE	0x01
+#define UART_FCR_CLR_RX	0x02
+#define UART_LCR_DLAB	0x80
+#define UART_MCR_LOOP	0x10
+#define UART_LSR_DR	0x01
+#define UART_LSR_THRE	0x20
+#define UART_LSR_TEMT	0x40
+#define UART_MSR_CTS	0x10
+#define UART_MSR_DSR	0x20
+#define UART_MSR_RI	0x40
+#define UART_MSR_DCD	0x80
+
+#define RX_FIFO_SIZE	64
+
+struct serial {
+	struct device dev;	/* first: container_of by cast */
+	int out_fd;
+	struct irq_line irq;
+	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
+	int thr_ipending;	/* transmitter-empty interrupt pending */
+	int irq_level;
+	uint8_t rx[RX_FIFO_SIZE];
+	unsigned int rx_head, rx_count;
+};
+
+static struct serial *to_serial(struct device *d)
+{
+	return (struct serial *)d;
+}
+
+static void serial__update_irq(struct serial *s)
+{
+	int level = ((s->ier & UART_IER_RDI) && s->rx_count) ||
+		    ((s->ier & UART_IER_THRI) && s->thr_ipending);
+
+	if (level != s->irq_level) {
+		s->irq_level = level;
+		if (s->irq.set)
+			s->irq.set(s->irq.opaque, s->irq.gsi, level);
+	}
+}
+
+static uint8_t serial__iir(struct serial *s)
+{
+	uint8_t fifo = (s->fcr & UART_FCR_ENABLE) ? UART_IIR_FIFO : 0;
+
+	if ((s->ier & UART_IER_RDI) && s->rx_count)
+		return fifo | UART_IIR_RDI;
+	if ((s->ier & UART_IER_THRI) && s->thr_ipending)
+		return fifo | UART_IIR_THRI;
+	return fifo | UART_IIR_NO_INT;
+}
+
+static void serial__tx(struct serial *s, uint8_t c)
+{
+	if (s->mcr & UART_MCR_LOOP) {
+		if (s->rx_count < RX_FIFO_SIZE) {
+			s->rx[(s->rx_head + s->rx_count) % RX_FIFO_SIZE] = c;
+			s->rx_count++;
+		}
+	} else if (s->out_fd >= 0) {
+		ssize_t n;
+
+		do
+			n = write(s->out_fd, &c, 1);
+		while (n < 0 && errno == EINTR);
+		/* A closed or full console loses bytes, never the guest. */
+	}
+	s->thr_ipending = 1;
+}
+
+static uint8_t serial__readb(struct serial *s, uint64_t off)
+{
+	uint8_t v = 0, iir;
+
+	switch (off) {
+	case UART_RX:
+		if (s->lcr & UART_LCR_DLAB)
+			return s->dll;
+		if (s->rx_count) {
+			v = s->rx[s->rx_head];
+			s->rx_head = (s->rx_head + 1) % RX_FIFO_SIZE;
+			s->rx_count--;
+		}
+		break;
+	case UART_IER:
+		return (s->lcr & UART_LCR_DLAB) ? s->dlm : s->ier;
+	case UART_IIR:
+		iir = serial__iir(s);
+		/* Reading IIR acknowledges a transmitter-empty interrupt. */
+		if ((iir & 0x0f) == UART_IIR_THRI)
+			s->thr_ipending = 0;
+		v = iir;
+		break;
+	case UART_LCR:
+		return s->lcr;
+	case UART_MCR:
+		return s->mcr;
+	case UART_LSR:
+		v = UART_LSR_THRE | UART_LSR_TEMT;
+		if (s->rx_count)
+			v |= UART_LSR_DR;
+		return v;
+	case UART_MSR:
+		if (s->mcr & UART_MCR_LOOP) {
+			/* Loopback: modem outputs appear on the inputs. */
+			v = (uint8_t)(((s->mcr & 0x01) << 5) | ((s->mcr & 0x02) << 3) |
+				      ((s->mcr & 0x04) << 4) | ((s->mcr & 0x08) << 4));
+			return v;
+		}
+		return UART_MSR_DCD | UART_MSR_DSR | UART_MSR_CTS;
+	case UART_SCR:
+		return s->scr;
+	default:
+		return 0;
+	}
+	serial__update_irq(s);
+	return v;
+}
+
+static void serial__writeb(struct serial *s, uint64_t off, uint8_t v)
+{
+	switch (off) {
+	case UART_TX:
+		if (s->lcr & UART_LCR_DLAB) {
+			s->dll = v;
+			return;
+		}
+		serial__tx(s, v);
+		break;
+	case UART_IER:
+		if (s->lcr & UART_LCR_DLAB) {
+			s->dlm = v;
+			return;
+		}
+		/* Enabling THRI with an empty transmitter interrupts at once. */
+		if (!(s->ier & UART_IER_THRI) && (v & UART_IER_THRI))
+			s->thr_ipending = 1;
+		s->ier = v & 0x0f;
+		break;
+	case UART_FCR:
+		s->fcr = v;
+		if (v & UART_FCR_CLR_RX)
+			s->rx_head = s->rx_count = 0;
+		break;
+	case UART_LCR:
+		s->lcr = v;
+		return;
+	case UART_MCR:
+		s->mcr = v & 0x1f;
+		break;
+	case UART_SCR:
+		s->scr = v;
+		return;
+	default:
+		return;
+	}
+	serial__update_irq(s);
+}
+
+static void serial__read(struct device *d, uint64_t off, void *data,
+			 uint32_t len)
+{
+	uint8_t *p = data;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = serial__readb(to_serial(d), off + i);
+}
+
+static void serial__write(struct device *d, uint64_t off, const void *data,
+			  uint32_t len)
+{
+	const uint8_t *p = data;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		serial__writeb(to_serial(d), off + i, p[i]);
+}
+
+static const struct device_ops serial_ops = {
+	.name = "serial",
+	.read = serial__read,
+	.write = serial__write,
+};
+
+struct device *serial__create(int out_fd, struct irq_line irq)
+{
+	struct serial *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->dev.ops = &serial_ops;
+	pthread_mutex_init(&s->dev.lock, NULL);
+	s->out_fd = out_fd;
+	s->irq = irq;
+	s->mcr = 0x08;	/* OUT2 */
+	return &s->dev;
+}
+
+size_t serial__input(struct device *d, const void *buf, size_t len)
+{
+	struct serial *s = to_serial(d);
+	const uint8_t *p = buf;
+	size_t n = 0;
+
+	pthread_mutex_lock(&d->lock);
+	while (n < len && s->rx_count < RX_FIFO_SIZE) {
+		s->rx[(s->rx_head + s->rx_count) % RX_FIFO_SIZE] = p[n++];
+		s->rx_count++;
+	}
+	serial__update_irq(s);
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
+void serial__destroy(struct device *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_destroy(&d->lock);
+	free(to_serial(d));
+}

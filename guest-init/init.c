@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ember's guest PID 1.
+ *
+ * Signals "init reached" through the boot-timer byte, mounts the usual
+ * pseudo file systems, runs the command handed over as ember.run= on the
+ * kernel command line (or an interactive shell when there is none), reports
+ * its exit status through ember's exit-status page and resets the VM.
+ *
+ * Every failure prints one line and carries on: PID 1 must never die,
+ * the kernel would panic and the host would learn nothing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "protocol.h"
+
+#define CMDLINE_MAX 16384 /* x86 allows 2048; leave headroom */
+#define RUN_CMD_MAX 8192 /* decoded ember.run, ~1500 expected */
+#define STATUS_BAD_RUN 127
+
+static void say(const char *what, int err)
+{
+	fprintf(stderr, "init: %s: %s\n", what, strerror(err));
+}
+
+/*
+ * Map the page of guest-physical @gpa uncached through /dev/mem.  Returns
+ * the mapping or NULL (a warning was printed).  MMIO outside guest RAM is
+ * allowed under STRICT_DEVMEM as long as no driver claims it exclusively.
+ */
+static volatile void *devmem_map(uint64_t gpa, const char *what)
+{
+	char msg[96];
+	void *p;
+	int fd;
+
+	fd = open("/dev/mem", O_RDWR | O_SYNC | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(msg, sizeof(msg), "%s: open /dev/mem", what);
+		say(msg, errno);
+		return NULL;
+	}
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)gpa);
+	if (p == MAP_FAILED) {
+		snprintf(msg, sizeof(msg), "%s: mmap /dev/mem at %#llx", what,
+			 (unsigned long long)gpa);
+		say(msg, errno);
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	return p;
+}
+
+static void devmem_unmap(volatile void *p)
+{
+	munmap((void *)p, 4096);
+}
+
+static void boot_timer_signal(void)
+{
+	volatile uint8_t *p = devmem_map(EMBER_BOOT_TIMER_GPA, "boot timer");
+
+	if (!p)
+		return;
+	*p = EMBER_BOOT_TIMER_MAGIC;
+	devmem_unmap(p);
+}
+
+static void exit_status_report(int status)
+{
+	volatile uint32_t *p = devmem_map(EMBER_EXIT_STATUS_GPA, "exit status");
+
+	if (!p)
+		return;
+	*p = (uint32_t)status;
+	devmem_unmap(p);
+}
+
+static void mount_one(const char *src, const char *dir, const char *type,
+		      unsigned long flags, const char *data)
+{
+	char msg[64];
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		snprintf(msg, sizeof(msg), "mkdir %s", dir);
+		say(msg, errno);
+	}
+	if (mount(src, dir, type, flags, data) < 0 && errno != EBUSY) {
+		snprintf(msg, sizeof(msg), "mount %s on %s", type, dir);
+		say(msg, errno);
+	}
+}
+
+/* The kernel hands init fds 0-2 on /dev/console only if the node exists. */
+static void console_fds(void)
+{
+	int fd, i;
+
+	for (i = 0; i < 3; i++)
+		if (fcntl(i, F_GETFD) < 0)
+			break;
+	if (i == 3)
+		return;
+	fd = open("/dev/console", O_RDWR | O_NOCTTY);
+	if (fd < 0)
+		return; /* nowhere to complain to */
+	for (i = 0; i < 3; i++)
+		if (fcntl(i, F_GETFD) < 0 && fd != i)
+			dup2(fd, i);
+	if (fd > 2)
+		close(fd);
+}
+
+/*
+ * /dev/console cannot become a controlling terminal, so an interactive
+ * shell gets the real device behind it (the last name in
+ * /sys/class/tty/console/active) for job control and ^C.  Called in the
+ * child after setsid(); on any failure the shell runs without one.
+ */
+static void controlling_tty(void)
+{
+	char buf[256], path[300], *name;
+	ssize_t n;
+	int fd;
+
+	fd = open("/sys/class/tty/console/active", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			while (n > 0 &&
+			       (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+				buf[--n] = '\0';
+			name = strrchr(buf, ' ');
+			name = name ? name + 1 : buf;
+			snprintf(path, sizeof(path), "/dev/%s", name);
+			fd = *name ? open(path, O_RDWR) : -1;
+			if (fd >= 0 && isatty(fd)) {
+				dup2(fd, 0);
+				dup2(fd, 1);
+				dup2(fd, 2);
+			}
+			if (fd > 2)
+				close(fd);
+		}
+	}
+	if (ioctl(0, TIOCSCTTY, 1) < 0)
+		say("no controlling terminal", errno);
+}
+
+/*
+ * Find the last ember.run= word of the kernel command line and decode it
+ * into @cmd (NUL-terminated).  Returns 1 if found and decoded, 0 if absent,
+ * -1 if malformed.
+ */
+static int run_param(char *cmd, size_t cmdsz)
+{
+	static char line[CMDLINE_MAX];
+	const size_t plen = sizeof(EMBER_RUN_PARAM) - 1;
+	const char *val = NULL;
+	size_t len = 0, vlen = 0, i;
+	ssize_t n;
+	long dec;
+	int fd;
+
+	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		say("open /proc/cmdline", errno);
+		return 0;
+	}
+	while (len < sizeof(line) - 1) {
+		n = read(fd, line + len, sizeof(line) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	line[len] = '\0';
+
+	for (i = 0; i < len;) {
+		size_t start, end;
+
+		while (i < len &&
+		       (line[i] == ' ' || line[i] == '\t' || line[i] == '\n'))
+			i++;
+		start = i;
+		while (i < len && line[i] != ' ' && line[i] != '\t' &&
+		       line[i] != '\n')
+			i++;
+		end = i;
+		if (end - start >= plen &&
+		    !strncmp(line + start, EMBER_RUN_PARAM, plen)) {
+			val = line + start + plen;
+			vlen = end - start - plen;
+		}
+	}
+	if (!val)
+		return 0;
+
+	dec = ember_b64_decode(val, vlen, cmd, cmdsz - 1);
+	if (dec < 0)
+		return -1;
+	cmd[dec] = '\0'; /* an embedded NUL ends it, as documented */
+	return 1;
+}
+
+/*
+ * Run /bin/sh (with -c @cmd unless @cmd is NULL) in a new session and reap
+ * every child until that one ends.  Returns its status in the shell's
+ * convention: exit code, or 128 + signal.
+ */
+static int run_shell(const char *cmd)
+{
+	pid_t pid, w;
+	int st;
+
+	pid = fork();
+	if (pid < 0) {
+		say("fork", errno);
+		return STATUS_BAD_RUN;
+	}
+	if (pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (setsid() < 0)
+			say("setsid", errno);
+		if (cmd) {
+			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		} else {
+			controlling_tty();
+			execl("/bin/sh", "sh", (char *)NULL);
+		}
+		say("exec /bin/sh", errno);
+		_exit(STATUS_BAD_RUN);
+	}
+
+	for (;;) {
+		w = waitpid(-1, &st, 0);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			say("waitpid", errno);
+			return STATUS_BAD_RUN;
+		}
+		if (w != pid)
+			continue; /* an orphan reparented to us */
+		if (WIFEXITED(st))
+			return WEXITSTATUS(st);
+		if (WIFSIGNALED(st))
+			return 128 + WTERMSIG(st);
+	}
+}
+
+int main(void)
+{
+	static char cmd[RUN_CMD_MAX];
+	int status, r;
+
+	/* Before anything slow: the boot timer needs /dev/mem. */
+	mount_one("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755");
+	console_fds();
+	boot_timer_signal();
+
+	mount_one("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL);
+	mount_one("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL);
+	mount_one("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+	mount_one("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+
+	setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1);
+	setenv("HOME", "/root", 1);
+	setenv("TERM", "linux", 1);
+	if (chdir("/") < 0)
+		say("chdir /", errno);
+
+	r = run_param(cmd, sizeof(cmd));
+	if (r < 0) {
+		fprintf(stderr, "init: bad ember.run\n");
+		status = STATUS_BAD_RUN;
+	} else {
+		status = run_shell(r ? cmd : NULL);
+	}
+
+	exit_status_report(status);
+	sync();
+	reboot(RB_AUTOBOOT);
+	say("reboot", errno);
+	for (;;)
+		pause();
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The VM's configuration: a plain struct that the command line (main.c)
+ * fills today and the control API will fill later.  Validated by
+ * vm__create(), which owns no pointer in it.
+ */
+#ifndef EMBER_VMM_CONFIG_H
+#define EMBER_VMM_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum console_kind { CONSOLE_STDIO = 0, CONSOLE_NONE, CONSOLE_FILE };
+enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
+
+#define CONFIG_MAX_VCPUS 64
+
+struct vm_config {
+	const char *kernel_path;	/* ELF vmlinux or bzImage; required */
+	const char *initrd_path;	/* NULL: none */
+	const char *append;		/* extra kernel arguments; NULL: none */
+	uint64_t mem_mib;		/* guest RAM in MiB */
+	unsigned int vcpus;		/* 1..CONFIG_MAX_VCPUS */
+	enum console_kind console;
+	const char *console_path;	/* CONSOLE_FILE: file to append to */
+	const char *run_cmd;		/* --run: command for guest init */
+	size_t run_len;
+	bool boot_timer;		/* log the guest boot time */
+	bool stats;			/* print exit and timing figures */
+	enum pvm_mode pvm;
+};
+
+#endif /* EMBER_VMM_CONFIG_H */

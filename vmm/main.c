@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ember: the command line.  The only file that knows every module: it
+ * turns arguments into a struct vm_config and runs one VM.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../boot/layout.h"
+#include "config.h"
+#include "log.h"
+#include "metrics.h"
+#include "vm.h"
+
+#define EMBER_VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: ember --kernel PATH [options]\n"
+"Boot a Linux microVM on /dev/kvm.\n"
+"\n"
+"  --kernel PATH      ELF vmlinux or bzImage (x86_64, 64-bit boot protocol)\n"
+"  --initrd PATH      initramfs (uncompressed cpio is fastest)\n"
+"  --append ARGS      extra kernel arguments (they win over ember's defaults)\n"
+"  --mem MIB          guest RAM in MiB (default 128, at least 16)\n"
+"  --vcpus N          vCPUs, 1-%d (default 1)\n"
+"  --console KIND     stdio (default), none, or file:PATH\n"
+"  --run CMD          have ember's guest init run CMD with /bin/sh -c;\n"
+"                     ember exits with its status\n"
+"  --boot-timer       report the guest's boot-timer write (init start)\n"
+"  --stats            print timings, VM exits and memory at the end\n"
+"  --pvm auto|on|off  PVM host profile (default auto: detected)\n"
+"  -v, --verbose      more log lines (twice: debug)\n"
+"  -h, --help         this text\n"
+"  --version          print the version\n"
+"\n"
+"Exit status: the guest command's with --run, 0 after a guest reset\n"
+"without --run, %d for errors of ember itself, 2 for bad usage.\n",
+		CONFIG_MAX_VCPUS, VM_EXIT_EMBER_ERROR);
+}
+
+/* Parse a decimal count in [lo, hi]; -1 on anything else. */
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_KERNEL = 256, OPT_INITRD, OPT_APPEND, OPT_MEM, OPT_VCPUS,
+	OPT_CONSOLE, OPT_RUN, OPT_BOOT_TIMER, OPT_STATS, OPT_PVM, OPT_VERSION,
+};
+
+static int parse_args(int argc, char **argv, struct vm_config *cfg)
+{
+	static const struct option opts[] = {
+		{ "kernel", required_argument, NULL, OPT_KERNEL },
+		{ "initrd", required_argument, NULL, OPT_INITRD },
+		{ "append", required_argument, NULL, OPT_APPEND },
+		{ "mem", required_argument, NULL, OPT_MEM },
+		{ "vcpus", required_argument, NULL, OPT_VCPUS },
+		{ "console", required_argument, NULL, OPT_CONSOLE },
+		{ "run", required_argument, NULL, OPT_RUN },
+		{ "boot-timer", no_argument, NULL, OPT_BOOT_TIMER },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "pvm", required_argument, NULL, OPT_PVM },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	const uint64_t mem_min = LAYOUT_RAM_MIN >> 20, mem_max = LAYOUT_RAM_MAX >> 20;
+	int verbose = 0, c;
+	uint64_t v;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mem_mib = 128;
+	cfg->vcpus = 1;
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_KERNEL:
+			cfg->kernel_path = optarg;
+			break;
+		case OPT_INITRD:
+			cfg->initrd_path = optarg;
+			break;
+		case OPT_APPEND:
+			cfg->append = optarg;
+			break;
+		case OPT_MEM:
+			if (parse_u64(optarg, mem_min, mem_max, &v)) {
+				log_error("--mem %s: guest RAM must be a whole number "
+					  "of MiB from %" PRIu64 " to %" PRIu64,
+					  optarg, mem_min, mem_max);
+				return -1;
+			}
+			cfg->mem_mib = v;
+			break;
+		case OPT_VCPUS:
+			if (parse_u64(optarg, 1, CONFIG_MAX_VCPUS, &v)) {
+				log_error("--vcpus %s: must be 1 to %d", optarg,
+					  CONFIG_MAX_VCPUS);
+				return -1;
+			}
+			cfg->vcpus = (unsigned int)v;
+			break;
+		case OPT_CONSOLE:
+			if (!strcmp(optarg, "stdio")) {
+				cfg->console = CONSOLE_STDIO;
+			} else if (!strcmp(optarg, "none")) {
+				cfg->console = CONSOLE_NONE;
+			} else if (!strncmp(optarg, "file:", 5) && optarg[5]) {
+				cfg->console = CONSOLE_FILE;
+				cfg->console_path = optarg + 5;
+			} else {
+				log_error("--console %s: use stdio, none or "
+					  "file:PATH", optarg);
+				return -1;
+			}
+			break;
+		case OPT_RUN:
+			cfg->run_cmd = optarg;
+			cfg->run_len = strlen(optarg);
+			break;
+		case OPT_BOOT_TIMER:
+			cfg->boot_timer = true;
+			break;
+		case OPT_STATS:
+			cfg->stats = true;
+			break;
+		case OPT_PVM:
+			if (!strcmp(optarg, "auto")) {
+				cfg->pvm = PVM_AUTO;
+			} else if (!strcmp(optarg, "on")) {
+				cfg->pvm = PVM_ON;
+			} else if (!strcmp(optarg, "off")) {
+				cfg->pvm = PVM_OFF;
+			} else {
+				log_error("--pvm %s: use auto, on or off", optarg);
+				return -1;
+			}
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf("ember %s\n", EMBER_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		log_error("unexpected argument '%s' (see --help)", argv[optind]);
+		return -1;
+	}
+	if (!cfg->kernel_path) {
+		log_error("--kernel PATH is required (see --help)");
+		return -1;
+	}
+	log__set_level(verbose >= 2 ? LOG_DEBUG : verbose ? LOG_INFO : LOG_WARN);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct vm_config cfg;
+	struct vm *vm;
+	int status;
+
+	if (parse_args(argc, argv, &cfg))
+		return 2;
+	if (vm__create(&cfg, &vm))
+		return VM_EXIT_EMBER_ERROR;
+	status = vm__run(vm);
+	if (cfg.stats)
+		metrics__print(vm);
+	vm__destroy(vm);
+	return status;
+}

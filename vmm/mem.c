@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Guest RAM mapping and the checked gpa -> hva helper (see mem.h). */
+#include "mem.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../boot/layout.h"
+
+#define PAGE_MASK_4K 0xfffULL
+
+static void mem__layout(struct guest_mem *m, uint8_t *base, uint64_t bytes)
+{
+	uint64_t low = bytes < LAYOUT_MMIO_GAP_START ? bytes : LAYOUT_MMIO_GAP_START;
+
+	m->region[0] = (struct mem_region){ .gpa = 0, .size = low, .hva = base };
+	m->nr_regions = 1;
+	if (bytes > low) {
+		m->region[1] = (struct mem_region){
+			.gpa = LAYOUT_MMIO_GAP_END,
+			.size = bytes - low,
+			.hva = base + low,
+		};
+		m->nr_regions = 2;
+	}
+	m->ram_bytes = bytes;
+}
+
+int mem__create(struct guest_mem *m, uint64_t ram_bytes)
+{
+	void *p;
+
+	memset(m, 0, sizeof(*m));
+	if (ram_bytes < LAYOUT_RAM_MIN || ram_bytes > LAYOUT_RAM_MAX ||
+	    (ram_bytes & PAGE_MASK_4K))
+		return -EINVAL;
+	p = mmap(NULL, ram_bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	m->map = p;
+	m->map_bytes = ram_bytes;
+	m->owned = 1;
+	mem__layout(m, p, ram_bytes);
+	return 0;
+}
+
+int mem__wrap(struct guest_mem *m, void *buf, uint64_t bytes)
+{
+	memset(m, 0, sizeof(*m));
+	if (!buf || !bytes || bytes > LAYOUT_MMIO_GAP_START)
+		return -EINVAL;
+	m->map = buf;
+	m->map_bytes = bytes;
+	mem__layout(m, buf, bytes);
+	return 0;
+}
+
+void mem__destroy(struct guest_mem *m)
+{
+	if (m->owned && m->map)
+		munmap(m->map, m->map_bytes);
+	memset(m, 0, sizeof(*m));
+}
+
+void *mem__ptr(const struct guest_mem *m, uint64_t gpa, uint64_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_regions; i++) {
+		const struct mem_region *r = &m->region[i];
+
+		if (gpa < r->gpa)
+			continue;
+		/* Written so that no sum can overflow. */
+		if (gpa - r->gpa > r->size || len > r->size - (gpa - r->gpa))
+			continue;
+		return r->hva + (gpa - r->gpa);
+	}
+	return NULL;
+}
+
+int mem__read(const struct guest_mem *m, uint64_t gpa, void *dst, uint64_t len)
+{
+	const void *src = mem__ptr(m, gpa, len);
+
+	if (!src)
+		return -EFAULT;
+	memcpy(dst, src, len);
+	return 0;
+}
+
+int mem__write(const struct guest_mem *m, uint64_t gpa, const void *src,
+	       uint64_t len)
+{
+	void *dst = mem__ptr(m, gpa, len);
+
+	if (!dst)
+		return -EFAULT;
+	memcpy(dst, src, len);
+	return 0;
+}
+
+uint64_t mem__low_ram_end(const struct guest_mem *m)
+{
+	return m->nr_regions ? m->region[0].size : 0;
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+/* PVM host detection and the PVM kernel arguments (see pvm.h). */
+#include "pvm.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "log.h"
+
+bool pvm__detect(void)
+{
+	return access("/sys/module/kvm_pvm", F_OK) == 0;
+}
+
+int pvm__cmdline(struct cmdline *c, unsigned int nr_vcpus, uint32_t tsc_khz)
+{
+	char khz[32];
+	int ret;
+
+	/* kvm-clock livelocks in the tick path on this host (PLATFORM.md). */
+	ret = cmdline__add_default(c, "no-kvmclock", NULL);
+	/*
+	 * Without it the guest's TSC calibration fails under emulation; the
+	 * host's real rate keeps guest time at the real speed.
+	 */
+	if (!ret && tsc_khz) {
+		snprintf(khz, sizeof(khz), "%u", tsc_khz);
+		ret = cmdline__add_default(c, "tsc_early_khz", khz);
+	}
+	/*
+	 * KVM_SET_CPUID2 reaches only a few bits here: hide what the
+	 * emulator cannot run by the kernel's own feature bits (cpufeatures.h
+	 * numbering): 141 cx16 (cmpxchg16b), 151 popcnt, 308 smap (clac/stac),
+	 * 321-323 xsavec/xgetbv1/xsaves, so the kernel keeps the standard
+	 * XSAVE layout whose instructions ember emulates.
+	 */
+	if (!ret)
+		ret = cmdline__add_default(c, "clearcpuid",
+					   "141,151,308,321,322,323");
+	/* SMP lock-prefix patching costs ~1 s emulated; useless on one vCPU. */
+	if (!ret && nr_vcpus == 1)
+		ret = cmdline__add_default(c, "noreplace-smp", NULL);
+	return ret;
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Fallbacks for the instructions a PVM host's kernel-mode emulator cannot
+ * execute but that have an architectural answer (see pvm.h and
+ * PLATFORM.md).  Each is emulated exactly as the SDM specifies, or the VM
+ * stops with the RIP, the bytes and the registers.
+ */
+#include "pvm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "gva.h"
+#include "log.h"
+#include "vcpu.h"
+#include "vm.h"
+#include "x86_decode.h"
+#include "xstate.h"
+
+#define X86_CR4_OSXSAVE		(1ULL << 18)
+#define X86_CR4_OSFXSR		(1ULL << 9)
+#define VEC_UD			6
+#define VEC_BP			3
+#define VEC_GP			13
+#define VEC_PF			14
+#define MXCSR_DEFAULT_MASK	0xffbfu
+
+/* ModRM reg field of the 0f ae group (SDM vol. 2 table A-6). */
+enum { GRP15_LDMXCSR = 2, GRP15_STMXCSR = 3, GRP15_XSAVE = 4,
+       GRP15_XRSTOR = 5, GRP15_XSAVEOPT = 6 };
+
+struct emu {
+	struct vcpu *v;
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	struct gva_ctx ctx;
+	uint64_t gpr[X86_NR_GPRS];
+	uint8_t bytes[X86_MAX_INSN_LEN];
+	size_t nbytes;
+};
+
+static void emu__load_gprs(struct emu *e)
+{
+	const struct kvm_regs *r = &e->regs;
+	const uint64_t g[X86_NR_GPRS] = {
+		r->rax, r->rcx, r->rdx, r->rbx, r->rsp, r->rbp, r->rsi, r->rdi,
+		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
+	};
+
+	memcpy(e->gpr, g, sizeof(g));
+}
+
+static unsigned int emu__cpl(const struct emu *e)
+{
+	return e->sregs.cs.selector & 3;
+}
+
+static int emu__inject(struct emu *e, unsigned int vector, bool has_ec,
+		       uint32_t ec, uint64_t cr2)
+{
+	struct kvm_vcpu_events ev;
+
+	if (vector == VEC_PF) {
+		e->sregs.cr2 = cr2;
+		if (ioctl(e->v->fd, KVM_SET_SREGS, &e->sregs) < 0)
+			return -errno;
+	}
+	if (ioctl(e->v->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+		return -errno;
+	ev.exception.injected = 1;
+	ev.exception.nr = (uint8_t)vector;
+	ev.exception.has_error_code = has_ec;
+	ev.exception.error_code = ec;
+	ev.flags = 0;
+	if (ioctl(e->v->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static int emu__skip(struct emu *e, unsigned int len)
+{
+	e->regs.rip += len;
+	if (ioctl(e->v->fd, KVM_SET_REGS, &e->regs) < 0)
+		return -errno;
+	return 0;
+}
+
+/* A guest-virtual access failed: turn gva__copy's answer into the fault. */
+static int emu__fault(struct emu *e, int err, uint32_t pfec, uint64_t addr)
+{
+	if (emu__cpl(e) == 3)
+		pfec |= GVA_ACCESS_USER;
+	if (err == -EFAULT)
+		return emu__inject(e, VEC_PF, true, pfec, addr);
+	if (err == -EINVAL)
+		return emu__inject(e, VEC_GP, true, 0, 0);
+	log_error("vCPU %u: emulated access at 0x%llx: %s", e->v->id,
+		  (unsigned long long)addr, strerror(-err));
+	return err;
+}
+
+static int emu__copy(struct emu *e, uint64_t gva, void *buf, uint64_t len,
+		     bool write, int *faulted)
+{
+	unsigned int access = (write ? GVA_ACCESS_WRITE : 0) |
+			      (emu__cpl(e) == 3 ? GVA_ACCESS_USER : 0);
+	uint64_t fault_gva = gva;
+	uint32_t pfec = 0;
+	int ret;
+
+	*faulted = 0;
+	ret = gva__copy(&e->v->vm->mem, &e->ctx, gva, buf, len, access, &pfec,
+			&fault_gva);
+	if (ret == -EFAULT || ret == -EINVAL) {
+		*faulted = 1;
+		return emu__fault(e, ret, pfec, fault_gva);
+	}
+	return ret;
+}
+
+static int emu__mxcsr(struct emu *e, const struct x86_insn *in, uint64_t ea)
+{
+	struct kvm_fpu fpu;
+	uint32_t val;
+	int faulted, ret;
+
+	if (!(e->sregs.cr4 & X86_CR4_OSFXSR))
+		return emu__inject(e, VEC_UD, false, 0, 0);
+	if (ioctl(e->v->fd, KVM_GET_FPU, &fpu) < 0)
+		return -errno;
+	if (in->reg == GRP15_STMXCSR) {
+		val = fpu.mxcsr;
+		ret = emu__copy(e, ea, &val, 4, true, &faulted);
+		if (ret || faulted)
+			return ret;
+		return emu__skip(e, in->len);
+	}
+	ret = emu__copy(e, ea, &val, 4, false, &faulted);
+	if (ret || faulted)
+		return ret;
+	if (val & ~MXCSR_DEFAULT_MASK)
+		return emu__inject(e, VEC_GP, true, 0, 0);
+	fpu.mxcsr = val;
+	if (ioctl(e->v->fd, KVM_SET_FPU, &fpu) < 0)
+		return -errno;
+	return emu__skip(e, in->len);
+}
+
+static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
+			     uint64_t ea)
+{
+	const struct xstate_layout *l = &e->v->vm->xstate;
+	struct kvm_xsave live;
+	struct kvm_xcrs xcrs;
+	uint8_t area[XSTATE_LIVE_SIZE];
+	uint64_t xcr0 = 0, rfbm;
+	uint32_t size, mxcsr_mask;
+	unsigned int i;
+	int faulted, ret;
+	bool save = in->reg != GRP15_XRSTOR;
+
+	if (!(e->sregs.cr4 & X86_CR4_OSXSAVE) || in->lock || in->rep ||
+	    in->repne || in->op66)
+		return emu__inject(e, VEC_UD, false, 0, 0);
+	if (ea & 63)
+		return emu__inject(e, VEC_GP, true, 0, 0);
+	if (ioctl(e->v->fd, KVM_GET_XCRS, &xcrs) < 0)
+		return -errno;
+	for (i = 0; i < xcrs.nr_xcrs && i < KVM_MAX_XCRS; i++)
+		if (xcrs.xcrs[i].xcr == 0)
+			xcr0 = xcrs.xcrs[i].value;
+	rfbm = xcr0 & ((uint64_t)(uint32_t)e->regs.rdx << 32 |
+		       (uint32_t)e->regs.rax);
+	size = xstate__area_size(l, rfbm);
+	if (!size || size > sizeof(area)) {
+		log_error("vCPU %u: xsave components 0x%llx unknown to ember",
+			  e->v->id, (unsigned long long)rfbm);
+		return -ENOTSUP;
+	}
+	if (ioctl(e->v->fd, KVM_GET_XSAVE, &live) < 0)
+		return -errno;
+	/* Writes must be allowed before anything changes (a #PF retries). */
+	ret = emu__copy(e, ea, area, size, false, &faulted);
+	if (ret || faulted)
+		return ret;
+	if (save) {
+		xstate__save(l, (const uint8_t *)live.region, rfbm, area);
+		ret = emu__copy(e, ea, area, size, true, &faulted);
+		if (ret || faulted)
+			return ret;
+		return emu__skip(e, in->len);
+	}
+	memcpy(&mxcsr_mask, (const uint8_t *)live.region + 28, 4);
+	if (!mxcsr_mask)
+		mxcsr_mask = MXCSR_DEFAULT_MASK;
+	ret = xstate__restore(l, (uint8_t *)live.region, rfbm, xcr0, mxcsr_mask,
+			      area);
+	if (ret == -ENOTSUP) {
+		log_error("vCPU %u: xrstor of a compacted XSAVE area at 0x%llx: "
+			  "ember emulates only the standard form", e->v->id,
+			  (unsigned long long)ea);
+		return ret;
+	}
+	if (ret)
+		return emu__inject(e, VEC_GP, true, 0, 0);
+	if (ioctl(e->v->fd, KVM_SET_XSAVE, &live) < 0)
+		return -errno;
+	return emu__skip(e, in->len);
+}
+
+static int emu__fetch(struct emu *e)
+{
+	uint64_t rip = e->sregs.cs.base + e->regs.rip, gpa;
+	uint32_t pfec;
+	const uint8_t *p;
+
+	for (e->nbytes = 0; e->nbytes < X86_MAX_INSN_LEN; e->nbytes++) {
+		if (gva__translate(&e->v->vm->mem, &e->ctx, rip + e->nbytes,
+				   GVA_ACCESS_FETCH, &gpa, &pfec))
+			break;
+		p = mem__ptr(&e->v->vm->mem, gpa, 1);
+		if (!p)
+			break;
+		e->bytes[e->nbytes] = *p;
+	}
+	return e->nbytes ? 0 : -EFAULT;
+}
+
+static void emu__report(struct emu *e, const char *why)
+{
+	char hex[X86_MAX_INSN_LEN * 3 + 1] = "";
+	size_t i;
+
+	for (i = 0; i < e->nbytes; i++)
+		snprintf(hex + i * 3, sizeof(hex) - i * 3, "%02x ", e->bytes[i]);
+	log_error("vCPU %u: guest instruction the host cannot emulate (%s) at "
+		  "rip 0x%llx, cpl %u: %s", e->v->id, why,
+		  (unsigned long long)e->regs.rip, emu__cpl(e), hex);
+	vcpu__dump(e->v);
+}
+
+int pvm__emulate(struct vcpu *v)
+{
+	struct emu e = { .v = v };
+	struct x86_insn in;
+	uint64_t ea, seg = 0;
+	int ret;
+
+	if (ioctl(v->fd, KVM_GET_REGS, &e.regs) < 0 ||
+	    ioctl(v->fd, KVM_GET_SREGS, &e.sregs) < 0) {
+		log_error("vCPU %u: emulation failure, registers unreadable: %s",
+			  v->id, strerror(errno));
+		return -errno;
+	}
+	e.ctx = (struct gva_ctx){ e.sregs.cr0, e.sregs.cr3, e.sregs.cr4,
+				  e.sregs.efer };
+	emu__load_gprs(&e);
+	if (emu__fetch(&e)) {
+		emu__report(&e, "instruction bytes unreadable");
+		return -EFAULT;
+	}
+	ret = x86__decode(e.bytes, e.nbytes, &in);
+	if (ret) {
+		emu__report(&e, "not an instruction ember emulates");
+		return ret;
+	}
+	if (!in.two_byte && in.opcode == 0xcc) {
+		/* int3: a trap; #BP is delivered with RIP after the int3. */
+		ret = emu__skip(&e, in.len);
+		if (!ret)
+			ret = emu__inject(&e, VEC_BP, false, 0, 0);
+		goto out;
+	}
+	if (!in.two_byte && in.opcode == 0x9b) {
+		/* fwait: ember never leaves an x87 exception pending. */
+		ret = emu__skip(&e, in.len);
+		goto out;
+	}
+	if (in.mod == 3) {
+		emu__report(&e, "register form of 0f ae");
+		return -ENOTSUP;
+	}
+	if (in.seg == 0x64)
+		seg = e.sregs.fs.base;
+	else if (in.seg == 0x65)
+		seg = e.sregs.gs.base;
+	ea = x86__mem_address(&in, e.gpr, e.regs.rip, seg);
+	switch (in.reg) {
+	case GRP15_LDMXCSR:
+	case GRP15_STMXCSR:
+		ret = emu__mxcsr(&e, &in, ea);
+		break;
+	case GRP15_XSAVE:
+	case GRP15_XRSTOR:
+	case GRP15_XSAVEOPT:
+		ret = emu__xsave_family(&e, &in, ea);
+		break;
+	default:
+		emu__report(&e, "0f ae form ember does not emulate");
+		return -ENOTSUP;
+	}
+out:
+	if (ret) {
+		emu__report(&e, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}

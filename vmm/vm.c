@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: Apache-2.0
+/* VM assembly and life cycle (see vm.h). */
+#include "vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/kvm.h>
+
+#include "../boot/cmdline.h"
+#include "../boot/cpu_tables.h"
+#include "../boot/kernel.h"
+#include "../boot/layout.h"
+#include "../boot/zeropage.h"
+#include "../devices/cmos.h"
+#include "../devices/guest_signal.h"
+#include "../devices/i8042.h"
+#include "../devices/serial.h"
+#include "log.h"
+#include "pvm.h"
+#include "vcpu.h"
+
+/* Files bigger than this are not kernels or initrds ember will load. */
+#define VM_MAX_FILE	(2ULL << 30)
+
+static void vm__sigusr1(int sig)
+{
+	(void)sig;	/* only interrupts KVM_RUN */
+}
+
+void vm__request_stop(struct vm *vm, enum vm_stop_reason reason)
+{
+	pthread_mutex_lock(&vm->lock);
+	if (vm->stop == VM_STOP_NONE) {
+		__atomic_store_n(&vm->stop, reason, __ATOMIC_RELEASE);
+		vm->t_stop_ms = log__ms();
+	}
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+}
+
+static void vm__device_event(void *opaque, enum device_event ev, uint32_t value)
+{
+	struct vm *vm = opaque;
+
+	switch (ev) {
+	case DEVICE_EVENT_RESET:
+		log_info("guest reset through the i8042");
+		vm__request_stop(vm, VM_STOP_RESET);
+		break;
+	case DEVICE_EVENT_EXIT_STATUS:
+		pthread_mutex_lock(&vm->lock);
+		vm->have_status = true;
+		vm->exit_status = value;
+		pthread_mutex_unlock(&vm->lock);
+		log_info("guest reported exit status %u", value);
+		break;
+	case DEVICE_EVENT_BOOT_TIMER:
+		if (!vm->t_boot_timer_ms)
+			vm->t_boot_timer_ms = log__ms();
+		if (vm->cfg.boot_timer)
+			log__printf(LOG_NOTE, "guest boot time: %.3f ms since "
+				    "ember started", vm->t_boot_timer_ms);
+		break;
+	}
+}
+
+static void vm__irq_set(void *opaque, unsigned int gsi, int level)
+{
+	struct vm *vm = opaque;
+	struct kvm_irq_level irq = { .irq = gsi, .level = (uint32_t)level };
+
+	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq) < 0)
+		log_warn("KVM_IRQ_LINE %u: %s", gsi, strerror(errno));
+}
+
+/* Read a whole regular file; one-line errors name the file and the role. */
+static int vm__read_file(const char *role, const char *path, uint8_t **buf,
+			 size_t *len)
+{
+	struct stat st;
+	size_t done = 0;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		log_error("%s %s: %s", role, path, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		log_error("%s %s: not a regular file", role, path);
+		close(fd);
+		return -EINVAL;
+	}
+	if (st.st_size == 0 || (uint64_t)st.st_size > VM_MAX_FILE) {
+		log_error("%s %s: %s", role, path,
+			  st.st_size ? "larger than 2 GiB" : "empty file");
+		close(fd);
+		return -EINVAL;
+	}
+	*len = (size_t)st.st_size;
+	*buf = malloc(*len);
+	if (!*buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (done < *len) {
+		ssize_t n = read(fd, *buf + done, *len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			log_error("%s %s: read: %s", role, path, strerror(-ret));
+			free(*buf);
+			*buf = NULL;
+			close(fd);
+			return ret;
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	return 0;
+}
+
+static int vm__open_kvm(struct vm *vm)
+{
+	static const struct { int cap; const char *name; } caps[] = {
+		{ KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP" },
+		{ KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY" },
+		{ KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR" },
+		{ KVM_CAP_PIT2, "KVM_CAP_PIT2" },
+		{ KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT" },
+		{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID" },
+	};
+	unsigned int i;
+	int ret;
+
+	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (vm->kvm_fd < 0) {
+		ret = -errno;
+		if (errno == ENOENT)
+			log_error("/dev/kvm: no such device: KVM is not available "
+				  "on this host");
+		else if (errno == EACCES || errno == EPERM)
+			log_error("/dev/kvm: permission denied (run as a user in "
+				  "the kvm group, or as root)");
+		else
+			log_error("/dev/kvm: %s", strerror(errno));
+		return ret;
+	}
+	ret = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
+	if (ret != KVM_API_VERSION) {
+		log_error("/dev/kvm: API version %d, ember needs %d", ret,
+			  KVM_API_VERSION);
+		return -ENOTSUP;
+	}
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, caps[i].cap) <= 0) {
+			log_error("/dev/kvm lacks %s", caps[i].name);
+			return -ENOTSUP;
+		}
+	}
+	return 0;
+}
+
+static int vm__create_kvm_vm(struct vm *vm)
+{
+	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+	uint64_t idmap = LAYOUT_KVM_IDMAP_GPA;
+	unsigned int i;
+
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->vm_fd < 0) {
+		log_error("KVM_CREATE_VM: %s", strerror(errno));
+		return -errno;
+	}
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, LAYOUT_KVM_TSS_GPA) < 0 ||
+	    ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap) < 0) {
+		log_error("KVM_SET_TSS_ADDR: %s", strerror(errno));
+		return -errno;
+	}
+	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+		log_error("KVM_CREATE_IRQCHIP: %s", strerror(errno));
+		return -errno;
+	}
+	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
+		log_error("KVM_CREATE_PIT2: %s", strerror(errno));
+		return -errno;
+	}
+	for (i = 0; i < vm->mem.nr_regions; i++) {
+		struct kvm_userspace_memory_region r = {
+			.slot = i,
+			.guest_phys_addr = vm->mem.region[i].gpa,
+			.memory_size = vm->mem.region[i].size,
+			.userspace_addr = (uint64_t)(uintptr_t)vm->mem.region[i].hva,
+		};
+
+		if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0) {
+			log_error("KVM_SET_USER_MEMORY_REGION slot %u: %s", i,
+				  strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int vm__build_cmdline(struct vm *vm, struct cmdline *c)
+{
+	const struct vm_config *cfg = &vm->cfg;
+	int ret;
+
+	cmdline__init(c);
+	/* The user's arguments first, so that ember's defaults never win. */
+	ret = cfg->append ? cmdline__add(c, cfg->append) : 0;
+	if (!ret)
+		ret = cmdline__add_default(c, "console",
+					   cfg->console == CONSOLE_NONE ? "null" : "ttyS0");
+	if (!ret)
+		ret = cmdline__add_default(c, "reboot", "k");
+	if (!ret)
+		ret = cmdline__add_default(c, "panic", "-1");
+	if (!ret)
+		ret = cmdline__add_default(c, "pci", "off");
+	if (!ret)
+		ret = cmdline__add_default(c, "nomodule", NULL);
+	if (!ret)
+		ret = cmdline__add_default(c, "8250.nr_uarts", "1");
+	if (!ret)
+		ret = cmdline__add_default(c, "no_timer_check", NULL);
+	if (!ret && !cmdline__has(c, "loglevel") && !cmdline__has(c, "debug"))
+		ret = cmdline__add_default(c, "quiet", NULL);
+	if (!ret && vm->pvm)
+		ret = pvm__cmdline(c, vm->nr_vcpus, vm->tsc_khz);
+	if (!ret && cfg->run_cmd)
+		ret = cmdline__add_run(c, cfg->run_cmd, cfg->run_len);
+	if (ret) {
+		log_error("kernel command line longer than %llu bytes%s",
+			  (unsigned long long)LAYOUT_CMDLINE_MAX - 1,
+			  cfg->run_cmd ? " (--run command too long?)" : "");
+		return ret;
+	}
+	log_info("kernel command line: %s", c->buf);
+	return 0;
+}
+
+static int vm__load(struct vm *vm)
+{
+	const struct vm_config *cfg = &vm->cfg;
+	struct zeropage_cfg zp = { 0 };
+	struct kernel_image k;
+	struct cmdline *c = NULL;
+	uint8_t *kbuf = NULL, *ibuf = NULL;
+	size_t klen = 0, ilen = 0;
+	int ret;
+
+	ret = vm__read_file("kernel", cfg->kernel_path, &kbuf, &klen);
+	if (ret)
+		goto out;
+	ret = kernel__load(&vm->mem, kbuf, klen, &k);
+	if (ret) {
+		if (ret == -ENOEXEC)
+			log_error("kernel %s: neither an x86_64 ELF vmlinux nor a "
+				  "64-bit bzImage", cfg->kernel_path);
+		else if (ret == -E2BIG)
+			log_error("kernel %s: does not fit in %llu MiB of guest "
+				  "RAM", cfg->kernel_path,
+				  (unsigned long long)cfg->mem_mib);
+		else
+			log_error("kernel %s: truncated or malformed image",
+				  cfg->kernel_path);
+		goto out;
+	}
+	vm->entry = k.entry;
+	log_info("kernel %s: %s, entry 0x%llx", cfg->kernel_path,
+		 k.format == KERNEL_FORMAT_ELF ? "ELF vmlinux" : "bzImage",
+		 (unsigned long long)k.entry);
+
+	if (cfg->initrd_path) {
+		ret = vm__read_file("initrd", cfg->initrd_path, &ibuf, &ilen);
+		if (ret)
+			goto out;
+		ret = zeropage__initrd_place(&vm->mem, &k, ilen, &zp.initrd_gpa);
+		if (ret) {
+			log_error("initrd %s: %zu bytes do not fit in guest RAM "
+				  "(%llu MiB) next to the kernel", cfg->initrd_path,
+				  ilen, (unsigned long long)cfg->mem_mib);
+			goto out;
+		}
+		ret = mem__write(&vm->mem, zp.initrd_gpa, ibuf, ilen);
+		if (ret)
+			goto out;
+		zp.initrd_size = ilen;
+	}
+
+	c = malloc(sizeof(*c));
+	if (!c) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = vm__build_cmdline(vm, c);
+	if (ret)
+		goto out;
+	zp.cmdline = c->buf;
+	ret = zeropage__build(&vm->mem, &k, &zp);
+	if (ret) {
+		log_error("writing the zero page: %s", strerror(-ret));
+		goto out;
+	}
+	ret = cpu_tables__mptable(&vm->mem, vm->nr_vcpus);
+	if (ret)
+		log_error("writing the MP table: %s", strerror(-ret));
+out:
+	free(c);
+	free(kbuf);
+	free(ibuf);
+	return ret;
+}
+
+static int vm__add_devices(struct vm *vm)
+{
+	struct device_events ev = { .notify = vm__device_event, .opaque = vm };
+	struct irq_line serial_irq = {
+		.set = vm__irq_set, .opaque = vm, .gsi = LAYOUT_IRQ_SERIAL,
+	};
+	int ret;
+
+	vm->pio.name = "pio";
+	vm->mmio.name = "mmio";
+	vm->serial = serial__create(vm->console_fd, serial_irq);
+	vm->i8042 = i8042__create(ev);
+	vm->cmos = cmos__create();
+	vm->boot_timer_dev = guest_signal__boot_timer(ev);
+	vm->exit_status_dev = guest_signal__exit_status(ev);
+	if (!vm->serial || !vm->i8042 || !vm->cmos || !vm->boot_timer_dev ||
+	    !vm->exit_status_dev)
+		return -ENOMEM;
+	ret = bus__register(&vm->pio, SERIAL_COM1_PORT, SERIAL_PORT_LEN,
+			    vm->serial);
+	if (!ret)
+		ret = bus__register(&vm->pio, I8042_DATA_PORT, 1, vm->i8042);
+	if (!ret)
+		ret = bus__register(&vm->pio, I8042_COMMAND_PORT, 1,
+				    i8042__command(vm->i8042));
+	if (!ret)
+		ret = bus__register(&vm->pio, CMOS_PORT, CMOS_PORT_LEN, vm->cmos);
+	if (!ret)
+		ret = bus__register(&vm->mmio, LAYOUT_BOOT_TIMER_GPA,
+				    LAYOUT_BOOT_TIMER_SIZE, vm->boot_timer_dev);
+	if (!ret)
+		ret = bus__register(&vm->mmio, LAYOUT_EXIT_STATUS_GPA,
+				    LAYOUT_EXIT_STATUS_SIZE, vm->exit_status_dev);
+	return ret;
+}
+
+static int vm__open_console(struct vm *vm)
+{
+	switch (vm->cfg.console) {
+	case CONSOLE_STDIO:
+		vm->console_fd = STDOUT_FILENO;
+		return 0;
+	case CONSOLE_NONE:
+		vm->console_fd = -1;
+		return 0;
+	case CONSOLE_FILE:
+		vm->console_fd = open(vm->cfg.console_path,
+				      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+				      0600);
+		if (vm->console_fd < 0) {
+			log_error("console file %s: %s", vm->cfg.console_path,
+				  strerror(errno));
+			return -errno;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int vm__create(const struct vm_config *cfg, struct vm **out)
+{
+	struct sigaction sa = { .sa_handler = vm__sigusr1 };
+	struct vm *vm;
+	unsigned int i;
+	int ret;
+
+	*out = NULL;
+	if (!cfg->kernel_path || !cfg->vcpus || cfg->vcpus > CONFIG_MAX_VCPUS)
+		return -EINVAL;
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return -ENOMEM;
+	vm->cfg = *cfg;
+	vm->kvm_fd = vm->vm_fd = vm->console_fd = -1;
+	vm->nr_vcpus = cfg->vcpus;
+	pthread_mutex_init(&vm->lock, NULL);
+	pthread_cond_init(&vm->cond, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+
+	ret = vm__open_kvm(vm);
+	if (ret)
+		goto fail;
+	vm->pvm = cfg->pvm == PVM_ON || (cfg->pvm == PVM_AUTO && pvm__detect());
+	if (vm->pvm) {
+		log_info("PVM host: applying the PVM profile (kernel arguments, "
+			 "CPUID, instruction fallbacks)");
+		xstate__layout_host(&vm->xstate);
+	}
+	ret = mem__create(&vm->mem, cfg->mem_mib << 20);
+	if (ret) {
+		log_error("guest RAM of %llu MiB: %s",
+			  (unsigned long long)cfg->mem_mib, strerror(-ret));
+		goto fail;
+	}
+	ret = vm__create_kvm_vm(vm);
+	if (ret)
+		goto fail;
+	ret = vm__open_console(vm);
+	if (ret)
+		goto fail;
+	ret = vm__add_devices(vm);
+	if (ret) {
+		log_error("creating devices: %s", strerror(-ret));
+		goto fail;
+	}
+	vm->vcpus = calloc(vm->nr_vcpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vm->vcpus[i].fd = -1;
+	for (i = 0; i < vm->nr_vcpus && !ret; i++)
+		ret = vcpu__create(vm, i, &vm->vcpus[i]);
+	if (!ret) {
+		/* The TSC rate goes into the PVM kernel arguments. */
+		int khz = ioctl(vm->vcpus[0].fd, KVM_GET_TSC_KHZ, 0);
+
+		vm->tsc_khz = khz > 0 ? (uint32_t)khz : 0;
+		ret = vm__load(vm);
+	}
+	if (!ret)
+		ret = vcpu__set_boot_state(&vm->vcpus[0]);
+	if (ret)
+		goto fail;
+	*out = vm;
+	return 0;
+fail:
+	vm__destroy(vm);
+	return ret ? ret : -EINVAL;
+}
+
+int vm__run(struct vm *vm)
+{
+	unsigned int i;
+	int status;
+
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		if (vcpu__start(&vm->vcpus[i])) {
+			vm__request_stop(vm, VM_STOP_ERROR);
+			break;
+		}
+	}
+	pthread_mutex_lock(&vm->lock);
+	while (vm->stop == VM_STOP_NONE)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	pthread_mutex_unlock(&vm->lock);
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vcpu__kick(&vm->vcpus[i]);
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vcpu__destroy(&vm->vcpus[i]);
+
+	if (vm->stop == VM_STOP_ERROR)
+		return VM_EXIT_EMBER_ERROR;
+	if (vm->have_status)
+		status = (int)(vm->exit_status & 0xff);
+	else if (vm->cfg.run_cmd) {
+		log_error("the guest reset without reporting the command's exit "
+			  "status (kernel panic, or no ember guest init?)");
+		status = VM_EXIT_EMBER_ERROR;
+	} else {
+		status = 0;
+	}
+	return status;
+}
+
+void vm__destroy(struct vm *vm)
+{
+	unsigned int i;
+
+	if (!vm)
+		return;
+	if (vm->vcpus) {
+		for (i = 0; i < vm->nr_vcpus; i++)
+			vcpu__destroy(&vm->vcpus[i]);
+		free(vm->vcpus);
+	}
+	serial__destroy(vm->serial);
+	i8042__destroy(vm->i8042);
+	cmos__destroy(vm->cmos);
+	guest_signal__destroy(vm->boot_timer_dev);
+	guest_signal__destroy(vm->exit_status_dev);
+	if (vm->console_fd > STDERR_FILENO)
+		close(vm->console_fd);
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	mem__destroy(&vm->mem);
+	pthread_cond_destroy(&vm->cond);
+	pthread_mutex_destroy(&vm->lock);
+	free(vm);
+}

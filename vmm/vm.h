@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One microVM: the KVM VM, its memory, buses, devices and vCPUs, and the
+ * life cycle Configured -> Running -> Stopped.
+ */
+#ifndef EMBER_VMM_VM_H
+#define EMBER_VMM_VM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bus.h"
+#include "config.h"
+#include "mem.h"
+#include "xstate.h"
+
+struct vcpu;
+
+/* Why the VM stopped. */
+enum vm_stop_reason {
+	VM_STOP_NONE = 0,
+	VM_STOP_RESET,		/* guest reset (i8042 or triple fault) */
+	VM_STOP_ERROR,		/* fatal error, already logged */
+};
+
+/* Exit counters, per reason (bench/boot prints them). */
+enum vm_exit_kind {
+	EXIT_IO, EXIT_MMIO, EXIT_EMULATED, EXIT_INTR, EXIT_OTHER, EXIT_KINDS
+};
+
+struct vm {
+	struct vm_config cfg;
+	int kvm_fd, vm_fd;
+	struct guest_mem mem;
+	struct bus pio, mmio;
+	bool pvm;			/* PVM profile active */
+	struct xstate_layout xstate;	/* host XSAVE layout (PVM emulation) */
+	uint32_t tsc_khz;
+	uint64_t entry;
+	int console_fd;			/* -1: discard */
+
+	struct vcpu *vcpus;
+	unsigned int nr_vcpus;
+
+	struct device *serial, *i8042, *cmos, *boot_timer_dev, *exit_status_dev;
+
+	pthread_mutex_t lock;		/* guards the fields below */
+	pthread_cond_t cond;
+	enum vm_stop_reason stop;
+	bool have_status;
+	uint32_t exit_status;
+	double t_first_run_ms, t_console_ms, t_boot_timer_ms, t_stop_ms;
+	uint64_t exits[EXIT_KINDS];
+};
+
+/*
+ * vm__create() - build a VM from @cfg: open /dev/kvm, create the VM,
+ * irqchip, PIT, memory, load the kernel and initrd, write the boot
+ * structures, create devices and vCPUs.  Every failure is logged in one
+ * line naming the problem.  Returns 0 with *@out set (free with
+ * vm__destroy), or a negative errno.
+ */
+int vm__create(const struct vm_config *cfg, struct vm **out);
+
+/*
+ * vm__run() - start the vCPU threads and wait until the guest resets or
+ * a fatal error stops it.  Returns the process exit status ember should
+ * end with: the guest's reported status, 0 for a plain reset without
+ * --run, or VM_EXIT_EMBER_ERROR.
+ */
+int vm__run(struct vm *vm);
+
+/* vm__destroy() - stop and free everything; NULL is fine. */
+void vm__destroy(struct vm *vm);
+
+/*
+ * vm__request_stop() - ask the VM to stop for @reason (first reason wins);
+ * safe from any thread.
+ */
+void vm__request_stop(struct vm *vm, enum vm_stop_reason reason);
+
+/* The exit status for failures of ember itself (not of the guest). */
+#define VM_EXIT_EMBER_ERROR 125
+
+#endif /* EMBER_VMM_VM_H */
