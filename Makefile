@@ -47,7 +47,8 @@ $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	$(CC) $(TCFLAGS) -o $@ $< $(ASAN_LIB_OBJS) -lcmocka $(LDLIBS)
 
 # --- guest artifacts ------------------------------------------------------
-GUEST_CFLAGS := -std=gnu11 -O2 -static -Wall -Wextra -Werror
+GUEST_CC     := musl-gcc
+GUEST_CFLAGS := -std=gnu11 -O2 -static -s -Wall -Wextra -Werror
 
 guest: $(GUEST)/vmlinux $(GUEST)/initramfs.cpio
 
@@ -57,11 +58,11 @@ $(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/gen_init_cpio: guest-init/kernel.conf
 
 $(GUEST)/init: guest-init/init.c guest-init/protocol.h
 	@mkdir -p $(dir $@)
-	$(CC) $(GUEST_CFLAGS) -o $@ guest-init/init.c
+	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ guest-init/init.c
 
 $(GUEST)/vecstate: tests/guest-progs/vecstate.c
 	@mkdir -p $(dir $@)
-	$(CC) $(GUEST_CFLAGS) -mavx2 -o $@ $<
+	$(GUEST_CC) $(GUEST_CFLAGS) -mavx2 -o $@ $<
 
 $(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/vecstate $(GUEST)/gen_init_cpio \
 		guest-init/mk-initramfs.sh

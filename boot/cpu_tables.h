@@ -37,8 +37,10 @@ struct boot_segment cpu_tables__segment(uint64_t entry, uint16_t selector);
 
 /*
  * cpu_tables__write() - write the GDT (null, null, code64 at LAYOUT_BOOT_CS,
- * data at LAYOUT_BOOT_DS, a 64-bit TSS at LAYOUT_BOOT_TSS) at
- * LAYOUT_GDT_GPA, a zero IDT at LAYOUT_IDT_GPA, and page tables at
+ * data at LAYOUT_BOOT_DS, a 16-byte busy 64-bit TSS descriptor (type 11,
+ * base 0, limit 0x67) at LAYOUT_BOOT_TSS: LAYOUT_GDT_ENTRIES slots) at
+ * LAYOUT_GDT_GPA, LAYOUT_IDT_BYTES of zero IDT at LAYOUT_IDT_GPA (so the
+ * IDTR limit is LAYOUT_IDT_BYTES - 1), and page tables at
  * LAYOUT_PML4_GPA identity-mapping [0, LAYOUT_IDENT_MAP_BYTES) with 2 MiB
  * pages (present, writable).  Segments for the vCPU are returned in
  * @code, @data and @tss.
@@ -55,9 +57,11 @@ int cpu_tables__write(const struct guest_mem *m, struct boot_segment *code,
  * I/O interrupt entries for ISA IRQs 0-15 and pins up to
  * LAYOUT_IOAPIC_PINS-1 identity-routed, and local interrupt entries
  * (LINT0 ExtINT, LINT1 NMI).  Checksums per the spec.
- * @nr_cpus is 1..254.
+ * @nr_cpus is 1..254, but the 1 KiB below LAYOUT_BASE_MEM_END holds at
+ * most 37 processor entries.
  * Returns 0, -EINVAL for a bad @nr_cpus, -E2BIG if the table would not fit
- * below LAYOUT_BASE_MEM_END, -EFAULT if guest RAM does not cover it.
+ * below LAYOUT_BASE_MEM_END (@nr_cpus > 37), -EFAULT if guest RAM does not
+ * cover it (then nothing is written).
  */
 int cpu_tables__mptable(const struct guest_mem *m, unsigned int nr_cpus);
 

@@ -49,9 +49,12 @@ int kernel__probe(const void *buf, size_t len);
  * only) into guest RAM @m and describe it in @out.
  * ELF: every PT_LOAD segment goes to its p_paddr (p_filesz bytes copied,
  * the rest up to p_memsz zeroed); entry is e_entry (vmlinux's physical
- * startup_64).  bzImage: the protected-mode part (after (setup_sects+1)*512
+ * startup_64), which must lie inside a PT_LOAD segment; at most 64 program
+ * headers; all segments are checked before any is copied.  bzImage: the protected-mode part (after (setup_sects+1)*512
  * bytes, setup_sects 0 meaning 4) goes to LAYOUT_BZIMAGE_GPA and the entry is
- * LAYOUT_BZIMAGE_GPA + 0x200 (boot.rst: 64-bit entry at +0x200).
+ * LAYOUT_BZIMAGE_GPA + 0x200 (boot.rst: 64-bit entry at +0x200), so that
+ * part must be longer than 0x200 bytes, and load_end (see above) must not
+ * pass the end of low RAM.
  * Returns 0; -ENOEXEC for neither format; -EINVAL for a truncated or
  * malformed image (offsets or sizes past the file, overlapping boot data
  * below LAYOUT_HIGH_MEM_GPA, overflow); -E2BIG if it does not fit in RAM.

@@ -21,7 +21,7 @@ struct zeropage_cfg {
  * zeropage__initrd_place() - where to put an initrd of @size bytes: the
  * highest page-aligned GPA such that it ends below min(low RAM end,
  * hdr.initrd_addr_max + 1 (0x37ffffff when that field is 0)) and starts
- * at or above @k->load_end.  Stores it in *@gpa.
+ * at or above @k->load_end (and LAYOUT_HIGH_MEM_GPA).  Stores it in *@gpa.
  * Returns 0, or -E2BIG if it does not fit (an initrd larger than RAM).
  */
 int zeropage__initrd_place(const struct guest_mem *m,
@@ -37,8 +37,11 @@ int zeropage__initrd_place(const struct guest_mem *m,
  * halves), heap_end_ptr, and the e820 map: usable [0, LAYOUT_EBDA_GPA),
  * reserved [LAYOUT_EBDA_GPA, LAYOUT_HIGH_MEM_GPA), usable from
  * LAYOUT_HIGH_MEM_GPA to the end of each RAM region.
- * Returns 0, -E2BIG if the command line is too long, -EFAULT if guest RAM
- * cannot hold the structures.
+ * cmdline_size is set to strlen(@cfg->cmdline); for a bzImage the
+ * kernel's own hdr.cmdline_size (its maximum) is checked first.
+ * Returns 0, -E2BIG if the command line is too long (for ember or for the
+ * kernel), -EFAULT if guest RAM cannot hold the structures or does not
+ * cover [initrd_gpa, initrd_gpa + initrd_size).
  */
 int zeropage__build(const struct guest_mem *m, const struct kernel_image *k,
 		    const struct zeropage_cfg *cfg);

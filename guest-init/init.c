@@ -304,8 +304,12 @@ int main(void)
 		status = run_shell(r ? cmd : NULL);
 	}
 
-	exit_status_report(status);
+	/*
+	 * Flush first: ember may end the VM as soon as the status arrives.
+	 * The reset is for VMMs that do not stop on the status.
+	 */
 	sync();
+	exit_status_report(status);
 	reboot(RB_AUTOBOOT);
 	say("reboot", errno);
 	for (;;)

@@ -20,8 +20,9 @@
 
 /*
  * ember's exit-status device: one page of MMIO.  The guest writes a 32-bit
- * little-endian status to offset 0 before it resets; ember then exits with
- * that status (0-255, the shell's convention: 128+N for signal N).
+ * little-endian status to offset 0 (0-255, the shell's convention: 128+N
+ * for signal N) once its filesystems are synced: ember ends the VM right
+ * then and exits with that status.
  */
 #define EMBER_EXIT_STATUS_GPA	0xd0001000ULL
 #define EMBER_EXIT_STATUS_SIZE	0x1000ULL

@@ -14,7 +14,7 @@
 enum console_kind { CONSOLE_STDIO = 0, CONSOLE_NONE, CONSOLE_FILE };
 enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
 
-#define CONFIG_MAX_VCPUS 64
+#define CONFIG_MAX_VCPUS 32	/* the MP table at the EBDA holds 37 */
 
 struct vm_config {
 	const char *kernel_path;	/* ELF vmlinux or bzImage; required */

@@ -60,6 +60,11 @@ static void vm__device_event(void *opaque, enum device_event ev, uint32_t value)
 		vm->exit_status = value;
 		pthread_mutex_unlock(&vm->lock);
 		log_info("guest reported exit status %u", value);
+		/*
+		 * Guest init flushes its filesystems before it reports, so
+		 * the VM can end now instead of waiting for the reset.
+		 */
+		vm__request_stop(vm, VM_STOP_GUEST_EXIT);
 		break;
 	case DEVICE_EVENT_BOOT_TIMER:
 		if (!vm->t_boot_timer_ms)

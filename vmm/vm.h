@@ -21,6 +21,7 @@ struct vcpu;
 enum vm_stop_reason {
 	VM_STOP_NONE = 0,
 	VM_STOP_RESET,		/* guest reset (i8042 or triple fault) */
+	VM_STOP_GUEST_EXIT,	/* guest init reported its exit status */
 	VM_STOP_ERROR,		/* fatal error, already logged */
 };
 
