@@ -50,9 +50,9 @@ $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 GUEST_CC     := musl-gcc
 GUEST_CFLAGS := -std=gnu11 -O2 -static -s -Wall -Wextra -Werror
 
-guest: $(GUEST)/vmlinux $(GUEST)/initramfs.cpio
+guest: $(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/initramfs.cpio
 
-$(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/gen_init_cpio: guest-init/kernel.config \
+$(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/gen_init_cpio &: guest-init/kernel.config \
 		guest-init/build-kernel.sh $(wildcard guest-init/patches/*.patch)
 	guest-init/build-kernel.sh $(GUEST)
 

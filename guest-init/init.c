@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "protocol.h"
@@ -229,6 +230,22 @@ static int run_param(char *cmd, size_t cmdsz)
  * every child until that one ends.  Returns its status in the shell's
  * convention: exit code, or 128 + signal.
  */
+/*
+ * A --run command's output should reach the host byte for byte, as from a
+ * pipe: no "\n" -> "\r\n" translation and no echo on the console tty.
+ */
+static void console_raw_output(void)
+{
+	struct termios t;
+
+	if (tcgetattr(STDOUT_FILENO, &t) < 0)
+		return;
+	t.c_oflag &= ~(tcflag_t)ONLCR;
+	t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+	if (tcsetattr(STDOUT_FILENO, TCSANOW, &t) < 0)
+		say("tcsetattr console", errno);
+}
+
 static int run_shell(const char *cmd)
 {
 	pid_t pid, w;
@@ -247,6 +264,7 @@ static int run_shell(const char *cmd)
 		if (setsid() < 0)
 			say("setsid", errno);
 		if (cmd) {
+			console_raw_output();
 			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		} else {
 			controlling_tty();

@@ -60,14 +60,11 @@ static int x86__modrm(const uint8_t *b, size_t n, size_t *pos,
 	return 0;
 }
 
-int x86__decode(const uint8_t *b, size_t n, struct x86_insn *i)
+static int x86__decode_bytes(const uint8_t *b, size_t n, struct x86_insn *i)
 {
 	size_t pos = 0;
 	int ret;
 
-	memset(i, 0, sizeof(*i));
-	if (n > X86_MAX_INSN_LEN)
-		n = X86_MAX_INSN_LEN;
 	for (;;) {
 		if (pos >= n)
 			return -EAGAIN;
@@ -124,6 +121,18 @@ prefixes_done:
 	}
 	i->len = (uint8_t)pos;
 	return 0;
+}
+
+int x86__decode(const uint8_t *b, size_t n, struct x86_insn *i)
+{
+	int ret;
+
+	memset(i, 0, sizeof(*i));
+	if (n < X86_MAX_INSN_LEN)
+		return x86__decode_bytes(b, n, i);
+	/* Running out of 15 bytes is an over-long instruction (#GP). */
+	ret = x86__decode_bytes(b, X86_MAX_INSN_LEN, i);
+	return ret == -EAGAIN ? -ENOTSUP : ret;
 }
 
 uint64_t x86__mem_address(const struct x86_insn *i, const uint64_t *gpr,

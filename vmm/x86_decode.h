@@ -36,8 +36,9 @@ struct x86_insn {
  * x86__decode() - decode the instruction at @bytes (@n available, up to
  * X86_MAX_INSN_LEN).  Only the opcode map ember emulates is understood:
  * one-byte opcodes without operands and 0f ae with ModRM.
- * Returns 0, -EAGAIN if @n is too short, -ENOTSUP for anything else
- * (other opcodes, the 0x67 address-size prefix, too many prefixes).
+ * Returns 0, -EAGAIN if @n (< X86_MAX_INSN_LEN) is too short, -ENOTSUP
+ * for anything else (other opcodes, the 0x67 address-size prefix, too
+ * many prefixes: anything longer than X86_MAX_INSN_LEN bytes).
  */
 int x86__decode(const uint8_t *bytes, size_t n, struct x86_insn *out);
 

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Installs what building ember, its guest and its tests needs, from
+# Debian 12's packages.  Quiet and quick when everything is there.
+set -eu
+pkgs="build-essential make gcc clang musl-tools libcmocka-dev pkg-config
+linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
+util-linux file e2fsprogs"
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root, or apt-get install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Bad input never crashes or hangs ember: each case gets one error line
+# naming the problem and a non-zero exit.  No guest boots here.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+
+# expect NAME STATUS REGEX -- ARGS...: ember exits STATUS within 30 s and
+# stderr is exactly one line matching REGEX (ASan/UBSan reports would add
+# lines and fail the check).
+expect() {
+	local name=$1 want=$2 re=$3 rc lines
+	shift 4
+	timeout 30 "$EMBER" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	rc=$?
+	lines=$(wc -l <"$TMP/err")
+	if [ "$rc" = "$want" ] && [ "$lines" = 1 ] && grep -Eq -- "$re" "$TMP/err"; then
+		ok "$name"
+	else
+		not_ok "$name" "exit $rc (want $want), $lines stderr lines:" \
+			"$(head -c 600 "$TMP/err")"
+	fi
+}
+
+K=$GUEST/vmlinux
+I=$GUEST/initramfs.cpio
+
+expect "missing kernel" 125 'kernel /nonexistent/vmlinux: No such file' -- \
+	--kernel /nonexistent/vmlinux
+expect "kernel is a directory" 125 'kernel /tmp: not a regular file' -- \
+	--kernel /tmp
+: >"$TMP/empty"
+expect "empty kernel" 125 'empty file' -- --kernel "$TMP/empty"
+head -c 100000 /dev/urandom >"$TMP/random"
+expect "not a kernel" 125 'neither an x86_64 ELF vmlinux nor a 64-bit bzImage' -- \
+	--kernel "$TMP/random"
+printf '#!/bin/sh\necho not a kernel\n' >"$TMP/script"
+expect "script as kernel" 125 'neither an x86_64 ELF' -- --kernel "$TMP/script"
+head -c 65536 "$K" >"$TMP/vmlinux.trunc"
+expect "truncated vmlinux" 125 'truncated or malformed' -- \
+	--kernel "$TMP/vmlinux.trunc"
+head -c 8192 "$GUEST/bzImage" >"$TMP/bzImage.trunc"
+expect "truncated bzImage" 125 'truncated or malformed' -- \
+	--kernel "$TMP/bzImage.trunc"
+cp /bin/true "$TMP/dynexe"
+expect "ELF that is not a kernel" 125 'kernel .*(neither|truncated or malformed)' -- \
+	--kernel "$TMP/dynexe"
+truncate -s 40M "$TMP/big.cpio"
+expect "initrd larger than RAM" 125 'initrd .* do not fit in guest RAM' -- \
+	--kernel "$K" --initrd "$TMP/big.cpio" --mem 32
+expect "missing initrd" 125 'initrd /nonexistent.cpio: No such file' -- \
+	--kernel "$K" --initrd /nonexistent.cpio
+expect "--mem 1" 2 '--mem 1: guest RAM must be' -- --kernel "$K" --mem 1
+expect "--mem not a number" 2 '--mem 12x' -- --kernel "$K" --mem 12x
+expect "--mem huge" 2 '--mem 99999999999' -- --kernel "$K" --mem 99999999999
+expect "--vcpus 0" 2 '--vcpus 0: must be 1 to' -- --kernel "$K" --vcpus 0
+expect "--vcpus 1000" 2 '--vcpus 1000' -- --kernel "$K" --vcpus 1000
+expect "--console bogus" 2 '--console tty9' -- --kernel "$K" --console tty9
+expect "no kernel given" 2 '--kernel PATH is required' --
+expect "stray argument" 2 "unexpected argument 'extra'" -- --kernel "$K" extra
+expect "--run too long" 125 'kernel command line longer than' -- \
+	--kernel "$K" --initrd "$I" --run "$(head -c 3000 /dev/zero | tr '\0' x)"
+expect "console file unwritable" 125 'console file /nonexistent/dir/log' -- \
+	--kernel "$K" --console file:/nonexistent/dir/log
+
+if have_kvm && [ "$(id -u)" = 0 ]; then
+	# Root without the capabilities that bypass file permissions.
+	cp "$K" "$TMP/unreadable" && chmod 000 "$TMP/unreadable"
+	EMBER_SAVED=$EMBER
+	cat >"$TMP/nocaps" <<EOS
+#!/bin/sh
+exec setpriv --inh-caps=-all --bounding-set=-dac_override,-dac_read_search "$EMBER_SAVED" "\$@"
+EOS
+	chmod +x "$TMP/nocaps"
+	EMBER=$TMP/nocaps
+	expect "unreadable kernel (no DAC override)" 125 \
+		'kernel .*/unreadable: Permission denied' -- --kernel "$TMP/unreadable"
+	EMBER=$EMBER_SAVED
+
+	cat >"$TMP/nokvm" <<EOS
+#!/bin/sh
+exec unshare -m sh -c 'mount -t tmpfs none /dev && exec "\$0" "\$@"' "$EMBER_SAVED" "\$@"
+EOS
+	chmod +x "$TMP/nokvm"
+	EMBER=$TMP/nokvm
+	expect "no /dev/kvm" 125 '/dev/kvm: no such device: KVM is not available' -- \
+		--kernel "$K"
+	cat >"$TMP/nobody" <<EOS
+#!/bin/sh
+exec setpriv --reuid=65534 --regid=65534 --clear-groups "$EMBER_SAVED" "\$@"
+EOS
+	chmod +x "$TMP/nobody" "$TMP" && chmod 755 "$TMP"
+	EMBER=$TMP/nobody
+	expect "no permission on /dev/kvm" 125 '/dev/kvm: permission denied' -- \
+		--kernel /bin/true
+	EMBER=$EMBER_SAVED
+else
+	echo "ok - # SKIP /dev/kvm cases need root and /dev/kvm"
+fi

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# ember's test runner: unit tests (cmocka, ASan/UBSan builds, no KVM
+# needed), then the integration scripts in tests/integration/ (bad input
+# without a guest, then real Linux boots).  Ends with the summary line
+# "tests: N passed, N failed".  Run it through `make test`.
+set -u
+cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+failures=()
+
+count_line() {
+	case $1 in
+	"ok - # SKIP"*) echo "$1" ;;
+	"ok - "*) passed=$((passed + 1)); echo "$1" ;;
+	"not ok - "*) failed=$((failed + 1)); failures+=("${1#not ok - }"); echo "$1" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+echo "== unit tests"
+for t in build/test/test_*; do
+	[ -x "$t" ] && [ "${t%.d}" = "$t" ] || continue
+	name=${t##*/}
+	out=$("$t" 2>&1)
+	rc=$?
+	p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p')
+	f=$(printf '%s\n' "$out" | grep -c '^\[  FAILED  \] [a-z_0-9]*$')
+	if [ "$rc" = 0 ] && [ -n "$p" ]; then
+		passed=$((passed + p))
+		echo "ok - $name: $p tests"
+	else
+		failed=$((failed + (f > 0 ? f : 1)))
+		failures+=("$name")
+		echo "not ok - $name (exit $rc)"
+		printf '%s\n' "$out" | grep -E 'FAILED|ERROR|error|Sanitizer' | head -20 | sed 's/^/#   /'
+	fi
+done
+
+for s in tests/integration/bad_input.sh tests/integration/boot.sh; do
+	echo "== ${s#tests/}"
+	while IFS= read -r line; do
+		count_line "$line"
+	done < <(bash "$s" 2>&1)
+done
+
+if [ "$failed" -gt 0 ]; then
+	echo "failed:"
+	printf '  %s\n' "${failures[@]}"
+fi
+echo "tests: $passed passed, $failed failed"
+[ "$failed" = 0 ]
