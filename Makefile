@@ -21,7 +21,8 @@ ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/test/%)
 
-.PHONY: all ember guest deps run test unit integration check-asan bench lint clean
+.PHONY: all ember guest deps run test unit integration check-asan bench lint \
+	fuzz fuzz-build clean
 
 all: $(BUILD)/ember
 
@@ -81,8 +82,30 @@ unit: $(UNIT_BINS)
 check-asan: unit $(BUILD)/ember-asan
 
 test: deps
-	$(MAKE) all check-asan guest
+	$(MAKE) all check-asan fuzz-build guest
 	tests/run.sh
+
+# --- fuzzing (libFuzzer, clang) -------------------------------------------
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/x86_decode.c vmm/gva.c vmm/xstate.c,$(LIB_SRCS))
+
+fuzz-build: $(FUZZ_TARGETS)
+
+# Each target runs FUZZ_SECONDS on a corpus kept in build/fuzz/corpus-*.
+fuzz: fuzz-build
+	@for f in $(FUZZ_TARGETS); do \
+		mkdir -p $$f.corpus; \
+		echo "fuzz: $$f for $(FUZZ_SECONDS) s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$f.corpus \
+			2>$$f.log || { tail -40 $$f.log; exit 1; }; \
+		grep -E 'stat::number_of_executed_units' $$f.log; \
+	done
 
 bench: all guest
 	bench/boot

@@ -38,6 +38,20 @@ for t in build/test/test_*; do
 	fi
 done
 
+echo "== fuzz (libFuzzer, ${FUZZ_SECONDS:-15} s per target)"
+for f in build/fuzz/fuzz_*; do
+	[ -x "$f" ] && [ "${f%.*}" = "$f" ] || continue
+	mkdir -p "$f.corpus"
+	if "$f" -max_total_time="${FUZZ_SECONDS:-15}" -print_final_stats=1 \
+		"$f.corpus" >"$f.log" 2>&1; then
+		n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$f.log")
+		count_line "ok - ${f##*/}: $n inputs, no crash or sanitizer report"
+	else
+		count_line "not ok - ${f##*/}"
+		grep -E 'ERROR|SUMMARY|runtime error' "$f.log" | head -10 | sed 's/^/#   /'
+	fi
+done
+
 for s in tests/integration/bad_input.sh tests/integration/boot.sh; do
 	echo "== ${s#tests/}"
 	while IFS= read -r line; do

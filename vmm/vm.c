@@ -22,6 +22,7 @@
 #include "../devices/guest_signal.h"
 #include "../devices/i8042.h"
 #include "../devices/serial.h"
+#include "event.h"
 #include "log.h"
 #include "pvm.h"
 #include "vcpu.h"
@@ -461,10 +462,20 @@ fail:
 	return ret ? ret : -EINVAL;
 }
 
+static void vm__console_quit(void *opaque)
+{
+	log_info("console: Ctrl-A x, stopping the VM");
+	vm__request_stop(opaque, VM_STOP_RESET);
+}
+
 int vm__run(struct vm *vm)
 {
+	struct event_loop *el = NULL;
 	unsigned int i;
 	int status;
+
+	if (vm->cfg.console == CONSOLE_STDIO)
+		el = event__start(STDIN_FILENO, vm->serial, vm__console_quit, vm);
 
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		if (vcpu__start(&vm->vcpus[i])) {
@@ -480,6 +491,7 @@ int vm__run(struct vm *vm)
 		vcpu__kick(&vm->vcpus[i]);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vcpu__destroy(&vm->vcpus[i]);
+	event__stop(el);
 
 	if (vm->stop == VM_STOP_ERROR)
 		return VM_EXIT_EMBER_ERROR;
