@@ -308,6 +308,8 @@ int main(void)
 	mount_one("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 	mount_one("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
 
+	if (sethostname("ember", 5) < 0)
+		say("sethostname", errno);
 	setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1);
 	setenv("HOME", "/root", 1);
 	setenv("TERM", "linux", 1);

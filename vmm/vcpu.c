@@ -425,7 +425,7 @@ void vcpu__destroy(struct vcpu *v)
 	}
 	if (v->run)
 		munmap(v->run, v->run_size);
-	if (v->fd > 0)
+	if (v->fd >= 0)
 		close(v->fd);
 	v->run = NULL;
 	v->fd = -1;

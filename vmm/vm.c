@@ -23,6 +23,7 @@
 #include "../devices/i8042.h"
 #include "../devices/serial.h"
 #include "event.h"
+#include "irq.h"
 #include "log.h"
 #include "pvm.h"
 #include "vcpu.h"
@@ -75,15 +76,6 @@ static void vm__device_event(void *opaque, enum device_event ev, uint32_t value)
 				    "ember started", vm->t_boot_timer_ms);
 		break;
 	}
-}
-
-static void vm__irq_set(void *opaque, unsigned int gsi, int level)
-{
-	struct vm *vm = opaque;
-	struct kvm_irq_level irq = { .irq = gsi, .level = (uint32_t)level };
-
-	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq) < 0)
-		log_warn("KVM_IRQ_LINE %u: %s", gsi, strerror(errno));
 }
 
 /* Read a whole regular file; one-line errors name the file and the role. */
@@ -179,7 +171,6 @@ static int vm__open_kvm(struct vm *vm)
 
 static int vm__create_kvm_vm(struct vm *vm)
 {
-	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
 	uint64_t idmap = LAYOUT_KVM_IDMAP_GPA;
 	unsigned int i;
 
@@ -193,14 +184,8 @@ static int vm__create_kvm_vm(struct vm *vm)
 		log_error("KVM_SET_TSS_ADDR: %s", strerror(errno));
 		return -errno;
 	}
-	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
-		log_error("KVM_CREATE_IRQCHIP: %s", strerror(errno));
-		return -errno;
-	}
-	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
-		log_error("KVM_CREATE_PIT2: %s", strerror(errno));
-		return -errno;
-	}
+	if (irq__create_chip(vm->vm_fd))
+		return -EINVAL;
 	for (i = 0; i < vm->mem.nr_regions; i++) {
 		struct kvm_userspace_memory_region r = {
 			.slot = i,
@@ -235,8 +220,6 @@ static int vm__build_cmdline(struct vm *vm, struct cmdline *c)
 		ret = cmdline__add_default(c, "panic", "-1");
 	if (!ret)
 		ret = cmdline__add_default(c, "pci", "off");
-	if (!ret)
-		ret = cmdline__add_default(c, "nomodule", NULL);
 	if (!ret)
 		ret = cmdline__add_default(c, "8250.nr_uarts", "1");
 	if (!ret)
@@ -333,9 +316,7 @@ out:
 static int vm__add_devices(struct vm *vm)
 {
 	struct device_events ev = { .notify = vm__device_event, .opaque = vm };
-	struct irq_line serial_irq = {
-		.set = vm__irq_set, .opaque = vm, .gsi = LAYOUT_IRQ_SERIAL,
-	};
+	struct irq_line serial_irq = irq__line(&vm->vm_fd, LAYOUT_IRQ_SERIAL);
 	int ret;
 
 	vm->pio.name = "pio";

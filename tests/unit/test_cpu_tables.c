@@ -12,6 +12,7 @@
 
 #include "../../boot/cpu_tables.h"
 #include "../../boot/layout.h"
+#include "test_util.h"
 
 #define RAM_BYTES	(16 * LAYOUT_MiB)
 #define RAM_FILL	0xff
@@ -23,59 +24,10 @@
 #define MPC_ENTRY_BYTES	8
 #define MP_MAX_FIT_CPUS	37	/* (1024 - 16 - 44 - 8 - 8 - 26 * 8) / 20 */
 
-struct fixture {
-	struct guest_mem m;
-	uint8_t *ram;
-};
-
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	f->ram = malloc(RAM_BYTES);
-	if (!f->ram || mem__wrap(&f->m, f->ram, RAM_BYTES)) {
-		free(f->ram);
-		free(f);
-		return -1;
-	}
-	memset(f->ram, RAM_FILL, RAM_BYTES);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	free(f->ram);
-	free(f);
-	return 0;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
+	*state = test_ram__new(RAM_BYTES, RAM_FILL);
+	return *state ? 0 : -1;
 }
 
 static uint8_t sum8(const uint8_t *p, size_t len)
@@ -150,18 +102,18 @@ static void test_segment_data_and_fields(void **state)
 
 static void test_write_gdt_idt(void **state)
 {
-	struct fixture *f = *state;
+	struct test_ram *f = *state;
 	struct boot_segment code, data, tss;
 	const uint8_t *gdt = f->ram + LAYOUT_GDT_GPA;
 	size_t i;
 
 	assert_int_equal(cpu_tables__write(&f->m, &code, &data, &tss), 0);
-	assert_int_equal(rd64(gdt + 0), 0);
-	assert_int_equal(rd64(gdt + 8), 0);
-	assert_int_equal(rd64(gdt + LAYOUT_BOOT_CS), 0x00af9b000000ffffULL);
-	assert_int_equal(rd64(gdt + LAYOUT_BOOT_DS), 0x00cf93000000ffffULL);
-	assert_int_equal(rd64(gdt + LAYOUT_BOOT_TSS), 0x00008b0000000067ULL);
-	assert_int_equal(rd64(gdt + LAYOUT_BOOT_TSS + 8), 0);
+	assert_int_equal(rd64(gdt, 0), 0);
+	assert_int_equal(rd64(gdt, 8), 0);
+	assert_int_equal(rd64(gdt, LAYOUT_BOOT_CS), 0x00af9b000000ffffULL);
+	assert_int_equal(rd64(gdt, LAYOUT_BOOT_DS), 0x00cf93000000ffffULL);
+	assert_int_equal(rd64(gdt, LAYOUT_BOOT_TSS), 0x00008b0000000067ULL);
+	assert_int_equal(rd64(gdt, LAYOUT_BOOT_TSS + 8), 0);
 	assert_true(LAYOUT_GDT_GPA + LAYOUT_GDT_ENTRIES * 8 <= LAYOUT_IDT_GPA);
 	for (i = 0; i < LAYOUT_IDT_BYTES; i++)
 		assert_int_equal(f->ram[LAYOUT_IDT_GPA + i], 0);
@@ -182,7 +134,7 @@ static void test_write_gdt_idt(void **state)
 
 static void test_write_page_tables(void **state)
 {
-	struct fixture *f = *state;
+	struct test_ram *f = *state;
 	struct boot_segment code, data, tss;
 	const uint8_t *pml4 = f->ram + LAYOUT_PML4_GPA;
 	const uint8_t *pdpt = f->ram + LAYOUT_PDPT_GPA;
@@ -190,25 +142,25 @@ static void test_write_page_tables(void **state)
 	unsigned int i;
 
 	assert_int_equal(cpu_tables__write(&f->m, &code, &data, &tss), 0);
-	assert_int_equal(rd64(pml4), LAYOUT_PDPT_GPA | 0x3);
+	assert_int_equal(rd64(pml4, 0), LAYOUT_PDPT_GPA | 0x3);
 	for (i = 1; i < 512; i++)
-		assert_int_equal(rd64(pml4 + i * 8), 0);
+		assert_int_equal(rd64(pml4, i * 8), 0);
 	for (i = 0; i < 4; i++)
-		assert_int_equal(rd64(pdpt + i * 8),
+		assert_int_equal(rd64(pdpt, i * 8),
 				 (LAYOUT_PD_GPA + i * 4096) | 0x3);
 	for (i = 4; i < 512; i++)
-		assert_int_equal(rd64(pdpt + i * 8), 0);
+		assert_int_equal(rd64(pdpt, i * 8), 0);
 	for (i = 0; i < 4 * 512; i++)
-		assert_int_equal(rd64(pd + i * 8),
+		assert_int_equal(rd64(pd, i * 8),
 				 (uint64_t)i * 2 * LAYOUT_MiB | 0x83);
 	/* The last PD entry maps the 2 MiB just below 4 GiB. */
-	assert_int_equal(rd64(pd + 2047 * 8), 0xffe00083ULL);
+	assert_int_equal(rd64(pd, 2047 * 8), 0xffe00083ULL);
 	assert_int_equal(f->ram[LAYOUT_PD_GPA + 4 * 4096], RAM_FILL);
 }
 
 static void test_write_tiny_ram(void **state)
 {
-	struct fixture *f = *state;
+	struct test_ram *f = *state;
 	struct boot_segment code, data, tss;
 	struct guest_mem tiny;
 
@@ -221,7 +173,7 @@ static void test_write_tiny_ram(void **state)
 			 -EFAULT);
 }
 
-static void check_mptable(struct fixture *f, unsigned int n)
+static void check_mptable(struct test_ram *f, unsigned int n)
 {
 	const uint8_t *mpf = f->ram + LAYOUT_EBDA_GPA;
 	const uint8_t *mpc = mpf + MPF_BYTES;
@@ -233,7 +185,7 @@ static void check_mptable(struct fixture *f, unsigned int n)
 	assert_int_equal(cpu_tables__mptable(&f->m, n), 0);
 
 	assert_memory_equal(mpf, "_MP_", 4);
-	assert_int_equal(rd32(mpf + 4), LAYOUT_EBDA_GPA + MPF_BYTES);
+	assert_int_equal(rd32(mpf, 4), LAYOUT_EBDA_GPA + MPF_BYTES);
 	assert_int_equal(mpf[8], 1);
 	assert_int_equal(mpf[9], 4);
 	assert_int_equal(sum8(mpf, MPF_BYTES), 0);
@@ -241,12 +193,12 @@ static void check_mptable(struct fixture *f, unsigned int n)
 		assert_int_equal(mpf[i], 0);	/* feature 1 = 0: table */
 
 	assert_memory_equal(mpc, "PCMP", 4);
-	assert_int_equal(rd16(mpc + 4), len);
+	assert_int_equal(rd16(mpc, 4), len);
 	assert_int_equal(mpc[6], 4);
 	assert_memory_equal(mpc + 8, "EMBER   ", 8);
-	assert_int_equal(rd16(mpc + 34), n + 2 + LAYOUT_IOAPIC_PINS + 2);
-	assert_int_equal(rd32(mpc + 36), LAYOUT_LAPIC_GPA);
-	assert_int_equal(rd16(mpc + 40), 0);
+	assert_int_equal(rd16(mpc, 34), n + 2 + LAYOUT_IOAPIC_PINS + 2);
+	assert_int_equal(rd32(mpc, 36), LAYOUT_LAPIC_GPA);
+	assert_int_equal(rd16(mpc, 40), 0);
 	assert_int_equal(sum8(mpc, len), 0);
 	assert_true(LAYOUT_EBDA_GPA + MPF_BYTES + len <= LAYOUT_BASE_MEM_END);
 
@@ -256,8 +208,8 @@ static void check_mptable(struct fixture *f, unsigned int n)
 		assert_int_equal(e[1], i);
 		assert_int_equal(e[2], 0x14);
 		assert_int_equal(e[3], i == 0 ? 3 : 1);
-		assert_int_equal(rd32(e + 4), 0x600);
-		assert_int_equal(rd32(e + 8), 0x201);
+		assert_int_equal(rd32(e, 4), 0x600);
+		assert_int_equal(rd32(e, 8), 0x201);
 	}
 	assert_int_equal(e[0], 1);
 	assert_int_equal(e[1], 0);
@@ -267,12 +219,12 @@ static void check_mptable(struct fixture *f, unsigned int n)
 	assert_int_equal(e[1], n);
 	assert_int_equal(e[2], 0x11);
 	assert_int_equal(e[3], 1);
-	assert_int_equal(rd32(e + 4), LAYOUT_IOAPIC_GPA);
+	assert_int_equal(rd32(e, 4), LAYOUT_IOAPIC_GPA);
 	e += MPC_ENTRY_BYTES;
 	for (i = 0; i < LAYOUT_IOAPIC_PINS; i++, e += MPC_ENTRY_BYTES) {
 		assert_int_equal(e[0], 3);
 		assert_int_equal(e[1], 0);		/* INT */
-		assert_int_equal(rd16(e + 2), 0);	/* conforming */
+		assert_int_equal(rd16(e, 2), 0);	/* conforming */
 		assert_int_equal(e[4], 0);		/* ISA bus */
 		assert_int_equal(e[5], i);
 		assert_int_equal(e[6], n);
@@ -311,7 +263,7 @@ static void test_mptable_max_fit(void **state)
 
 static void test_mptable_bad_count(void **state)
 {
-	struct fixture *f = *state;
+	struct test_ram *f = *state;
 
 	assert_int_equal(cpu_tables__mptable(&f->m, 0), -EINVAL);
 	assert_int_equal(cpu_tables__mptable(&f->m, 255), -EINVAL);
@@ -323,7 +275,7 @@ static void test_mptable_bad_count(void **state)
 
 static void test_mptable_tiny_ram(void **state)
 {
-	struct fixture *f = *state;
+	struct test_ram *f = *state;
 	struct guest_mem tiny;
 
 	assert_int_equal(mem__wrap(&tiny, f->ram, LAYOUT_EBDA_GPA + 64), 0);
@@ -334,7 +286,7 @@ static void test_mptable_tiny_ram(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, test_ram__teardown)
 		T(test_gdt_entry),
 		T(test_segment_code64),
 		T(test_segment_data_and_fields),

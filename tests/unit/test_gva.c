@@ -12,6 +12,7 @@
 
 #include "../../vmm/gva.h"
 #include "../../vmm/mem.h"
+#include "test_util.h"
 
 #define RAM_BYTES	(4ULL << 20)
 
@@ -72,28 +73,21 @@
 #define PA_KERNEL	0x200000ULL
 
 struct fixture {
-	uint8_t *ram;
-	struct guest_mem m;
+	struct test_ram r;	/* first: see test_ram__new_in() */
 	struct gva_ctx c;
 };
 
 static uint64_t *pte(struct fixture *f, uint64_t table, unsigned int i)
 {
-	return (uint64_t *)(f->ram + table) + i;
+	return (uint64_t *)(f->r.ram + table) + i;
 }
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
+	struct fixture *f = test_ram__new_in(sizeof(*f), RAM_BYTES, 0);
 
 	if (!f)
 		return -1;
-	f->ram = calloc(1, RAM_BYTES);
-	if (!f->ram || mem__wrap(&f->m, f->ram, RAM_BYTES)) {
-		free(f->ram);
-		free(f);
-		return -1;
-	}
 	*pte(f, PML4, 0) = PDPT | P | RW | US;
 	*pte(f, PDPT, 0) = PD | P | RW | US;
 	*pte(f, PDPT, 1) = 0 | P | RW | US | PS;
@@ -125,22 +119,13 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	free(f->ram);
-	free(f);
-	return 0;
-}
-
 static uint64_t xlate_ok(struct fixture *f, uint64_t gva, unsigned int access)
 {
 	uint64_t gpa = 0xdeadULL;
 	uint32_t pfec = 0xdead;
 
-	assert_int_equal(gva__translate(&f->m, &f->c, gva, access, &gpa, &pfec),
-			 0);
+	assert_int_equal(gva__translate(&f->r.m, &f->c, gva, access, &gpa,
+					&pfec), 0);
 	return gpa;
 }
 
@@ -150,8 +135,8 @@ static void xlate_fault(struct fixture *f, uint64_t gva, unsigned int access,
 	uint64_t gpa = 0;
 	uint32_t pfec = 0xdead;
 
-	assert_int_equal(gva__translate(&f->m, &f->c, gva, access, &gpa, &pfec),
-			 -EFAULT);
+	assert_int_equal(gva__translate(&f->r.m, &f->c, gva, access, &gpa,
+					&pfec), -EFAULT);
 	assert_int_equal(pfec, want_pfec);
 }
 
@@ -289,11 +274,13 @@ static void test_non_canonical(void **state)
 	uint64_t gpa = 0x1234;
 	uint32_t pfec = 0x55;
 
-	assert_int_equal(gva__translate(&f->m, &f->c, 0x0000800000000000ULL, 0,
-					&gpa, &pfec), -EINVAL);
-	assert_int_equal(gva__translate(&f->m, &f->c, 0xffff7fffffffffffULL, 0,
-					&gpa, &pfec), -EINVAL);
-	assert_int_equal(gva__translate(&f->m, &f->c, 0x8000000000000000ULL,
+	assert_int_equal(gva__translate(&f->r.m, &f->c,
+					0x0000800000000000ULL, 0, &gpa, &pfec),
+			 -EINVAL);
+	assert_int_equal(gva__translate(&f->r.m, &f->c,
+					0xffff7fffffffffffULL, 0, &gpa, &pfec),
+			 -EINVAL);
+	assert_int_equal(gva__translate(&f->r.m, &f->c, 0x8000000000000000ULL,
 					GVA_ACCESS_WRITE, &gpa, &pfec),
 			 -EINVAL);
 	assert_int_equal(gpa, 0x1234);
@@ -309,15 +296,16 @@ static void test_table_outside_ram(void **state)
 	uint64_t gpa;
 	uint32_t pfec;
 
-	assert_int_equal(gva__translate(&f->m, &f->c, VA_BADPT, 0, &gpa, &pfec),
-			 -EIO);
+	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_BADPT, 0, &gpa,
+					&pfec), -EIO);
 	f->c.cr3 = OUTSIDE;
-	assert_int_equal(gva__translate(&f->m, &f->c, VA_A, 0, &gpa, &pfec),
+	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_A, 0, &gpa, &pfec),
 			 -EIO);
 	/* Last entry of a table that ends exactly at the end of RAM. */
 	f->c.cr3 = RAM_BYTES - 0x1000;
-	assert_int_equal(gva__translate(&f->m, &f->c, 0x00007fffffffffffULL, 0,
-					&gpa, &pfec), -EFAULT);
+	assert_int_equal(gva__translate(&f->r.m, &f->c,
+					0x00007fffffffffffULL, 0, &gpa, &pfec),
+			 -EFAULT);
 	/* A leaf may point outside RAM (MMIO): translation succeeds. */
 	f->c.cr3 = PML4;
 	assert_int_equal(xlate_ok(f, VA_OUT + 0x10, 0), OUTSIDE + 0x10);
@@ -336,14 +324,14 @@ static void test_paging_modes(void **state)
 
 	f->c.cr0 |= CR0_PG;
 	f->c.cr4 |= CR4_LA57;
-	assert_int_equal(gva__translate(&f->m, &f->c, VA_A, 0, &gpa, &pfec),
+	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_A, 0, &gpa, &pfec),
 			 -ENOTSUP);
 	f->c.cr4 = 0;	/* 32-bit paging */
 	f->c.efer = 0;
-	assert_int_equal(gva__translate(&f->m, &f->c, VA_A, 0, &gpa, &pfec),
+	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_A, 0, &gpa, &pfec),
 			 -ENOTSUP);
 	f->c.cr4 = CR4_PAE;	/* PAE paging */
-	assert_int_equal(gva__translate(&f->m, &f->c, VA_A, 0, &gpa, &pfec),
+	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_A, 0, &gpa, &pfec),
 			 -ENOTSUP);
 	/* Nothing was walked. */
 	assert_int_equal(*pte(f, PML4, 0) & A, 0);
@@ -360,22 +348,22 @@ static void test_copy_read_write(void **state)
 	for (i = 0; i < sizeof(in); i++)
 		in[i] = (uint8_t)(0x40 + i);
 	/* Across VA_A/VA_B whose physical pages are not adjacent. */
-	assert_int_equal(gva__copy(&f->m, &f->c, VA_B - 16, in, sizeof(in),
+	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_B - 16, in, sizeof(in),
 				   GVA_ACCESS_WRITE, &pfec, &fault_gva), 0);
-	assert_memory_equal(f->ram + PA_A + 0x1000 - 16, in, 16);
-	assert_memory_equal(f->ram + PA_B, in + 16, 16);
-	assert_int_equal(f->ram[PA_A + 0x1000], 0);
+	assert_memory_equal(f->r.ram + PA_A + 0x1000 - 16, in, 16);
+	assert_memory_equal(f->r.ram + PA_B, in + 16, 16);
+	assert_int_equal(f->r.ram[PA_A + 0x1000], 0);
 	assert_int_equal(*pte(f, PT, 0x10) & D, D);
 	assert_int_equal(*pte(f, PT, 0x11) & D, D);
 
 	memset(out, 0, sizeof(out));
-	assert_int_equal(gva__copy(&f->m, &f->c, VA_B - 16, out, sizeof(out), 0,
-				   &pfec, &fault_gva), 0);
+	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_B - 16, out, sizeof(out),
+				   0, &pfec, &fault_gva), 0);
 	assert_memory_equal(out, in, sizeof(in));
 	assert_int_equal(fault_gva, 0x77);
 
 	/* Length 0 does nothing, even at a non-present page. */
-	assert_int_equal(gva__copy(&f->m, &f->c, VA_NP, out, 0,
+	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_NP, out, 0,
 				   GVA_ACCESS_WRITE, &pfec, &fault_gva), 0);
 }
 
@@ -387,33 +375,33 @@ static void test_copy_fault_changes_nothing(void **state)
 	uint32_t pfec = 0;
 
 	memset(in, 0x5a, sizeof(in));
-	memcpy(before, f->ram + PA_B, sizeof(before));
+	memcpy(before, f->r.ram + PA_B, sizeof(before));
 	/* VA_B is present, VA_NP (the next page) is not. */
-	assert_int_equal(gva__copy(&f->m, &f->c, VA_B + 0x1000 - 16, in,
+	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_B + 0x1000 - 16, in,
 				   sizeof(in), GVA_ACCESS_WRITE, &pfec,
 				   &fault_gva), -EFAULT);
 	assert_int_equal(fault_gva, VA_NP);
 	assert_int_equal(pfec, GVA_ACCESS_WRITE);
-	assert_memory_equal(f->ram + PA_B, before, sizeof(before));
+	assert_memory_equal(f->r.ram + PA_B, before, sizeof(before));
 
 	/* Second page read-only with CR0.WP: a protection fault. */
-	memcpy(before, f->ram + PA_C, sizeof(before));
-	assert_int_equal(gva__copy(&f->m, &f->c, VA_C_RO - 8, in, sizeof(in),
+	memcpy(before, f->r.ram + PA_C, sizeof(before));
+	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_C_RO - 8, in, sizeof(in),
 				   GVA_ACCESS_WRITE, &pfec, &fault_gva),
 			 -EFAULT);
 	assert_int_equal(fault_gva, VA_C_RO);
 	assert_int_equal(pfec, GVA_PFEC_PRESENT | GVA_ACCESS_WRITE);
-	assert_memory_equal(f->ram + PA_C, before, sizeof(before));
+	assert_memory_equal(f->r.ram + PA_C, before, sizeof(before));
 
 	/* A fault in the middle of the first page is reported there. */
-	assert_int_equal(gva__copy(&f->m, &f->c, VA_NP + 0x80, in, sizeof(in),
-				   0, &pfec, &fault_gva), -EFAULT);
+	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_NP + 0x80, in,
+				   sizeof(in), 0, &pfec, &fault_gva), -EFAULT);
 	assert_int_equal(fault_gva, VA_NP + 0x80);
 	assert_int_equal(pfec, 0);
 
 	/* Reads fault the same way and leave the buffer alone. */
 	memset(in, 0x5a, sizeof(in));
-	assert_int_equal(gva__copy(&f->m, &f->c, VA_B + 0x1000 - 16, in,
+	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_B + 0x1000 - 16, in,
 				   sizeof(in), GVA_ACCESS_USER, &pfec,
 				   &fault_gva), -EFAULT);
 	assert_int_equal(fault_gva, VA_NP);
@@ -429,16 +417,16 @@ static void test_copy_outside_ram(void **state)
 	uint64_t fault_gva;
 	uint32_t pfec;
 
-	assert_int_equal(gva__copy(&f->m, &f->c, VA_OUT, buf, sizeof(buf), 0,
+	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_OUT, buf, sizeof(buf), 0,
 				   &pfec, &fault_gva), -EIO);
-	assert_int_equal(gva__copy(&f->m, &f->c, 0x0000800000000000ULL, buf,
+	assert_int_equal(gva__copy(&f->r.m, &f->c, 0x0000800000000000ULL, buf,
 				   sizeof(buf), 0, &pfec, &fault_gva), -EINVAL);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, test_ram__teardown)
 		T(test_4k),
 		T(test_large_pages),
 		T(test_accessed_dirty_4k),

@@ -13,6 +13,7 @@
 
 #include "../../boot/kernel.h"
 #include "../../boot/layout.h"
+#include "test_util.h"
 
 #define RAM_BYTES	(64 * LAYOUT_MiB)
 #define RAM_FILL	0xcc
@@ -36,8 +37,7 @@
 #define BZ_HDR(f)	(0x1f1 + offsetof(struct setup_header, f))
 
 struct fixture {
-	struct guest_mem m;
-	uint8_t *ram;
+	struct test_ram r;	/* first: see test_ram__new_in() */
 	uint8_t img[BZ_LEN > ELF_LEN ? BZ_LEN : ELF_LEN];
 	size_t len;
 	struct kernel_image k;
@@ -45,43 +45,12 @@ struct fixture {
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
+	struct fixture *f = test_ram__new_in(sizeof(*f), RAM_BYTES, RAM_FILL);
 
 	if (!f)
 		return -1;
-	f->ram = malloc(RAM_BYTES);
-	if (!f->ram || mem__wrap(&f->m, f->ram, RAM_BYTES)) {
-		free(f->ram);
-		free(f);
-		return -1;
-	}
-	memset(f->ram, RAM_FILL, RAM_BYTES);
 	*state = f;
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	free(f->ram);
-	free(f);
-	return 0;
-}
-
-static void put16(uint8_t *p, size_t off, uint16_t v)
-{
-	memcpy(p + off, &v, sizeof(v));
-}
-
-static void put32(uint8_t *p, size_t off, uint32_t v)
-{
-	memcpy(p + off, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, size_t off, uint64_t v)
-{
-	memcpy(p + off, &v, sizeof(v));
 }
 
 static Elf64_Ehdr *ehdr(struct fixture *f)
@@ -146,22 +115,22 @@ static void make_bz(struct fixture *f)
 
 	memset(f->img, 0, sizeof(f->img));
 	f->img[BZ_HDR(setup_sects)] = BZ_SETUP_SECTS;
-	put16(f->img, BZ_HDR(boot_flag), 0xaa55);
+	wr16(f->img, BZ_HDR(boot_flag), 0xaa55);
 	/* jmp over the header to 0x268: it ends before kernel_info_offset */
 	f->img[BZ_HDR(jump)] = 0xeb;
 	f->img[BZ_HDR(jump) + 1] = 0x66;
-	put32(f->img, BZ_HDR(header), 0x53726448);
-	put16(f->img, BZ_HDR(version), 0x020f);
+	wr32(f->img, BZ_HDR(header), 0x53726448);
+	wr16(f->img, BZ_HDR(version), 0x020f);
 	f->img[BZ_HDR(loadflags)] = LOADED_HIGH;
-	put32(f->img, BZ_HDR(initrd_addr_max), 0x7fffffff);
-	put32(f->img, BZ_HDR(kernel_alignment), 0x200000);
+	wr32(f->img, BZ_HDR(initrd_addr_max), 0x7fffffff);
+	wr32(f->img, BZ_HDR(kernel_alignment), 0x200000);
 	f->img[BZ_HDR(relocatable_kernel)] = 1;
-	put16(f->img, BZ_HDR(xloadflags),
-	      XLF_KERNEL_64 | XLF_CAN_BE_LOADED_ABOVE_4G);
-	put32(f->img, BZ_HDR(cmdline_size), 2047);
-	put64(f->img, BZ_HDR(pref_address), BZ_PREF);
-	put32(f->img, BZ_HDR(init_size), BZ_INIT_SIZE);
-	put32(f->img, BZ_HDR(kernel_info_offset), 0x12345678);
+	wr16(f->img, BZ_HDR(xloadflags),
+	     XLF_KERNEL_64 | XLF_CAN_BE_LOADED_ABOVE_4G);
+	wr32(f->img, BZ_HDR(cmdline_size), 2047);
+	wr64(f->img, BZ_HDR(pref_address), BZ_PREF);
+	wr32(f->img, BZ_HDR(init_size), BZ_INIT_SIZE);
+	wr32(f->img, BZ_HDR(kernel_info_offset), 0x12345678);
 	for (i = BZ_PM_OFF; i < BZ_LEN; i++)
 		f->img[i] = (uint8_t)(i * 13 + 5);
 	f->len = BZ_LEN;
@@ -169,7 +138,7 @@ static void make_bz(struct fixture *f)
 
 static int load(struct fixture *f)
 {
-	return kernel__load(&f->m, f->img, f->len, &f->k);
+	return kernel__load(&f->r.m, f->img, f->len, &f->k);
 }
 
 static void assert_ram_untouched(struct fixture *f, uint64_t gpa, size_t len)
@@ -177,7 +146,7 @@ static void assert_ram_untouched(struct fixture *f, uint64_t gpa, size_t len)
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		assert_int_equal(f->ram[gpa + i], RAM_FILL);
+		assert_int_equal(f->r.ram[gpa + i], RAM_FILL);
 }
 
 static void test_probe(void **state)
@@ -195,7 +164,7 @@ static void test_probe(void **state)
 	ehdr(f)->e_ident[EI_CLASS] = ELFCLASS32;
 	assert_int_equal(kernel__probe(f->img, f->len), -ENOEXEC);
 	make_bz(f);
-	put16(f->img, BZ_HDR(version), 0x0200);
+	wr16(f->img, BZ_HDR(version), 0x0200);
 	assert_int_equal(kernel__probe(f->img, f->len), -ENOEXEC);
 }
 
@@ -210,16 +179,16 @@ static void test_elf_good(void **state)
 	assert_int_equal(f->k.entry, ELF_ENTRY);
 	assert_int_equal(f->k.load_start, ELF_SEG0_GPA);
 	assert_int_equal(f->k.load_end, ELF_SEG1_GPA + ELF_SEG1_FILE);
-	assert_memory_equal(f->ram + ELF_SEG0_GPA, f->img + ELF_DATA_OFF,
+	assert_memory_equal(f->r.ram + ELF_SEG0_GPA, f->img + ELF_DATA_OFF,
 			    ELF_SEG0_FILE);
 	for (i = ELF_SEG0_FILE; i < ELF_SEG0_MEM; i++)
-		assert_int_equal(f->ram[ELF_SEG0_GPA + i], 0);
-	assert_int_equal(f->ram[ELF_SEG0_GPA + ELF_SEG0_MEM], RAM_FILL);
-	assert_memory_equal(f->ram + ELF_SEG1_GPA,
+		assert_int_equal(f->r.ram[ELF_SEG0_GPA + i], 0);
+	assert_int_equal(f->r.ram[ELF_SEG0_GPA + ELF_SEG0_MEM], RAM_FILL);
+	assert_memory_equal(f->r.ram + ELF_SEG1_GPA,
 			    f->img + ELF_DATA_OFF + ELF_SEG0_FILE,
 			    ELF_SEG1_FILE);
-	assert_int_equal(f->ram[ELF_SEG1_GPA - 1], RAM_FILL);
-	assert_int_equal(f->ram[ELF_SEG1_GPA + ELF_SEG1_FILE], RAM_FILL);
+	assert_int_equal(f->r.ram[ELF_SEG1_GPA - 1], RAM_FILL);
+	assert_int_equal(f->r.ram[ELF_SEG1_GPA + ELF_SEG1_FILE], RAM_FILL);
 	/* The loader leaves the header for zeropage__build to synthesize. */
 	assert_int_equal(f->k.hdr.boot_flag, 0);
 }
@@ -405,9 +374,9 @@ static void test_bz_good(void **state)
 	assert_int_equal(f->k.entry, LAYOUT_BZIMAGE_GPA + 0x200);
 	assert_int_equal(f->k.load_start, LAYOUT_BZIMAGE_GPA);
 	assert_int_equal(f->k.load_end, BZ_PREF + BZ_INIT_SIZE);
-	assert_memory_equal(f->ram + LAYOUT_BZIMAGE_GPA, f->img + BZ_PM_OFF,
+	assert_memory_equal(f->r.ram + LAYOUT_BZIMAGE_GPA, f->img + BZ_PM_OFF,
 			    BZ_PM_LEN);
-	assert_int_equal(f->ram[LAYOUT_BZIMAGE_GPA + BZ_PM_LEN], RAM_FILL);
+	assert_int_equal(f->r.ram[LAYOUT_BZIMAGE_GPA + BZ_PM_LEN], RAM_FILL);
 	/* The setup code itself is not loaded. */
 	assert_ram_untouched(f, 0, LAYOUT_BZIMAGE_GPA);
 
@@ -429,8 +398,8 @@ static void test_bz_load_end_from_payload(void **state)
 
 	/* A tiny init_size: the payload end is the larger one. */
 	make_bz(f);
-	put64(f->img, BZ_HDR(pref_address), LAYOUT_BZIMAGE_GPA);
-	put32(f->img, BZ_HDR(init_size), 0x10);
+	wr64(f->img, BZ_HDR(pref_address), LAYOUT_BZIMAGE_GPA);
+	wr32(f->img, BZ_HDR(init_size), 0x10);
 	assert_int_equal(load(f), 0);
 	assert_int_equal(f->k.load_end, LAYOUT_BZIMAGE_GPA + BZ_PM_LEN);
 }
@@ -443,9 +412,9 @@ static void test_bz_setup_sects_zero(void **state)
 	f->img[BZ_HDR(setup_sects)] = 0;	/* means 4: payload at 0xa00 */
 	assert_int_equal(load(f), 0);
 	assert_int_equal(f->k.hdr.setup_sects, 0);
-	assert_memory_equal(f->ram + LAYOUT_BZIMAGE_GPA, f->img + 0xa00,
+	assert_memory_equal(f->r.ram + LAYOUT_BZIMAGE_GPA, f->img + 0xa00,
 			    BZ_LEN - 0xa00);
-	assert_int_equal(f->ram[LAYOUT_BZIMAGE_GPA + BZ_LEN - 0xa00],
+	assert_int_equal(f->r.ram[LAYOUT_BZIMAGE_GPA + BZ_LEN - 0xa00],
 			 RAM_FILL);
 }
 
@@ -454,10 +423,10 @@ static void test_bz_old_version(void **state)
 	struct fixture *f = *state;
 
 	make_bz(f);
-	put16(f->img, BZ_HDR(version), 0x0200);
+	wr16(f->img, BZ_HDR(version), 0x0200);
 	assert_int_equal(load(f), -ENOEXEC);
 	make_bz(f);
-	put16(f->img, BZ_HDR(version), 0x020b);
+	wr16(f->img, BZ_HDR(version), 0x020b);
 	assert_int_equal(load(f), -ENOEXEC);
 	assert_ram_untouched(f, LAYOUT_BZIMAGE_GPA, BZ_PM_LEN);
 }
@@ -467,7 +436,7 @@ static void test_bz_not_64bit(void **state)
 	struct fixture *f = *state;
 
 	make_bz(f);
-	put16(f->img, BZ_HDR(xloadflags), XLF_CAN_BE_LOADED_ABOVE_4G);
+	wr16(f->img, BZ_HDR(xloadflags), XLF_CAN_BE_LOADED_ABOVE_4G);
 	assert_int_equal(kernel__probe(f->img, f->len), -ENOEXEC);
 	assert_int_equal(load(f), -ENOEXEC);
 }
@@ -477,10 +446,10 @@ static void test_bz_bad_magic(void **state)
 	struct fixture *f = *state;
 
 	make_bz(f);
-	put16(f->img, BZ_HDR(boot_flag), 0x55aa);
+	wr16(f->img, BZ_HDR(boot_flag), 0x55aa);
 	assert_int_equal(load(f), -ENOEXEC);
 	make_bz(f);
-	put32(f->img, BZ_HDR(header), 0x53726449);
+	wr32(f->img, BZ_HDR(header), 0x53726449);
 	assert_int_equal(load(f), -ENOEXEC);
 }
 
@@ -516,13 +485,13 @@ static void test_bz_too_big(void **state)
 	struct fixture *f = *state;
 
 	make_bz(f);
-	put64(f->img, BZ_HDR(pref_address), RAM_BYTES - 0x1000);
+	wr64(f->img, BZ_HDR(pref_address), RAM_BYTES - 0x1000);
 	assert_int_equal(load(f), -E2BIG);
 	make_bz(f);
-	put32(f->img, BZ_HDR(init_size), 0xffffffff);
+	wr32(f->img, BZ_HDR(init_size), 0xffffffff);
 	assert_int_equal(load(f), -E2BIG);
 	make_bz(f);
-	put64(f->img, BZ_HDR(pref_address), UINT64_MAX - 0x10);
+	wr64(f->img, BZ_HDR(pref_address), UINT64_MAX - 0x10);
 	assert_int_equal(load(f), -EINVAL);
 	assert_ram_untouched(f, LAYOUT_BZIMAGE_GPA, BZ_PM_LEN);
 }
@@ -533,11 +502,11 @@ static void test_bz_small_ram(void **state)
 	struct guest_mem small;
 
 	/* RAM ends inside the payload. */
-	assert_int_equal(mem__wrap(&small, f->ram,
+	assert_int_equal(mem__wrap(&small, f->r.ram,
 				   LAYOUT_BZIMAGE_GPA + BZ_PM_LEN / 2), 0);
 	make_bz(f);
-	put64(f->img, BZ_HDR(pref_address), LAYOUT_BZIMAGE_GPA);
-	put32(f->img, BZ_HDR(init_size), 0x10);
+	wr64(f->img, BZ_HDR(pref_address), LAYOUT_BZIMAGE_GPA);
+	wr32(f->img, BZ_HDR(init_size), 0x10);
 	assert_int_equal(kernel__load(&small, f->img, f->len, &f->k), -E2BIG);
 	assert_ram_untouched(f, LAYOUT_BZIMAGE_GPA, BZ_PM_LEN / 2);
 }
@@ -545,7 +514,7 @@ static void test_bz_small_ram(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, test_ram__teardown)
 		T(test_probe),
 		T(test_elf_good),
 		T(test_elf_bad_magic),

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "../../vmm/xstate.h"
+#include "test_util.h"
 
 /* Legacy region and header offsets (SDM vol. 1 table 10-2, 13.4). */
 #define FCW		0
@@ -38,32 +39,6 @@ struct fixture {
 	uint8_t area[XSTATE_LIVE_SIZE];	/* only AREA_SIZE of it used */
 	uint8_t snap[XSTATE_LIVE_SIZE];
 };
-
-static uint64_t get64(const uint8_t *p, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, p + off, 8);
-	return v;
-}
-
-static void put64(uint8_t *p, size_t off, uint64_t v)
-{
-	memcpy(p + off, &v, 8);
-}
-
-static uint32_t get32(const uint8_t *p, size_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, p + off, 4);
-	return v;
-}
-
-static void put32(uint8_t *p, size_t off, uint32_t v)
-{
-	memcpy(p + off, &v, 4);
-}
 
 static void assert_same(const uint8_t *a, const uint8_t *b, size_t from,
 			size_t to)
@@ -93,9 +68,9 @@ static int setup(void **state)
 	for (i = 0; i < sizeof(f->live); i++)
 		f->live[i] = (uint8_t)(i * 7 + 3);
 	memset(f->live + BV, 0, XSTATE_HEADER_SIZE);
-	put64(f->live, BV, 7);
-	put32(f->live, MXCSR, 0x1fa0);
-	put32(f->live, MXCSR_MASK, MASK_ALL);
+	wr64(f->live, BV, 7);
+	wr32(f->live, MXCSR, 0x1fa0);
+	wr32(f->live, MXCSR_MASK, MASK_ALL);
 	memset(f->area, AREA_FILL, sizeof(f->area));
 	*state = f;
 	return 0;
@@ -115,8 +90,8 @@ static void make_area(struct fixture *f, uint64_t bv)
 	for (i = 0; i < AREA_SIZE; i++)
 		f->area[i] = (uint8_t)(i * 13 + 5);
 	memset(f->area + BV, 0, XSTATE_HEADER_SIZE);
-	put64(f->area, BV, bv);
-	put32(f->area, MXCSR, MXCSR_DEFAULT);
+	wr64(f->area, BV, bv);
+	wr32(f->area, MXCSR, MXCSR_DEFAULT);
 }
 
 static void test_area_size(void **state)
@@ -139,14 +114,14 @@ static void test_save_all(void **state)
 	/* Bits outside RFBM (3, 9) must survive; bit 0 is rewritten. */
 	uint64_t old_bv = (1ULL << 3) | (1ULL << 9);
 
-	put64(f->area, BV, old_bv);
+	wr64(f->area, BV, old_bv);
 	xstate__save(&f->l, f->live, 7, f->area);
 	assert_same(f->area, f->live, FCW, MXCSR);
-	assert_int_equal(get32(f->area, MXCSR), 0x1fa0);
-	assert_int_equal(get32(f->area, MXCSR_MASK), MASK_ALL);
+	assert_int_equal(rd32(f->area, MXCSR), 0x1fa0);
+	assert_int_equal(rd32(f->area, MXCSR_MASK), MASK_ALL);
 	assert_same(f->area, f->live, ST, XMM_END);
 	assert_filled(f->area, XMM_END, BV, AREA_FILL);
-	assert_int_equal(get64(f->area, BV), old_bv | 7);
+	assert_int_equal(rd64(f->area, BV), old_bv | 7);
 	/* XSAVE writes no other header byte. */
 	assert_filled(f->area, XCOMP, YMM, AREA_FILL);
 	assert_same(f->area, f->live, YMM, AREA_SIZE);
@@ -157,14 +132,14 @@ static void test_save_x87_only(void **state)
 {
 	struct fixture *f = *state;
 
-	put64(f->area, BV, 0);
+	wr64(f->area, BV, 0);
 	xstate__save(&f->l, f->live, XSTATE_X87, f->area);
 	assert_same(f->area, f->live, FCW, MXCSR);
 	/* No MXCSR, XMM or YMM without SSE/AVX in RFBM. */
 	assert_filled(f->area, MXCSR, ST, AREA_FILL);
 	assert_same(f->area, f->live, ST, XMM);
 	assert_filled(f->area, XMM, BV, AREA_FILL);
-	assert_int_equal(get64(f->area, BV), XSTATE_X87);
+	assert_int_equal(rd64(f->area, BV), XSTATE_X87);
 	assert_filled(f->area, XCOMP, sizeof(f->area), AREA_FILL);
 }
 
@@ -172,16 +147,16 @@ static void test_save_avx_only(void **state)
 {
 	struct fixture *f = *state;
 
-	put64(f->area, BV, XSTATE_X87 | XSTATE_SSE);
-	put64(f->live, BV, XSTATE_X87);	/* live: AVX in init state */
+	wr64(f->area, BV, XSTATE_X87 | XSTATE_SSE);
+	wr64(f->live, BV, XSTATE_X87);	/* live: AVX in init state */
 	xstate__save(&f->l, f->live, XSTATE_AVX, f->area);
 	assert_filled(f->area, FCW, MXCSR, AREA_FILL);
 	/* MXCSR goes with AVX as well as with SSE. */
-	assert_int_equal(get32(f->area, MXCSR), 0x1fa0);
-	assert_int_equal(get32(f->area, MXCSR_MASK), MASK_ALL);
+	assert_int_equal(rd32(f->area, MXCSR), 0x1fa0);
+	assert_int_equal(rd32(f->area, MXCSR_MASK), MASK_ALL);
 	assert_filled(f->area, ST, BV, AREA_FILL);
 	/* XSTATE_BV[2] is live's (0); bits 0-1 keep the area's. */
-	assert_int_equal(get64(f->area, BV), XSTATE_X87 | XSTATE_SSE);
+	assert_int_equal(rd64(f->area, BV), XSTATE_X87 | XSTATE_SSE);
 	assert_same(f->area, f->live, YMM, AREA_SIZE);
 }
 
@@ -189,12 +164,12 @@ static void test_save_sse_clears_bv(void **state)
 {
 	struct fixture *f = *state;
 
-	put64(f->area, BV, 7);
-	put64(f->live, BV, XSTATE_X87 | XSTATE_AVX);
+	wr64(f->area, BV, 7);
+	wr64(f->live, BV, XSTATE_X87 | XSTATE_AVX);
 	xstate__save(&f->l, f->live, XSTATE_SSE, f->area);
-	assert_int_equal(get64(f->area, BV), XSTATE_X87 | XSTATE_AVX);
+	assert_int_equal(rd64(f->area, BV), XSTATE_X87 | XSTATE_AVX);
 	assert_same(f->area, f->live, XMM, XMM_END);
-	assert_int_equal(get32(f->area, MXCSR), 0x1fa0);
+	assert_int_equal(rd32(f->area, MXCSR), 0x1fa0);
 	assert_filled(f->area, FCW, MXCSR, AREA_FILL);
 	assert_filled(f->area, ST, XMM, AREA_FILL);
 	assert_filled(f->area, YMM, AREA_SIZE, AREA_FILL);
@@ -209,11 +184,11 @@ static void test_restore_all(void **state)
 	assert_int_equal(xstate__restore(&f->l, f->live, 7, 7, MASK_ALL,
 					 f->area), 0);
 	assert_same(f->live, f->area, FCW, MXCSR);
-	assert_int_equal(get32(f->live, MXCSR), MXCSR_DEFAULT);
-	assert_int_equal(get32(f->live, MXCSR_MASK), MASK_ALL);
+	assert_int_equal(rd32(f->live, MXCSR), MXCSR_DEFAULT);
+	assert_int_equal(rd32(f->live, MXCSR_MASK), MASK_ALL);
 	assert_same(f->live, f->area, ST, XMM_END);
 	assert_same(f->live, f->snap, XMM_END, BV);
-	assert_int_equal(get64(f->live, BV), 7);
+	assert_int_equal(rd64(f->live, BV), 7);
 	assert_same(f->live, f->area, YMM, AREA_SIZE);
 	assert_same(f->live, f->snap, AREA_SIZE, sizeof(f->live));
 }
@@ -234,8 +209,8 @@ static void test_restore_init(void **state)
 	assert_filled(f->live, XMM, XMM_END, 0);
 	assert_filled(f->live, YMM, AREA_SIZE, 0);
 	/* The standard form loads MXCSR even with XSTATE_BV[1] clear. */
-	assert_int_equal(get32(f->live, MXCSR), MXCSR_DEFAULT);
-	assert_int_equal(get64(f->live, BV) & (XSTATE_X87 | XSTATE_AVX), 0);
+	assert_int_equal(rd32(f->live, MXCSR), MXCSR_DEFAULT);
+	assert_int_equal(rd64(f->live, BV) & (XSTATE_X87 | XSTATE_AVX), 0);
 	assert_same(f->live, f->snap, AREA_SIZE, sizeof(f->live));
 }
 
@@ -267,10 +242,10 @@ static void test_restore_avx_init(void **state)
 					 MASK_ALL, f->area), 0);
 	assert_filled(f->live, YMM, AREA_SIZE, 0);
 	assert_same(f->live, f->snap, FCW, MXCSR);
-	assert_int_equal(get32(f->live, MXCSR), MXCSR_DEFAULT);
+	assert_int_equal(rd32(f->live, MXCSR), MXCSR_DEFAULT);
 	assert_same(f->live, f->snap, ST, BV);
-	assert_int_equal(get64(f->live, BV) & XSTATE_AVX, 0);
-	assert_int_equal(get64(f->live, BV) & XSTATE_X87, XSTATE_X87);
+	assert_int_equal(rd64(f->live, BV) & XSTATE_AVX, 0);
+	assert_int_equal(rd64(f->live, BV) & XSTATE_X87, XSTATE_X87);
 }
 
 /* Each error leaves live byte for byte as it was. */
@@ -296,7 +271,7 @@ static void test_restore_errors(void **state)
 
 	/* Non-zero XCOMP_BV without bit 63. */
 	make_area(f, 7);
-	put64(f->area, XCOMP, 1);
+	wr64(f->area, XCOMP, 1);
 	expect_restore_error(f, 7, 7, MASK_ALL, -EINVAL);
 
 	/* Header bytes 16-23 (each of them). */
@@ -308,15 +283,15 @@ static void test_restore_errors(void **state)
 
 	/* Reserved MXCSR bit (DAZ not in the mask), with SSE or AVX. */
 	make_area(f, 7);
-	put32(f->area, MXCSR, MXCSR_DEFAULT | 0x40);
+	wr32(f->area, MXCSR, MXCSR_DEFAULT | 0x40);
 	expect_restore_error(f, 7, 7, MASK_NO_DAZ, -EINVAL);
 	expect_restore_error(f, XSTATE_AVX, 7, MASK_NO_DAZ, -EINVAL);
-	put32(f->area, MXCSR, MXCSR_DEFAULT | 0x10000);
+	wr32(f->area, MXCSR, MXCSR_DEFAULT | 0x10000);
 	expect_restore_error(f, XSTATE_SSE, 7, MASK_ALL, -EINVAL);
 
 	/* Compacted form. */
 	make_area(f, 7);
-	put64(f->area, XCOMP, (1ULL << 63) | 7);
+	wr64(f->area, XCOMP, (1ULL << 63) | 7);
 	expect_restore_error(f, 7, 7, MASK_ALL, -ENOTSUP);
 }
 
@@ -326,11 +301,11 @@ static void test_restore_not_errors(void **state)
 
 	/* MXCSR is not loaded, so not checked, without SSE/AVX in RFBM. */
 	make_area(f, 7);
-	put32(f->area, MXCSR, MXCSR_DEFAULT | 0x40);
+	wr32(f->area, MXCSR, MXCSR_DEFAULT | 0x40);
 	memcpy(f->snap, f->live, sizeof(f->snap));
 	assert_int_equal(xstate__restore(&f->l, f->live, XSTATE_X87, 7,
 					 MASK_NO_DAZ, f->area), 0);
-	assert_int_equal(get32(f->live, MXCSR), get32(f->snap, MXCSR));
+	assert_int_equal(rd32(f->live, MXCSR), rd32(f->snap, MXCSR));
 
 	/* Header bytes 24-63 are ignored by the standard form. */
 	make_area(f, 7);

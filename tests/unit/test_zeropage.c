@@ -12,45 +12,29 @@
 
 #include "../../boot/layout.h"
 #include "../../boot/zeropage.h"
+#include "test_util.h"
 
 #define RAM_BYTES	(64 * LAYOUT_MiB)
 #define RAM_FILL	0xa5
 #define KERNEL_END	0x2000000ULL
 
 struct fixture {
-	struct guest_mem m;
-	uint8_t *ram;
+	struct test_ram r;	/* first: see test_ram__new_in() */
 	struct kernel_image k;
 	struct boot_params bp;
 };
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
+	struct fixture *f = test_ram__new_in(sizeof(*f), RAM_BYTES, RAM_FILL);
 
 	if (!f)
 		return -1;
-	f->ram = malloc(RAM_BYTES);
-	if (!f->ram || mem__wrap(&f->m, f->ram, RAM_BYTES)) {
-		free(f->ram);
-		free(f);
-		return -1;
-	}
-	memset(f->ram, RAM_FILL, RAM_BYTES);
 	f->k.format = KERNEL_FORMAT_ELF;
 	f->k.entry = 0x1000000;
 	f->k.load_start = 0x1000000;
 	f->k.load_end = KERNEL_END;
 	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	free(f->ram);
-	free(f);
 	return 0;
 }
 
@@ -81,8 +65,8 @@ static void test_elf_zero_page(void **state)
 	const uint8_t *raw = (const uint8_t *)&f->bp;
 	size_t i;
 
-	assert_int_equal(zeropage__build(&f->m, &f->k, &cfg), 0);
-	read_bp(f, &f->m);
+	assert_int_equal(zeropage__build(&f->r.m, &f->k, &cfg), 0);
+	read_bp(f, &f->r.m);
 
 	assert_int_equal(f->bp.hdr.boot_flag, 0xaa55);
 	assert_int_equal(f->bp.hdr.header, 0x53726448);
@@ -111,10 +95,10 @@ static void test_elf_zero_page(void **state)
 		    RAM_BYTES - LAYOUT_HIGH_MEM_GPA, 1);
 	assert_int_equal(f->bp.e820_table[3].addr, 0);
 
-	assert_string_equal((const char *)f->ram + LAYOUT_CMDLINE_GPA, cl);
-	assert_int_equal(f->ram[LAYOUT_CMDLINE_GPA + strlen(cl) + 1],
+	assert_string_equal((const char *)f->r.ram + LAYOUT_CMDLINE_GPA, cl);
+	assert_int_equal(f->r.ram[LAYOUT_CMDLINE_GPA + strlen(cl) + 1],
 			 RAM_FILL);
-	assert_int_equal(f->ram[LAYOUT_ZERO_PAGE_GPA + sizeof(f->bp)],
+	assert_int_equal(f->r.ram[LAYOUT_ZERO_PAGE_GPA + sizeof(f->bp)],
 			 RAM_FILL);
 }
 
@@ -123,12 +107,12 @@ static void test_no_initrd_empty_cmdline(void **state)
 	struct fixture *f = *state;
 	struct zeropage_cfg cfg = { .cmdline = "" };
 
-	assert_int_equal(zeropage__build(&f->m, &f->k, &cfg), 0);
-	read_bp(f, &f->m);
+	assert_int_equal(zeropage__build(&f->r.m, &f->k, &cfg), 0);
+	read_bp(f, &f->r.m);
 	assert_int_equal(f->bp.hdr.ramdisk_image, 0);
 	assert_int_equal(f->bp.hdr.ramdisk_size, 0);
 	assert_int_equal(f->bp.hdr.cmdline_size, 0);
-	assert_int_equal(f->ram[LAYOUT_CMDLINE_GPA], 0);
+	assert_int_equal(f->r.ram[LAYOUT_CMDLINE_GPA], 0);
 }
 
 static void test_bzimage_header_kept(void **state)
@@ -146,8 +130,8 @@ static void test_bzimage_header_kept(void **state)
 	f->k.hdr.xloadflags = XLF_KERNEL_64;
 	f->k.hdr.init_size = 0x1000000;
 	f->k.hdr.cmdline_size = 2047;
-	assert_int_equal(zeropage__build(&f->m, &f->k, &cfg), 0);
-	read_bp(f, &f->m);
+	assert_int_equal(zeropage__build(&f->r.m, &f->k, &cfg), 0);
+	read_bp(f, &f->r.m);
 	assert_int_equal(f->bp.hdr.setup_sects, 3);
 	assert_int_equal(f->bp.hdr.version, 0x020f);
 	assert_int_equal(f->bp.hdr.loadflags,
@@ -161,7 +145,7 @@ static void test_bzimage_header_kept(void **state)
 
 	/* The kernel's own limit on the command line is honoured. */
 	f->k.hdr.cmdline_size = 4;
-	assert_int_equal(zeropage__build(&f->m, &f->k, &cfg), -E2BIG);
+	assert_int_equal(zeropage__build(&f->r.m, &f->k, &cfg), -E2BIG);
 }
 
 static void test_cmdline_too_long(void **state)
@@ -173,13 +157,13 @@ static void test_cmdline_too_long(void **state)
 	assert_non_null(cl);
 	memset(cl, 'x', LAYOUT_CMDLINE_MAX);
 	cl[LAYOUT_CMDLINE_MAX] = '\0';
-	assert_int_equal(zeropage__build(&f->m, &f->k, &cfg), -E2BIG);
-	assert_int_equal(f->ram[LAYOUT_ZERO_PAGE_GPA], RAM_FILL);
-	assert_int_equal(f->ram[LAYOUT_CMDLINE_GPA], RAM_FILL);
+	assert_int_equal(zeropage__build(&f->r.m, &f->k, &cfg), -E2BIG);
+	assert_int_equal(f->r.ram[LAYOUT_ZERO_PAGE_GPA], RAM_FILL);
+	assert_int_equal(f->r.ram[LAYOUT_CMDLINE_GPA], RAM_FILL);
 	/* One shorter fits (the NUL makes it LAYOUT_CMDLINE_MAX). */
 	cl[LAYOUT_CMDLINE_MAX - 1] = '\0';
-	assert_int_equal(zeropage__build(&f->m, &f->k, &cfg), 0);
-	assert_int_equal(f->ram[LAYOUT_CMDLINE_GPA + LAYOUT_CMDLINE_MAX - 1],
+	assert_int_equal(zeropage__build(&f->r.m, &f->k, &cfg), 0);
+	assert_int_equal(f->r.ram[LAYOUT_CMDLINE_GPA + LAYOUT_CMDLINE_MAX - 1],
 			 0);
 	free(cl);
 }
@@ -193,7 +177,7 @@ static void test_initrd_outside_ram(void **state)
 		.initrd_size = 0x2000,
 	};
 
-	assert_int_equal(zeropage__build(&f->m, &f->k, &cfg), -EFAULT);
+	assert_int_equal(zeropage__build(&f->r.m, &f->k, &cfg), -EFAULT);
 }
 
 static void test_tiny_ram(void **state)
@@ -203,7 +187,7 @@ static void test_tiny_ram(void **state)
 	struct zeropage_cfg cfg = { .cmdline = "x" };
 
 	/* Holds the zero page but not the command line at 0x20000. */
-	assert_int_equal(mem__wrap(&tiny, f->ram, 0x10000), 0);
+	assert_int_equal(mem__wrap(&tiny, f->r.ram, 0x10000), 0);
 	assert_int_equal(zeropage__build(&tiny, &f->k, &cfg), -EFAULT);
 }
 
@@ -218,7 +202,7 @@ static void test_ram_above_gap(void **state)
 	uint8_t high[4096];
 	struct guest_mem m = {
 		.region = {
-			{ .gpa = 0, .size = 8 * LAYOUT_MiB, .hva = f->ram },
+			{ .gpa = 0, .size = 8 * LAYOUT_MiB, .hva = f->r.ram },
 			{ .gpa = LAYOUT_MMIO_GAP_END, .size = 8 * LAYOUT_GiB,
 			  .hva = high },
 		},
@@ -252,14 +236,15 @@ static void test_initrd_place(void **state)
 	struct fixture *f = *state;
 	uint64_t gpa = 0;
 
-	assert_int_equal(zeropage__initrd_place(&f->m, &f->k, 0x100000, &gpa),
-			 0);
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x100000,
+						&gpa), 0);
 	assert_int_equal(gpa, RAM_BYTES - 0x100000);
 	/* Unaligned size: start rounded down to a page. */
-	assert_int_equal(zeropage__initrd_place(&f->m, &f->k, 0x1234, &gpa), 0);
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x1234,
+						&gpa), 0);
 	assert_int_equal(gpa, RAM_BYTES - 0x2000);
 	/* Exactly the room between kernel and RAM end. */
-	assert_int_equal(zeropage__initrd_place(&f->m, &f->k,
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k,
 						RAM_BYTES - KERNEL_END, &gpa),
 			 0);
 	assert_int_equal(gpa, KERNEL_END);
@@ -271,21 +256,21 @@ static void test_initrd_too_large(void **state)
 	uint64_t gpa = 0x77;
 
 	/* Would overlap the kernel. */
-	assert_int_equal(zeropage__initrd_place(&f->m, &f->k,
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k,
 						RAM_BYTES - KERNEL_END + 1,
 						&gpa),
 			 -E2BIG);
 	/* Larger than RAM. */
-	assert_int_equal(zeropage__initrd_place(&f->m, &f->k, RAM_BYTES + 1,
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, RAM_BYTES + 1,
 						&gpa),
 			 -E2BIG);
-	assert_int_equal(zeropage__initrd_place(&f->m, &f->k, UINT64_MAX,
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, UINT64_MAX,
 						&gpa),
 			 -E2BIG);
 	assert_int_equal(gpa, 0x77);
 	/* A zeroed kernel image still keeps the initrd above 1 MiB. */
 	memset(&f->k, 0, sizeof(f->k));
-	assert_int_equal(zeropage__initrd_place(&f->m, &f->k,
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k,
 						RAM_BYTES - LAYOUT_MiB + 1,
 						&gpa),
 			 -E2BIG);
@@ -306,11 +291,11 @@ static void test_initrd_addr_max(void **state)
 
 	/* The kernel's limit is lower than RAM end. */
 	f->k.hdr.initrd_addr_max = 0x2ffffff;
-	assert_int_equal(zeropage__initrd_place(&f->m, &f->k, 0x100000, &gpa),
-			 0);
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x100000,
+						&gpa), 0);
 	assert_int_equal(gpa, 0x3000000 - 0x100000);
-	assert_int_equal(zeropage__initrd_place(&f->m, &f->k, 0x1000001, &gpa),
-			 -E2BIG);
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x1000001,
+						&gpa), -E2BIG);
 	/* Field 0 means the historical default 0x37ffffff. */
 	f->k.hdr.initrd_addr_max = 0;
 	assert_int_equal(zeropage__initrd_place(&big, &f->k, 0x100000, &gpa),
@@ -331,7 +316,7 @@ static void test_initrd_addr_max(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, test_ram__teardown)
 		T(test_elf_zero_page),
 		T(test_no_initrd_empty_cmdline),
 		T(test_bzimage_header_kept),

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Interrupts: KVM's in-kernel irqchip (8259 PICs, IOAPIC, LAPICs) and PIT,
+ * and the lines devices drive (Documentation/virt/kvm/api.rst:
+ * KVM_CREATE_IRQCHIP, KVM_CREATE_PIT2, KVM_IRQ_LINE).
+ */
+#ifndef EMBER_VMM_IRQ_H
+#define EMBER_VMM_IRQ_H
+
+#include "../devices/device.h"
+
+/*
+ * irq__create_chip() - create the in-kernel irqchip and the PIT (with a
+ * dummy speaker port) on VM @vm_fd.  Returns 0 or a negative errno
+ * (logged).
+ */
+int irq__create_chip(int vm_fd);
+
+/*
+ * irq__line() - a struct irq_line driving IOAPIC pin @gsi (0-23) of VM
+ * @vm_fd through KVM_IRQ_LINE.  @vm_fd must outlive the line's use.
+ */
+struct irq_line irq__line(int *vm_fd, unsigned int gsi);
+
+#endif /* EMBER_VMM_IRQ_H */
