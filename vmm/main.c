@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,12 +183,17 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 
 int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = vm__signal_stop };
 	struct vm_config cfg;
 	struct vm *vm;
 	int status;
 
 	if (parse_args(argc, argv, &cfg))
 		return 2;
+	/* Stop the guest cleanly (and restore the terminal) on these. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	if (vm__create(&cfg, &vm))
 		return VM_EXIT_EMBER_ERROR;
 	status = vm__run(vm);

@@ -26,6 +26,9 @@
 #define VEC_GP			13
 #define VEC_PF			14
 #define MXCSR_DEFAULT_MASK	0xffbfu
+/* Standard XSAVE format (SDM vol. 1 13.4): MXCSR, MXCSR_MASK; XSTATE_BV. */
+#define XSTATE_MXCSR_OFFSET	24
+#define XSTATE_BV_OFFSET	512
 
 /* ModRM reg field of the 0f ae group (SDM vol. 2 table A-6). */
 enum { GRP15_LDMXCSR = 2, GRP15_STMXCSR = 3, GRP15_XSAVE = 4,
@@ -120,18 +123,27 @@ static int emu__copy(struct emu *e, uint64_t gva, void *buf, uint64_t len,
 	return ret;
 }
 
+/*
+ * MXCSR goes through KVM_GET_XSAVE/KVM_SET_XSAVE, the path XSAVE/XRSTOR use,
+ * not KVM_GET_FPU/KVM_SET_FPU: on the PVM host KVM_GET_FPU read MXCSR 0
+ * (reset value 0x1f80) and a KVM_SET_FPU MXCSR never reached the vCPU
+ * (tests/guests/fpu.c: stmxcsr after ldmxcsr 0x7f80 stored 0, xsave64
+ * stored 0x1f80).
+ */
 static int emu__mxcsr(struct emu *e, const struct x86_insn *in, uint64_t ea)
 {
-	struct kvm_fpu fpu;
-	uint32_t val;
+	struct kvm_xsave live;
+	uint8_t *r = (uint8_t *)live.region;
+	uint32_t val, mask;
+	uint64_t bv;
 	int faulted, ret;
 
 	if (!(e->sregs.cr4 & X86_CR4_OSFXSR))
 		return emu__inject(e, VEC_UD, false, 0, 0);
-	if (ioctl(e->v->fd, KVM_GET_FPU, &fpu) < 0)
+	if (ioctl(e->v->fd, KVM_GET_XSAVE, &live) < 0)
 		return -errno;
 	if (in->reg == GRP15_STMXCSR) {
-		val = fpu.mxcsr;
+		memcpy(&val, r + XSTATE_MXCSR_OFFSET, 4);
 		ret = emu__copy(e, ea, &val, 4, true, &faulted);
 		if (ret || faulted)
 			return ret;
@@ -140,10 +152,17 @@ static int emu__mxcsr(struct emu *e, const struct x86_insn *in, uint64_t ea)
 	ret = emu__copy(e, ea, &val, 4, false, &faulted);
 	if (ret || faulted)
 		return ret;
-	if (val & ~MXCSR_DEFAULT_MASK)
+	memcpy(&mask, r + XSTATE_MXCSR_OFFSET + 4, 4);
+	if (!mask)
+		mask = MXCSR_DEFAULT_MASK;
+	if (val & ~mask)
 		return emu__inject(e, VEC_GP, true, 0, 0);
-	fpu.mxcsr = val;
-	if (ioctl(e->v->fd, KVM_SET_FPU, &fpu) < 0)
+	memcpy(r + XSTATE_MXCSR_OFFSET, &val, 4);
+	/* KVM takes MXCSR from the buffer only when SSE or AVX is marked. */
+	memcpy(&bv, r + XSTATE_BV_OFFSET, 8);
+	bv |= XSTATE_SSE;
+	memcpy(r + XSTATE_BV_OFFSET, &bv, 8);
+	if (ioctl(e->v->fd, KVM_SET_XSAVE, &live) < 0)
 		return -errno;
 	return emu__skip(e, in->len);
 }
@@ -192,7 +211,8 @@ static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
 			return ret;
 		return emu__skip(e, in->len);
 	}
-	memcpy(&mxcsr_mask, (const uint8_t *)live.region + 28, 4);
+	memcpy(&mxcsr_mask, (const uint8_t *)live.region + XSTATE_MXCSR_OFFSET + 4,
+	       4);
 	if (!mxcsr_mask)
 		mxcsr_mask = MXCSR_DEFAULT_MASK;
 	ret = xstate__restore(l, (uint8_t *)live.region, rfbm, xcr0, mxcsr_mask,

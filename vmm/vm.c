@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/kvm.h>
@@ -34,6 +35,19 @@
 static void vm__sigusr1(int sig)
 {
 	(void)sig;	/* only interrupts KVM_RUN */
+}
+
+/*
+ * The one signal that asked ember to stop (SIGINT, SIGTERM, SIGHUP).
+ * Global because a signal handler can reach nothing else; vm__run()
+ * polls it.
+ */
+static volatile sig_atomic_t vm_stop_signal;
+
+void vm__signal_stop(int sig)
+{
+	if (!vm_stop_signal)
+		vm_stop_signal = sig;
 }
 
 void vm__request_stop(struct vm *vm, enum vm_stop_reason reason)
@@ -465,8 +479,21 @@ int vm__run(struct vm *vm)
 		}
 	}
 	pthread_mutex_lock(&vm->lock);
-	while (vm->stop == VM_STOP_NONE)
-		pthread_cond_wait(&vm->cond, &vm->lock);
+	while (vm->stop == VM_STOP_NONE) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 50 * 1000 * 1000;
+		if (t.tv_nsec >= 1000000000) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&vm->cond, &vm->lock, &t);
+		if (vm_stop_signal && vm->stop == VM_STOP_NONE) {
+			vm->stop = VM_STOP_SIGNAL;
+			vm->t_stop_ms = log__ms();
+		}
+	}
 	pthread_mutex_unlock(&vm->lock);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vcpu__kick(&vm->vcpus[i]);
@@ -476,6 +503,10 @@ int vm__run(struct vm *vm)
 
 	if (vm->stop == VM_STOP_ERROR)
 		return VM_EXIT_EMBER_ERROR;
+	if (vm->stop == VM_STOP_SIGNAL) {
+		log_warn("stopped by signal %d", (int)vm_stop_signal);
+		return 128 + vm_stop_signal;
+	}
 	if (vm->have_status)
 		status = (int)(vm->exit_status & 0xff);
 	else if (vm->cfg.run_cmd) {

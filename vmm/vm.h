@@ -23,6 +23,7 @@ enum vm_stop_reason {
 	VM_STOP_RESET,		/* guest reset (i8042 or triple fault) */
 	VM_STOP_GUEST_EXIT,	/* guest init reported its exit status */
 	VM_STOP_ERROR,		/* fatal error, already logged */
+	VM_STOP_SIGNAL,		/* ember got SIGINT, SIGTERM or SIGHUP */
 };
 
 /* Exit counters, per reason (bench/boot prints them). */
@@ -66,9 +67,9 @@ int vm__create(const struct vm_config *cfg, struct vm **out);
 
 /*
  * vm__run() - start the vCPU threads and wait until the guest resets or
- * a fatal error stops it.  Returns the process exit status ember should
- * end with: the guest's reported status, 0 for a plain reset without
- * --run, or VM_EXIT_EMBER_ERROR.
+ * a fatal error or a signal stops it.  Returns the process exit status
+ * ember should end with: the guest's reported status, 0 for a plain reset
+ * without --run, 128 + N after signal N, or VM_EXIT_EMBER_ERROR.
  */
 int vm__run(struct vm *vm);
 
@@ -80,6 +81,13 @@ void vm__destroy(struct vm *vm);
  * safe from any thread.
  */
 void vm__request_stop(struct vm *vm, enum vm_stop_reason reason);
+
+/*
+ * vm__signal_stop() - async-signal-safe: remember that signal @sig asks
+ * the running VM to stop; vm__run() then returns 128 + @sig after
+ * stopping the vCPUs and restoring the terminal.
+ */
+void vm__signal_stop(int sig);
 
 /* The exit status for failures of ember itself (not of the guest). */
 #define VM_EXIT_EMBER_ERROR 125

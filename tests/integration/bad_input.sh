@@ -94,6 +94,22 @@ EOS
 	expect "no permission on /dev/kvm" 125 '/dev/kvm: permission denied' -- \
 		--kernel /bin/true
 	EMBER=$EMBER_SAVED
+
+	# A signal stops the VM cleanly with 128 + signal (30 s: a hang check).
+	"$EMBER" --kernel "$K" --initrd "$I" --console none --run 'sleep 600' \
+		2>"$TMP/err" &
+	pid=$!
+	sleep 2
+	kill -TERM "$pid"
+	t0=$(date +%s%N)
+	wait "$pid"
+	rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	if [ "$rc" = 143 ] && [ "$ms" -lt 30000 ] && grep -q 'stopped by signal 15' "$TMP/err"; then
+		ok "SIGTERM stops the VM: exit 143"
+	else
+		not_ok "SIGTERM stops the VM: exit 143" "exit $rc after $ms ms" "$(cat "$TMP/err")"
+	fi
 else
 	echo "ok - # SKIP /dev/kvm cases need root and /dev/kvm"
 fi
