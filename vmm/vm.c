@@ -511,7 +511,9 @@ int vm__run(struct vm *vm)
 		status = (int)(vm->exit_status & 0xff);
 	else if (vm->cfg.run_cmd) {
 		log_error("the guest reset without reporting the command's exit "
-			  "status (kernel panic, or no ember guest init?)");
+			  "status (kernel panic, or no ember guest init?%s)",
+			  vm->pvm ? " On PVM hosts the guest kernel needs ember's "
+			  "SYSCALL patch: see README" : "");
 		status = VM_EXIT_EMBER_ERROR;
 	} else {
 		status = 0;
