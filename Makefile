@@ -22,7 +22,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/test/%)
 
 .PHONY: all ember guest deps run test unit integration check-asan bench lint \
-	fuzz fuzz-build clean
+	fuzz fuzz-build guests clean
 
 all: $(BUILD)/ember
 
@@ -69,6 +69,25 @@ $(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/vecstate $(GUEST)/gen_init_cpio 
 		guest-init/mk-initramfs.sh
 	guest-init/mk-initramfs.sh $(GUEST)
 
+# --- tiny freestanding test guests (tests/guests/) -----------------------
+# Each tests/guests/X.c becomes $(BUILD)/guests/X.elf: start.S + X.c at
+# 16 MiB, booted with `ember --kernel`.  All, fpu.c included, are built
+# with -mgeneral-regs-only: vector registers appear in inline asm only
+# (xmm clobbers are still allowed), and compiler-generated SSE would run
+# before the guest enables it and through the PVM emulator.
+GUEST_TESTS := $(patsubst tests/guests/%.c,$(BUILD)/guests/%.elf,$(wildcard tests/guests/*.c))
+GUESTS_CFLAGS := -std=gnu11 -O2 -ffreestanding -fno-pic -fno-pie -no-pie \
+	-nostdlib -static -mno-red-zone -fno-stack-protector \
+	-fcf-protection=none -mgeneral-regs-only -Wall -Wextra -Werror \
+	-T tests/guests/guest.ld -Wl,--build-id=none
+
+guests: $(GUEST_TESTS)
+
+$(BUILD)/guests/%.elf: tests/guests/start.S tests/guests/%.c tests/guests/guest.h \
+		tests/guests/guest.ld
+	@mkdir -p $(dir $@)
+	$(CC) $(GUESTS_CFLAGS) -o $@ tests/guests/start.S tests/guests/$*.c
+
 # --- set-up, run, tests ---------------------------------------------------
 deps:
 	@tests/install-deps.sh
@@ -82,7 +101,7 @@ unit: $(UNIT_BINS)
 check-asan: unit $(BUILD)/ember-asan
 
 test: deps
-	$(MAKE) all check-asan fuzz-build guest
+	$(MAKE) all check-asan fuzz-build guest guests
 	tests/run.sh
 
 # --- fuzzing (libFuzzer, clang) -------------------------------------------

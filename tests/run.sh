@@ -52,7 +52,8 @@ for f in build/fuzz/fuzz_*; do
 	fi
 done
 
-for s in tests/integration/bad_input.sh tests/integration/boot.sh; do
+for s in tests/integration/bad_input.sh tests/integration/tiny_guests.sh \
+	tests/integration/boot.sh; do
 	echo "== ${s#tests/}"
 	while IFS= read -r line; do
 		count_line "$line"

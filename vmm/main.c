@@ -4,12 +4,14 @@
  * turns arguments into a struct vm_config and runs one VM.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../boot/layout.h"
 #include "config.h"
@@ -181,6 +183,21 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 	return 0;
 }
 
+/*
+ * Make sure fds 0-2 are open, so that no file ember opens (/dev/kvm, the
+ * kernel) lands on one of them when ember was started with them closed.
+ */
+static void std_fds_open(void)
+{
+	int fd;
+
+	do {
+		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	} while (fd >= 0 && fd <= STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = vm__signal_stop };
@@ -188,6 +205,7 @@ int main(int argc, char **argv)
 	struct vm *vm;
 	int status;
 
+	std_fds_open();
 	if (parse_args(argc, argv, &cfg))
 		return 2;
 	/* Stop the guest cleanly (and restore the terminal) on these. */

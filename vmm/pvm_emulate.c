@@ -248,6 +248,19 @@ static int emu__fetch(struct emu *e)
 	return e->nbytes ? 0 : -EFAULT;
 }
 
+static const char *emu__name(const struct x86_insn *in)
+{
+	static const char *const grp15[8] = {
+		[GRP15_LDMXCSR] = "ldmxcsr", [GRP15_STMXCSR] = "stmxcsr",
+		[GRP15_XSAVE] = "xsave", [GRP15_XRSTOR] = "xrstor",
+		[GRP15_XSAVEOPT] = "xsaveopt",
+	};
+
+	if (!in->two_byte)
+		return in->opcode == 0xcc ? "int3" : "fwait";
+	return grp15[in->reg & 7] ? grp15[in->reg & 7] : "0f ae";
+}
+
 static void emu__report(struct emu *e, const char *why)
 {
 	char hex[X86_MAX_INSN_LEN * 3 + 1] = "";
@@ -326,5 +339,7 @@ out:
 		emu__report(&e, strerror(-ret));
 		return ret;
 	}
+	log_debug("vCPU %u: emulated %s at rip 0x%llx", v->id,
+		  emu__name(&in), (unsigned long long)e.regs.rip);
 	return 0;
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Tiny freestanding guests (tests/guests/, built by `make guests`): each
+# boots through `ember --kernel X.elf`, prints its checks on the serial
+# console and ends the VM through the exit-status device.  Milliseconds
+# each, even where guest CPL0 code is emulated (PVM hosts).
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+
+G=${GUESTS:-build/guests}
+
+if ! have_kvm; then
+	echo "ok - # SKIP tiny guests need /dev/kvm"
+	exit 0
+fi
+
+# run NAME: boot $G/NAME.elf; sets rc, ms, and $TMP/NAME.{out,err}.
+run() {
+	local t0 t1
+	t0=$(date +%s%N)
+	timeout 60 "$EMBER" --kernel "$G/$1.elf" --mem 64 \
+		>"$TMP/$1.out" 2>"$TMP/$1.err" </dev/null
+	rc=$?
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+}
+
+# sanitizer_free NAME: no ASan/UBSan report on ember's stderr.
+sanitizer_free() {
+	! grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error|UndefinedBehaviorSanitizer' \
+		"$TMP/$1.err"
+}
+
+# expect NAME STATUS STDOUT-REGEX [STDERR-REGEX...]: the guest's VM ends
+# with STATUS within 60 s, stdout matches ('' matches anything), stderr
+# matches every STDERR-REGEX and holds no sanitizer report.
+expect() {
+	local name=$1 want=$2 out_re=$3 why=() re
+	shift 3
+	if [ ! -f "$G/$name.elf" ]; then
+		not_ok "$name" "$G/$name.elf missing: run make guests"
+		return
+	fi
+	run "$name"
+	[ "$rc" = "$want" ] || why+=("exit $rc, want $want")
+	if [ -n "$out_re" ] && ! grep -Eq -- "$out_re" "$TMP/$name.out"; then
+		why+=("stdout does not match '$out_re'")
+	fi
+	for re in "$@"; do
+		grep -Eq -- "$re" "$TMP/$name.err" ||
+			why+=("stderr does not match '$re'")
+	done
+	sanitizer_free "$name" || why+=("sanitizer report on stderr")
+	if [ ${#why[@]} = 0 ]; then
+		ok "$name guest: exit $rc in $ms ms"
+	else
+		not_ok "$name guest" "${why[@]}" "stdout:" \
+			"$(tail -n 8 "$TMP/$name.out")" "stderr:" \
+			"$(head -c 1500 "$TMP/$name.err")"
+	fi
+}
+
+expect hello 0 '^hello from a tiny guest$'
+expect exit_code 42 'returning 42'
+expect int3 0 'int3: all checks passed'
+expect fpu 0 'fpu: all checks passed'
+if [ -e /sys/module/kvm_pvm ]; then
+	# The PVM emulator cannot run lock cmpxchg16b: ember stops the VM
+	# and names the instruction; it must not hang or carry on.
+	expect unemulatable 125 '' 'cannot emulate' 'f0 48 0f c7'
+else
+	expect unemulatable 0 'ok - cmpxchg16b swapped'
+fi
