@@ -230,6 +230,31 @@ static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
 	return emu__skip(e, in->len);
 }
 
+/*
+ * XGETBV (SDM vol. 2B): ECX 0 reads XCR0.  ECX 1 (XINUSE) exists only with
+ * XGETBV1, which the PVM profile hides, so it faults like any other ECX.
+ */
+static int emu__xgetbv(struct emu *e, const struct x86_insn *in)
+{
+	struct kvm_xcrs xcrs;
+	uint64_t xcr0 = 0;
+	unsigned int i;
+
+	if (!(e->sregs.cr4 & X86_CR4_OSXSAVE) || in->lock || in->rep ||
+	    in->repne || in->op66)
+		return emu__inject(e, VEC_UD, false, 0, 0);
+	if ((uint32_t)e->regs.rcx != 0)
+		return emu__inject(e, VEC_GP, true, 0, 0);
+	if (ioctl(e->v->fd, KVM_GET_XCRS, &xcrs) < 0)
+		return -errno;
+	for (i = 0; i < xcrs.nr_xcrs && i < KVM_MAX_XCRS; i++)
+		if (xcrs.xcrs[i].xcr == 0)
+			xcr0 = xcrs.xcrs[i].value;
+	e->regs.rax = (uint32_t)xcr0;
+	e->regs.rdx = xcr0 >> 32;
+	return emu__skip(e, in->len);
+}
+
 static int emu__fetch(struct emu *e)
 {
 	uint64_t rip = e->sregs.cs.base + e->regs.rip, gpa;
@@ -258,6 +283,8 @@ static const char *emu__name(const struct x86_insn *in)
 
 	if (!in->two_byte)
 		return in->opcode == 0xcc ? "int3" : "fwait";
+	if (in->opcode == 0x01)
+		return "xgetbv";
 	return grp15[in->reg & 7] ? grp15[in->reg & 7] : "0f ae";
 }
 
@@ -309,6 +336,15 @@ int pvm__emulate(struct vcpu *v)
 	if (!in.two_byte && in.opcode == 0x9b) {
 		/* fwait: ember never leaves an x87 exception pending. */
 		ret = emu__skip(&e, in.len);
+		goto out;
+	}
+	if (in.opcode == 0x01) {
+		/* 0f 01 d0: xgetbv, which this host cannot run at CPL0. */
+		if (in.mod != 3 || in.reg != 2 || in.rm != 0) {
+			emu__report(&e, "0f 01 form ember does not emulate");
+			return -ENOTSUP;
+		}
+		ret = emu__xgetbv(&e, &in);
 		goto out;
 	}
 	if (in.mod == 3) {

@@ -109,7 +109,7 @@ prefixes_done:
 			return -EAGAIN;
 		i->two_byte = 1;
 		i->opcode = b[pos++];
-		if (i->opcode != 0xae)
+		if (i->opcode != 0xae && i->opcode != 0x01)
 			return -ENOTSUP;
 		ret = x86__modrm(b, n, &pos, i);
 		if (ret)

@@ -35,7 +35,7 @@ struct x86_insn {
 /*
  * x86__decode() - decode the instruction at @bytes (@n available, up to
  * X86_MAX_INSN_LEN).  Only the opcode map ember emulates is understood:
- * one-byte opcodes without operands and 0f ae with ModRM.
+ * one-byte opcodes without operands, and 0f ae and 0f 01 with ModRM.
  * Returns 0, -EAGAIN if @n (< X86_MAX_INSN_LEN) is too short, -ENOTSUP
  * for anything else (other opcodes, the 0x67 address-size prefix, too
  * many prefixes: anything longer than X86_MAX_INSN_LEN bytes).

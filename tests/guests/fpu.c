@@ -300,14 +300,18 @@ static int setup(void)
 
 	have_avx = !!(c & CPUID1_AVX);
 	want = have_avx ? 7 : 3;
-	/*
-	 * No xgetbv to read it back: the PVM emulator cannot run xgetbv at
-	 * CPL0 (it stops the VM); the XSTATE_BV checks below show XCR0.
-	 */
 	asm volatile("xsetbv" : : "c"(0), "a"(want), "d"(0));
 	puts("fpu: XCR0 set to ");
 	put_hex(want);
 	serial_putc('\n');
+	/* The PVM host cannot run xgetbv at CPL0: ember emulates it. */
+	{
+		u32 lo, hi;
+
+		asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+		if (!check(lo == want && hi == 0, "xgetbv reads XCR0 back"))
+			return -1;
+	}
 	if (have_avx) {
 		cpuid(0xd, 2, &a, &b, &c, &d);
 		avx_off = b;

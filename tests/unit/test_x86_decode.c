@@ -367,6 +367,23 @@ static void test_length_limit(void **state)
 	assert_int_equal(i.disp, 0x100);
 }
 
+/* 0f 01 d0 is xgetbv: register form of the 0f 01 group, reg 2, rm 0. */
+static void test_xgetbv(void **state)
+{
+	static const uint8_t b[] = { 0x0f, 0x01, 0xd0 };
+	struct x86_insn i;
+
+	(void)state;
+	assert_int_equal(x86__decode(b, sizeof(b), &i), 0);
+	assert_int_equal(i.len, 3);
+	assert_int_equal(i.two_byte, 1);
+	assert_int_equal(i.opcode, 0x01);
+	assert_int_equal(i.mod, 3);
+	assert_int_equal(i.reg, 2);
+	assert_int_equal(i.rm, 0);
+	assert_int_equal(x86__decode(b, 2, &i), -EAGAIN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_length_limit),
+		cmocka_unit_test(test_xgetbv),
 	};
 
 	return cmocka_run_group_tests_name("x86_decode", tests, NULL, NULL);
