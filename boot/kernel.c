@@ -22,6 +22,9 @@
  */
 #define KERNEL_ELF_MAX_PHDRS	64
 
+/* What the format checks and the bzImage setup_header need: the start. */
+#define KERNEL_HEAD_BYTES	1024
+
 /* Offsets in a bzImage file (boot.rst, "The real-mode kernel header"). */
 #define BZ_HDR_OFF		0x1f1	/* struct setup_header starts here */
 #define BZ_SETUP_SECTS_OFF	0x1f1
@@ -132,49 +135,47 @@ static int elf_check_load(const struct guest_mem *m, const Elf64_Phdr *ph,
 	return 0;
 }
 
-static void elf_read_phdr(const uint8_t *p, const Elf64_Ehdr *eh,
-			  unsigned int i, Elf64_Phdr *ph)
+static int elf_load(const struct guest_mem *m, const struct kernel_src *src,
+		    const uint8_t *head, size_t head_len, struct kernel_image *out)
 {
-	/* In bounds: elf_load() checked e_phoff + e_phnum * e_phentsize. */
-	memcpy(ph, p + eh->e_phoff + (uint64_t)i * sizeof(*ph), sizeof(*ph));
-}
-
-static int elf_load(const struct guest_mem *m, const uint8_t *p, size_t len,
-		    struct kernel_image *out)
-{
-	uint64_t lo = UINT64_MAX, hi = 0;
+	Elf64_Phdr phdrs[KERNEL_ELF_MAX_PHDRS];
+	uint64_t lo = UINT64_MAX, hi = 0, len = src->size;
 	bool entry_ok = false;
 	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
 	unsigned int i, nr_load = 0;
 	int ret;
 
-	if (len < sizeof(eh))
+	if (head_len < sizeof(eh))
 		return -EINVAL;
-	memcpy(&eh, p, sizeof(eh));
+	memcpy(&eh, head, sizeof(eh));
 	ret = elf_check_ident(&eh);
 	if (ret)
 		return ret;
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
 	    eh.e_phnum > KERNEL_ELF_MAX_PHDRS)
 		return -EINVAL;
-	if (!range_in(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(ph), len))
+	if (!range_in(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(phdrs[0]), len))
 		return -EINVAL;
+	ret = src->read(src, eh.e_phoff, phdrs,
+			(uint64_t)eh.e_phnum * sizeof(phdrs[0]));
+	if (ret)
+		return ret;
 
 	/* Validate everything before the first byte reaches guest RAM. */
 	for (i = 0; i < eh.e_phnum; i++) {
-		elf_read_phdr(p, &eh, i, &ph);
-		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
+		const Elf64_Phdr *ph = &phdrs[i];
+
+		if (ph->p_type != PT_LOAD || ph->p_memsz == 0)
 			continue;
-		ret = elf_check_load(m, &ph, len);
+		ret = elf_check_load(m, ph, len);
 		if (ret)
 			return ret;
-		if (ph.p_paddr < lo)
-			lo = ph.p_paddr;
-		if (ph.p_paddr + ph.p_memsz > hi)
-			hi = ph.p_paddr + ph.p_memsz;
-		if (eh.e_entry >= ph.p_paddr &&
-		    eh.e_entry - ph.p_paddr < ph.p_memsz)
+		if (ph->p_paddr < lo)
+			lo = ph->p_paddr;
+		if (ph->p_paddr + ph->p_memsz > hi)
+			hi = ph->p_paddr + ph->p_memsz;
+		if (eh.e_entry >= ph->p_paddr &&
+		    eh.e_entry - ph->p_paddr < ph->p_memsz)
 			entry_ok = true;
 		nr_load++;
 	}
@@ -182,17 +183,20 @@ static int elf_load(const struct guest_mem *m, const uint8_t *p, size_t len,
 	if (!nr_load || !entry_ok)
 		return -EINVAL;
 
+	/* One copy: straight from the source into guest RAM. */
 	for (i = 0; i < eh.e_phnum; i++) {
+		const Elf64_Phdr *ph = &phdrs[i];
 		uint8_t *dst;
 
-		elf_read_phdr(p, &eh, i, &ph);
-		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
+		if (ph->p_type != PT_LOAD || ph->p_memsz == 0)
 			continue;
-		dst = mem__ptr(m, ph.p_paddr, ph.p_memsz);
+		dst = mem__ptr(m, ph->p_paddr, ph->p_memsz);
 		if (!dst)
 			return -E2BIG;
-		memcpy(dst, p + ph.p_offset, ph.p_filesz);
-		memset(dst + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
+		ret = src->read(src, ph->p_offset, dst, ph->p_filesz);
+		if (ret)
+			return ret;
+		memset(dst + ph->p_filesz, 0, ph->p_memsz - ph->p_filesz);
 	}
 
 	memset(out, 0, sizeof(*out));
@@ -203,14 +207,16 @@ static int elf_load(const struct guest_mem *m, const uint8_t *p, size_t len,
 	return 0;
 }
 
-static int bz_load(const struct guest_mem *m, const uint8_t *p, size_t len,
-		   struct kernel_image *out)
+static int bz_load(const struct guest_mem *m, const struct kernel_src *src,
+		   const uint8_t *p, size_t head_len, struct kernel_image *out)
 {
 	struct setup_header hdr;
 	uint64_t hdr_len, setup_sects, pm_off, pm_len, end, need;
+	uint64_t len = src->size;
+	uint8_t *dst;
 	int ret;
 
-	ret = bz_check_ident(p, len);
+	ret = bz_check_ident(p, head_len);
 	if (ret)
 		return ret;
 
@@ -225,7 +231,7 @@ static int bz_load(const struct guest_mem *m, const uint8_t *p, size_t len,
 	if (hdr_len < offsetof(struct setup_header, init_size) +
 		      sizeof(hdr.init_size))
 		return -EINVAL;
-	if (!range_in(BZ_HDR_OFF, hdr_len, len))
+	if (!range_in(BZ_HDR_OFF, hdr_len, head_len))
 		return -EINVAL;
 	memset(&hdr, 0, sizeof(hdr));
 	memcpy(&hdr, p + BZ_HDR_OFF, hdr_len);
@@ -248,9 +254,12 @@ static int bz_load(const struct guest_mem *m, const uint8_t *p, size_t len,
 		end = need;
 	if (end > mem__low_ram_end(m))
 		return -E2BIG;
-	ret = mem__write(m, LAYOUT_BZIMAGE_GPA, p + pm_off, pm_len);
-	if (ret)
+	dst = mem__ptr(m, LAYOUT_BZIMAGE_GPA, pm_len);
+	if (!dst)
 		return -E2BIG;
+	ret = src->read(src, pm_off, dst, pm_len);
+	if (ret)
+		return ret;
 
 	memset(out, 0, sizeof(*out));
 	out->format = KERNEL_FORMAT_BZIMAGE;
@@ -261,14 +270,46 @@ static int bz_load(const struct guest_mem *m, const uint8_t *p, size_t len,
 	return 0;
 }
 
+static int buffer_read(const struct kernel_src *s, uint64_t off, void *dst,
+		       uint64_t len)
+{
+	if (!range_in(off, len, s->size))
+		return -EINVAL;
+	memcpy(dst, (const uint8_t *)s->buf + off, len);
+	return 0;
+}
+
+void kernel__src_buffer(struct kernel_src *s, const void *buf, size_t len)
+{
+	memset(s, 0, sizeof(*s));
+	s->size = len;
+	s->read = buffer_read;
+	s->buf = buf;
+	s->fd = -1;
+}
+
+int kernel__load_src(const struct guest_mem *m, const struct kernel_src *src,
+		     struct kernel_image *out)
+{
+	uint8_t head[KERNEL_HEAD_BYTES];
+	size_t head_len = src->size < sizeof(head) ? src->size : sizeof(head);
+	int ret;
+
+	ret = src->read(src, 0, head, head_len);
+	if (ret)
+		return ret;
+	if (elf_has_magic(head, head_len))
+		return elf_load(m, src, head, head_len, out);
+	if (bz_has_magic(head, head_len))
+		return bz_load(m, src, head, head_len, out);
+	return -ENOEXEC;
+}
+
 int kernel__load(const struct guest_mem *m, const void *buf, size_t len,
 		 struct kernel_image *out)
 {
-	const uint8_t *p = buf;
+	struct kernel_src src;
 
-	if (elf_has_magic(p, len))
-		return elf_load(m, p, len, out);
-	if (bz_has_magic(p, len))
-		return bz_load(m, p, len, out);
-	return -ENOEXEC;
+	kernel__src_buffer(&src, buf, len);
+	return kernel__load_src(m, &src, out);
 }

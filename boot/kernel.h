@@ -37,6 +37,24 @@ struct kernel_image {
 };
 
 /*
+ * Where a loader reads an image from.  @read copies [@off, @off + @len),
+ * which the loader has checked lies inside @size, to @dst and returns 0 or
+ * a negative errno (-EIO for a file that shrank under it).  Reading a file
+ * with it costs one copy, straight into guest RAM, and only of the bytes
+ * the guest needs.
+ */
+struct kernel_src {
+	uint64_t size;		/* bytes in the image */
+	int (*read)(const struct kernel_src *s, uint64_t off, void *dst,
+		    uint64_t len);
+	const void *buf;	/* for kernel__src_buffer() */
+	int fd;			/* for a caller's file source */
+};
+
+/* kernel__src_buffer() - a source over @len bytes at @buf (not owned). */
+void kernel__src_buffer(struct kernel_src *s, const void *buf, size_t len);
+
+/*
  * kernel__probe() - which format is @buf (@len bytes)?
  * Returns KERNEL_FORMAT_ELF or KERNEL_FORMAT_BZIMAGE, or -ENOEXEC if it is
  * neither (wrong magic, 32-bit ELF, non-x86_64 machine, bzImage without
@@ -63,5 +81,12 @@ int kernel__probe(const void *buf, size_t len);
  */
 int kernel__load(const struct guest_mem *m, const void *buf, size_t len,
 		 struct kernel_image *out);
+
+/*
+ * kernel__load_src() - kernel__load() reading through @src; a failing
+ * @src->read is returned as it is.
+ */
+int kernel__load_src(const struct guest_mem *m, const struct kernel_src *src,
+		     struct kernel_image *out);
 
 #endif /* EMBER_BOOT_KERNEL_H */

@@ -92,12 +92,13 @@ static void vm__device_event(void *opaque, enum device_event ev, uint32_t value)
 	}
 }
 
-/* Read a whole regular file; one-line errors name the file and the role. */
-static int vm__read_file(const char *role, const char *path, uint8_t **buf,
-			 size_t *len)
+/*
+ * Open a kernel or initrd: a regular, non-empty file of at most 2 GiB.
+ * One-line errors name the file and its role.  Returns the fd or -errno.
+ */
+static int vm__open_file(const char *role, const char *path, uint64_t *size)
 {
 	struct stat st;
-	size_t done = 0;
 	int fd, ret;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -117,29 +118,36 @@ static int vm__read_file(const char *role, const char *path, uint8_t **buf,
 		close(fd);
 		return -EINVAL;
 	}
-	*len = (size_t)st.st_size;
-	*buf = malloc(*len);
-	if (!*buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (done < *len) {
-		ssize_t n = read(fd, *buf + done, *len - done);
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+/* pread() all of [@off, @off + @len) into @dst; -EIO if the file shrank. */
+static int vm__pread_all(int fd, uint64_t off, void *dst, uint64_t len)
+{
+	uint8_t *p = dst;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len > (1U << 30) ? (1U << 30) : len,
+				  (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-			log_error("%s %s: read: %s", role, path, strerror(-ret));
-			free(*buf);
-			*buf = NULL;
-			close(fd);
-			return ret;
-		}
-		done += (size_t)n;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
 	}
-	close(fd);
 	return 0;
+}
+
+static int vm__kernel_read(const struct kernel_src *s, uint64_t off, void *dst,
+			   uint64_t len)
+{
+	return vm__pread_all(s->fd, off, dst, len);
 }
 
 static int vm__open_kvm(struct vm *vm)
@@ -258,16 +266,17 @@ static int vm__load(struct vm *vm)
 {
 	const struct vm_config *cfg = &vm->cfg;
 	struct zeropage_cfg zp = { 0 };
+	struct kernel_src src = { .read = vm__kernel_read, .fd = -1 };
 	struct kernel_image k;
 	struct cmdline *c = NULL;
-	uint8_t *kbuf = NULL, *ibuf = NULL;
-	size_t klen = 0, ilen = 0;
-	int ret;
+	uint64_t isize = 0;
+	void *idst;
+	int ifd = -1, ret;
 
-	ret = vm__read_file("kernel", cfg->kernel_path, &kbuf, &klen);
-	if (ret)
-		goto out;
-	ret = kernel__load(&vm->mem, kbuf, klen, &k);
+	src.fd = vm__open_file("kernel", cfg->kernel_path, &src.size);
+	if (src.fd < 0)
+		return src.fd;
+	ret = kernel__load_src(&vm->mem, &src, &k);
 	if (ret) {
 		if (ret == -ENOEXEC)
 			log_error("kernel %s: neither an x86_64 ELF vmlinux nor a "
@@ -276,9 +285,12 @@ static int vm__load(struct vm *vm)
 			log_error("kernel %s: does not fit in %llu MiB of guest "
 				  "RAM", cfg->kernel_path,
 				  (unsigned long long)cfg->mem_mib);
-		else
+		else if (ret == -EINVAL)
 			log_error("kernel %s: truncated or malformed image",
 				  cfg->kernel_path);
+		else
+			log_error("kernel %s: read: %s", cfg->kernel_path,
+				  strerror(-ret));
 		goto out;
 	}
 	vm->entry = k.entry;
@@ -287,20 +299,28 @@ static int vm__load(struct vm *vm)
 		 (unsigned long long)k.entry);
 
 	if (cfg->initrd_path) {
-		ret = vm__read_file("initrd", cfg->initrd_path, &ibuf, &ilen);
-		if (ret)
-			goto out;
-		ret = zeropage__initrd_place(&vm->mem, &k, ilen, &zp.initrd_gpa);
-		if (ret) {
-			log_error("initrd %s: %zu bytes do not fit in guest RAM "
-				  "(%llu MiB) next to the kernel", cfg->initrd_path,
-				  ilen, (unsigned long long)cfg->mem_mib);
+		ifd = vm__open_file("initrd", cfg->initrd_path, &isize);
+		if (ifd < 0) {
+			ret = ifd;
 			goto out;
 		}
-		ret = mem__write(&vm->mem, zp.initrd_gpa, ibuf, ilen);
-		if (ret)
+		ret = zeropage__initrd_place(&vm->mem, &k, isize, &zp.initrd_gpa);
+		if (ret) {
+			log_error("initrd %s: %llu bytes do not fit in guest RAM "
+				  "(%llu MiB) next to the kernel", cfg->initrd_path,
+				  (unsigned long long)isize,
+				  (unsigned long long)cfg->mem_mib);
 			goto out;
-		zp.initrd_size = ilen;
+		}
+		/* One copy, from the file straight into guest RAM. */
+		idst = mem__ptr(&vm->mem, zp.initrd_gpa, isize);
+		ret = idst ? vm__pread_all(ifd, 0, idst, isize) : -EFAULT;
+		if (ret) {
+			log_error("initrd %s: read: %s", cfg->initrd_path,
+				  strerror(-ret));
+			goto out;
+		}
+		zp.initrd_size = isize;
 	}
 
 	c = malloc(sizeof(*c));
@@ -322,8 +342,9 @@ static int vm__load(struct vm *vm)
 		log_error("writing the MP table: %s", strerror(-ret));
 out:
 	free(c);
-	free(kbuf);
-	free(ibuf);
+	if (ifd >= 0)
+		close(ifd);
+	close(src.fd);
 	return ret;
 }
 
