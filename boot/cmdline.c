@@ -39,7 +39,7 @@ static int cmdline_append(struct cmdline *c, const char *const parts[],
 	for (i = 0; i < nr; i++) {
 		if (lens[i] > sizeof(c->buf))
 			return -E2BIG;
-		total += lens[i];	/* nr * sizeof(buf) cannot wrap */
+		total += lens[i]; /* nr * sizeof(buf) cannot wrap */
 	}
 	if (!total)
 		return 0;
@@ -92,8 +92,7 @@ bool cmdline__has(const struct cmdline *c, const char *key)
 	return false;
 }
 
-int cmdline__add_default(struct cmdline *c, const char *key,
-			 const char *value)
+int cmdline__add_default(struct cmdline *c, const char *key, const char *value)
 {
 	const char *parts[] = { key, "=", value };
 	size_t lens[] = { strlen(key), 1, value ? strlen(value) : 0 };

@@ -13,8 +13,8 @@
 #include "layout.h"
 
 struct cmdline {
-	char buf[LAYOUT_CMDLINE_MAX];	/* always NUL-terminated */
-	size_t len;			/* strlen(buf) */
+	char buf[LAYOUT_CMDLINE_MAX]; /* always NUL-terminated */
+	size_t len; /* strlen(buf) */
 };
 
 /* cmdline__init() - empty command line. */
@@ -40,8 +40,7 @@ bool cmdline__has(const struct cmdline *c, const char *key);
  * user's --append wins over ember's defaults.
  * Returns 0 or -E2BIG.
  */
-int cmdline__add_default(struct cmdline *c, const char *key,
-			 const char *value);
+int cmdline__add_default(struct cmdline *c, const char *key, const char *value);
 
 /*
  * cmdline__add_run() - append EMBER_RUN_PARAM with @cmd (@len bytes, any

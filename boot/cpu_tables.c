@@ -9,23 +9,23 @@
 #include "layout.h"
 
 /* GDT access/flags words (cpu_tables__gdt_entry's @flags). */
-#define GDT_CODE64	0xa09b	/* G, L; present, DPL 0, code exec/read/acc */
-#define GDT_DATA	0xc093	/* G, D/B; present, DPL 0, data read/write/acc */
+#define GDT_CODE64 0xa09b /* G, L; present, DPL 0, code exec/read/acc */
+#define GDT_DATA   0xc093 /* G, D/B; present, DPL 0, data read/write/acc */
 /*
  * Present, type 11: a busy 64-bit TSS.  VM entry requires TR to be busy
  * (SDM vol. 3 27.3.1.2), so the descriptor says what TR will hold.
  */
-#define GDT_TSS64	0x008b
-#define GDT_TSS_LIMIT	0x67	/* 104-byte TSS, no I/O bitmap */
+#define GDT_TSS64     0x008b
+#define GDT_TSS_LIMIT 0x67 /* 104-byte TSS, no I/O bitmap */
 
 /* Page-table entry bits (SDM vol. 3 4.5). */
-#define PTE_P		(1ULL << 0)
-#define PTE_RW		(1ULL << 1)
-#define PTE_PS		(1ULL << 7)
-#define PT_ENTRIES	512
-#define PT_PAGE		4096ULL
-#define PT_2M		(2 * LAYOUT_MiB)
-#define PT_NR_PD	(LAYOUT_IDENT_MAP_BYTES / LAYOUT_GiB)
+#define PTE_P	   (1ULL << 0)
+#define PTE_RW	   (1ULL << 1)
+#define PTE_PS	   (1ULL << 7)
+#define PT_ENTRIES 512
+#define PT_PAGE	   4096ULL
+#define PT_2M	   (2 * LAYOUT_MiB)
+#define PT_NR_PD   (LAYOUT_IDENT_MAP_BYTES / LAYOUT_GiB)
 
 _Static_assert(PT_NR_PD <= PT_ENTRIES, "identity map needs one PDPT");
 
@@ -41,8 +41,10 @@ uint64_t cpu_tables__gdt_entry(uint16_t flags, uint32_t base, uint32_t limit)
 struct boot_segment cpu_tables__segment(uint64_t entry, uint16_t selector)
 {
 	struct boot_segment s = {
-		.base = ((entry >> 16) & 0xffffff) | ((entry >> 32) & 0xff000000),
-		.limit = (uint32_t)((entry & 0xffff) | ((entry >> 32) & 0xf0000)),
+		.base = ((entry >> 16) & 0xffffff) |
+			((entry >> 32) & 0xff000000),
+		.limit = (uint32_t)((entry & 0xffff) |
+				    ((entry >> 32) & 0xf0000)),
 		.selector = selector,
 		.type = (entry >> 40) & 0xf,
 		.s = (entry >> 44) & 1,
@@ -76,8 +78,8 @@ static int write_gdt_idt(const struct guest_mem *m, struct boot_segment *code,
 	gdt[LAYOUT_BOOT_CS / 8] = cpu_tables__gdt_entry(GDT_CODE64, 0, 0xfffff);
 	gdt[LAYOUT_BOOT_DS / 8] = cpu_tables__gdt_entry(GDT_DATA, 0, 0xfffff);
 	/* The second slot holds base bits 63:32, which are 0. */
-	gdt[LAYOUT_BOOT_TSS / 8] = cpu_tables__gdt_entry(GDT_TSS64, 0,
-							 GDT_TSS_LIMIT);
+	gdt[LAYOUT_BOOT_TSS / 8] =
+		cpu_tables__gdt_entry(GDT_TSS64, 0, GDT_TSS_LIMIT);
 
 	*code = cpu_tables__segment(gdt[LAYOUT_BOOT_CS / 8], LAYOUT_BOOT_CS);
 	*data = cpu_tables__segment(gdt[LAYOUT_BOOT_DS / 8], LAYOUT_BOOT_DS);
@@ -106,16 +108,16 @@ static int write_page_tables(const struct guest_mem *m)
 
 	memset(page, 0, sizeof(page));
 	for (i = 0; i < PT_NR_PD; i++)
-		page[i] = htole64((LAYOUT_PD_GPA + i * PT_PAGE) | PTE_P |
-				  PTE_RW);
+		page[i] =
+			htole64((LAYOUT_PD_GPA + i * PT_PAGE) | PTE_P | PTE_RW);
 	ret = mem__write(m, LAYOUT_PDPT_GPA, page, sizeof(page));
 	if (ret)
 		return ret;
 
 	for (i = 0; i < PT_NR_PD; i++) {
 		for (j = 0; j < PT_ENTRIES; j++)
-			page[j] = htole64((i * PT_ENTRIES + j) * PT_2M |
-					  PTE_P | PTE_RW | PTE_PS);
+			page[j] = htole64((i * PT_ENTRIES + j) * PT_2M | PTE_P |
+					  PTE_RW | PTE_PS);
 		ret = mem__write(m, LAYOUT_PD_GPA + i * PT_PAGE, page,
 				 sizeof(page));
 		if (ret)
@@ -137,18 +139,18 @@ int cpu_tables__write(const struct guest_mem *m, struct boot_segment *code,
 
 /* --- MP table (MultiProcessor Specification 1.4, chapter 4) ------------- */
 
-#define MP_SPEC_REV		4	/* 1.4 */
-#define MP_APIC_VERSION		0x14	/* integrated local APIC */
-#define MP_IOAPIC_VERSION	0x11
-#define MP_CPU_ENABLED		0x01
-#define MP_CPU_BSP		0x02
-#define MP_CPU_SIGNATURE	0x600	/* family 6 */
-#define MP_CPU_FEATURES		0x201	/* FPU, APIC */
-#define MP_IOAPIC_ENABLED	0x01
-#define MP_IRQ_INT		0
-#define MP_IRQ_NMI		1
-#define MP_IRQ_EXTINT		3
-#define MP_ALL_LAPICS		0xff
+#define MP_SPEC_REV	  4 /* 1.4 */
+#define MP_APIC_VERSION	  0x14 /* integrated local APIC */
+#define MP_IOAPIC_VERSION 0x11
+#define MP_CPU_ENABLED	  0x01
+#define MP_CPU_BSP	  0x02
+#define MP_CPU_SIGNATURE  0x600 /* family 6 */
+#define MP_CPU_FEATURES	  0x201 /* FPU, APIC */
+#define MP_IOAPIC_ENABLED 0x01
+#define MP_IRQ_INT	  0
+#define MP_IRQ_NMI	  1
+#define MP_IRQ_EXTINT	  3
+#define MP_ALL_LAPICS	  0xff
 
 enum mp_entry_type {
 	MP_PROCESSOR = 0,
@@ -158,18 +160,18 @@ enum mp_entry_type {
 	MP_LINT = 4,
 };
 
-struct mp_floating {		/* 4.1 */
-	char signature[4];	/* "_MP_" */
+struct mp_floating { /* 4.1 */
+	char signature[4]; /* "_MP_" */
 	uint32_t physptr;
-	uint8_t length;		/* in 16-byte units */
+	uint8_t length; /* in 16-byte units */
 	uint8_t spec_rev;
 	uint8_t checksum;
 	uint8_t feature[5];
 } __attribute__((packed));
 
-struct mp_config {		/* 4.2 */
-	char signature[4];	/* "PCMP" */
-	uint16_t length;	/* base table, header included */
+struct mp_config { /* 4.2 */
+	char signature[4]; /* "PCMP" */
+	uint16_t length; /* base table, header included */
 	uint8_t spec_rev;
 	uint8_t checksum;
 	char oem[8];
@@ -183,7 +185,7 @@ struct mp_config {		/* 4.2 */
 	uint8_t reserved;
 } __attribute__((packed));
 
-struct mp_processor {		/* 4.3.1 */
+struct mp_processor { /* 4.3.1 */
 	uint8_t type;
 	uint8_t apic_id;
 	uint8_t apic_version;
@@ -193,13 +195,13 @@ struct mp_processor {		/* 4.3.1 */
 	uint32_t reserved[2];
 } __attribute__((packed));
 
-struct mp_bus {			/* 4.3.2 */
+struct mp_bus { /* 4.3.2 */
 	uint8_t type;
 	uint8_t bus_id;
 	char bus_type[6];
 } __attribute__((packed));
 
-struct mp_ioapic {		/* 4.3.3 */
+struct mp_ioapic { /* 4.3.3 */
 	uint8_t type;
 	uint8_t apic_id;
 	uint8_t apic_version;
@@ -207,7 +209,7 @@ struct mp_ioapic {		/* 4.3.3 */
 	uint32_t address;
 } __attribute__((packed));
 
-struct mp_intsrc {		/* 4.3.4 and 4.3.5 share this layout */
+struct mp_intsrc { /* 4.3.4 and 4.3.5 share this layout */
 	uint8_t type;
 	uint8_t irq_type;
 	uint16_t irq_flags;
@@ -224,8 +226,8 @@ _Static_assert(sizeof(struct mp_bus) == 8, "MP bus entry");
 _Static_assert(sizeof(struct mp_ioapic) == 8, "MP IOAPIC entry");
 _Static_assert(sizeof(struct mp_intsrc) == 8, "MP interrupt entry");
 
-#define MP_NR_LINT	2
-#define MP_MAX_CPUS	254	/* APIC id 255 is broadcast; IOAPIC takes one */
+#define MP_NR_LINT  2
+#define MP_MAX_CPUS 254 /* APIC id 255 is broadcast; IOAPIC takes one */
 
 static uint8_t mp_checksum(const void *p, size_t len)
 {
@@ -325,8 +327,8 @@ int cpu_tables__mptable(const struct guest_mem *m, unsigned int nr_cpus)
 	cfg->spec_rev = MP_SPEC_REV;
 	memcpy(cfg->oem, "EMBER   ", sizeof(cfg->oem));
 	memcpy(cfg->product, "EMBER VM    ", sizeof(cfg->product));
-	cfg->entry_count = htole16((uint16_t)(nr_cpus + 2 + LAYOUT_IOAPIC_PINS +
-					      MP_NR_LINT));
+	cfg->entry_count = htole16(
+		(uint16_t)(nr_cpus + 2 + LAYOUT_IOAPIC_PINS + MP_NR_LINT));
 	cfg->lapic = htole32((uint32_t)LAYOUT_LAPIC_GPA);
 	cfg->checksum = mp_checksum(cfg, mp_config_bytes(nr_cpus));
 

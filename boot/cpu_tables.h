@@ -18,7 +18,7 @@
  */
 struct boot_segment {
 	uint64_t base;
-	uint32_t limit;		/* in bytes - 1, granularity applied */
+	uint32_t limit; /* in bytes - 1, granularity applied */
 	uint16_t selector;
 	uint8_t type, present, dpl, db, s, l, g, avl;
 };

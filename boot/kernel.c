@@ -20,25 +20,25 @@
  * from making us walk 65535 of them (PN_XNUM and above mean "extended
  * numbering", which no kernel uses).
  */
-#define KERNEL_ELF_MAX_PHDRS	64
+#define KERNEL_ELF_MAX_PHDRS 64
 
 /* What the format checks and the bzImage setup_header need: the start. */
-#define KERNEL_HEAD_BYTES	1024
+#define KERNEL_HEAD_BYTES 1024
 
 /* Offsets in a bzImage file (boot.rst, "The real-mode kernel header"). */
-#define BZ_HDR_OFF		0x1f1	/* struct setup_header starts here */
-#define BZ_SETUP_SECTS_OFF	0x1f1
-#define BZ_BOOT_FLAG_OFF	0x1fe
-#define BZ_JUMP_LEN_OFF		0x201	/* 2nd byte of the short jmp */
-#define BZ_HEADER_OFF		0x202
-#define BZ_VERSION_OFF		0x206
-#define BZ_XLOADFLAGS_OFF	0x236
-#define BZ_BOOT_FLAG		0xaa55
-#define BZ_HEADER_MAGIC		0x53726448	/* "HdrS" */
-#define BZ_MIN_VERSION		0x020c		/* 2.12: xloadflags */
-#define BZ_SECTOR		512
-#define BZ_DEFAULT_SETUP_SECTS	4
-#define BZ_ENTRY64_OFF		0x200
+#define BZ_HDR_OFF	       0x1f1 /* struct setup_header starts here */
+#define BZ_SETUP_SECTS_OFF     0x1f1
+#define BZ_BOOT_FLAG_OFF       0x1fe
+#define BZ_JUMP_LEN_OFF	       0x201 /* 2nd byte of the short jmp */
+#define BZ_HEADER_OFF	       0x202
+#define BZ_VERSION_OFF	       0x206
+#define BZ_XLOADFLAGS_OFF      0x236
+#define BZ_BOOT_FLAG	       0xaa55
+#define BZ_HEADER_MAGIC	       0x53726448 /* "HdrS" */
+#define BZ_MIN_VERSION	       0x020c /* 2.12: xloadflags */
+#define BZ_SECTOR	       512
+#define BZ_DEFAULT_SETUP_SECTS 4
+#define BZ_ENTRY64_OFF	       0x200
 
 static uint16_t get_le16(const uint8_t *p)
 {
@@ -113,7 +113,8 @@ int kernel__probe(const void *buf, size_t len)
 		return elf_check_ident(&eh) ? -ENOEXEC : KERNEL_FORMAT_ELF;
 	}
 	if (bz_has_magic(p, len))
-		return bz_check_ident(p, len) ? -ENOEXEC : KERNEL_FORMAT_BZIMAGE;
+		return bz_check_ident(p, len) ? -ENOEXEC :
+						KERNEL_FORMAT_BZIMAGE;
 	return -ENOEXEC;
 }
 
@@ -136,7 +137,8 @@ static int elf_check_load(const struct guest_mem *m, const Elf64_Phdr *ph,
 }
 
 static int elf_load(const struct guest_mem *m, const struct kernel_src *src,
-		    const uint8_t *head, size_t head_len, struct kernel_image *out)
+		    const uint8_t *head, size_t head_len,
+		    struct kernel_image *out)
 {
 	Elf64_Phdr phdrs[KERNEL_ELF_MAX_PHDRS];
 	uint64_t lo = UINT64_MAX, hi = 0, len = src->size;
@@ -228,8 +230,8 @@ static int bz_load(const struct guest_mem *m, const struct kernel_src *src,
 	hdr_len = BZ_HEADER_OFF + (uint64_t)p[BZ_JUMP_LEN_OFF] - BZ_HDR_OFF;
 	if (hdr_len > sizeof(hdr))
 		hdr_len = sizeof(hdr);
-	if (hdr_len < offsetof(struct setup_header, init_size) +
-		      sizeof(hdr.init_size))
+	if (hdr_len <
+	    offsetof(struct setup_header, init_size) + sizeof(hdr.init_size))
 		return -EINVAL;
 	if (!range_in(BZ_HDR_OFF, hdr_len, head_len))
 		return -EINVAL;

@@ -16,16 +16,16 @@
 #include "../vmm/mem.h"
 
 enum kernel_format {
-	KERNEL_FORMAT_ELF = 1,	/* uncompressed vmlinux, ELF64 x86_64 */
-	KERNEL_FORMAT_BZIMAGE,	/* compressed bzImage, boot protocol >= 2.12 */
+	KERNEL_FORMAT_ELF = 1, /* uncompressed vmlinux, ELF64 x86_64 */
+	KERNEL_FORMAT_BZIMAGE, /* compressed bzImage, boot protocol >= 2.12 */
 };
 
 /* What a loader leaves in guest RAM, for the zero page and the vCPU. */
 struct kernel_image {
 	enum kernel_format format;
-	uint64_t entry;		/* guest-physical 64-bit entry point */
-	uint64_t load_start;	/* guest-physical first byte loaded */
-	uint64_t load_end;	/* guest-physical end (exclusive) of what the
+	uint64_t entry; /* guest-physical 64-bit entry point */
+	uint64_t load_start; /* guest-physical first byte loaded */
+	uint64_t load_end; /* guest-physical end (exclusive) of what the
 				 * kernel needs: loaded bytes, or for a bzImage
 				 * pref_address + init_size */
 	/*
@@ -44,11 +44,11 @@ struct kernel_image {
  * the guest needs.
  */
 struct kernel_src {
-	uint64_t size;		/* bytes in the image */
+	uint64_t size; /* bytes in the image */
 	int (*read)(const struct kernel_src *s, uint64_t off, void *dst,
 		    uint64_t len);
-	const void *buf;	/* for kernel__src_buffer() */
-	int fd;			/* for a caller's file source */
+	const void *buf; /* for kernel__src_buffer() */
+	int fd; /* for a caller's file source */
 };
 
 /* kernel__src_buffer() - a source over @len bytes at @buf (not owned). */

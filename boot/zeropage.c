@@ -7,18 +7,18 @@
 
 #include "layout.h"
 
-#define ZP_BOOT_FLAG		0xaa55
-#define ZP_HEADER_MAGIC		0x53726448	/* "HdrS" */
-#define ZP_ELF_VERSION		0x020c
-#define ZP_LOADER_UNDEFINED	0xff		/* boot.rst: no assigned id */
+#define ZP_BOOT_FLAG	    0xaa55
+#define ZP_HEADER_MAGIC	    0x53726448 /* "HdrS" */
+#define ZP_ELF_VERSION	    0x020c
+#define ZP_LOADER_UNDEFINED 0xff /* boot.rst: no assigned id */
 /* boot.rst: the heap ends 0x200 below the 64 KiB real-mode segment top. */
-#define ZP_HEAP_END		0xfe00
+#define ZP_HEAP_END 0xfe00
 /* boot.rst: initrd_addr_max before protocol 2.03 (and for "not set"). */
 #define ZP_INITRD_ADDR_MAX_DEFAULT 0x37ffffffULL
-#define ZP_PAGE_MASK		0xfffULL
+#define ZP_PAGE_MASK		   0xfffULL
 
-#define E820_TYPE_RAM		1
-#define E820_TYPE_RESERVED	2
+#define E820_TYPE_RAM	   1
+#define E820_TYPE_RESERVED 2
 
 int zeropage__initrd_place(const struct guest_mem *m,
 			   const struct kernel_image *k, uint64_t size,
@@ -26,8 +26,8 @@ int zeropage__initrd_place(const struct guest_mem *m,
 {
 	uint64_t limit = mem__low_ram_end(m);
 	uint64_t max = k->hdr.initrd_addr_max ?
-		       (uint64_t)k->hdr.initrd_addr_max + 1 :
-		       ZP_INITRD_ADDR_MAX_DEFAULT + 1;
+			       (uint64_t)k->hdr.initrd_addr_max + 1 :
+			       ZP_INITRD_ADDR_MAX_DEFAULT + 1;
 	uint64_t floor = k->load_end, at;
 
 	if (max < limit)
@@ -82,7 +82,8 @@ static void zp_e820(struct boot_params *bp, const struct guest_mem *m)
 		 * EBDA (reserved so the kernel keeps it) and the legacy
 		 * video/ROM hole, which the kernel must not use as RAM.
 		 */
-		zp_e820_add(bp, 0, end < LAYOUT_EBDA_GPA ? end : LAYOUT_EBDA_GPA,
+		zp_e820_add(bp, 0,
+			    end < LAYOUT_EBDA_GPA ? end : LAYOUT_EBDA_GPA,
 			    E820_TYPE_RAM);
 		zp_e820_add(bp, LAYOUT_EBDA_GPA,
 			    LAYOUT_HIGH_MEM_GPA - LAYOUT_EBDA_GPA,
@@ -107,8 +108,7 @@ int zeropage__build(const struct guest_mem *m, const struct kernel_image *k,
 	if (k->format == KERNEL_FORMAT_BZIMAGE && k->hdr.cmdline_size &&
 	    cmdline_len > k->hdr.cmdline_size)
 		return -E2BIG;
-	if (cfg->initrd_size &&
-	    !mem__ptr(m, cfg->initrd_gpa, cfg->initrd_size))
+	if (cfg->initrd_size && !mem__ptr(m, cfg->initrd_gpa, cfg->initrd_size))
 		return -EFAULT;
 
 	ret = mem__write(m, LAYOUT_CMDLINE_GPA, cmdline, cmdline_len + 1);

@@ -12,9 +12,9 @@
 #include "kernel.h"
 
 struct zeropage_cfg {
-	const char *cmdline;	/* NUL-terminated, < LAYOUT_CMDLINE_MAX bytes */
-	uint64_t initrd_gpa;	/* 0 when there is no initrd */
-	uint64_t initrd_size;	/* bytes */
+	const char *cmdline; /* NUL-terminated, < LAYOUT_CMDLINE_MAX bytes */
+	uint64_t initrd_gpa; /* 0 when there is no initrd */
+	uint64_t initrd_size; /* bytes */
 };
 
 /*

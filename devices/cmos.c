@@ -5,18 +5,18 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define RTC_SECONDS	0x00
-#define RTC_MINUTES	0x02
-#define RTC_HOURS	0x04
-#define RTC_WEEKDAY	0x06
-#define RTC_DAY		0x07
-#define RTC_MONTH	0x08
-#define RTC_YEAR	0x09
-#define RTC_REG_A	0x0a
-#define RTC_REG_B	0x0b
-#define RTC_REG_C	0x0c
-#define RTC_REG_D	0x0d
-#define RTC_CENTURY	0x32
+#define RTC_SECONDS 0x00
+#define RTC_MINUTES 0x02
+#define RTC_HOURS   0x04
+#define RTC_WEEKDAY 0x06
+#define RTC_DAY	    0x07
+#define RTC_MONTH   0x08
+#define RTC_YEAR    0x09
+#define RTC_REG_A   0x0a
+#define RTC_REG_B   0x0b
+#define RTC_REG_C   0x0c
+#define RTC_REG_D   0x0d
+#define RTC_CENTURY 0x32
 
 struct cmos {
 	struct device dev;
@@ -52,11 +52,11 @@ static uint8_t cmos__reg(uint8_t index)
 	case RTC_CENTURY:
 		return bcd((tm.tm_year + 1900) / 100);
 	case RTC_REG_A:
-		return 0x26;	/* 32.768 kHz, 1024 Hz, UIP clear */
+		return 0x26; /* 32.768 kHz, 1024 Hz, UIP clear */
 	case RTC_REG_B:
-		return 0x02;	/* 24-hour, BCD, no interrupts */
+		return 0x02; /* 24-hour, BCD, no interrupts */
 	case RTC_REG_D:
-		return 0x80;	/* valid RAM and time */
+		return 0x80; /* valid RAM and time */
 	default:
 		return 0;
 	}

@@ -10,8 +10,8 @@
 
 #include "device.h"
 
-#define CMOS_PORT	0x70
-#define CMOS_PORT_LEN	2
+#define CMOS_PORT     0x70
+#define CMOS_PORT_LEN 2
 
 /* Returns the device or NULL without memory; free with cmos__destroy(). */
 struct device *cmos__create(void);

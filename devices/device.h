@@ -22,9 +22,9 @@ struct irq_line {
 
 /* Why the VM should stop, as a device reports it (vmm/vm.c acts). */
 enum device_event {
-	DEVICE_EVENT_RESET = 1,		/* guest asked for a reset (i8042) */
-	DEVICE_EVENT_EXIT_STATUS,	/* guest reported a status */
-	DEVICE_EVENT_BOOT_TIMER,	/* guest init started */
+	DEVICE_EVENT_RESET = 1, /* guest asked for a reset (i8042) */
+	DEVICE_EVENT_EXIT_STATUS, /* guest reported a status */
+	DEVICE_EVENT_BOOT_TIMER, /* guest init started */
 };
 
 /* Where a device reports VM-level events; called with the device locked. */
@@ -41,7 +41,8 @@ struct device_ops {
 	 * registers that do not exist return zeroes; writes are dropped.
 	 * Called with d->lock held.
 	 */
-	void (*read)(struct device *d, uint64_t offset, void *data, uint32_t len);
+	void (*read)(struct device *d, uint64_t offset, void *data,
+		     uint32_t len);
 	void (*write)(struct device *d, uint64_t offset, const void *data,
 		      uint32_t len);
 	/* Frees what the device allocated (not the struct itself). */
@@ -50,7 +51,7 @@ struct device_ops {
 
 struct device {
 	const struct device_ops *ops;
-	pthread_mutex_t lock;	/* serialises ops against each other */
+	pthread_mutex_t lock; /* serialises ops against each other */
 };
 
 #endif /* EMBER_DEVICES_DEVICE_H */

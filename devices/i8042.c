@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 struct i8042 {
-	struct device data;	/* reached through I8042_DATA_PORT */
-	struct device cmd;	/* reached through I8042_COMMAND_PORT */
+	struct device data; /* reached through I8042_DATA_PORT */
+	struct device cmd; /* reached through I8042_COMMAND_PORT */
 	struct device_events ev;
 };
 
@@ -22,7 +22,8 @@ static void i8042__cmd_write(struct device *d, uint64_t off, const void *data,
 	struct i8042 *k = from_cmd(d);
 
 	(void)len;
-	if (off == 0 && *(const uint8_t *)data == I8042_CMD_RESET && k->ev.notify)
+	if (off == 0 && *(const uint8_t *)data == I8042_CMD_RESET &&
+	    k->ev.notify)
 		k->ev.notify(k->ev.opaque, DEVICE_EVENT_RESET, 0);
 }
 

@@ -10,9 +10,9 @@
 
 #include "device.h"
 
-#define I8042_DATA_PORT		0x60
-#define I8042_COMMAND_PORT	0x64
-#define I8042_CMD_RESET		0xfe
+#define I8042_DATA_PORT	   0x60
+#define I8042_COMMAND_PORT 0x64
+#define I8042_CMD_RESET	   0xfe
 
 /*
  * i8042__create() - the controller; register it at I8042_DATA_PORT and at

@@ -8,27 +8,27 @@
 #include <unistd.h>
 
 /* Register offsets. */
-#define UART_RX		0	/* in:  receive buffer (DLAB=0) */
-#define UART_TX		0	/* out: transmit holding (DLAB=0) */
-#define UART_DLL	0	/* divisor latch low (DLAB=1) */
-#define UART_IER	1
-#define UART_DLM	1	/* divisor latch high (DLAB=1) */
-#define UART_IIR	2	/* in */
-#define UART_FCR	2	/* out */
-#define UART_LCR	3
-#define UART_MCR	4
-#define UART_LSR	5
-#define UART_MSR	6
-#define UART_SCR	7
+#define UART_RX	 0 /* in:  receive buffer (DLAB=0) */
+#define UART_TX	 0 /* out: transmit holding (DLAB=0) */
+#define UART_DLL 0 /* divisor latch low (DLAB=1) */
+#define UART_IER 1
+#define UART_DLM 1 /* divisor latch high (DLAB=1) */
+#define UART_IIR 2 /* in */
+#define UART_FCR 2 /* out */
+#define UART_LCR 3
+#define UART_MCR 4
+#define UART_LSR 5
+#define UART_MSR 6
+#define UART_SCR 7
 
 #define UART_IER_RDI	0x01
 #define UART_IER_THRI	0x02
-#define UART_IIR_NO_INT	0x01
+#define UART_IIR_NO_INT 0x01
 #define UART_IIR_THRI	0x02
 #define UART_IIR_RDI	0x04
 #define UART_IIR_FIFO	0xc0
-#define UART_FCR_ENABLE	0x01
-#define UART_FCR_CLR_RX	0x02
+#define UART_FCR_ENABLE 0x01
+#define UART_FCR_CLR_RX 0x02
 #define UART_LCR_DLAB	0x80
 #define UART_MCR_LOOP	0x10
 #define UART_LSR_DR	0x01
@@ -39,14 +39,14 @@
 #define UART_MSR_RI	0x40
 #define UART_MSR_DCD	0x80
 
-#define RX_FIFO_SIZE	64
+#define RX_FIFO_SIZE 64
 
 struct serial {
-	struct device dev;	/* first: container_of by cast */
+	struct device dev; /* first: container_of by cast */
 	int out_fd;
 	struct irq_line irq;
 	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
-	int thr_ipending;	/* transmitter-empty interrupt pending */
+	int thr_ipending; /* transmitter-empty interrupt pending */
 	int irq_level;
 	uint8_t rx[RX_FIFO_SIZE];
 	unsigned int rx_head, rx_count;
@@ -133,8 +133,10 @@ static uint8_t serial__readb(struct serial *s, uint64_t off)
 	case UART_MSR:
 		if (s->mcr & UART_MCR_LOOP) {
 			/* Loopback: modem outputs appear on the inputs. */
-			v = (uint8_t)(((s->mcr & 0x01) << 5) | ((s->mcr & 0x02) << 3) |
-				      ((s->mcr & 0x04) << 4) | ((s->mcr & 0x08) << 4));
+			v = (uint8_t)(((s->mcr & 0x01) << 5) |
+				      ((s->mcr & 0x02) << 3) |
+				      ((s->mcr & 0x04) << 4) |
+				      ((s->mcr & 0x08) << 4));
 			return v;
 		}
 		return UART_MSR_DCD | UART_MSR_DSR | UART_MSR_CTS;
@@ -223,7 +225,7 @@ struct device *serial__create(int out_fd, struct irq_line irq)
 	pthread_mutex_init(&s->dev.lock, NULL);
 	s->out_fd = out_fd;
 	s->irq = irq;
-	s->mcr = 0x08;	/* OUT2 */
+	s->mcr = 0x08; /* OUT2 */
 	return &s->dev;
 }
 

@@ -12,8 +12,8 @@
 
 #include "device.h"
 
-#define SERIAL_COM1_PORT	0x3f8
-#define SERIAL_PORT_LEN		8
+#define SERIAL_COM1_PORT 0x3f8
+#define SERIAL_PORT_LEN	 8
 
 /*
  * serial__create() - a UART whose transmitted bytes go to @out_fd (not

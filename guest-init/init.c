@@ -30,8 +30,8 @@
 
 #include "protocol.h"
 
-#define CMDLINE_MAX 16384 /* x86 allows 2048; leave headroom */
-#define RUN_CMD_MAX 8192 /* decoded ember.run, ~1500 expected */
+#define CMDLINE_MAX    16384 /* x86 allows 2048; leave headroom */
+#define RUN_CMD_MAX    8192 /* decoded ember.run, ~1500 expected */
 #define STATUS_BAD_RUN 127
 
 static void say(const char *what, int err)

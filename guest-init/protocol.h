@@ -15,8 +15,8 @@
  * guest-physical address as soon as its init starts.  Same address and
  * value as Firecracker (MMIO_MEM_START, MAGIC_VALUE_SIGNAL_GUEST_BOOT_COMPLETE).
  */
-#define EMBER_BOOT_TIMER_GPA	0xd0000000ULL
-#define EMBER_BOOT_TIMER_MAGIC	123
+#define EMBER_BOOT_TIMER_GPA   0xd0000000ULL
+#define EMBER_BOOT_TIMER_MAGIC 123
 
 /*
  * ember's exit-status device: one page of MMIO.  The guest writes a 32-bit
@@ -24,8 +24,8 @@
  * for signal N) once its filesystems are synced: ember ends the VM right
  * then and exits with that status.
  */
-#define EMBER_EXIT_STATUS_GPA	0xd0001000ULL
-#define EMBER_EXIT_STATUS_SIZE	0x1000ULL
+#define EMBER_EXIT_STATUS_GPA  0xd0001000ULL
+#define EMBER_EXIT_STATUS_SIZE 0x1000ULL
 
 /*
  * The command given by `ember --run CMD` travels on the kernel command line
@@ -33,7 +33,7 @@
  * /proc/cmdline and runs it with /bin/sh -c.  Any bytes survive (a NUL byte
  * ends the command, as for any shell string).
  */
-#define EMBER_RUN_PARAM		"ember.run="
+#define EMBER_RUN_PARAM "ember.run="
 
 static const char ember_b64_alphabet[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -58,7 +58,8 @@ static inline long ember_b64_encode(const void *in, size_t len, char *out,
 	if (need >= outsz)
 		return -1;
 	for (i = 0; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 |
+			     p[i + 2];
 
 		out[o++] = ember_b64_alphabet[v >> 18 & 63];
 		out[o++] = ember_b64_alphabet[v >> 12 & 63];

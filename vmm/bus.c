@@ -22,7 +22,8 @@ int bus__register(struct bus *b, uint64_t base, uint64_t len,
 		return -EEXIST;
 	for (i = b->nr; i > pos; i--)
 		b->range[i] = b->range[i - 1];
-	b->range[pos] = (struct bus_range){ .base = base, .len = len, .dev = dev };
+	b->range[pos] =
+		(struct bus_range){ .base = base, .len = len, .dev = dev };
 	b->nr++;
 	return 0;
 }

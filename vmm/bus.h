@@ -20,7 +20,7 @@ struct bus_range {
 };
 
 struct bus {
-	const char *name;	/* "pio" or "mmio", for messages */
+	const char *name; /* "pio" or "mmio", for messages */
 	struct bus_range range[BUS_MAX_RANGES];
 	unsigned int nr;
 };

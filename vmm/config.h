@@ -14,20 +14,20 @@
 enum console_kind { CONSOLE_STDIO = 0, CONSOLE_NONE, CONSOLE_FILE };
 enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
 
-#define CONFIG_MAX_VCPUS 32	/* the MP table at the EBDA holds 37 */
+#define CONFIG_MAX_VCPUS 32 /* the MP table at the EBDA holds 37 */
 
 struct vm_config {
-	const char *kernel_path;	/* ELF vmlinux or bzImage; required */
-	const char *initrd_path;	/* NULL: none */
-	const char *append;		/* extra kernel arguments; NULL: none */
-	uint64_t mem_mib;		/* guest RAM in MiB */
-	unsigned int vcpus;		/* 1..CONFIG_MAX_VCPUS */
+	const char *kernel_path; /* ELF vmlinux or bzImage; required */
+	const char *initrd_path; /* NULL: none */
+	const char *append; /* extra kernel arguments; NULL: none */
+	uint64_t mem_mib; /* guest RAM in MiB */
+	unsigned int vcpus; /* 1..CONFIG_MAX_VCPUS */
 	enum console_kind console;
-	const char *console_path;	/* CONSOLE_FILE: file to append to */
-	const char *run_cmd;		/* --run: command for guest init */
+	const char *console_path; /* CONSOLE_FILE: file to append to */
+	const char *run_cmd; /* --run: command for guest init */
 	size_t run_len;
-	bool boot_timer;		/* log the guest boot time */
-	bool stats;			/* print exit and timing figures */
+	bool boot_timer; /* log the guest boot time */
+	bool stats; /* print exit and timing figures */
 	enum pvm_mode pvm;
 };
 

@@ -4,15 +4,15 @@
 
 #include <stddef.h>
 
-#define CPUID1_ECX_CX16		(1u << 13)
-#define CPUID1_ECX_POPCNT	(1u << 23)
-#define CPUID1_ECX_HYPERVISOR	(1u << 31)
-#define CPUID1_EDX_HTT		(1u << 28)
-#define CPUID7_ECX_PKU		(1u << 3)
-#define CPUID7_ECX_OSPKE	(1u << 4)
-#define CPUIDD1_EAX_XSAVEC	(1u << 1)
-#define CPUIDD1_EAX_XGETBV1	(1u << 2)
-#define CPUIDD1_EAX_XSAVES	(1u << 3)
+#define CPUID1_ECX_CX16	      (1u << 13)
+#define CPUID1_ECX_POPCNT     (1u << 23)
+#define CPUID1_ECX_HYPERVISOR (1u << 31)
+#define CPUID1_EDX_HTT	      (1u << 28)
+#define CPUID7_ECX_PKU	      (1u << 3)
+#define CPUID7_ECX_OSPKE      (1u << 4)
+#define CPUIDD1_EAX_XSAVEC    (1u << 1)
+#define CPUIDD1_EAX_XGETBV1   (1u << 2)
+#define CPUIDD1_EAX_XSAVES    (1u << 3)
 
 struct kvm_cpuid_entry2 *cpuid__find(struct kvm_cpuid_entry2 *e,
 				     unsigned int nent, uint32_t function,
@@ -50,7 +50,8 @@ void cpuid__apply(struct kvm_cpuid_entry2 *e, unsigned int nent,
 			else
 				c->edx &= ~CPUID1_EDX_HTT;
 			if (cfg->pvm)
-				c->ecx &= ~(CPUID1_ECX_CX16 | CPUID1_ECX_POPCNT);
+				c->ecx &=
+					~(CPUID1_ECX_CX16 | CPUID1_ECX_POPCNT);
 			break;
 		case 7:
 			if (c->index == 0 && cfg->pvm)
@@ -62,7 +63,8 @@ void cpuid__apply(struct kvm_cpuid_entry2 *e, unsigned int nent,
 			break;
 		case 0xd:
 			if (c->index == 1 && cfg->pvm)
-				c->eax &= ~(CPUIDD1_EAX_XSAVEC | CPUIDD1_EAX_XGETBV1 |
+				c->eax &= ~(CPUIDD1_EAX_XSAVEC |
+					    CPUIDD1_EAX_XGETBV1 |
 					    CPUIDD1_EAX_XSAVES);
 			break;
 		case CPUID_KVM_FEATURES:

@@ -15,22 +15,22 @@
 #include <linux/kvm.h>
 
 /* The KVM paravirtual leaf and its feature bits (cpuid.rst). */
-#define CPUID_KVM_FEATURES		0x40000001u
-#define KVM_FEAT_CLOCKSOURCE		(1u << 0)
-#define KVM_FEAT_NOP_IO_DELAY		(1u << 1)
-#define KVM_FEAT_CLOCKSOURCE2		(1u << 3)
-#define KVM_FEAT_ASYNC_PF		(1u << 4)
-#define KVM_FEAT_STEAL_TIME		(1u << 5)
-#define KVM_FEAT_PV_UNHALT		(1u << 7)
-#define KVM_FEAT_PV_TLB_FLUSH		(1u << 9)
-#define KVM_FEAT_PV_SEND_IPI		(1u << 11)
-#define KVM_FEAT_PV_SCHED_YIELD		(1u << 13)
-#define KVM_FEAT_ASYNC_PF_INT		(1u << 14)
+#define CPUID_KVM_FEATURES	0x40000001u
+#define KVM_FEAT_CLOCKSOURCE	(1u << 0)
+#define KVM_FEAT_NOP_IO_DELAY	(1u << 1)
+#define KVM_FEAT_CLOCKSOURCE2	(1u << 3)
+#define KVM_FEAT_ASYNC_PF	(1u << 4)
+#define KVM_FEAT_STEAL_TIME	(1u << 5)
+#define KVM_FEAT_PV_UNHALT	(1u << 7)
+#define KVM_FEAT_PV_TLB_FLUSH	(1u << 9)
+#define KVM_FEAT_PV_SEND_IPI	(1u << 11)
+#define KVM_FEAT_PV_SCHED_YIELD (1u << 13)
+#define KVM_FEAT_ASYNC_PF_INT	(1u << 14)
 
 struct cpuid_cfg {
-	unsigned int vcpu_id;	/* also the APIC id */
-	unsigned int nr_vcpus;	/* 1..254 */
-	bool pvm;		/* apply the PVM profile */
+	unsigned int vcpu_id; /* also the APIC id */
+	unsigned int nr_vcpus; /* 1..254 */
+	bool pvm; /* apply the PVM profile */
 };
 
 /*

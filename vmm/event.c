@@ -68,8 +68,9 @@ static void *event__thread(void *arg)
 		if (n > 0 && ev.data.fd == el->stopfd)
 			break;
 		if (el->npending) {
-			el->off += serial__input(el->serial, el->pending + el->off,
-						 el->npending - el->off);
+			el->off +=
+				serial__input(el->serial, el->pending + el->off,
+					      el->npending - el->off);
 			if (el->off == el->npending)
 				el->npending = el->off = 0;
 			continue;
@@ -78,9 +79,11 @@ static void *event__thread(void *arg)
 			ssize_t r = read(el->in_fd, buf, sizeof(buf));
 			ssize_t i;
 
-			if (r <= 0 && !(r < 0 && (errno == EINTR || errno == EAGAIN))) {
+			if (r <= 0 &&
+			    !(r < 0 && (errno == EINTR || errno == EAGAIN))) {
 				/* EOF: the guest just stops getting input. */
-				epoll_ctl(el->epfd, EPOLL_CTL_DEL, el->in_fd, NULL);
+				epoll_ctl(el->epfd, EPOLL_CTL_DEL, el->in_fd,
+					  NULL);
 				in_open = false;
 				continue;
 			}
@@ -118,7 +121,8 @@ struct event_loop *event__start(int in_fd, struct device *serial,
 		goto fail;
 	ev.data.fd = in_fd;
 	/* Regular files and /dev/null cannot be polled: no input then. */
-	if (epoll_ctl(el->epfd, EPOLL_CTL_ADD, in_fd, &ev) < 0 && errno != EPERM)
+	if (epoll_ctl(el->epfd, EPOLL_CTL_ADD, in_fd, &ev) < 0 &&
+	    errno != EPERM)
 		goto fail;
 	if (isatty(in_fd) && tcgetattr(in_fd, &el->saved) == 0) {
 		struct termios raw = el->saved;

@@ -5,21 +5,21 @@
 #include <errno.h>
 #include <string.h>
 
-#define X86_CR0_PG	(1ULL << 31)
-#define X86_CR0_WP	(1ULL << 16)
-#define X86_CR4_PAE	(1ULL << 5)
-#define X86_CR4_LA57	(1ULL << 12)
-#define X86_EFER_LMA	(1ULL << 10)
+#define X86_CR0_PG   (1ULL << 31)
+#define X86_CR0_WP   (1ULL << 16)
+#define X86_CR4_PAE  (1ULL << 5)
+#define X86_CR4_LA57 (1ULL << 12)
+#define X86_EFER_LMA (1ULL << 10)
 
-#define PTE_P		(1ULL << 0)
-#define PTE_RW		(1ULL << 1)
-#define PTE_US		(1ULL << 2)
-#define PTE_A		(1ULL << 5)
-#define PTE_D		(1ULL << 6)
-#define PTE_PS		(1ULL << 7)
-#define PTE_ADDR	0x000ffffffffff000ULL
+#define PTE_P	 (1ULL << 0)
+#define PTE_RW	 (1ULL << 1)
+#define PTE_US	 (1ULL << 2)
+#define PTE_A	 (1ULL << 5)
+#define PTE_D	 (1ULL << 6)
+#define PTE_PS	 (1ULL << 7)
+#define PTE_ADDR 0x000ffffffffff000ULL
 
-#define PAGE_SIZE_4K	4096ULL
+#define PAGE_SIZE_4K 4096ULL
 
 static int gva__canonical(uint64_t gva)
 {
@@ -36,7 +36,8 @@ int gva__translate(const struct guest_mem *m, const struct gva_ctx *c,
 	uint64_t *entries[4];
 	int level, write = !!(access & GVA_ACCESS_WRITE);
 	int user = !!(access & GVA_ACCESS_USER);
-	uint32_t ec = access & (GVA_ACCESS_WRITE | GVA_ACCESS_USER | GVA_ACCESS_FETCH);
+	uint32_t ec = access &
+		      (GVA_ACCESS_WRITE | GVA_ACCESS_USER | GVA_ACCESS_FETCH);
 	unsigned int shift = 39, depth = 0;
 
 	if (!(c->cr0 & X86_CR0_PG)) {
@@ -50,7 +51,8 @@ int gva__translate(const struct guest_mem *m, const struct gva_ctx *c,
 		return -EINVAL;
 
 	for (level = 4; level >= 1; level--, shift -= 9) {
-		uint64_t *pe = mem__ptr(m, table + ((gva >> shift) & 511) * 8, 8);
+		uint64_t *pe =
+			mem__ptr(m, table + ((gva >> shift) & 511) * 8, 8);
 
 		if (!pe)
 			return -EIO;
@@ -60,7 +62,8 @@ int gva__translate(const struct guest_mem *m, const struct gva_ctx *c,
 			*pfec = ec;
 			return -EFAULT;
 		}
-		if ((write && !(e & PTE_RW) && (user || (c->cr0 & X86_CR0_WP))) ||
+		if ((write && !(e & PTE_RW) &&
+		     (user || (c->cr0 & X86_CR0_WP))) ||
 		    (user && !(e & PTE_US))) {
 			*pfec = ec | GVA_PFEC_PRESENT;
 			return -EFAULT;
@@ -75,7 +78,8 @@ int gva__translate(const struct guest_mem *m, const struct gva_ctx *c,
 		__atomic_fetch_or(entries[level], PTE_A, __ATOMIC_RELAXED);
 	if (write)
 		__atomic_fetch_or(entries[depth - 1], PTE_D, __ATOMIC_RELAXED);
-	*gpa = (e & PTE_ADDR & ~((1ULL << shift) - 1)) | (gva & ((1ULL << shift) - 1));
+	*gpa = (e & PTE_ADDR & ~((1ULL << shift) - 1)) |
+	       (gva & ((1ULL << shift) - 1));
 	return 0;
 }
 

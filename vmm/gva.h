@@ -13,10 +13,10 @@
 #include "mem.h"
 
 /* Access kinds, and the #PF error-code bits (SDM 4.7) they map onto. */
-#define GVA_ACCESS_WRITE	0x02u
-#define GVA_ACCESS_USER		0x04u
-#define GVA_ACCESS_FETCH	0x10u
-#define GVA_PFEC_PRESENT	0x01u
+#define GVA_ACCESS_WRITE 0x02u
+#define GVA_ACCESS_USER	 0x04u
+#define GVA_ACCESS_FETCH 0x10u
+#define GVA_PFEC_PRESENT 0x01u
 
 /* The control registers that decide how the guest translates. */
 struct gva_ctx {

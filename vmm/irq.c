@@ -36,5 +36,7 @@ static void irq__set(void *opaque, unsigned int gsi, int level)
 
 struct irq_line irq__line(int *vm_fd, unsigned int gsi)
 {
-	return (struct irq_line){ .set = irq__set, .opaque = vm_fd, .gsi = gsi };
+	return (struct irq_line){ .set = irq__set,
+				  .opaque = vm_fd,
+				  .gsi = gsi };
 }

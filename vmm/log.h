@@ -19,9 +19,9 @@ double log__ms(void);
 void log__printf(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-#define log_error(...)	log__printf(LOG_ERROR, __VA_ARGS__)
-#define log_warn(...)	log__printf(LOG_WARN, __VA_ARGS__)
-#define log_info(...)	log__printf(LOG_INFO, __VA_ARGS__)
-#define log_debug(...)	log__printf(LOG_DEBUG, __VA_ARGS__)
+#define log_error(...) log__printf(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...)  log__printf(LOG_WARN, __VA_ARGS__)
+#define log_info(...)  log__printf(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log__printf(LOG_DEBUG, __VA_ARGS__)
 
 #endif /* EMBER_VMM_LOG_H */

@@ -24,26 +24,26 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: ember --kernel PATH [options]\n"
-"Boot a Linux microVM on /dev/kvm.\n"
-"\n"
-"  --kernel PATH      ELF vmlinux or bzImage (x86_64, 64-bit boot protocol)\n"
-"  --initrd PATH      initramfs (uncompressed cpio is fastest)\n"
-"  --append ARGS      extra kernel arguments (they win over ember's defaults)\n"
-"  --mem MIB          guest RAM in MiB (default 128, at least 16)\n"
-"  --vcpus N          vCPUs, 1-%d (default 1)\n"
-"  --console KIND     stdio (default), none, or file:PATH\n"
-"  --run CMD          have ember's guest init run CMD with /bin/sh -c;\n"
-"                     ember exits with its status\n"
-"  --boot-timer       report the guest's boot-timer write (init start)\n"
-"  --stats            print timings, VM exits and memory at the end\n"
-"  --pvm auto|on|off  PVM host profile (default auto: detected)\n"
-"  -v, --verbose      more log lines (twice: debug)\n"
-"  -h, --help         this text\n"
-"  --version          print the version\n"
-"\n"
-"Exit status: the guest command's with --run, 0 after a guest reset\n"
-"without --run, %d for errors of ember itself, 2 for bad usage.\n",
+		"usage: ember --kernel PATH [options]\n"
+		"Boot a Linux microVM on /dev/kvm.\n"
+		"\n"
+		"  --kernel PATH      ELF vmlinux or bzImage (x86_64, 64-bit boot protocol)\n"
+		"  --initrd PATH      initramfs (uncompressed cpio is fastest)\n"
+		"  --append ARGS      extra kernel arguments (they win over ember's defaults)\n"
+		"  --mem MIB          guest RAM in MiB (default 128, at least 16)\n"
+		"  --vcpus N          vCPUs, 1-%d (default 1)\n"
+		"  --console KIND     stdio (default), none, or file:PATH\n"
+		"  --run CMD          have ember's guest init run CMD with /bin/sh -c;\n"
+		"                     ember exits with its status\n"
+		"  --boot-timer       report the guest's boot-timer write (init start)\n"
+		"  --stats            print timings, VM exits and memory at the end\n"
+		"  --pvm auto|on|off  PVM host profile (default auto: detected)\n"
+		"  -v, --verbose      more log lines (twice: debug)\n"
+		"  -h, --help         this text\n"
+		"  --version          print the version\n"
+		"\n"
+		"Exit status: the guest command's with --run, 0 after a guest reset\n"
+		"without --run, %d for errors of ember itself, 2 for bad usage.\n",
 		CONFIG_MAX_VCPUS, VM_EXIT_EMBER_ERROR);
 }
 
@@ -64,8 +64,17 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 }
 
 enum {
-	OPT_KERNEL = 256, OPT_INITRD, OPT_APPEND, OPT_MEM, OPT_VCPUS,
-	OPT_CONSOLE, OPT_RUN, OPT_BOOT_TIMER, OPT_STATS, OPT_PVM, OPT_VERSION,
+	OPT_KERNEL = 256,
+	OPT_INITRD,
+	OPT_APPEND,
+	OPT_MEM,
+	OPT_VCPUS,
+	OPT_CONSOLE,
+	OPT_RUN,
+	OPT_BOOT_TIMER,
+	OPT_STATS,
+	OPT_PVM,
+	OPT_VERSION,
 };
 
 static int parse_args(int argc, char **argv, struct vm_config *cfg)
@@ -86,7 +95,8 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	const uint64_t mem_min = LAYOUT_RAM_MIN >> 20, mem_max = LAYOUT_RAM_MAX >> 20;
+	const uint64_t mem_min = LAYOUT_RAM_MIN >> 20,
+		       mem_max = LAYOUT_RAM_MAX >> 20;
 	int verbose = 0, c;
 	uint64_t v;
 
@@ -106,9 +116,10 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 			break;
 		case OPT_MEM:
 			if (parse_u64(optarg, mem_min, mem_max, &v)) {
-				log_error("--mem %s: guest RAM must be a whole number "
-					  "of MiB from %" PRIu64 " to %" PRIu64,
-					  optarg, mem_min, mem_max);
+				log_error(
+					"--mem %s: guest RAM must be a whole number "
+					"of MiB from %" PRIu64 " to %" PRIu64,
+					optarg, mem_min, mem_max);
 				return -1;
 			}
 			cfg->mem_mib = v;
@@ -131,7 +142,8 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 				cfg->console_path = optarg + 5;
 			} else {
 				log_error("--console %s: use stdio, none or "
-					  "file:PATH", optarg);
+					  "file:PATH",
+					  optarg);
 				return -1;
 			}
 			break;
@@ -153,7 +165,8 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 			} else if (!strcmp(optarg, "off")) {
 				cfg->pvm = PVM_OFF;
 			} else {
-				log_error("--pvm %s: use auto, on or off", optarg);
+				log_error("--pvm %s: use auto, on or off",
+					  optarg);
 				return -1;
 			}
 			break;
@@ -172,14 +185,17 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 		}
 	}
 	if (optind < argc) {
-		log_error("unexpected argument '%s' (see --help)", argv[optind]);
+		log_error("unexpected argument '%s' (see --help)",
+			  argv[optind]);
 		return -1;
 	}
 	if (!cfg->kernel_path) {
 		log_error("--kernel PATH is required (see --help)");
 		return -1;
 	}
-	log__set_level(verbose >= 2 ? LOG_DEBUG : verbose ? LOG_INFO : LOG_WARN);
+	log__set_level(verbose >= 2 ? LOG_DEBUG :
+		       verbose	    ? LOG_INFO :
+				      LOG_WARN);
 	return 0;
 }
 

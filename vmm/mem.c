@@ -12,9 +12,11 @@
 
 static void mem__layout(struct guest_mem *m, uint8_t *base, uint64_t bytes)
 {
-	uint64_t low = bytes < LAYOUT_MMIO_GAP_START ? bytes : LAYOUT_MMIO_GAP_START;
+	uint64_t low =
+		bytes < LAYOUT_MMIO_GAP_START ? bytes : LAYOUT_MMIO_GAP_START;
 
-	m->region[0] = (struct mem_region){ .gpa = 0, .size = low, .hva = base };
+	m->region[0] =
+		(struct mem_region){ .gpa = 0, .size = low, .hva = base };
 	m->nr_regions = 1;
 	if (bytes > low) {
 		m->region[1] = (struct mem_region){

@@ -15,18 +15,18 @@
 
 /* One contiguous range of guest-physical RAM backed by host memory. */
 struct mem_region {
-	uint64_t gpa;	/* guest-physical start, page aligned */
-	uint64_t size;	/* bytes, page aligned, > 0 */
-	uint8_t *hva;	/* host address of gpa */
+	uint64_t gpa; /* guest-physical start, page aligned */
+	uint64_t size; /* bytes, page aligned, > 0 */
+	uint8_t *hva; /* host address of gpa */
 };
 
 struct guest_mem {
 	struct mem_region region[MEM_MAX_REGIONS];
 	unsigned int nr_regions;
-	uint64_t ram_bytes;	/* total RAM, sum of region sizes */
-	void *map;		/* the one host mapping behind all regions */
+	uint64_t ram_bytes; /* total RAM, sum of region sizes */
+	void *map; /* the one host mapping behind all regions */
 	size_t map_bytes;
-	int owned;		/* map was created by mem__create */
+	int owned; /* map was created by mem__create */
 };
 
 /*

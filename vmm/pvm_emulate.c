@@ -19,20 +19,25 @@
 #include "x86_decode.h"
 #include "xstate.h"
 
-#define X86_CR4_OSXSAVE		(1ULL << 18)
-#define X86_CR4_OSFXSR		(1ULL << 9)
-#define VEC_UD			6
-#define VEC_BP			3
-#define VEC_GP			13
-#define VEC_PF			14
-#define MXCSR_DEFAULT_MASK	0xffbfu
+#define X86_CR4_OSXSAVE	   (1ULL << 18)
+#define X86_CR4_OSFXSR	   (1ULL << 9)
+#define VEC_UD		   6
+#define VEC_BP		   3
+#define VEC_GP		   13
+#define VEC_PF		   14
+#define MXCSR_DEFAULT_MASK 0xffbfu
 /* Standard XSAVE format (SDM vol. 1 13.4): MXCSR, MXCSR_MASK; XSTATE_BV. */
-#define XSTATE_MXCSR_OFFSET	24
-#define XSTATE_BV_OFFSET	512
+#define XSTATE_MXCSR_OFFSET 24
+#define XSTATE_BV_OFFSET    512
 
 /* ModRM reg field of the 0f ae group (SDM vol. 2 table A-6). */
-enum { GRP15_LDMXCSR = 2, GRP15_STMXCSR = 3, GRP15_XSAVE = 4,
-       GRP15_XRSTOR = 5, GRP15_XSAVEOPT = 6 };
+enum {
+	GRP15_LDMXCSR = 2,
+	GRP15_STMXCSR = 3,
+	GRP15_XSAVE = 4,
+	GRP15_XRSTOR = 5,
+	GRP15_XSAVEOPT = 6
+};
 
 struct emu {
 	struct vcpu *v;
@@ -49,7 +54,7 @@ static void emu__load_gprs(struct emu *e)
 	const struct kvm_regs *r = &e->regs;
 	const uint64_t g[X86_NR_GPRS] = {
 		r->rax, r->rcx, r->rdx, r->rbx, r->rsp, r->rbp, r->rsi, r->rdi,
-		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
+		r->r8,	r->r9,	r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
 	};
 
 	memcpy(e->gpr, g, sizeof(g));
@@ -190,8 +195,8 @@ static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
 	for (i = 0; i < xcrs.nr_xcrs && i < KVM_MAX_XCRS; i++)
 		if (xcrs.xcrs[i].xcr == 0)
 			xcr0 = xcrs.xcrs[i].value;
-	rfbm = xcr0 & ((uint64_t)(uint32_t)e->regs.rdx << 32 |
-		       (uint32_t)e->regs.rax);
+	rfbm = xcr0 &
+	       ((uint64_t)(uint32_t)e->regs.rdx << 32 | (uint32_t)e->regs.rax);
 	size = xstate__area_size(l, rfbm);
 	if (!size || size > sizeof(area)) {
 		log_error("vCPU %u: xsave components 0x%llx unknown to ember",
@@ -211,16 +216,17 @@ static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
 			return ret;
 		return emu__skip(e, in->len);
 	}
-	memcpy(&mxcsr_mask, (const uint8_t *)live.region + XSTATE_MXCSR_OFFSET + 4,
-	       4);
+	memcpy(&mxcsr_mask,
+	       (const uint8_t *)live.region + XSTATE_MXCSR_OFFSET + 4, 4);
 	if (!mxcsr_mask)
 		mxcsr_mask = MXCSR_DEFAULT_MASK;
 	ret = xstate__restore(l, (uint8_t *)live.region, rfbm, xcr0, mxcsr_mask,
 			      area);
 	if (ret == -ENOTSUP) {
-		log_error("vCPU %u: xrstor of a compacted XSAVE area at 0x%llx: "
-			  "ember emulates only the standard form", e->v->id,
-			  (unsigned long long)ea);
+		log_error(
+			"vCPU %u: xrstor of a compacted XSAVE area at 0x%llx: "
+			"ember emulates only the standard form",
+			e->v->id, (unsigned long long)ea);
 		return ret;
 	}
 	if (ret)
@@ -276,8 +282,8 @@ static int emu__fetch(struct emu *e)
 static const char *emu__name(const struct x86_insn *in)
 {
 	static const char *const grp15[8] = {
-		[GRP15_LDMXCSR] = "ldmxcsr", [GRP15_STMXCSR] = "stmxcsr",
-		[GRP15_XSAVE] = "xsave", [GRP15_XRSTOR] = "xrstor",
+		[GRP15_LDMXCSR] = "ldmxcsr",   [GRP15_STMXCSR] = "stmxcsr",
+		[GRP15_XSAVE] = "xsave",       [GRP15_XRSTOR] = "xrstor",
 		[GRP15_XSAVEOPT] = "xsaveopt",
 	};
 
@@ -294,10 +300,12 @@ static void emu__report(struct emu *e, const char *why)
 	size_t i;
 
 	for (i = 0; i < e->nbytes; i++)
-		snprintf(hex + i * 3, sizeof(hex) - i * 3, "%02x ", e->bytes[i]);
+		snprintf(hex + i * 3, sizeof(hex) - i * 3, "%02x ",
+			 e->bytes[i]);
 	log_error("vCPU %u: guest instruction the host cannot emulate (%s) at "
-		  "rip 0x%llx, cpl %u: %s", e->v->id, why,
-		  (unsigned long long)e->regs.rip, emu__cpl(e), hex);
+		  "rip 0x%llx, cpl %u: %s",
+		  e->v->id, why, (unsigned long long)e->regs.rip, emu__cpl(e),
+		  hex);
 	vcpu__dump(e->v);
 }
 
@@ -310,8 +318,9 @@ int pvm__emulate(struct vcpu *v)
 
 	if (ioctl(v->fd, KVM_GET_REGS, &e.regs) < 0 ||
 	    ioctl(v->fd, KVM_GET_SREGS, &e.sregs) < 0) {
-		log_error("vCPU %u: emulation failure, registers unreadable: %s",
-			  v->id, strerror(errno));
+		log_error(
+			"vCPU %u: emulation failure, registers unreadable: %s",
+			v->id, strerror(errno));
 		return -errno;
 	}
 	e.ctx = (struct gva_ctx){ e.sregs.cr0, e.sregs.cr3, e.sregs.cr4,
@@ -375,7 +384,7 @@ out:
 		emu__report(&e, strerror(-ret));
 		return ret;
 	}
-	log_debug("vCPU %u: emulated %s at rip 0x%llx", v->id,
-		  emu__name(&in), (unsigned long long)e.regs.rip);
+	log_debug("vCPU %u: emulated %s at rip 0x%llx", v->id, emu__name(&in),
+		  (unsigned long long)e.regs.rip);
 	return 0;
 }

@@ -18,32 +18,32 @@
 #include "pvm.h"
 #include "vm.h"
 
-#define X86_CR0_PE	(1ULL << 0)
-#define X86_CR0_ET	(1ULL << 4)
-#define X86_CR0_NE	(1ULL << 5)
-#define X86_CR0_PG	(1ULL << 31)
-#define X86_CR4_PAE	(1ULL << 5)
-#define X86_EFER_LME	(1ULL << 8)
-#define X86_EFER_LMA	(1ULL << 10)
+#define X86_CR0_PE   (1ULL << 0)
+#define X86_CR0_ET   (1ULL << 4)
+#define X86_CR0_NE   (1ULL << 5)
+#define X86_CR0_PG   (1ULL << 31)
+#define X86_CR4_PAE  (1ULL << 5)
+#define X86_EFER_LME (1ULL << 8)
+#define X86_EFER_LMA (1ULL << 10)
 
-#define MSR_IA32_TSC		0x10
-#define MSR_IA32_SYSENTER_CS	0x174
-#define MSR_IA32_SYSENTER_ESP	0x175
-#define MSR_IA32_SYSENTER_EIP	0x176
-#define MSR_IA32_MISC_ENABLE	0x1a0
-#define MSR_MTRR_DEF_TYPE	0x2ff
-#define MSR_STAR		0xc0000081
-#define MSR_LSTAR		0xc0000082
-#define MSR_CSTAR		0xc0000083
-#define MSR_SYSCALL_MASK	0xc0000084
-#define MSR_KERNEL_GS_BASE	0xc0000102
+#define MSR_IA32_TSC	      0x10
+#define MSR_IA32_SYSENTER_CS  0x174
+#define MSR_IA32_SYSENTER_ESP 0x175
+#define MSR_IA32_SYSENTER_EIP 0x176
+#define MSR_IA32_MISC_ENABLE  0x1a0
+#define MSR_MTRR_DEF_TYPE     0x2ff
+#define MSR_STAR	      0xc0000081
+#define MSR_LSTAR	      0xc0000082
+#define MSR_CSTAR	      0xc0000083
+#define MSR_SYSCALL_MASK      0xc0000084
+#define MSR_KERNEL_GS_BASE    0xc0000102
 
-#define APIC_LVT0		0x350
-#define APIC_LVT1		0x360
-#define APIC_MODE_NMI		0x4
-#define APIC_MODE_EXTINT	0x7
+#define APIC_LVT0	 0x350
+#define APIC_LVT1	 0x360
+#define APIC_MODE_NMI	 0x4
+#define APIC_MODE_EXTINT 0x7
 
-#define CPUID_MAX_ENTRIES	256
+#define CPUID_MAX_ENTRIES 256
 
 static int vcpu__set_cpuid(struct vcpu *v)
 {
@@ -68,7 +68,8 @@ static int vcpu__set_cpuid(struct vcpu *v)
 	cpuid__apply(c->entries, c->nent, &cfg);
 	if (ioctl(v->fd, KVM_SET_CPUID2, c) < 0) {
 		ret = -errno;
-		log_error("vCPU %u: KVM_SET_CPUID2: %s", v->id, strerror(errno));
+		log_error("vCPU %u: KVM_SET_CPUID2: %s", v->id,
+			  strerror(errno));
 	}
 out:
 	free(c);
@@ -77,7 +78,10 @@ out:
 
 static int vcpu__set_msrs(struct vcpu *v)
 {
-	static const struct { uint32_t index; uint64_t data; } boot_msrs[] = {
+	static const struct {
+		uint32_t index;
+		uint64_t data;
+	} boot_msrs[] = {
 		{ MSR_IA32_SYSENTER_CS, 0 },
 		{ MSR_IA32_SYSENTER_ESP, 0 },
 		{ MSR_IA32_SYSENTER_EIP, 0 },
@@ -87,8 +91,8 @@ static int vcpu__set_msrs(struct vcpu *v)
 		{ MSR_SYSCALL_MASK, 0 },
 		{ MSR_LSTAR, 0 },
 		{ MSR_IA32_TSC, 0 },
-		{ MSR_IA32_MISC_ENABLE, 1 },		/* fast strings */
-		{ MSR_MTRR_DEF_TYPE, (1 << 11) | 6 },	/* MTRRs on, WB */
+		{ MSR_IA32_MISC_ENABLE, 1 }, /* fast strings */
+		{ MSR_MTRR_DEF_TYPE, (1 << 11) | 6 }, /* MTRRs on, WB */
 	};
 	const unsigned int n = sizeof(boot_msrs) / sizeof(boot_msrs[0]);
 	struct kvm_msrs *m;
@@ -139,10 +143,11 @@ static int vcpu__set_lapic(struct vcpu *v)
 	if (ioctl(v->fd, KVM_GET_LAPIC, &s) < 0)
 		goto fail;
 	/* LINT0 delivers the 8259's ExtINT, LINT1 NMIs (MP spec 5.1). */
-	lapic_set(&s, APIC_LVT0, (lapic_get(&s, APIC_LVT0) & ~0x700u) |
-				 (APIC_MODE_EXTINT << 8));
-	lapic_set(&s, APIC_LVT1, (lapic_get(&s, APIC_LVT1) & ~0x700u) |
-				 (APIC_MODE_NMI << 8));
+	lapic_set(&s, APIC_LVT0,
+		  (lapic_get(&s, APIC_LVT0) & ~0x700u) |
+			  (APIC_MODE_EXTINT << 8));
+	lapic_set(&s, APIC_LVT1,
+		  (lapic_get(&s, APIC_LVT1) & ~0x700u) | (APIC_MODE_NMI << 8));
 	if (ioctl(v->fd, KVM_SET_LAPIC, &s) < 0)
 		goto fail;
 	return 0;
@@ -263,14 +268,15 @@ void vcpu__dump(struct vcpu *v)
 			  strerror(errno));
 		return;
 	}
-	log_error("vCPU %u: rip=%016llx rsp=%016llx rflags=%08llx cs=%04x ss=%04x",
-		  v->id, r.rip, r.rsp, r.rflags, s.cs.selector, s.ss.selector);
-	log_error("  rax=%016llx rbx=%016llx rcx=%016llx rdx=%016llx",
-		  r.rax, r.rbx, r.rcx, r.rdx);
-	log_error("  rsi=%016llx rdi=%016llx rbp=%016llx r8 =%016llx",
-		  r.rsi, r.rdi, r.rbp, r.r8);
-	log_error("  r9 =%016llx r10=%016llx r11=%016llx r12=%016llx",
-		  r.r9, r.r10, r.r11, r.r12);
+	log_error(
+		"vCPU %u: rip=%016llx rsp=%016llx rflags=%08llx cs=%04x ss=%04x",
+		v->id, r.rip, r.rsp, r.rflags, s.cs.selector, s.ss.selector);
+	log_error("  rax=%016llx rbx=%016llx rcx=%016llx rdx=%016llx", r.rax,
+		  r.rbx, r.rcx, r.rdx);
+	log_error("  rsi=%016llx rdi=%016llx rbp=%016llx r8 =%016llx", r.rsi,
+		  r.rdi, r.rbp, r.r8);
+	log_error("  r9 =%016llx r10=%016llx r11=%016llx r12=%016llx", r.r9,
+		  r.r10, r.r11, r.r12);
 	log_error("  r13=%016llx r14=%016llx r15=%016llx", r.r13, r.r14, r.r15);
 	log_error("  cr0=%016llx cr2=%016llx cr3=%016llx cr4=%016llx efer=%llx",
 		  s.cr0, s.cr2, s.cr3, s.cr4, s.efer);
@@ -293,9 +299,10 @@ static void vcpu__io(struct vcpu *v)
 	if (out && run->io.port == SERIAL_COM1_PORT && !vm->t_console_ms)
 		vm->t_console_ms = log__ms();
 	for (i = 0; i < run->io.count; i++, data += run->io.size) {
-		if (bus__access(&vm->pio, run->io.port, data, run->io.size, out))
-			log_debug("unclaimed port %s 0x%x", out ? "write" : "read",
-				  run->io.port);
+		if (bus__access(&vm->pio, run->io.port, data, run->io.size,
+				out))
+			log_debug("unclaimed port %s 0x%x",
+				  out ? "write" : "read", run->io.port);
 	}
 }
 
@@ -308,8 +315,9 @@ static void vcpu__mmio(struct vcpu *v)
 		len = sizeof(run->mmio.data);
 	if (bus__access(&v->vm->mmio, run->mmio.phys_addr, run->mmio.data, len,
 			run->mmio.is_write))
-		log_debug("unclaimed MMIO %s 0x%llx", run->mmio.is_write ?
-			  "write" : "read", run->mmio.phys_addr);
+		log_debug("unclaimed MMIO %s 0x%llx",
+			  run->mmio.is_write ? "write" : "read",
+			  run->mmio.phys_addr);
 }
 
 /* Returns 0 to go on, non-zero to stop the VM. */
@@ -353,7 +361,8 @@ static int vcpu__handle_exit(struct vcpu *v)
 		return -1;
 	case KVM_EXIT_FAIL_ENTRY:
 		log_error("vCPU %u: VM entry failed, reason 0x%llx", v->id,
-			  (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
+			  (unsigned long long)run->fail_entry
+				  .hardware_entry_failure_reason);
 		vcpu__dump(v);
 		vm__request_stop(vm, VM_STOP_ERROR);
 		return -1;
@@ -386,7 +395,8 @@ static void *vcpu__thread(void *arg)
 				vcpu__count(vm, EXIT_INTR);
 				continue;
 			}
-			log_error("vCPU %u: KVM_RUN: %s", v->id, strerror(errno));
+			log_error("vCPU %u: KVM_RUN: %s", v->id,
+				  strerror(errno));
 			vm__request_stop(vm, VM_STOP_ERROR);
 			break;
 		}

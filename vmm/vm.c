@@ -30,11 +30,11 @@
 #include "vcpu.h"
 
 /* Files bigger than this are not kernels or initrds ember will load. */
-#define VM_MAX_FILE	(2ULL << 30)
+#define VM_MAX_FILE (2ULL << 30)
 
 static void vm__sigusr1(int sig)
 {
-	(void)sig;	/* only interrupts KVM_RUN */
+	(void)sig; /* only interrupts KVM_RUN */
 }
 
 /*
@@ -86,8 +86,10 @@ static void vm__device_event(void *opaque, enum device_event ev, uint32_t value)
 		if (!vm->t_boot_timer_ms)
 			vm->t_boot_timer_ms = log__ms();
 		if (vm->cfg.boot_timer)
-			log__printf(LOG_NOTE, "guest boot time: %.3f ms since "
-				    "ember started", vm->t_boot_timer_ms);
+			log__printf(LOG_NOTE,
+				    "guest boot time: %.3f ms since "
+				    "ember started",
+				    vm->t_boot_timer_ms);
 		break;
 	}
 }
@@ -152,7 +154,10 @@ static int vm__kernel_read(const struct kernel_src *s, uint64_t off, void *dst,
 
 static int vm__open_kvm(struct vm *vm)
 {
-	static const struct { int cap; const char *name; } caps[] = {
+	static const struct {
+		int cap;
+		const char *name;
+	} caps[] = {
 		{ KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP" },
 		{ KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY" },
 		{ KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR" },
@@ -167,11 +172,13 @@ static int vm__open_kvm(struct vm *vm)
 	if (vm->kvm_fd < 0) {
 		ret = -errno;
 		if (errno == ENOENT)
-			log_error("/dev/kvm: no such device: KVM is not available "
-				  "on this host");
+			log_error(
+				"/dev/kvm: no such device: KVM is not available "
+				"on this host");
 		else if (errno == EACCES || errno == EPERM)
-			log_error("/dev/kvm: permission denied (run as a user in "
-				  "the kvm group, or as root)");
+			log_error(
+				"/dev/kvm: permission denied (run as a user in "
+				"the kvm group, or as root)");
 		else
 			log_error("/dev/kvm: %s", strerror(errno));
 		return ret;
@@ -213,7 +220,8 @@ static int vm__create_kvm_vm(struct vm *vm)
 			.slot = i,
 			.guest_phys_addr = vm->mem.region[i].gpa,
 			.memory_size = vm->mem.region[i].size,
-			.userspace_addr = (uint64_t)(uintptr_t)vm->mem.region[i].hva,
+			.userspace_addr =
+				(uint64_t)(uintptr_t)vm->mem.region[i].hva,
 		};
 
 		if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0) {
@@ -234,8 +242,9 @@ static int vm__build_cmdline(struct vm *vm, struct cmdline *c)
 	/* The user's arguments first, so that ember's defaults never win. */
 	ret = cfg->append ? cmdline__add(c, cfg->append) : 0;
 	if (!ret)
-		ret = cmdline__add_default(c, "console",
-					   cfg->console == CONSOLE_NONE ? "null" : "ttyS0");
+		ret = cmdline__add_default(
+			c, "console",
+			cfg->console == CONSOLE_NONE ? "null" : "ttyS0");
 	if (!ret)
 		ret = cmdline__add_default(c, "reboot", "k");
 	if (!ret)
@@ -279,12 +288,16 @@ static int vm__load(struct vm *vm)
 	ret = kernel__load_src(&vm->mem, &src, &k);
 	if (ret) {
 		if (ret == -ENOEXEC)
-			log_error("kernel %s: neither an x86_64 ELF vmlinux nor a "
-				  "64-bit bzImage", cfg->kernel_path);
+			log_error(
+				"kernel %s: neither an x86_64 ELF vmlinux nor a "
+				"64-bit bzImage",
+				cfg->kernel_path);
 		else if (ret == -E2BIG)
-			log_error("kernel %s: does not fit in %llu MiB of guest "
-				  "RAM", cfg->kernel_path,
-				  (unsigned long long)cfg->mem_mib);
+			log_error(
+				"kernel %s: does not fit in %llu MiB of guest "
+				"RAM",
+				cfg->kernel_path,
+				(unsigned long long)cfg->mem_mib);
 		else if (ret == -EINVAL)
 			log_error("kernel %s: truncated or malformed image",
 				  cfg->kernel_path);
@@ -304,12 +317,14 @@ static int vm__load(struct vm *vm)
 			ret = ifd;
 			goto out;
 		}
-		ret = zeropage__initrd_place(&vm->mem, &k, isize, &zp.initrd_gpa);
+		ret = zeropage__initrd_place(&vm->mem, &k, isize,
+					     &zp.initrd_gpa);
 		if (ret) {
-			log_error("initrd %s: %llu bytes do not fit in guest RAM "
-				  "(%llu MiB) next to the kernel", cfg->initrd_path,
-				  (unsigned long long)isize,
-				  (unsigned long long)cfg->mem_mib);
+			log_error(
+				"initrd %s: %llu bytes do not fit in guest RAM "
+				"(%llu MiB) next to the kernel",
+				cfg->initrd_path, (unsigned long long)isize,
+				(unsigned long long)cfg->mem_mib);
 			goto out;
 		}
 		/* One copy, from the file straight into guest RAM. */
@@ -372,13 +387,15 @@ static int vm__add_devices(struct vm *vm)
 		ret = bus__register(&vm->pio, I8042_COMMAND_PORT, 1,
 				    i8042__command(vm->i8042));
 	if (!ret)
-		ret = bus__register(&vm->pio, CMOS_PORT, CMOS_PORT_LEN, vm->cmos);
+		ret = bus__register(&vm->pio, CMOS_PORT, CMOS_PORT_LEN,
+				    vm->cmos);
 	if (!ret)
 		ret = bus__register(&vm->mmio, LAYOUT_BOOT_TIMER_GPA,
 				    LAYOUT_BOOT_TIMER_SIZE, vm->boot_timer_dev);
 	if (!ret)
 		ret = bus__register(&vm->mmio, LAYOUT_EXIT_STATUS_GPA,
-				    LAYOUT_EXIT_STATUS_SIZE, vm->exit_status_dev);
+				    LAYOUT_EXIT_STATUS_SIZE,
+				    vm->exit_status_dev);
 	return ret;
 }
 
@@ -392,9 +409,9 @@ static int vm__open_console(struct vm *vm)
 		vm->console_fd = -1;
 		return 0;
 	case CONSOLE_FILE:
-		vm->console_fd = open(vm->cfg.console_path,
-				      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-				      0600);
+		vm->console_fd =
+			open(vm->cfg.console_path,
+			     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (vm->console_fd < 0) {
 			log_error("console file %s: %s", vm->cfg.console_path,
 				  strerror(errno));
@@ -430,8 +447,9 @@ int vm__create(const struct vm_config *cfg, struct vm **out)
 		goto fail;
 	vm->pvm = cfg->pvm == PVM_ON || (cfg->pvm == PVM_AUTO && pvm__detect());
 	if (vm->pvm) {
-		log_info("PVM host: applying the PVM profile (kernel arguments, "
-			 "CPUID, instruction fallbacks)");
+		log_info(
+			"PVM host: applying the PVM profile (kernel arguments, "
+			"CPUID, instruction fallbacks)");
 		xstate__layout_host(&vm->xstate);
 	}
 	ret = mem__create(&vm->mem, cfg->mem_mib << 20);
@@ -491,7 +509,8 @@ int vm__run(struct vm *vm)
 	int status;
 
 	if (vm->cfg.console == CONSOLE_STDIO)
-		el = event__start(STDIN_FILENO, vm->serial, vm__console_quit, vm);
+		el = event__start(STDIN_FILENO, vm->serial, vm__console_quit,
+				  vm);
 
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		if (vcpu__start(&vm->vcpus[i])) {
@@ -531,10 +550,13 @@ int vm__run(struct vm *vm)
 	if (vm->have_status)
 		status = (int)(vm->exit_status & 0xff);
 	else if (vm->cfg.run_cmd) {
-		log_error("the guest reset without reporting the command's exit "
-			  "status (kernel panic, or no ember guest init?%s)",
-			  vm->pvm ? " On PVM hosts the guest kernel needs ember's "
-			  "SYSCALL patch: see README" : "");
+		log_error(
+			"the guest reset without reporting the command's exit "
+			"status (kernel panic, or no ember guest init?%s)",
+			vm->pvm ?
+				" On PVM hosts the guest kernel needs ember's "
+				"SYSCALL patch: see README" :
+				"");
 		status = VM_EXIT_EMBER_ERROR;
 	} else {
 		status = 0;

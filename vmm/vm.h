@@ -20,15 +20,20 @@ struct vcpu;
 /* Why the VM stopped. */
 enum vm_stop_reason {
 	VM_STOP_NONE = 0,
-	VM_STOP_RESET,		/* guest reset (i8042 or triple fault) */
-	VM_STOP_GUEST_EXIT,	/* guest init reported its exit status */
-	VM_STOP_ERROR,		/* fatal error, already logged */
-	VM_STOP_SIGNAL,		/* ember got SIGINT, SIGTERM or SIGHUP */
+	VM_STOP_RESET, /* guest reset (i8042 or triple fault) */
+	VM_STOP_GUEST_EXIT, /* guest init reported its exit status */
+	VM_STOP_ERROR, /* fatal error, already logged */
+	VM_STOP_SIGNAL, /* ember got SIGINT, SIGTERM or SIGHUP */
 };
 
 /* Exit counters, per reason (bench/boot prints them). */
 enum vm_exit_kind {
-	EXIT_IO, EXIT_MMIO, EXIT_EMULATED, EXIT_INTR, EXIT_OTHER, EXIT_KINDS
+	EXIT_IO,
+	EXIT_MMIO,
+	EXIT_EMULATED,
+	EXIT_INTR,
+	EXIT_OTHER,
+	EXIT_KINDS
 };
 
 struct vm {
@@ -36,18 +41,18 @@ struct vm {
 	int kvm_fd, vm_fd;
 	struct guest_mem mem;
 	struct bus pio, mmio;
-	bool pvm;			/* PVM profile active */
-	struct xstate_layout xstate;	/* host XSAVE layout (PVM emulation) */
+	bool pvm; /* PVM profile active */
+	struct xstate_layout xstate; /* host XSAVE layout (PVM emulation) */
 	uint32_t tsc_khz;
 	uint64_t entry;
-	int console_fd;			/* -1: discard */
+	int console_fd; /* -1: discard */
 
 	struct vcpu *vcpus;
 	unsigned int nr_vcpus;
 
 	struct device *serial, *i8042, *cmos, *boot_timer_dev, *exit_status_dev;
 
-	pthread_mutex_t lock;		/* guards the fields below */
+	pthread_mutex_t lock; /* guards the fields below */
 	pthread_cond_t cond;
 	enum vm_stop_reason stop;
 	bool have_status;

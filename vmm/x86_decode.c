@@ -30,7 +30,8 @@ static int x86__modrm(const uint8_t *b, size_t n, size_t *pos,
 		sib = b[(*pos)++];
 		i->scale = (uint8_t)(1u << (sib >> 6));
 		if ((((sib >> 3) & 7) | ((i->rex & 2) << 2)) != 4)
-			i->index = (int8_t)(((sib >> 3) & 7) | ((i->rex & 2) << 2));
+			i->index = (int8_t)(((sib >> 3) & 7) |
+					    ((i->rex & 2) << 2));
 		if ((sib & 7) == 5 && i->mod == 0)
 			disp_len = 4;
 		else
@@ -89,7 +90,7 @@ static int x86__decode_bytes(const uint8_t *b, size_t n, struct x86_insn *i)
 		case 0x36:
 		case 0x3e:
 		case 0x26:
-			break;	/* null segment overrides in 64-bit mode */
+			break; /* null segment overrides in 64-bit mode */
 		case 0x67:
 			return -ENOTSUP;
 		default:

@@ -14,20 +14,29 @@
 #define X86_MAX_INSN_LEN 15
 
 /* General-purpose registers in encoding order (rax=0 ... r15=15). */
-enum x86_gpr { X86_RAX, X86_RCX, X86_RDX, X86_RBX, X86_RSP, X86_RBP, X86_RSI,
-	       X86_RDI, X86_NR_GPRS = 16 };
+enum x86_gpr {
+	X86_RAX,
+	X86_RCX,
+	X86_RDX,
+	X86_RBX,
+	X86_RSP,
+	X86_RBP,
+	X86_RSI,
+	X86_RDI,
+	X86_NR_GPRS = 16
+};
 
 struct x86_insn {
-	uint8_t len;		/* bytes, prefixes included */
-	uint8_t rex;		/* the REX byte, 0 if none */
+	uint8_t len; /* bytes, prefixes included */
+	uint8_t rex; /* the REX byte, 0 if none */
 	uint8_t op66, rep, repne, lock;
-	uint8_t seg;		/* 0, or 0x64 (FS) / 0x65 (GS) override */
-	uint8_t two_byte;	/* opcode was 0f xx */
-	uint8_t opcode;		/* the (second) opcode byte */
+	uint8_t seg; /* 0, or 0x64 (FS) / 0x65 (GS) override */
+	uint8_t two_byte; /* opcode was 0f xx */
+	uint8_t opcode; /* the (second) opcode byte */
 	uint8_t has_modrm;
-	uint8_t mod, reg, rm;	/* reg without REX.R; rm with REX.B */
-	int8_t base, index;	/* -1: none; with REX.B/REX.X applied */
-	uint8_t scale;		/* 1, 2, 4, 8 */
+	uint8_t mod, reg, rm; /* reg without REX.R; rm with REX.B */
+	int8_t base, index; /* -1: none; with REX.B/REX.X applied */
+	uint8_t scale; /* 1, 2, 4, 8 */
 	uint8_t rip_relative;
 	int64_t disp;
 };

@@ -7,15 +7,15 @@
 #include <string.h>
 
 /* Legacy region (SDM vol. 1 table 10-2, 64-bit format). */
-#define FX_FCW		0
-#define FX_FTW		4
-#define FX_MXCSR	24
-#define FX_ST		32
-#define FX_ST_SIZE	128
-#define FX_XMM		160
-#define FX_XMM_SIZE	256
-#define HDR_XSTATE_BV	512
-#define HDR_XCOMP_BV	520
+#define FX_FCW	      0
+#define FX_FTW	      4
+#define FX_MXCSR      24
+#define FX_ST	      32
+#define FX_ST_SIZE    128
+#define FX_XMM	      160
+#define FX_XMM_SIZE   256
+#define HDR_XSTATE_BV 512
+#define HDR_XCOMP_BV  520
 
 static uint64_t get64(const uint8_t *p)
 {
@@ -67,8 +67,9 @@ uint32_t xstate__area_size(const struct xstate_layout *l, uint64_t rfbm)
 	return end;
 }
 
-static void xstate__copy_component(const struct xstate_layout *l, unsigned int i,
-				   uint8_t *dst, const uint8_t *src)
+static void xstate__copy_component(const struct xstate_layout *l,
+				   unsigned int i, uint8_t *dst,
+				   const uint8_t *src)
 {
 	if (i == 0) {
 		memcpy(dst, src, FX_MXCSR);
@@ -86,9 +87,9 @@ static void xstate__init_component(const struct xstate_layout *l,
 	if (i == 0) {
 		memset(dst, 0, FX_MXCSR);
 		memset(dst + FX_ST, 0, FX_ST_SIZE);
-		dst[FX_FCW] = 0x7f;	/* FCW 0x037f */
+		dst[FX_FCW] = 0x7f; /* FCW 0x037f */
 		dst[FX_FCW + 1] = 0x03;
-		dst[FX_FTW] = 0;	/* abridged: all empty */
+		dst[FX_FTW] = 0; /* abridged: all empty */
 	} else if (i == 1) {
 		memset(dst + FX_XMM, 0, FX_XMM_SIZE);
 	} else {
@@ -113,9 +114,8 @@ void xstate__save(const struct xstate_layout *l, const uint8_t *live,
 	put64(area + HDR_XSTATE_BV, bv);
 }
 
-int xstate__restore(const struct xstate_layout *l, uint8_t *live,
-		    uint64_t rfbm, uint64_t xcr0, uint32_t mxcsr_mask,
-		    const uint8_t *area)
+int xstate__restore(const struct xstate_layout *l, uint8_t *live, uint64_t rfbm,
+		    uint64_t xcr0, uint32_t mxcsr_mask, const uint8_t *area)
 {
 	uint64_t bv = get64(area + HDR_XSTATE_BV);
 	uint64_t comp = get64(area + HDR_XCOMP_BV);

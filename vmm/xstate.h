@@ -11,20 +11,20 @@
 
 #include <stdint.h>
 
-#define XSTATE_LIVE_SIZE	4096u	/* struct kvm_xsave */
-#define XSTATE_LEGACY_SIZE	512u
-#define XSTATE_HEADER_SIZE	64u
-#define XSTATE_MIN_SIZE		(XSTATE_LEGACY_SIZE + XSTATE_HEADER_SIZE)
-#define XSTATE_MAX_FEATURES	32
-#define XSTATE_X87		(1ULL << 0)
-#define XSTATE_SSE		(1ULL << 1)
-#define XSTATE_AVX		(1ULL << 2)
+#define XSTATE_LIVE_SIZE    4096u /* struct kvm_xsave */
+#define XSTATE_LEGACY_SIZE  512u
+#define XSTATE_HEADER_SIZE  64u
+#define XSTATE_MIN_SIZE	    (XSTATE_LEGACY_SIZE + XSTATE_HEADER_SIZE)
+#define XSTATE_MAX_FEATURES 32
+#define XSTATE_X87	    (1ULL << 0)
+#define XSTATE_SSE	    (1ULL << 1)
+#define XSTATE_AVX	    (1ULL << 2)
 
 /* Where each extended component lives in the standard format. */
 struct xstate_layout {
-	uint32_t offset[XSTATE_MAX_FEATURES];	/* 0 for x87/SSE and absent */
+	uint32_t offset[XSTATE_MAX_FEATURES]; /* 0 for x87/SSE and absent */
 	uint32_t size[XSTATE_MAX_FEATURES];
-	uint64_t supported;			/* components with a layout */
+	uint64_t supported; /* components with a layout */
 };
 
 /*
@@ -59,8 +59,7 @@ void xstate__save(const struct xstate_layout *l, const uint8_t *live,
  * compacted form (XCOMP_BV bit 63), which ember does not emulate.  On
  * error @live is unchanged.
  */
-int xstate__restore(const struct xstate_layout *l, uint8_t *live,
-		    uint64_t rfbm, uint64_t xcr0, uint32_t mxcsr_mask,
-		    const uint8_t *area);
+int xstate__restore(const struct xstate_layout *l, uint8_t *live, uint64_t rfbm,
+		    uint64_t xcr0, uint32_t mxcsr_mask, const uint8_t *area);
 
 #endif /* EMBER_VMM_XSTATE_H */

@@ -12,7 +12,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_RAM_BYTES	(64 * LAYOUT_MiB)
+#define FUZZ_RAM_BYTES (64 * LAYOUT_MiB)
 
 /* Static so that 64 MiB is not cleared on every input; RAM may be dirty. */
 static uint8_t ram[FUZZ_RAM_BYTES] __attribute__((aligned(4096)));

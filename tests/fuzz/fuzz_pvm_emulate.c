@@ -58,9 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(ram, data, size < RAM_BYTES ? size : RAM_BYTES);
 	if (mem__wrap(&m, ram, RAM_BYTES))
 		return 0;
-	(void)gva__translate(&m, &c, gva, (unsigned int)(gva & 0x16), &gpa, &pfec);
-	(void)gva__copy(&m, &c, gva, buf, sizeof(buf), (unsigned int)(gva & 0x6),
-			&pfec, &fault);
+	(void)gva__translate(&m, &c, gva, (unsigned int)(gva & 0x16), &gpa,
+			     &pfec);
+	(void)gva__copy(&m, &c, gva, buf, sizeof(buf),
+			(unsigned int)(gva & 0x6), &pfec, &fault);
 
 	l.offset[2] = 576;
 	l.size[2] = 256;

@@ -45,12 +45,12 @@
 #include <cpuid.h>
 
 #define MAX_WORKERS 64
-#define NR_ZREGS 32
-#define NR_YREGS 16
-#define NR_KREGS 8
-#define ZBYTES 64
-#define YBYTES 32
-#define YIELDS 2 /* sched_yield calls per iteration */
+#define NR_ZREGS    32
+#define NR_YREGS    16
+#define NR_KREGS    8
+#define ZBYTES	    64
+#define YBYTES	    32
+#define YIELDS	    2 /* sched_yield calls per iteration */
 
 struct vec_buf {
 	uint8_t z[NR_ZREGS][ZBYTES] __attribute__((aligned(64)));

@@ -18,37 +18,37 @@
  */
 #include "guest.h"
 
-#define CR0_MP		(1UL << 1)
-#define CR0_EM		(1UL << 2)
-#define CR0_TS		(1UL << 3)
-#define CR4_OSFXSR	(1UL << 9)
-#define CR4_OSXMMEXCPT	(1UL << 10)
-#define CR4_OSXSAVE	(1UL << 18)
-#define CPUID1_XSAVE	(1U << 26)
-#define CPUID1_AVX	(1U << 28)
+#define CR0_MP	       (1UL << 1)
+#define CR0_EM	       (1UL << 2)
+#define CR0_TS	       (1UL << 3)
+#define CR4_OSFXSR     (1UL << 9)
+#define CR4_OSXMMEXCPT (1UL << 10)
+#define CR4_OSXSAVE    (1UL << 18)
+#define CPUID1_XSAVE   (1U << 26)
+#define CPUID1_AVX     (1U << 28)
 
-#define MXCSR_RZ	(0x1f80 | 0x6000)	/* masked, round to zero */
-#define MXCSR_PAT	(0x1f80 | 0x2000)	/* round down */
-#define MXCSR_CLOB	(0x1f80 | 0x4000)	/* round up */
+#define MXCSR_RZ   (0x1f80 | 0x6000) /* masked, round to zero */
+#define MXCSR_PAT  (0x1f80 | 0x2000) /* round down */
+#define MXCSR_CLOB (0x1f80 | 0x4000) /* round up */
 
 /* Standard-format offsets (SDM vol. 1 13.4). */
-#define XS_FCW		0
-#define XS_MXCSR	24
-#define XS_XMM		160
-#define XS_XSTATE_BV	512
-#define XS_AVX_DEFAULT	576
-#define XS_AREA		4096
+#define XS_FCW	       0
+#define XS_MXCSR       24
+#define XS_XMM	       160
+#define XS_XSTATE_BV   512
+#define XS_AVX_DEFAULT 576
+#define XS_AREA	       4096
 
-#define NREGS		16
+#define NREGS 16
 
 static struct idt_gate idt[IDT_VECTORS] __attribute__((aligned(16)));
 
-static u8 pat[XS_AREA] __attribute__((aligned(64)));	/* the patterns */
-static u8 clob[XS_AREA] __attribute__((aligned(64)));	/* other values */
-static u8 sav[XS_AREA] __attribute__((aligned(64)));	/* xsave64 */
-static u8 opt[XS_AREA] __attribute__((aligned(64)));	/* xsaveopt64 */
-static u8 chk[XS_AREA] __attribute__((aligned(64)));	/* read-backs */
-static u8 bad[XS_AREA] __attribute__((aligned(64)));	/* #GP cases */
+static u8 pat[XS_AREA] __attribute__((aligned(64))); /* the patterns */
+static u8 clob[XS_AREA] __attribute__((aligned(64))); /* other values */
+static u8 sav[XS_AREA] __attribute__((aligned(64))); /* xsave64 */
+static u8 opt[XS_AREA] __attribute__((aligned(64))); /* xsaveopt64 */
+static u8 chk[XS_AREA] __attribute__((aligned(64))); /* read-backs */
+static u8 bad[XS_AREA] __attribute__((aligned(64))); /* #GP cases */
 
 static int have_avx;
 static u32 avx_off = XS_AVX_DEFAULT;
@@ -66,9 +66,9 @@ asm(".text\n"
     ".globl gp_handler\n"
     "gp_handler:\n"
     "	pushq %rax\n"
-    "	movq 8(%rsp), %rax\n"		/* error code */
+    "	movq 8(%rsp), %rax\n" /* error code */
     "	movq %rax, gp_ec(%rip)\n"
-    "	movq 16(%rsp), %rax\n"		/* faulting RIP */
+    "	movq 16(%rsp), %rax\n" /* faulting RIP */
     "	movq %rax, gp_rip(%rip)\n"
     "	movq gp_recover(%rip), %rax\n"
     "	testq %rax, %rax\n"
@@ -77,7 +77,7 @@ asm(".text\n"
     "	movq $0, gp_recover(%rip)\n"
     "	incq gp_count(%rip)\n"
     "	popq %rax\n"
-    "	addq $8, %rsp\n"		/* drop the error code */
+    "	addq $8, %rsp\n" /* drop the error code */
     "	iretq\n"
     "1:	popq %rax\n"
     "	jmp *guest_exc_stubs+13*8(%rip)\n");
@@ -157,18 +157,25 @@ static void cpuid(u32 leaf, u32 sub, u32 *a, u32 *b, u32 *c, u32 *d)
 
 static void xsave64(void *area)
 {
-	asm volatile("xsave64 (%0)" : : "D"(area), "a"(~0U), "d"(~0U) : "memory");
+	asm volatile("xsave64 (%0)"
+		     :
+		     : "D"(area), "a"(~0U), "d"(~0U)
+		     : "memory");
 }
 
 static void xsaveopt64(void *area)
 {
-	asm volatile("xsaveopt64 (%0)" : : "D"(area), "a"(~0U), "d"(~0U)
+	asm volatile("xsaveopt64 (%0)"
+		     :
+		     : "D"(area), "a"(~0U), "d"(~0U)
 		     : "memory");
 }
 
 static void xrstor64(const void *area)
 {
-	asm volatile("xrstor64 (%0)" : : "D"(area), "a"(~0U), "d"(~0U)
+	asm volatile("xrstor64 (%0)"
+		     :
+		     : "D"(area), "a"(~0U), "d"(~0U)
 		     : "memory");
 }
 
@@ -185,7 +192,8 @@ static int xrstor64_faults(const void *area)
 		     "xrstor64 (%0)\n"
 		     "1:\n\t"
 		     "movq $0, gp_recover(%%rip)"
-		     : : "D"(area), "a"(~0U), "d"(~0U)
+		     :
+		     : "D"(area), "a"(~0U), "d"(~0U)
 		     : "r8", "memory");
 	return gp_count != before;
 }
@@ -199,7 +207,9 @@ static int xsave64_faults(void *area)
 		     "xsave64 (%0)\n"
 		     "1:\n\t"
 		     "movq $0, gp_recover(%%rip)"
-		     : : "D"(area), "a"(~0U), "d"(~0U) : "r8", "memory");
+		     :
+		     : "D"(area), "a"(~0U), "d"(~0U)
+		     : "r8", "memory");
 	return gp_count != before;
 }
 
@@ -222,7 +232,9 @@ static void read_xmm(u8 *out)
 		     "movdqu %%xmm13, 208(%0)\n\t"
 		     "movdqu %%xmm14, 224(%0)\n\t"
 		     "movdqu %%xmm15, 240(%0)"
-		     : : "r"(out) : "memory");
+		     :
+		     : "r"(out)
+		     : "memory");
 }
 
 static void ldmxcsr(u32 v)
@@ -244,7 +256,7 @@ static void make_area(u8 *a, u8 seed, u32 mxcsr)
 	u32 i;
 
 	fill(a, 0, area_size);
-	a[XS_FCW] = 0x7f;	/* FCW 0x037f, all x87 registers empty */
+	a[XS_FCW] = 0x7f; /* FCW 0x037f, all x87 registers empty */
 	a[XS_FCW + 1] = 0x03;
 	put64(a + XS_MXCSR, mxcsr | (u64)0xffff << 32);
 	for (i = 0; i < NREGS * 16; i++) {
@@ -285,7 +297,9 @@ static int setup(void)
 	u64 cr0, cr4;
 
 	asm volatile("mov %%cr0, %0" : "=r"(cr0));
-	asm volatile("mov %0, %%cr0" : : "r"((cr0 | CR0_MP) & ~(CR0_EM | CR0_TS)));
+	asm volatile("mov %0, %%cr0"
+		     :
+		     : "r"((cr0 | CR0_MP) & ~(CR0_EM | CR0_TS)));
 	cpuid(1, 0, &a, &b, &c, &d);
 	asm volatile("mov %%cr4, %0" : "=r"(cr4));
 	cr4 |= CR4_OSFXSR | CR4_OSXMMEXCPT;
@@ -327,7 +341,9 @@ static int setup(void)
 	put_hex(avx_off);
 	serial_putc('\n');
 	return check(area_size >= 576 && area_size <= XS_AREA - 64,
-		     "CPUID.0xD.0 area size") ? 1 : -1;
+		     "CPUID.0xD.0 area size") ?
+		       1 :
+		       -1;
 }
 
 int guest_main(void)
@@ -368,14 +384,15 @@ int guest_main(void)
 	put_hex(get64(sav + XS_XSTATE_BV));
 	serial_putc('\n');
 	if (!check((get64(sav + XS_XSTATE_BV) & (have_avx ? 6 : 2)) ==
-		   (have_avx ? 6 : 2), "xsave64 XSTATE_BV has SSE (and AVX)"))
+			   (have_avx ? 6 : 2),
+		   "xsave64 XSTATE_BV has SSE (and AVX)"))
 		return 12;
 	if (have_avx &&
 	    !check(same(sav + XS_AVX_DEFAULT + 16, pat + avx_off + 16, 16),
 		   "ymm1 upper half at offset 576+16"))
 		return 13;
 	if (!check(same(sav + XS_XMM, pat + XS_XMM, NREGS * 16) &&
-		   get32(sav + XS_MXCSR) == MXCSR_PAT,
+			   get32(sav + XS_MXCSR) == MXCSR_PAT,
 		   "xsave64 stored xmm0-15 and MXCSR"))
 		return 14;
 	xrstor64(clob);
@@ -388,9 +405,10 @@ int guest_main(void)
 	/* The same with xsaveopt64. */
 	xsaveopt64(opt);
 	if (!check((get64(opt + XS_XSTATE_BV) & (have_avx ? 6 : 2)) ==
-		   (have_avx ? 6 : 2) &&
-		   same(opt + XS_XMM, pat + XS_XMM, NREGS * 16) &&
-		   (!have_avx || same(opt + avx_off, pat + avx_off, NREGS * 16)),
+				   (have_avx ? 6 : 2) &&
+			   same(opt + XS_XMM, pat + XS_XMM, NREGS * 16) &&
+			   (!have_avx ||
+			    same(opt + avx_off, pat + avx_off, NREGS * 16)),
 		   "xsaveopt64 stored the registers"))
 		return 20;
 	xrstor64(clob);
@@ -413,7 +431,7 @@ int guest_main(void)
 		put64(chk + XS_XSTATE_BV, 0);
 		xsave64(chk);
 		if (!check(!(get64(chk + XS_XSTATE_BV) & 4) ||
-			   all_zero(chk + avx_off, NREGS * 16),
+				   all_zero(chk + avx_off, NREGS * 16),
 			   "ymm upper halves are in their init state (zero)"))
 			return 31;
 	}
@@ -431,9 +449,11 @@ int guest_main(void)
 
 	/* #GP: an area that is not 64-byte aligned. */
 	fill(bad, 0x77, area_size + 8);
-	if (!check(xsave64_faults(bad + 8), "xsave64 to a misaligned area: #GP"))
+	if (!check(xsave64_faults(bad + 8),
+		   "xsave64 to a misaligned area: #GP"))
 		return 43;
-	if (!check(bad[8 + XS_XMM] == 0x77, "the faulting xsave64 wrote nothing"))
+	if (!check(bad[8 + XS_XMM] == 0x77,
+		   "the faulting xsave64 wrote nothing"))
 		return 44;
 	if (!check(gp_count == 2, "exactly two #GP"))
 		return 45;

@@ -22,13 +22,13 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 
-#define SERIAL_PORT		0x3f8
-#define SERIAL_LSR		(SERIAL_PORT + 5)
-#define SERIAL_LSR_THRE		0x20
-#define EXIT_STATUS_GPA		0xd0001000UL	/* guest-init/protocol.h */
-#define EXIT_EXCEPTION		100		/* + vector */
-#define KERNEL_CS		0x10		/* ember's boot GDT */
-#define IDT_VECTORS		256
+#define SERIAL_PORT	0x3f8
+#define SERIAL_LSR	(SERIAL_PORT + 5)
+#define SERIAL_LSR_THRE 0x20
+#define EXIT_STATUS_GPA 0xd0001000UL /* guest-init/protocol.h */
+#define EXIT_EXCEPTION	100 /* + vector */
+#define KERNEL_CS	0x10 /* ember's boot GDT */
+#define IDT_VECTORS	256
 
 static inline void outb(u16 port, u8 v)
 {
@@ -103,7 +103,7 @@ struct idt_gate {
 	u32 reserved;
 } __attribute__((packed));
 
-#define IDT_INTERRUPT_GATE	0x8e	/* present, DPL 0, type 14 */
+#define IDT_INTERRUPT_GATE 0x8e /* present, DPL 0, type 14 */
 
 static inline void idt_set(struct idt_gate *idt, unsigned int vec,
 			   void (*handler)(void))
@@ -124,7 +124,8 @@ static inline void lidt(const struct idt_gate *idt, unsigned int nr)
 	struct {
 		u16 limit;
 		u64 base;
-	} __attribute__((packed)) d = { (u16)(nr * sizeof(*idt) - 1), (u64)idt };
+	} __attribute__((packed))
+	d = { (u16)(nr * sizeof(*idt) - 1), (u64)idt };
 
 	asm volatile("lidt %0" : : "m"(d) : "memory");
 }

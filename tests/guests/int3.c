@@ -16,9 +16,9 @@ asm(".text\n"
     ".globl bp_handler\n"
     "bp_handler:\n"
     "	pushq %rax\n"
-    "	movq 8(%rsp), %rax\n"	/* the pushed RIP */
+    "	movq 8(%rsp), %rax\n" /* the pushed RIP */
     "	movq %rax, bp_rip(%rip)\n"
-    "	movq 16(%rsp), %rax\n"	/* the pushed CS */
+    "	movq 16(%rsp), %rax\n" /* the pushed CS */
     "	movq %rax, bp_cs(%rip)\n"
     "	incq bp_count(%rip)\n"
     "	popq %rax\n"
@@ -32,7 +32,9 @@ static u64 do_int3(void)
 	asm volatile("leaq 1f(%%rip), %0\n\t"
 		     ".byte 0xcc\n"
 		     "1:"
-		     : "=r"(after) : : "memory");
+		     : "=r"(after)
+		     :
+		     : "memory");
 	return after;
 }
 

@@ -17,7 +17,8 @@ int guest_main(void)
 	puts("unemulatable: lock cmpxchg16b\n");
 	asm volatile("lock cmpxchg16b %1\n\t"
 		     "sete %0"
-		     : "=q"(ok), "+m"(cell[0]), "+m"(cell[1]), "+a"(lo), "+d"(hi)
+		     : "=q"(ok), "+m"(cell[0]), "+m"(cell[1]), "+a"(lo),
+		       "+d"(hi)
 		     : "b"((u64)3), "c"((u64)4)
 		     : "memory", "cc");
 	if (!check(ok && cell[0] == 3 && cell[1] == 4, "cmpxchg16b swapped"))

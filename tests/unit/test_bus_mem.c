@@ -139,8 +139,8 @@ static void test_register_full(void **state)
 	fake_init(&a, 0);
 	/* Registered in descending order: each insert shifts the table. */
 	for (i = 0; i < BUS_MAX_RANGES; i++)
-		assert_int_equal(bus__register(&b, 0x10000 - 0x10 * i, 0x10,
-					       &a.dev), 0);
+		assert_int_equal(
+			bus__register(&b, 0x10000 - 0x10 * i, 0x10, &a.dev), 0);
 	assert_int_equal(b.nr, BUS_MAX_RANGES);
 	assert_int_equal(bus__register(&b, 0x100000, 1, &a.dev), -ENOSPC);
 	assert_int_equal(b.nr, BUS_MAX_RANGES);
@@ -272,7 +272,7 @@ static void test_mem_wrap_ptr(void **state)
 	assert_null(mem__ptr(&m, 0x100, UINT64_MAX - 0xff));
 	assert_null(mem__ptr(&m, UINT64_MAX, 0));
 
-	mem__destroy(&m);	/* must not free buf */
+	mem__destroy(&m); /* must not free buf */
 	assert_int_equal(m.nr_regions, 0);
 	assert_null(mem__ptr(&m, 0, 1));
 	buf[0] = 1;
@@ -290,7 +290,7 @@ static void test_mem_wrap_errors(void **state)
 	assert_int_equal(mem__wrap(&m, buf, LAYOUT_MMIO_GAP_START + 1),
 			 -EINVAL);
 	memset(&m, 0, sizeof(m));
-	mem__destroy(&m);	/* safe on a zeroed m */
+	mem__destroy(&m); /* safe on a zeroed m */
 	assert_int_equal(mem__low_ram_end(&m), 0);
 }
 

@@ -43,9 +43,9 @@ static void test_has(void **state)
 	assert_true(cmdline__has(&c, "console"));
 	assert_true(cmdline__has(&c, "quiet"));
 	assert_true(cmdline__has(&c, "root"));
-	assert_false(cmdline__has(&c, "con"));		/* prefix of a key */
-	assert_false(cmdline__has(&c, "console=tty"));	/* not a key */
-	assert_false(cmdline__has(&c, "ttyS0"));	/* a value */
+	assert_false(cmdline__has(&c, "con")); /* prefix of a key */
+	assert_false(cmdline__has(&c, "console=tty")); /* not a key */
+	assert_false(cmdline__has(&c, "ttyS0")); /* a value */
 	assert_false(cmdline__has(&c, "quie"));
 	assert_false(cmdline__has(&c, "quiet2"));
 	assert_false(cmdline__has(&c, "dev"));
@@ -169,7 +169,10 @@ static void test_add_run_roundtrip(void **state)
 		"echo hello",
 		"echo \"quoted words\" 'and single' \\ back",
 		"line1\nline2\n\ttabbed",
-		"a", "ab", "abc", "abcd",
+		"a",
+		"ab",
+		"abc",
+		"abcd",
 		"ember.run=nested rdinit=/bin/sh --",
 		"",
 	};
@@ -180,7 +183,7 @@ static void test_add_run_roundtrip(void **state)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		roundtrip(cmds[i], strlen(cmds[i]));
 	for (i = 0; i < sizeof(all); i++)
-		all[i] = (uint8_t)(i + 1);	/* 0x01 .. 0xff */
+		all[i] = (uint8_t)(i + 1); /* 0x01 .. 0xff */
 	roundtrip(all, sizeof(all));
 	/* Embedded NUL bytes are carried too. */
 	roundtrip("a\0b", 3);

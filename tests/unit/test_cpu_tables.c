@@ -14,15 +14,15 @@
 #include "../../boot/layout.h"
 #include "test_util.h"
 
-#define RAM_BYTES	(16 * LAYOUT_MiB)
-#define RAM_FILL	0xff
+#define RAM_BYTES (16 * LAYOUT_MiB)
+#define RAM_FILL  0xff
 
 /* MP spec 1.4 sizes, written out independently of cpu_tables.c. */
 #define MPF_BYTES	16
 #define MPC_HDR_BYTES	44
 #define MPC_CPU_BYTES	20
-#define MPC_ENTRY_BYTES	8
-#define MP_MAX_FIT_CPUS	37	/* (1024 - 16 - 44 - 8 - 8 - 26 * 8) / 20 */
+#define MPC_ENTRY_BYTES 8
+#define MP_MAX_FIT_CPUS 37 /* (1024 - 16 - 44 - 8 - 8 - 26 * 8) / 20 */
 
 static int setup(void **state)
 {
@@ -85,8 +85,8 @@ static void test_segment_data_and_fields(void **state)
 	assert_int_equal(s.limit, 0xffffffff);
 
 	/* Byte granularity, odd base, DPL 3, AVL. */
-	s = cpu_tables__segment(cpu_tables__gdt_entry(0x10f3, 0x12345678,
-						      0xabcde), 0x2b);
+	s = cpu_tables__segment(
+		cpu_tables__gdt_entry(0x10f3, 0x12345678, 0xabcde), 0x2b);
 	assert_int_equal(s.base, 0x12345678);
 	assert_int_equal(s.limit, 0xabcde);
 	assert_int_equal(s.g, 0);
@@ -125,7 +125,7 @@ static void test_write_gdt_idt(void **state)
 	assert_int_equal(data.type, 3);
 	assert_int_equal(data.present, 1);
 	assert_int_equal(tss.selector, LAYOUT_BOOT_TSS);
-	assert_int_equal(tss.type, 11);	/* busy 64-bit TSS */
+	assert_int_equal(tss.type, 11); /* busy 64-bit TSS */
 	assert_int_equal(tss.s, 0);
 	assert_int_equal(tss.present, 1);
 	assert_int_equal(tss.limit, 0x67);
@@ -166,11 +166,9 @@ static void test_write_tiny_ram(void **state)
 
 	/* GDT fits, page tables do not. */
 	assert_int_equal(mem__wrap(&tiny, f->ram, 0x9000), 0);
-	assert_int_equal(cpu_tables__write(&tiny, &code, &data, &tss),
-			 -EFAULT);
+	assert_int_equal(cpu_tables__write(&tiny, &code, &data, &tss), -EFAULT);
 	assert_int_equal(mem__wrap(&tiny, f->ram, 0x100), 0);
-	assert_int_equal(cpu_tables__write(&tiny, &code, &data, &tss),
-			 -EFAULT);
+	assert_int_equal(cpu_tables__write(&tiny, &code, &data, &tss), -EFAULT);
 }
 
 static void check_mptable(struct test_ram *f, unsigned int n)
@@ -190,7 +188,7 @@ static void check_mptable(struct test_ram *f, unsigned int n)
 	assert_int_equal(mpf[9], 4);
 	assert_int_equal(sum8(mpf, MPF_BYTES), 0);
 	for (i = 11; i < 16; i++)
-		assert_int_equal(mpf[i], 0);	/* feature 1 = 0: table */
+		assert_int_equal(mpf[i], 0); /* feature 1 = 0: table */
 
 	assert_memory_equal(mpc, "PCMP", 4);
 	assert_int_equal(rd16(mpc, 4), len);
@@ -223,22 +221,22 @@ static void check_mptable(struct test_ram *f, unsigned int n)
 	e += MPC_ENTRY_BYTES;
 	for (i = 0; i < LAYOUT_IOAPIC_PINS; i++, e += MPC_ENTRY_BYTES) {
 		assert_int_equal(e[0], 3);
-		assert_int_equal(e[1], 0);		/* INT */
-		assert_int_equal(rd16(e, 2), 0);	/* conforming */
-		assert_int_equal(e[4], 0);		/* ISA bus */
+		assert_int_equal(e[1], 0); /* INT */
+		assert_int_equal(rd16(e, 2), 0); /* conforming */
+		assert_int_equal(e[4], 0); /* ISA bus */
 		assert_int_equal(e[5], i);
 		assert_int_equal(e[6], n);
 		assert_int_equal(e[7], i);
 	}
 	assert_int_equal(e[0], 4);
-	assert_int_equal(e[1], 3);	/* ExtINT */
+	assert_int_equal(e[1], 3); /* ExtINT */
 	assert_int_equal(e[6], 0xff);
-	assert_int_equal(e[7], 0);	/* LINT0 */
+	assert_int_equal(e[7], 0); /* LINT0 */
 	e += MPC_ENTRY_BYTES;
 	assert_int_equal(e[0], 4);
-	assert_int_equal(e[1], 1);	/* NMI */
+	assert_int_equal(e[1], 1); /* NMI */
 	assert_int_equal(e[6], 0xff);
-	assert_int_equal(e[7], 1);	/* LINT1 */
+	assert_int_equal(e[7], 1); /* LINT1 */
 	e += MPC_ENTRY_BYTES;
 	assert_int_equal(e - mpc, len);
 	/* Nothing written past the table. */

@@ -10,81 +10,114 @@
 
 #include "../../vmm/cpuid.h"
 
-#define L1_ECX_SSE3	(1u << 0)
-#define L1_ECX_CX16	(1u << 13)
-#define L1_ECX_POPCNT	(1u << 23)
-#define L1_ECX_AVX	(1u << 28)
-#define L1_ECX_HV	(1u << 31)
-#define L1_EDX_HTT	(1u << 28)
-#define L1_EDX_SSE2	(1u << 26)
-#define L7_ECX_UMIP	(1u << 2)
-#define L7_ECX_PKU	(1u << 3)
-#define L7_ECX_OSPKE	(1u << 4)
-#define LD1_XSAVEOPT	(1u << 0)
-#define LD1_XSAVEC	(1u << 1)
-#define LD1_XGETBV1	(1u << 2)
-#define LD1_XSAVES	(1u << 3)
-#define LD1_XFD		(1u << 4)
+#define L1_ECX_SSE3   (1u << 0)
+#define L1_ECX_CX16   (1u << 13)
+#define L1_ECX_POPCNT (1u << 23)
+#define L1_ECX_AVX    (1u << 28)
+#define L1_ECX_HV     (1u << 31)
+#define L1_EDX_HTT    (1u << 28)
+#define L1_EDX_SSE2   (1u << 26)
+#define L7_ECX_UMIP   (1u << 2)
+#define L7_ECX_PKU    (1u << 3)
+#define L7_ECX_OSPKE  (1u << 4)
+#define LD1_XSAVEOPT  (1u << 0)
+#define LD1_XSAVEC    (1u << 1)
+#define LD1_XGETBV1   (1u << 2)
+#define LD1_XSAVES    (1u << 3)
+#define LD1_XFD	      (1u << 4)
 
-#define L1_EBX		0xdeadbeefu	/* APIC id 0xde, count 0xad */
-#define L1_ECX		(L1_ECX_SSE3 | L1_ECX_CX16 | L1_ECX_POPCNT | L1_ECX_AVX)
-#define L1_EDX		(L1_EDX_HTT | L1_EDX_SSE2)
-#define L7_ECX		(L7_ECX_UMIP | L7_ECX_PKU | L7_ECX_OSPKE)
-#define LD1_EAX		(LD1_XSAVEOPT | LD1_XSAVEC | LD1_XGETBV1 | LD1_XSAVES | \
-			 LD1_XFD)
-#define KVM_EAX		(KVM_FEAT_CLOCKSOURCE | KVM_FEAT_NOP_IO_DELAY | \
-			 KVM_FEAT_CLOCKSOURCE2 | KVM_FEAT_ASYNC_PF | \
-			 KVM_FEAT_STEAL_TIME | KVM_FEAT_PV_UNHALT | \
-			 KVM_FEAT_PV_TLB_FLUSH | KVM_FEAT_PV_SEND_IPI | \
-			 KVM_FEAT_PV_SCHED_YIELD | KVM_FEAT_ASYNC_PF_INT | \
-			 (1u << 24))
-#define SIG		KVM_CPUID_FLAG_SIGNIFCANT_INDEX
+#define L1_EBX	0xdeadbeefu /* APIC id 0xde, count 0xad */
+#define L1_ECX	(L1_ECX_SSE3 | L1_ECX_CX16 | L1_ECX_POPCNT | L1_ECX_AVX)
+#define L1_EDX	(L1_EDX_HTT | L1_EDX_SSE2)
+#define L7_ECX	(L7_ECX_UMIP | L7_ECX_PKU | L7_ECX_OSPKE)
+#define LD1_EAX (LD1_XSAVEOPT | LD1_XSAVEC | LD1_XGETBV1 | LD1_XSAVES | LD1_XFD)
+#define KVM_EAX                                                              \
+	(KVM_FEAT_CLOCKSOURCE | KVM_FEAT_NOP_IO_DELAY |                      \
+	 KVM_FEAT_CLOCKSOURCE2 | KVM_FEAT_ASYNC_PF | KVM_FEAT_STEAL_TIME |   \
+	 KVM_FEAT_PV_UNHALT | KVM_FEAT_PV_TLB_FLUSH | KVM_FEAT_PV_SEND_IPI | \
+	 KVM_FEAT_PV_SCHED_YIELD | KVM_FEAT_ASYNC_PF_INT | (1u << 24))
+#define SIG KVM_CPUID_FLAG_SIGNIFCANT_INDEX
 
 enum {
-	E_0, E_1, E_7_0, E_7_1, E_B_0, E_B_1, E_D_0, E_D_1, E_1F_0,
-	E_KVM_SIG, E_KVM, E_EXT, NR_E
+	E_0,
+	E_1,
+	E_7_0,
+	E_7_1,
+	E_B_0,
+	E_B_1,
+	E_D_0,
+	E_D_1,
+	E_1F_0,
+	E_KVM_SIG,
+	E_KVM,
+	E_EXT,
+	NR_E
 };
 
 static void make_entries(struct kvm_cpuid_entry2 *e)
 {
 	memset(e, 0, NR_E * sizeof(*e));
-	e[E_0] = (struct kvm_cpuid_entry2){ .function = 0, .eax = 0x1f,
+	e[E_0] = (struct kvm_cpuid_entry2){ .function = 0,
+					    .eax = 0x1f,
 					    .ebx = 0x756e6547 };
-	e[E_1] = (struct kvm_cpuid_entry2){ .function = 1, .eax = 0x906ea,
-					    .ebx = L1_EBX, .ecx = L1_ECX,
+	e[E_1] = (struct kvm_cpuid_entry2){ .function = 1,
+					    .eax = 0x906ea,
+					    .ebx = L1_EBX,
+					    .ecx = L1_ECX,
 					    .edx = L1_EDX };
-	e[E_7_0] = (struct kvm_cpuid_entry2){ .function = 7, .index = 0,
-					      .flags = SIG, .eax = 1,
+	e[E_7_0] = (struct kvm_cpuid_entry2){ .function = 7,
+					      .index = 0,
+					      .flags = SIG,
+					      .eax = 1,
 					      .ebx = 0x12345678,
-					      .ecx = L7_ECX, .edx = 0x400 };
-	e[E_7_1] = (struct kvm_cpuid_entry2){ .function = 7, .index = 1,
-					      .flags = SIG, .eax = 0x10,
+					      .ecx = L7_ECX,
+					      .edx = 0x400 };
+	e[E_7_1] = (struct kvm_cpuid_entry2){ .function = 7,
+					      .index = 1,
+					      .flags = SIG,
+					      .eax = 0x10,
 					      .ecx = L7_ECX };
-	e[E_B_0] = (struct kvm_cpuid_entry2){ .function = 0xb, .index = 0,
-					      .flags = SIG, .eax = 1,
-					      .ebx = 1, .ecx = 0x100,
+	e[E_B_0] = (struct kvm_cpuid_entry2){ .function = 0xb,
+					      .index = 0,
+					      .flags = SIG,
+					      .eax = 1,
+					      .ebx = 1,
+					      .ecx = 0x100,
 					      .edx = 0x77 };
-	e[E_B_1] = (struct kvm_cpuid_entry2){ .function = 0xb, .index = 1,
-					      .flags = SIG, .eax = 4,
-					      .ebx = 2, .ecx = 0x201,
+	e[E_B_1] = (struct kvm_cpuid_entry2){ .function = 0xb,
+					      .index = 1,
+					      .flags = SIG,
+					      .eax = 4,
+					      .ebx = 2,
+					      .ecx = 0x201,
 					      .edx = 0x77 };
-	e[E_D_0] = (struct kvm_cpuid_entry2){ .function = 0xd, .index = 0,
-					      .flags = SIG, .eax = 7,
-					      .ebx = 0x340, .ecx = 0x340 };
-	e[E_D_1] = (struct kvm_cpuid_entry2){ .function = 0xd, .index = 1,
-					      .flags = SIG, .eax = LD1_EAX,
+	e[E_D_0] = (struct kvm_cpuid_entry2){ .function = 0xd,
+					      .index = 0,
+					      .flags = SIG,
+					      .eax = 7,
+					      .ebx = 0x340,
+					      .ecx = 0x340 };
+	e[E_D_1] = (struct kvm_cpuid_entry2){ .function = 0xd,
+					      .index = 1,
+					      .flags = SIG,
+					      .eax = LD1_EAX,
 					      .ebx = 0x340 };
-	e[E_1F_0] = (struct kvm_cpuid_entry2){ .function = 0x1f, .index = 0,
-					       .flags = SIG, .eax = 1,
+	e[E_1F_0] = (struct kvm_cpuid_entry2){ .function = 0x1f,
+					       .index = 0,
+					       .flags = SIG,
+					       .eax = 1,
 					       .edx = 0x77 };
 	e[E_KVM_SIG] = (struct kvm_cpuid_entry2){ .function = 0x40000000,
 						  .eax = 0x40000001,
 						  .ebx = 0x4b4d564b };
 	e[E_KVM] = (struct kvm_cpuid_entry2){ .function = CPUID_KVM_FEATURES,
-					      .eax = KVM_EAX, .ebx = 0x11,
-					      .ecx = 0x22, .edx = 0x1 };
+					      .eax = KVM_EAX,
+					      .ebx = 0x11,
+					      .ecx = 0x22,
+					      .edx = 0x1 };
 	e[E_EXT] = (struct kvm_cpuid_entry2){ .function = 0x80000001,
-					      .ecx = 0x121, .edx = 0x2c100800 };
+					      .ecx = 0x121,
+					      .edx = 0x2c100800 };
 }
 
 static void assert_entry_equal(const struct kvm_cpuid_entry2 *a,

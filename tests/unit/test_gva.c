@@ -14,66 +14,66 @@
 #include "../../vmm/mem.h"
 #include "test_util.h"
 
-#define RAM_BYTES	(4ULL << 20)
+#define RAM_BYTES (4ULL << 20)
 
-#define CR0_PE		(1ULL << 0)
-#define CR0_WP		(1ULL << 16)
-#define CR0_PG		(1ULL << 31)
-#define CR4_PAE		(1ULL << 5)
-#define CR4_LA57	(1ULL << 12)
-#define EFER_LME	(1ULL << 8)
-#define EFER_LMA	(1ULL << 10)
+#define CR0_PE	 (1ULL << 0)
+#define CR0_WP	 (1ULL << 16)
+#define CR0_PG	 (1ULL << 31)
+#define CR4_PAE	 (1ULL << 5)
+#define CR4_LA57 (1ULL << 12)
+#define EFER_LME (1ULL << 8)
+#define EFER_LMA (1ULL << 10)
 
-#define P		(1ULL << 0)
-#define RW		(1ULL << 1)
-#define US		(1ULL << 2)
-#define A		(1ULL << 5)
-#define D		(1ULL << 6)
-#define PS		(1ULL << 7)
-#define PAT_LARGE	(1ULL << 12)
-#define NX		(1ULL << 63)
+#define P	  (1ULL << 0)
+#define RW	  (1ULL << 1)
+#define US	  (1ULL << 2)
+#define A	  (1ULL << 5)
+#define D	  (1ULL << 6)
+#define PS	  (1ULL << 7)
+#define PAT_LARGE (1ULL << 12)
+#define NX	  (1ULL << 63)
 
 /* Page-table pages. */
-#define PML4		0x1000ULL
-#define PDPT		0x2000ULL
-#define PD		0x3000ULL
-#define PT		0x4000ULL
-#define PDPT_HI		0x5000ULL
-#define PD_HI		0x6000ULL
-#define PT_NOUS		0x7000ULL	/* reached through a supervisor PDE */
-#define PT_RO		0x8000ULL	/* reached through a read-only PDE */
-#define OUTSIDE		0x10000000ULL	/* 256 MiB: beyond RAM */
+#define PML4	0x1000ULL
+#define PDPT	0x2000ULL
+#define PD	0x3000ULL
+#define PT	0x4000ULL
+#define PDPT_HI 0x5000ULL
+#define PD_HI	0x6000ULL
+#define PT_NOUS 0x7000ULL /* reached through a supervisor PDE */
+#define PT_RO	0x8000ULL /* reached through a read-only PDE */
+#define OUTSIDE 0x10000000ULL /* 256 MiB: beyond RAM */
 
 /*
  * Virtual pages (all under PD[0] -> PT unless said otherwise).
  */
-#define VA_A		0x10000ULL	/* -> 0x20000, RW US */
-#define PA_A		0x20000ULL
-#define VA_B		0x11000ULL	/* -> 0x31000, RW US (not PA_A + 1) */
-#define PA_B		0x31000ULL
-#define VA_NP		0x12000ULL	/* not present */
-#define VA_RO		0x13000ULL	/* -> 0x22000, read-only, US */
-#define PA_RO		0x22000ULL
-#define VA_SUP		0x14000ULL	/* -> 0x23000, RW supervisor */
-#define PA_SUP		0x23000ULL
-#define VA_OUT		0x15000ULL	/* leaf outside RAM */
-#define VA_C		0x16000ULL	/* -> 0x26000 RW US */
-#define PA_C		0x26000ULL
-#define VA_C_RO		0x17000ULL	/* -> 0x27000 read-only US */
-#define PA_C_RO		0x27000ULL
-#define VA_NOUS		0x400000ULL	/* PD[2] without US -> PT_NOUS[0] US */
-#define PA_NOUS		0x28000ULL
-#define VA_PDRO		0x600000ULL	/* PD[3] without RW -> PT_RO[0] RW */
-#define PA_PDRO		0x29000ULL
-#define VA_BADPT	0x800000ULL	/* PD[4] -> a table outside RAM */
-#define VA_2M		0xa00000ULL	/* PD[5]: 2 MiB page -> 0x200000 */
-#define PA_2M		0x200000ULL
-#define VA_1G		0x40000000ULL	/* PDPT[1]: 1 GiB page -> 0 */
-#define VA_KERNEL	0xffffffff80000000ULL	/* PML4[511] PDPT[510] */
-#define PA_KERNEL	0x200000ULL
+#define VA_A	  0x10000ULL /* -> 0x20000, RW US */
+#define PA_A	  0x20000ULL
+#define VA_B	  0x11000ULL /* -> 0x31000, RW US (not PA_A + 1) */
+#define PA_B	  0x31000ULL
+#define VA_NP	  0x12000ULL /* not present */
+#define VA_RO	  0x13000ULL /* -> 0x22000, read-only, US */
+#define PA_RO	  0x22000ULL
+#define VA_SUP	  0x14000ULL /* -> 0x23000, RW supervisor */
+#define PA_SUP	  0x23000ULL
+#define VA_OUT	  0x15000ULL /* leaf outside RAM */
+#define VA_C	  0x16000ULL /* -> 0x26000 RW US */
+#define PA_C	  0x26000ULL
+#define VA_C_RO	  0x17000ULL /* -> 0x27000 read-only US */
+#define PA_C_RO	  0x27000ULL
+#define VA_NOUS	  0x400000ULL /* PD[2] without US -> PT_NOUS[0] US */
+#define PA_NOUS	  0x28000ULL
+#define VA_PDRO	  0x600000ULL /* PD[3] without RW -> PT_RO[0] RW */
+#define PA_PDRO	  0x29000ULL
+#define VA_BADPT  0x800000ULL /* PD[4] -> a table outside RAM */
+#define VA_2M	  0xa00000ULL /* PD[5]: 2 MiB page -> 0x200000 */
+#define PA_2M	  0x200000ULL
+#define VA_1G	  0x40000000ULL /* PDPT[1]: 1 GiB page -> 0 */
+#define VA_KERNEL 0xffffffff80000000ULL /* PML4[511] PDPT[510] */
+#define PA_KERNEL 0x200000ULL
 
 struct fixture {
-	struct test_ram r;	/* first: see test_ram__new_in() */
+	struct test_ram r; /* first: see test_ram__new_in() */
 	struct gva_ctx c;
 };
 
@@ -98,7 +98,7 @@ static int setup(void **state)
 	*pte(f, PD, 5) = PA_2M | P | RW | US | PS | PAT_LARGE;
 	*pte(f, PT, 0x10) = PA_A | P | RW | US;
 	*pte(f, PT, 0x11) = PA_B | P | RW | US;
-	*pte(f, PT, 0x12) = PA_A | RW | US;	/* address but no P */
+	*pte(f, PT, 0x12) = PA_A | RW | US; /* address but no P */
 	*pte(f, PT, 0x13) = PA_RO | P | US;
 	*pte(f, PT, 0x14) = PA_SUP | P | RW;
 	*pte(f, PT, 0x15) = OUTSIDE | P | RW | US;
@@ -124,8 +124,8 @@ static uint64_t xlate_ok(struct fixture *f, uint64_t gva, unsigned int access)
 	uint64_t gpa = 0xdeadULL;
 	uint32_t pfec = 0xdead;
 
-	assert_int_equal(gva__translate(&f->r.m, &f->c, gva, access, &gpa,
-					&pfec), 0);
+	assert_int_equal(
+		gva__translate(&f->r.m, &f->c, gva, access, &gpa, &pfec), 0);
 	return gpa;
 }
 
@@ -135,8 +135,9 @@ static void xlate_fault(struct fixture *f, uint64_t gva, unsigned int access,
 	uint64_t gpa = 0;
 	uint32_t pfec = 0xdead;
 
-	assert_int_equal(gva__translate(&f->r.m, &f->c, gva, access, &gpa,
-					&pfec), -EFAULT);
+	assert_int_equal(
+		gva__translate(&f->r.m, &f->c, gva, access, &gpa, &pfec),
+		-EFAULT);
 	assert_int_equal(pfec, want_pfec);
 }
 
@@ -274,11 +275,11 @@ static void test_non_canonical(void **state)
 	uint64_t gpa = 0x1234;
 	uint32_t pfec = 0x55;
 
-	assert_int_equal(gva__translate(&f->r.m, &f->c,
-					0x0000800000000000ULL, 0, &gpa, &pfec),
+	assert_int_equal(gva__translate(&f->r.m, &f->c, 0x0000800000000000ULL,
+					0, &gpa, &pfec),
 			 -EINVAL);
-	assert_int_equal(gva__translate(&f->r.m, &f->c,
-					0xffff7fffffffffffULL, 0, &gpa, &pfec),
+	assert_int_equal(gva__translate(&f->r.m, &f->c, 0xffff7fffffffffffULL,
+					0, &gpa, &pfec),
 			 -EINVAL);
 	assert_int_equal(gva__translate(&f->r.m, &f->c, 0x8000000000000000ULL,
 					GVA_ACCESS_WRITE, &gpa, &pfec),
@@ -296,15 +297,15 @@ static void test_table_outside_ram(void **state)
 	uint64_t gpa;
 	uint32_t pfec;
 
-	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_BADPT, 0, &gpa,
-					&pfec), -EIO);
+	assert_int_equal(
+		gva__translate(&f->r.m, &f->c, VA_BADPT, 0, &gpa, &pfec), -EIO);
 	f->c.cr3 = OUTSIDE;
 	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_A, 0, &gpa, &pfec),
 			 -EIO);
 	/* Last entry of a table that ends exactly at the end of RAM. */
 	f->c.cr3 = RAM_BYTES - 0x1000;
-	assert_int_equal(gva__translate(&f->r.m, &f->c,
-					0x00007fffffffffffULL, 0, &gpa, &pfec),
+	assert_int_equal(gva__translate(&f->r.m, &f->c, 0x00007fffffffffffULL,
+					0, &gpa, &pfec),
 			 -EFAULT);
 	/* A leaf may point outside RAM (MMIO): translation succeeds. */
 	f->c.cr3 = PML4;
@@ -326,11 +327,11 @@ static void test_paging_modes(void **state)
 	f->c.cr4 |= CR4_LA57;
 	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_A, 0, &gpa, &pfec),
 			 -ENOTSUP);
-	f->c.cr4 = 0;	/* 32-bit paging */
+	f->c.cr4 = 0; /* 32-bit paging */
 	f->c.efer = 0;
 	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_A, 0, &gpa, &pfec),
 			 -ENOTSUP);
-	f->c.cr4 = CR4_PAE;	/* PAE paging */
+	f->c.cr4 = CR4_PAE; /* PAE paging */
 	assert_int_equal(gva__translate(&f->r.m, &f->c, VA_A, 0, &gpa, &pfec),
 			 -ENOTSUP);
 	/* Nothing was walked. */
@@ -349,7 +350,8 @@ static void test_copy_read_write(void **state)
 		in[i] = (uint8_t)(0x40 + i);
 	/* Across VA_A/VA_B whose physical pages are not adjacent. */
 	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_B - 16, in, sizeof(in),
-				   GVA_ACCESS_WRITE, &pfec, &fault_gva), 0);
+				   GVA_ACCESS_WRITE, &pfec, &fault_gva),
+			 0);
 	assert_memory_equal(f->r.ram + PA_A + 0x1000 - 16, in, 16);
 	assert_memory_equal(f->r.ram + PA_B, in + 16, 16);
 	assert_int_equal(f->r.ram[PA_A + 0x1000], 0);
@@ -358,13 +360,15 @@ static void test_copy_read_write(void **state)
 
 	memset(out, 0, sizeof(out));
 	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_B - 16, out, sizeof(out),
-				   0, &pfec, &fault_gva), 0);
+				   0, &pfec, &fault_gva),
+			 0);
 	assert_memory_equal(out, in, sizeof(in));
 	assert_int_equal(fault_gva, 0x77);
 
 	/* Length 0 does nothing, even at a non-present page. */
 	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_NP, out, 0,
-				   GVA_ACCESS_WRITE, &pfec, &fault_gva), 0);
+				   GVA_ACCESS_WRITE, &pfec, &fault_gva),
+			 0);
 }
 
 static void test_copy_fault_changes_nothing(void **state)
@@ -379,7 +383,8 @@ static void test_copy_fault_changes_nothing(void **state)
 	/* VA_B is present, VA_NP (the next page) is not. */
 	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_B + 0x1000 - 16, in,
 				   sizeof(in), GVA_ACCESS_WRITE, &pfec,
-				   &fault_gva), -EFAULT);
+				   &fault_gva),
+			 -EFAULT);
 	assert_int_equal(fault_gva, VA_NP);
 	assert_int_equal(pfec, GVA_ACCESS_WRITE);
 	assert_memory_equal(f->r.ram + PA_B, before, sizeof(before));
@@ -394,8 +399,9 @@ static void test_copy_fault_changes_nothing(void **state)
 	assert_memory_equal(f->r.ram + PA_C, before, sizeof(before));
 
 	/* A fault in the middle of the first page is reported there. */
-	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_NP + 0x80, in,
-				   sizeof(in), 0, &pfec, &fault_gva), -EFAULT);
+	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_NP + 0x80, in, sizeof(in),
+				   0, &pfec, &fault_gva),
+			 -EFAULT);
 	assert_int_equal(fault_gva, VA_NP + 0x80);
 	assert_int_equal(pfec, 0);
 
@@ -403,7 +409,8 @@ static void test_copy_fault_changes_nothing(void **state)
 	memset(in, 0x5a, sizeof(in));
 	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_B + 0x1000 - 16, in,
 				   sizeof(in), GVA_ACCESS_USER, &pfec,
-				   &fault_gva), -EFAULT);
+				   &fault_gva),
+			 -EFAULT);
 	assert_int_equal(fault_gva, VA_NP);
 	assert_int_equal(pfec, GVA_ACCESS_USER);
 	assert_int_equal(in[0], 0x5a);
@@ -418,9 +425,11 @@ static void test_copy_outside_ram(void **state)
 	uint32_t pfec;
 
 	assert_int_equal(gva__copy(&f->r.m, &f->c, VA_OUT, buf, sizeof(buf), 0,
-				   &pfec, &fault_gva), -EIO);
+				   &pfec, &fault_gva),
+			 -EIO);
 	assert_int_equal(gva__copy(&f->r.m, &f->c, 0x0000800000000000ULL, buf,
-				   sizeof(buf), 0, &pfec, &fault_gva), -EINVAL);
+				   sizeof(buf), 0, &pfec, &fault_gva),
+			 -EINVAL);
 }
 
 int main(void)

@@ -15,29 +15,29 @@
 #include "../../boot/layout.h"
 #include "test_util.h"
 
-#define RAM_BYTES	(64 * LAYOUT_MiB)
-#define RAM_FILL	0xcc
+#define RAM_BYTES (64 * LAYOUT_MiB)
+#define RAM_FILL  0xcc
 
-#define ELF_PHOFF	sizeof(Elf64_Ehdr)
-#define ELF_DATA_OFF	0x1000
-#define ELF_SEG0_GPA	0x1000000ULL	/* 16 MiB, like vmlinux */
-#define ELF_SEG0_FILE	0x300
-#define ELF_SEG0_MEM	0x2000
-#define ELF_SEG1_GPA	0x1200000ULL
-#define ELF_SEG1_FILE	0x80
-#define ELF_ENTRY	(ELF_SEG0_GPA + 0x40)
-#define ELF_LEN		(ELF_DATA_OFF + ELF_SEG0_FILE + ELF_SEG1_FILE)
+#define ELF_PHOFF     sizeof(Elf64_Ehdr)
+#define ELF_DATA_OFF  0x1000
+#define ELF_SEG0_GPA  0x1000000ULL /* 16 MiB, like vmlinux */
+#define ELF_SEG0_FILE 0x300
+#define ELF_SEG0_MEM  0x2000
+#define ELF_SEG1_GPA  0x1200000ULL
+#define ELF_SEG1_FILE 0x80
+#define ELF_ENTRY     (ELF_SEG0_GPA + 0x40)
+#define ELF_LEN	      (ELF_DATA_OFF + ELF_SEG0_FILE + ELF_SEG1_FILE)
 
-#define BZ_SETUP_SECTS	2
-#define BZ_PM_OFF	((BZ_SETUP_SECTS + 1) * 512)
-#define BZ_PM_LEN	0x1000
-#define BZ_LEN		(BZ_PM_OFF + BZ_PM_LEN)
-#define BZ_PREF		0x1000000ULL
-#define BZ_INIT_SIZE	0x800000U
-#define BZ_HDR(f)	(0x1f1 + offsetof(struct setup_header, f))
+#define BZ_SETUP_SECTS 2
+#define BZ_PM_OFF      ((BZ_SETUP_SECTS + 1) * 512)
+#define BZ_PM_LEN      0x1000
+#define BZ_LEN	       (BZ_PM_OFF + BZ_PM_LEN)
+#define BZ_PREF	       0x1000000ULL
+#define BZ_INIT_SIZE   0x800000U
+#define BZ_HDR(f)      (0x1f1 + offsetof(struct setup_header, f))
 
 struct fixture {
-	struct test_ram r;	/* first: see test_ram__new_in() */
+	struct test_ram r; /* first: see test_ram__new_in() */
 	uint8_t img[BZ_LEN > ELF_LEN ? BZ_LEN : ELF_LEN];
 	size_t len;
 	struct kernel_image k;
@@ -94,7 +94,7 @@ static void make_elf(struct fixture *f)
 
 	ph = phdr(f, 1);
 	ph->p_type = PT_NOTE;
-	ph->p_offset = 0xdeadbeef;	/* ignored: not PT_LOAD */
+	ph->p_offset = 0xdeadbeef; /* ignored: not PT_LOAD */
 	ph->p_filesz = 0x10;
 
 	ph = phdr(f, 2);
@@ -409,7 +409,7 @@ static void test_bz_setup_sects_zero(void **state)
 	struct fixture *f = *state;
 
 	make_bz(f);
-	f->img[BZ_HDR(setup_sects)] = 0;	/* means 4: payload at 0xa00 */
+	f->img[BZ_HDR(setup_sects)] = 0; /* means 4: payload at 0xa00 */
 	assert_int_equal(load(f), 0);
 	assert_int_equal(f->k.hdr.setup_sects, 0);
 	assert_memory_equal(f->r.ram + LAYOUT_BZIMAGE_GPA, f->img + 0xa00,
@@ -502,8 +502,9 @@ static void test_bz_small_ram(void **state)
 	struct guest_mem small;
 
 	/* RAM ends inside the payload. */
-	assert_int_equal(mem__wrap(&small, f->r.ram,
-				   LAYOUT_BZIMAGE_GPA + BZ_PM_LEN / 2), 0);
+	assert_int_equal(
+		mem__wrap(&small, f->r.ram, LAYOUT_BZIMAGE_GPA + BZ_PM_LEN / 2),
+		0);
 	make_bz(f);
 	wr64(f->img, BZ_HDR(pref_address), LAYOUT_BZIMAGE_GPA);
 	wr32(f->img, BZ_HDR(init_size), 0x10);

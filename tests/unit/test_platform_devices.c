@@ -20,7 +20,7 @@
 #include "../../guest-init/protocol.h"
 #include "../../vmm/bus.h"
 
-#define NR_EVENTS	(DEVICE_EVENT_BOOT_TIMER + 1)
+#define NR_EVENTS (DEVICE_EVENT_BOOT_TIMER + 1)
 
 struct recorder {
 	unsigned int count[NR_EVENTS];
@@ -61,8 +61,9 @@ static void test_i8042_reset(void **state)
 	assert_non_null(d);
 	memset(&pio, 0, sizeof(pio));
 	assert_int_equal(bus__register(&pio, I8042_DATA_PORT, 1, d), 0);
-	assert_int_equal(bus__register(&pio, I8042_COMMAND_PORT, 1,
-				       i8042__command(d)), 0);
+	assert_int_equal(
+		bus__register(&pio, I8042_COMMAND_PORT, 1, i8042__command(d)),
+		0);
 	assert_ptr_not_equal(i8042__command(d), d);
 
 	/* Other commands, and 0xfe on the data port, do nothing. */
@@ -80,7 +81,8 @@ static void test_i8042_reset(void **state)
 
 	/* Status and data read as zero: both buffers empty. */
 	v = 0xee;
-	assert_int_equal(bus__access(&pio, I8042_COMMAND_PORT, &v, 1, false), 0);
+	assert_int_equal(bus__access(&pio, I8042_COMMAND_PORT, &v, 1, false),
+			 0);
 	assert_int_equal(v, 0);
 	v = 0xee;
 	assert_int_equal(bus__access(&pio, I8042_DATA_PORT, &v, 1, false), 0);
@@ -111,7 +113,7 @@ static void test_i8042_no_notify(void **state)
 	(void)state;
 	assert_non_null(d);
 	cmd = i8042__command(d);
-	cmd->ops->write(cmd, 0, &v, 1);	/* must not crash */
+	cmd->ops->write(cmd, 0, &v, 1); /* must not crash */
 	i8042__destroy(d);
 }
 
@@ -159,22 +161,23 @@ static void test_exit_status(void **state)
 	assert_non_null(d);
 	memset(&mmio, 0, sizeof(mmio));
 	assert_int_equal(bus__register(&mmio, LAYOUT_EXIT_STATUS_GPA,
-				       LAYOUT_EXIT_STATUS_SIZE, d), 0);
+				       LAYOUT_EXIT_STATUS_SIZE, d),
+			 0);
 
 	/* Wrong lengths and offsets are ignored. */
-	assert_int_equal(bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &b, 1,
-				     true), 0);
-	assert_int_equal(bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &h, 2,
-				     true), 0);
-	assert_int_equal(bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &q, 8,
-				     true), 0);
-	assert_int_equal(bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA + 4, &v, 4,
-				     true), 0);
+	assert_int_equal(
+		bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &b, 1, true), 0);
+	assert_int_equal(
+		bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &h, 2, true), 0);
+	assert_int_equal(
+		bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &q, 8, true), 0);
+	assert_int_equal(
+		bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA + 4, &v, 4, true), 0);
 	d->ops->write(d, 1, &v, 4);
 	assert_int_equal(r.total, 0);
 
-	assert_int_equal(bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &v, 4,
-				     true), 0);
+	assert_int_equal(
+		bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &v, 4, true), 0);
 	assert_int_equal(r.total, 1);
 	assert_int_equal(r.count[DEVICE_EVENT_EXIT_STATUS], 1);
 	assert_int_equal(r.last_value, 0x12345678);
@@ -189,8 +192,8 @@ static void test_exit_status(void **state)
 
 	/* Reads: zero. */
 	v = 0xdeadbeef;
-	assert_int_equal(bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &v, 4,
-				     false), 0);
+	assert_int_equal(
+		bus__access(&mmio, LAYOUT_EXIT_STATUS_GPA, &v, 4, false), 0);
 	assert_int_equal(v, 0);
 	assert_int_equal(r.total, 3);
 	guest_signal__destroy(d);
@@ -245,7 +248,7 @@ static void test_cmos(void **state)
 	assert_int_equal(bus__register(&pio, CMOS_PORT, CMOS_PORT_LEN, d), 0);
 
 	v = cmos_read(&pio, 0x0a);
-	assert_int_equal(v & 0x80, 0);	/* UIP clear */
+	assert_int_equal(v & 0x80, 0); /* UIP clear */
 	assert_int_equal(v, 0x26);
 	assert_int_equal(cmos_read(&pio, 0x0b), 0x02);
 	assert_int_equal(cmos_read(&pio, 0x0c), 0x00);
@@ -254,7 +257,7 @@ static void test_cmos(void **state)
 	assert_int_equal(cmos_read(&pio, 0x8b), 0x02);
 	assert_int_equal(cmos_read(&pio, 0x8a) & 0x80, 0);
 
-	assert_bcd(cmos_read(&pio, 0x00), 0, 60);	/* leap second */
+	assert_bcd(cmos_read(&pio, 0x00), 0, 60); /* leap second */
 	assert_bcd(cmos_read(&pio, 0x02), 0, 59);
 	assert_bcd(cmos_read(&pio, 0x04), 0, 23);
 	assert_bcd(cmos_read(&pio, 0x06), 1, 7);

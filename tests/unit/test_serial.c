@@ -14,21 +14,21 @@
 
 #include "../../devices/serial.h"
 
-#define RX	0
-#define TX	0
-#define DLL	0
-#define IER	1
-#define DLM	1
-#define IIR	2
-#define FCR	2
-#define LCR	3
-#define MCR	4
-#define LSR	5
-#define MSR	6
-#define SCR	7
+#define RX  0
+#define TX  0
+#define DLL 0
+#define IER 1
+#define DLM 1
+#define IIR 2
+#define FCR 2
+#define LCR 3
+#define MCR 4
+#define LSR 5
+#define MSR 6
+#define SCR 7
 
-#define GSI		4
-#define FIFO_SIZE	64
+#define GSI	  4
+#define FIFO_SIZE 64
 
 struct fixture {
 	struct device *d;
@@ -184,9 +184,9 @@ static void test_scratch_and_ier_mask(void **state)
 
 	wr(f, SCR, 0xa5);
 	assert_int_equal(rd(f, SCR), 0xa5);
-	wr(f, IER, 0xf0);	/* only bits 0-3 exist */
+	wr(f, IER, 0xf0); /* only bits 0-3 exist */
 	assert_int_equal(rd(f, IER), 0);
-	wr(f, MCR, 0xff);	/* only bits 0-4 exist */
+	wr(f, MCR, 0xff); /* only bits 0-4 exist */
 	assert_int_equal(rd(f, MCR), 0x1f);
 }
 

@@ -11,7 +11,7 @@
 
 #include "../../vmm/x86_decode.h"
 
-#define X86_R12	12
+#define X86_R12 12
 
 /* Distinct register values: gpr[r] = 0x1000 * (r + 1). */
 static void fill_gprs(uint64_t *gpr)
@@ -243,8 +243,8 @@ static void test_prefixes(void **state)
 	static const uint8_t gs[] = { 0x65, 0x48, 0x0f, 0xae, 0x67, 0x10 };
 	static const uint8_t fs[] = { 0x64, 0x0f, 0xae, 0x17 };
 	/* null segment overrides, 66, f3, f2, f0 before 0f ae */
-	static const uint8_t many[] = { 0x2e, 0x66, 0xf3, 0xf2, 0xf0,
-					0x0f, 0xae, 0x17 };
+	static const uint8_t many[] = { 0x2e, 0x66, 0xf3, 0xf2,
+					0xf0, 0x0f, 0xae, 0x17 };
 	static const uint8_t ds[] = { 0x3e, 0x26, 0x36, 0xcc };
 	uint64_t gpr[X86_NR_GPRS];
 	struct x86_insn i;
@@ -357,8 +357,10 @@ static void test_length_limit(void **state)
 
 	/* 8 prefixes + 0f ae modrm sib disp32: 16 bytes. */
 	memset(b, 0x66, sizeof(b));
-	memcpy(b + 8, (const uint8_t[]){ 0x0f, 0xae, 0x94, 0x24,
-					 0x00, 0x01, 0x00, 0x00 }, 8);
+	memcpy(b + 8,
+	       (const uint8_t[]){ 0x0f, 0xae, 0x94, 0x24, 0x00, 0x01, 0x00,
+				  0x00 },
+	       8);
 	assert_int_equal(x86__decode(b, sizeof(b), &i), -ENOTSUP);
 	/* 7 prefixes: 15 bytes, valid. */
 	assert_int_equal(x86__decode(b + 1, sizeof(b) - 1, &i), 0);

@@ -15,28 +15,28 @@
 #include "test_util.h"
 
 /* Legacy region and header offsets (SDM vol. 1 table 10-2, 13.4). */
-#define FCW		0
-#define MXCSR		24
-#define MXCSR_MASK	28
-#define ST		32
-#define XMM		160
-#define XMM_END		416
-#define BV		512
-#define XCOMP		520
-#define HDR_RSVD	528
-#define YMM		576
-#define YMM_SIZE	256
-#define AREA_SIZE	(YMM + YMM_SIZE)
+#define FCW	   0
+#define MXCSR	   24
+#define MXCSR_MASK 28
+#define ST	   32
+#define XMM	   160
+#define XMM_END	   416
+#define BV	   512
+#define XCOMP	   520
+#define HDR_RSVD   528
+#define YMM	   576
+#define YMM_SIZE   256
+#define AREA_SIZE  (YMM + YMM_SIZE)
 
-#define AREA_FILL	0xa5
-#define MXCSR_DEFAULT	0x1f80u
-#define MASK_ALL	0xffffu
-#define MASK_NO_DAZ	0xffbfu
+#define AREA_FILL     0xa5
+#define MXCSR_DEFAULT 0x1f80u
+#define MASK_ALL      0xffffu
+#define MASK_NO_DAZ   0xffbfu
 
 struct fixture {
 	struct xstate_layout l;
 	uint8_t live[XSTATE_LIVE_SIZE];
-	uint8_t area[XSTATE_LIVE_SIZE];	/* only AREA_SIZE of it used */
+	uint8_t area[XSTATE_LIVE_SIZE]; /* only AREA_SIZE of it used */
 	uint8_t snap[XSTATE_LIVE_SIZE];
 };
 
@@ -100,7 +100,8 @@ static void test_area_size(void **state)
 
 	assert_int_equal(xstate__area_size(&f->l, 0), XSTATE_MIN_SIZE);
 	assert_int_equal(xstate__area_size(&f->l, XSTATE_X87), 576);
-	assert_int_equal(xstate__area_size(&f->l, XSTATE_X87 | XSTATE_SSE), 576);
+	assert_int_equal(xstate__area_size(&f->l, XSTATE_X87 | XSTATE_SSE),
+			 576);
 	assert_int_equal(xstate__area_size(&f->l, 7), 832);
 	assert_int_equal(xstate__area_size(&f->l, XSTATE_AVX), 832);
 	assert_int_equal(xstate__area_size(&f->l, 1ULL << 3), 0);
@@ -148,7 +149,7 @@ static void test_save_avx_only(void **state)
 	struct fixture *f = *state;
 
 	wr64(f->area, BV, XSTATE_X87 | XSTATE_SSE);
-	wr64(f->live, BV, XSTATE_X87);	/* live: AVX in init state */
+	wr64(f->live, BV, XSTATE_X87); /* live: AVX in init state */
 	xstate__save(&f->l, f->live, XSTATE_AVX, f->area);
 	assert_filled(f->area, FCW, MXCSR, AREA_FILL);
 	/* MXCSR goes with AVX as well as with SSE. */
@@ -181,8 +182,8 @@ static void test_restore_all(void **state)
 
 	make_area(f, 7);
 	memcpy(f->snap, f->live, sizeof(f->snap));
-	assert_int_equal(xstate__restore(&f->l, f->live, 7, 7, MASK_ALL,
-					 f->area), 0);
+	assert_int_equal(
+		xstate__restore(&f->l, f->live, 7, 7, MASK_ALL, f->area), 0);
 	assert_same(f->live, f->area, FCW, MXCSR);
 	assert_int_equal(rd32(f->live, MXCSR), MXCSR_DEFAULT);
 	assert_int_equal(rd32(f->live, MXCSR_MASK), MASK_ALL);
@@ -199,8 +200,8 @@ static void test_restore_init(void **state)
 
 	make_area(f, 0);
 	memcpy(f->snap, f->live, sizeof(f->snap));
-	assert_int_equal(xstate__restore(&f->l, f->live, 7, 7, MASK_ALL,
-					 f->area), 0);
+	assert_int_equal(
+		xstate__restore(&f->l, f->live, 7, 7, MASK_ALL, f->area), 0);
 	/* x87 init: FCW 0x037f, everything else in the x87 parts zero. */
 	assert_int_equal(f->live[FCW], 0x7f);
 	assert_int_equal(f->live[FCW + 1], 0x03);
@@ -222,13 +223,13 @@ static void test_restore_partial(void **state)
 	make_area(f, 7);
 	memcpy(f->snap, f->live, sizeof(f->snap));
 	assert_int_equal(xstate__restore(&f->l, f->live, XSTATE_X87, 7,
-					 MASK_ALL, f->area), 0);
+					 MASK_ALL, f->area),
+			 0);
 	assert_same(f->live, f->area, FCW, MXCSR);
 	assert_same(f->live, f->area, ST, XMM);
 	assert_same(f->live, f->snap, MXCSR, ST);
 	assert_same(f->live, f->snap, XMM, BV);
 	assert_same(f->live, f->snap, YMM, sizeof(f->live));
-
 }
 
 static void test_restore_avx_init(void **state)
@@ -239,7 +240,8 @@ static void test_restore_avx_init(void **state)
 	make_area(f, XSTATE_X87 | XSTATE_SSE);
 	memcpy(f->snap, f->live, sizeof(f->snap));
 	assert_int_equal(xstate__restore(&f->l, f->live, XSTATE_AVX, 7,
-					 MASK_ALL, f->area), 0);
+					 MASK_ALL, f->area),
+			 0);
 	assert_filled(f->live, YMM, AREA_SIZE, 0);
 	assert_same(f->live, f->snap, FCW, MXCSR);
 	assert_int_equal(rd32(f->live, MXCSR), MXCSR_DEFAULT);
@@ -253,8 +255,9 @@ static void expect_restore_error(struct fixture *f, uint64_t rfbm,
 				 uint64_t xcr0, uint32_t mask, int err)
 {
 	memcpy(f->snap, f->live, sizeof(f->snap));
-	assert_int_equal(xstate__restore(&f->l, f->live, rfbm, xcr0, mask,
-					 f->area), err);
+	assert_int_equal(
+		xstate__restore(&f->l, f->live, rfbm, xcr0, mask, f->area),
+		err);
 	assert_memory_equal(f->live, f->snap, sizeof(f->live));
 }
 
@@ -304,14 +307,15 @@ static void test_restore_not_errors(void **state)
 	wr32(f->area, MXCSR, MXCSR_DEFAULT | 0x40);
 	memcpy(f->snap, f->live, sizeof(f->snap));
 	assert_int_equal(xstate__restore(&f->l, f->live, XSTATE_X87, 7,
-					 MASK_NO_DAZ, f->area), 0);
+					 MASK_NO_DAZ, f->area),
+			 0);
 	assert_int_equal(rd32(f->live, MXCSR), rd32(f->snap, MXCSR));
 
 	/* Header bytes 24-63 are ignored by the standard form. */
 	make_area(f, 7);
 	memset(f->area + BV + 24, 0xee, XSTATE_HEADER_SIZE - 24);
-	assert_int_equal(xstate__restore(&f->l, f->live, 7, 7, MASK_ALL,
-					 f->area), 0);
+	assert_int_equal(
+		xstate__restore(&f->l, f->live, 7, 7, MASK_ALL, f->area), 0);
 	assert_same(f->live, f->area, YMM, AREA_SIZE);
 }
 
@@ -353,18 +357,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-		T(test_area_size),
-		T(test_save_all),
-		T(test_save_x87_only),
-		T(test_save_avx_only),
-		T(test_save_sse_clears_bv),
-		T(test_restore_all),
-		T(test_restore_init),
-		T(test_restore_partial),
-		T(test_restore_avx_init),
-		T(test_restore_errors),
-		T(test_restore_not_errors),
-		T(test_layout_host),
+		T(test_area_size),	    T(test_save_all),
+		T(test_save_x87_only),	    T(test_save_avx_only),
+		T(test_save_sse_clears_bv), T(test_restore_all),
+		T(test_restore_init),	    T(test_restore_partial),
+		T(test_restore_avx_init),   T(test_restore_errors),
+		T(test_restore_not_errors), T(test_layout_host),
 #undef T
 	};
 

@@ -14,12 +14,12 @@
 #include "../../boot/zeropage.h"
 #include "test_util.h"
 
-#define RAM_BYTES	(64 * LAYOUT_MiB)
-#define RAM_FILL	0xa5
-#define KERNEL_END	0x2000000ULL
+#define RAM_BYTES  (64 * LAYOUT_MiB)
+#define RAM_FILL   0xa5
+#define KERNEL_END 0x2000000ULL
 
 struct fixture {
-	struct test_ram r;	/* first: see test_ram__new_in() */
+	struct test_ram r; /* first: see test_ram__new_in() */
 	struct kernel_image k;
 	struct boot_params bp;
 };
@@ -40,8 +40,8 @@ static int setup(void **state)
 
 static void read_bp(struct fixture *f, const struct guest_mem *m)
 {
-	assert_int_equal(mem__read(m, LAYOUT_ZERO_PAGE_GPA, &f->bp,
-				   sizeof(f->bp)), 0);
+	assert_int_equal(
+		mem__read(m, LAYOUT_ZERO_PAGE_GPA, &f->bp, sizeof(f->bp)), 0);
 }
 
 static void assert_e820(const struct boot_params *bp, unsigned int i,
@@ -236,12 +236,12 @@ static void test_initrd_place(void **state)
 	struct fixture *f = *state;
 	uint64_t gpa = 0;
 
-	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x100000,
-						&gpa), 0);
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x100000, &gpa),
+			 0);
 	assert_int_equal(gpa, RAM_BYTES - 0x100000);
 	/* Unaligned size: start rounded down to a page. */
-	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x1234,
-						&gpa), 0);
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x1234, &gpa),
+			 0);
 	assert_int_equal(gpa, RAM_BYTES - 0x2000);
 	/* Exactly the room between kernel and RAM end. */
 	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k,
@@ -261,12 +261,12 @@ static void test_initrd_too_large(void **state)
 						&gpa),
 			 -E2BIG);
 	/* Larger than RAM. */
-	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, RAM_BYTES + 1,
-						&gpa),
-			 -E2BIG);
-	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, UINT64_MAX,
-						&gpa),
-			 -E2BIG);
+	assert_int_equal(
+		zeropage__initrd_place(&f->r.m, &f->k, RAM_BYTES + 1, &gpa),
+		-E2BIG);
+	assert_int_equal(
+		zeropage__initrd_place(&f->r.m, &f->k, UINT64_MAX, &gpa),
+		-E2BIG);
 	assert_int_equal(gpa, 0x77);
 	/* A zeroed kernel image still keeps the initrd above 1 MiB. */
 	memset(&f->k, 0, sizeof(f->k));
@@ -291,11 +291,12 @@ static void test_initrd_addr_max(void **state)
 
 	/* The kernel's limit is lower than RAM end. */
 	f->k.hdr.initrd_addr_max = 0x2ffffff;
-	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x100000,
-						&gpa), 0);
+	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x100000, &gpa),
+			 0);
 	assert_int_equal(gpa, 0x3000000 - 0x100000);
-	assert_int_equal(zeropage__initrd_place(&f->r.m, &f->k, 0x1000001,
-						&gpa), -E2BIG);
+	assert_int_equal(
+		zeropage__initrd_place(&f->r.m, &f->k, 0x1000001, &gpa),
+		-E2BIG);
 	/* Field 0 means the historical default 0x37ffffff. */
 	f->k.hdr.initrd_addr_max = 0;
 	assert_int_equal(zeropage__initrd_place(&big, &f->k, 0x100000, &gpa),
@@ -317,16 +318,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, test_ram__teardown)
-		T(test_elf_zero_page),
-		T(test_no_initrd_empty_cmdline),
-		T(test_bzimage_header_kept),
-		T(test_cmdline_too_long),
-		T(test_initrd_outside_ram),
-		T(test_tiny_ram),
-		T(test_ram_above_gap),
-		T(test_initrd_place),
-		T(test_initrd_too_large),
-		T(test_initrd_addr_max),
+		T(test_elf_zero_page),	     T(test_no_initrd_empty_cmdline),
+		T(test_bzimage_header_kept), T(test_cmdline_too_long),
+		T(test_initrd_outside_ram),  T(test_tiny_ram),
+		T(test_ram_above_gap),	     T(test_initrd_place),
+		T(test_initrd_too_large),    T(test_initrd_addr_max),
 #undef T
 	};
 
