@@ -103,7 +103,8 @@ static int vm__open_file(const char *role, const char *path, uint64_t *size)
 	struct stat st;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must get an error, not hang ember in open(). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
 		log_error("%s %s: %s", role, path, strerror(errno));
@@ -409,10 +410,16 @@ static int vm__open_console(struct vm *vm)
 		vm->console_fd = -1;
 		return 0;
 	case CONSOLE_FILE:
-		vm->console_fd =
-			open(vm->cfg.console_path,
-			     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (vm->console_fd < 0) {
+		/*
+		 * O_NONBLOCK for the open only: a FIFO without a reader fails
+		 * (ENXIO) instead of hanging; writes then block as usual.
+		 */
+		vm->console_fd = open(vm->cfg.console_path,
+				      O_WRONLY | O_CREAT | O_APPEND |
+					      O_CLOEXEC | O_NONBLOCK,
+				      0600);
+		if (vm->console_fd < 0 ||
+		    fcntl(vm->console_fd, F_SETFL, O_APPEND) < 0) {
 			log_error("console file %s: %s", vm->cfg.console_path,
 				  strerror(errno));
 			return -errno;

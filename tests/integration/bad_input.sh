@@ -45,6 +45,13 @@ expect "truncated bzImage" 125 'truncated or malformed' -- \
 cp /bin/true "$TMP/dynexe"
 expect "ELF that is not a kernel" 125 'kernel .*(neither|truncated or malformed)' -- \
 	--kernel "$TMP/dynexe"
+mkfifo "$TMP/fifo"
+expect "FIFO as kernel (no hang)" 125 'kernel .*/fifo: not a regular file' -- \
+	--kernel "$TMP/fifo"
+expect "/dev/zero as kernel" 125 'kernel /dev/zero: not a regular file' -- \
+	--kernel /dev/zero
+expect "console FIFO without a reader (no hang)" 125 'console file .*/fifo: No such device or address' -- \
+	--kernel "$K" --console "file:$TMP/fifo"
 truncate -s 40M "$TMP/big.cpio"
 expect "initrd larger than RAM" 125 'initrd .* do not fit in guest RAM' -- \
 	--kernel "$K" --initrd "$TMP/big.cpio" --mem 32
