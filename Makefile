@@ -21,7 +21,7 @@ ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/test/%)
 
-.PHONY: all ember guest deps run test unit integration check-asan bench lint \
+.PHONY: all ember guest deps run test unit asan integration check-asan bench lint \
 	fuzz fuzz-build guests clean
 
 all: $(BUILD)/ember
@@ -98,10 +98,18 @@ run: deps
 		--mem 128 --run 'uname -a'
 
 unit: $(UNIT_BINS)
-check-asan: unit $(BUILD)/ember-asan
+asan: unit $(BUILD)/ember-asan
+
+# The sanitizer builds, run without a Linux guest: unit tests and the tiny
+# guests (milliseconds each).
+check-asan: asan guests
+	@fail=0; for t in $(UNIT_BINS); do $$t >/dev/null 2>&1 || \
+		{ echo "FAIL $$t"; fail=1; }; done; \
+	bash tests/integration/tiny_guests.sh | tee /dev/stderr | \
+		grep -q '^not ok' && fail=1; exit $$fail
 
 test: deps
-	$(MAKE) all check-asan fuzz-build guest guests
+	$(MAKE) all asan fuzz-build guest guests
 	tests/run.sh
 
 # --- fuzzing (libFuzzer, clang) -------------------------------------------
