@@ -134,7 +134,7 @@ fuzz: fuzz-build
 		grep -E 'stat::number_of_executed_units' $$f.log; \
 	done
 
-bench: all guest
+bench: all guest guests
 	bench/boot
 
 lint:
