@@ -83,37 +83,79 @@ int gva__translate(const struct guest_mem *m, const struct gva_ctx *c,
 	return 0;
 }
 
+/*
+ * One page-sized step of an access at @va with @left bytes to go: the
+ * bytes in this page (*@chunk) and their host address (*@host).
+ */
+static int gva__step(const struct guest_mem *m, const struct gva_ctx *c,
+		     uint64_t va, uint64_t left, unsigned int access,
+		     uint32_t *pfec, uint64_t *chunk, uint8_t **host)
+{
+	uint64_t gpa;
+	int ret;
+
+	*chunk = PAGE_SIZE_4K - (va & (PAGE_SIZE_4K - 1));
+	if (*chunk > left)
+		*chunk = left;
+	ret = gva__translate(m, c, va, access, &gpa, pfec);
+	if (ret)
+		return ret;
+	*host = mem__ptr(m, gpa, *chunk);
+	return *host ? 0 : -EIO;
+}
+
+int gva__check(const struct guest_mem *m, const struct gva_ctx *c, uint64_t gva,
+	       uint64_t len, unsigned int access, uint32_t *pfec,
+	       uint64_t *fault_gva)
+{
+	uint64_t done, chunk;
+	uint8_t *host;
+	int ret;
+
+	/*
+	 * The canonical check covers the whole access and comes before
+	 * paging: an area whose first byte is canonical and whose last is
+	 * not raises #GP even where its first page is not present.
+	 */
+	if (len && (c->cr0 & X86_CR0_PG) && (c->efer & X86_EFER_LMA) &&
+	    !gva__canonical(gva + len - 1)) {
+		*fault_gva = gva;
+		return -EINVAL;
+	}
+	for (done = 0; done < len; done += chunk) {
+		ret = gva__step(m, c, gva + done, len - done, access, pfec,
+				&chunk, &host);
+		if (ret) {
+			*fault_gva = gva + done;
+			return ret;
+		}
+	}
+	return 0;
+}
+
 int gva__copy(const struct guest_mem *m, const struct gva_ctx *c, uint64_t gva,
 	      void *buf, uint64_t len, unsigned int access, uint32_t *pfec,
 	      uint64_t *fault_gva)
 {
-	uint64_t done, chunk, gpa;
+	uint64_t done, chunk;
 	uint8_t *host;
-	int pass, ret;
+	int ret;
 
-	/* Pass 0 checks every page; pass 1 copies. */
-	for (pass = 0; pass < 2; pass++) {
-		for (done = 0; done < len; done += chunk) {
-			uint64_t va = gva + done;
-
-			chunk = PAGE_SIZE_4K - (va & (PAGE_SIZE_4K - 1));
-			if (chunk > len - done)
-				chunk = len - done;
-			ret = gva__translate(m, c, va, access, &gpa, pfec);
-			if (ret) {
-				*fault_gva = va;
-				return ret;
-			}
-			host = mem__ptr(m, gpa, chunk);
-			if (!host)
-				return -EIO;
-			if (pass == 0)
-				continue;
-			if (access & GVA_ACCESS_WRITE)
-				memcpy(host, (uint8_t *)buf + done, chunk);
-			else
-				memcpy((uint8_t *)buf + done, host, chunk);
+	/* Every page is checked first, so that a fault changes nothing. */
+	ret = gva__check(m, c, gva, len, access, pfec, fault_gva);
+	if (ret)
+		return ret;
+	for (done = 0; done < len; done += chunk) {
+		ret = gva__step(m, c, gva + done, len - done, access, pfec,
+				&chunk, &host);
+		if (ret) {
+			*fault_gva = gva + done;
+			return ret;
 		}
+		if (access & GVA_ACCESS_WRITE)
+			memcpy(host, (uint8_t *)buf + done, chunk);
+		else
+			memcpy((uint8_t *)buf + done, host, chunk);
 	}
 	return 0;
 }

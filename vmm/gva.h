@@ -38,10 +38,21 @@ int gva__translate(const struct guest_mem *m, const struct gva_ctx *c,
 		   uint32_t *pfec);
 
 /*
+ * gva__check() - check that an access of kind @access to the @len bytes
+ * at @gva would succeed: the first and last byte canonical (else -EINVAL,
+ * a #GP), then every page as gva__translate() does, each inside guest RAM
+ * (else -EIO).  Sets accessed/dirty bits like gva__translate(); copies
+ * nothing.  On an error, *@fault_gva is the address that failed.
+ */
+int gva__check(const struct guest_mem *m, const struct gva_ctx *c, uint64_t gva,
+	       uint64_t len, unsigned int access, uint32_t *pfec,
+	       uint64_t *fault_gva);
+
+/*
  * gva__copy() - copy @len bytes between guest-virtual @gva and @buf
- * (to the guest when @access has GVA_ACCESS_WRITE), page by page.  Every
- * page is translated before any byte is copied, so a fault changes
- * nothing.  On -EFAULT, *@fault_gva is the first faulting address.
+ * (to the guest when @access has GVA_ACCESS_WRITE), page by page.  The
+ * whole range passes gva__check() before any byte is copied, so a fault
+ * changes nothing.  On -EFAULT, *@fault_gva is the first faulting address.
  * Returns 0 or as gva__translate().
  */
 int gva__copy(const struct guest_mem *m, const struct gva_ctx *c, uint64_t gva,

@@ -95,37 +95,65 @@ static int emu__skip(struct emu *e, unsigned int len)
 	return 0;
 }
 
-/* A guest-virtual access failed: turn gva__copy's answer into the fault. */
+/* A guest-virtual access faulted (-EFAULT: #PF, -EINVAL: #GP): inject it. */
 static int emu__fault(struct emu *e, int err, uint32_t pfec, uint64_t addr)
 {
 	if (emu__cpl(e) == 3)
 		pfec |= GVA_ACCESS_USER;
 	if (err == -EFAULT)
 		return emu__inject(e, VEC_PF, true, pfec, addr);
-	if (err == -EINVAL)
-		return emu__inject(e, VEC_GP, true, 0, 0);
-	log_error("vCPU %u: emulated access at 0x%llx: %s", e->v->id,
-		  (unsigned long long)addr, strerror(-err));
-	return err;
+	return emu__inject(e, VEC_GP, true, 0, 0);
+}
+
+static unsigned int emu__access(const struct emu *e, bool write)
+{
+	return (write ? GVA_ACCESS_WRITE : 0) |
+	       (emu__cpl(e) == 3 ? GVA_ACCESS_USER : 0);
+}
+
+/* A gva__check()/gva__copy() answer: inject the fault, or stop. */
+static int emu__result(struct emu *e, int ret, uint32_t pfec,
+		       uint64_t fault_gva, int *faulted)
+{
+	if (ret == -EFAULT || ret == -EINVAL) {
+		*faulted = 1;
+		return emu__fault(e, ret, pfec, fault_gva);
+	}
+	if (ret == -EIO)
+		log_error("vCPU %u: emulated access at 0x%llx reaches outside "
+			  "guest RAM (page tables or area point there)",
+			  e->v->id, (unsigned long long)fault_gva);
+	else if (ret)
+		log_error("vCPU %u: emulated access at 0x%llx: %s", e->v->id,
+			  (unsigned long long)fault_gva, strerror(-ret));
+	return ret;
 }
 
 static int emu__copy(struct emu *e, uint64_t gva, void *buf, uint64_t len,
 		     bool write, int *faulted)
 {
-	unsigned int access = (write ? GVA_ACCESS_WRITE : 0) |
-			      (emu__cpl(e) == 3 ? GVA_ACCESS_USER : 0);
 	uint64_t fault_gva = gva;
 	uint32_t pfec = 0;
 	int ret;
 
 	*faulted = 0;
-	ret = gva__copy(&e->v->vm->mem, &e->ctx, gva, buf, len, access, &pfec,
-			&fault_gva);
-	if (ret == -EFAULT || ret == -EINVAL) {
-		*faulted = 1;
-		return emu__fault(e, ret, pfec, fault_gva);
-	}
-	return ret;
+	ret = gva__copy(&e->v->vm->mem, &e->ctx, gva, buf, len,
+			emu__access(e, write), &pfec, &fault_gva);
+	return emu__result(e, ret, pfec, fault_gva, faulted);
+}
+
+/* Would a write of @len bytes at @gva succeed?  As emu__copy(). */
+static int emu__check_write(struct emu *e, uint64_t gva, uint64_t len,
+			    int *faulted)
+{
+	uint64_t fault_gva = gva;
+	uint32_t pfec = 0;
+	int ret;
+
+	*faulted = 0;
+	ret = gva__check(&e->v->vm->mem, &e->ctx, gva, len,
+			 emu__access(e, true), &pfec, &fault_gva);
+	return emu__result(e, ret, pfec, fault_gva, faulted);
 }
 
 /*
@@ -205,7 +233,15 @@ static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
 	}
 	if (ioctl(e->v->fd, KVM_GET_XSAVE, &live) < 0)
 		return -errno;
-	/* Writes must be allowed before anything changes (a #PF retries). */
+	/*
+	 * XSAVE is a store: a fault on its area is a write fault (#PF with
+	 * W=1), and must come before anything changes (a #PF retries).
+	 */
+	if (save) {
+		ret = emu__check_write(e, ea, size, &faulted);
+		if (ret || faulted)
+			return ret;
+	}
 	ret = emu__copy(e, ea, area, size, false, &faulted);
 	if (ret || faulted)
 		return ret;

@@ -123,8 +123,20 @@ int xstate__restore(const struct xstate_layout *l, uint8_t *live, uint64_t rfbm,
 	uint32_t mxcsr;
 	unsigned int i;
 
-	if (comp & (1ULL << 63))
+	if (comp & (1ULL << 63)) {
+		/*
+		 * The compacted form: what raises #GP there still does
+		 * (XCOMP_BV bits outside XCR0, XSTATE_BV bits outside
+		 * XCOMP_BV, header bytes 16-63 not 0); only a valid header
+		 * is "not emulated".
+		 */
+		if ((comp & ~(1ULL << 63) & ~xcr0) || (bv & ~comp))
+			return -EINVAL;
+		for (i = 16; i < XSTATE_HEADER_SIZE; i++)
+			if (area[HDR_XSTATE_BV + i])
+				return -EINVAL;
 		return -ENOTSUP;
+	}
 	if (comp || get64(area + HDR_XCOMP_BV + 8) || (bv & ~xcr0))
 		return -EINVAL;
 	memcpy(&mxcsr, area + FX_MXCSR, 4);

@@ -55,9 +55,11 @@ void xstate__save(const struct xstate_layout *l, const uint8_t *live,
  * state, and MXCSR when @rfbm has SSE or AVX.  @xcr0 is the guest's XCR0;
  * @mxcsr_mask the MXCSR bits that may be set.
  * Returns 0; -EINVAL for what raises #GP (XSTATE_BV bits outside XCR0,
- * non-zero header bytes 8-23, reserved MXCSR bits); -ENOTSUP for the
- * compacted form (XCOMP_BV bit 63), which ember does not emulate.  On
- * error @live is unchanged.
+ * non-zero header bytes 8-23, reserved MXCSR bits; in the compacted
+ * form XCOMP_BV bits outside XCR0, XSTATE_BV bits outside XCOMP_BV or
+ * non-zero header bytes 16-63); -ENOTSUP for a valid compacted header
+ * (XCOMP_BV bit 63), which ember does not emulate.  On error @live is
+ * unchanged.
  */
 int xstate__restore(const struct xstate_layout *l, uint8_t *live, uint64_t rfbm,
 		    uint64_t xcr0, uint32_t mxcsr_mask, const uint8_t *area);

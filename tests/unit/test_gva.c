@@ -432,6 +432,57 @@ static void test_copy_outside_ram(void **state)
 			 -EINVAL);
 }
 
+/*
+ * The canonical check covers the last byte and comes before paging: an
+ * access from the last canonical page (not present here) into
+ * non-canonical space is a #GP (-EINVAL), not a #PF.
+ */
+static void test_check_canonical_end(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t fault_gva = 0;
+	uint32_t pfec = 0;
+	uint8_t buf[64] = { 0 };
+
+	assert_int_equal(gva__check(&f->r.m, &f->c, 0x00007fffffffffe0ULL,
+				    sizeof(buf), GVA_ACCESS_WRITE, &pfec,
+				    &fault_gva),
+			 -EINVAL);
+	assert_int_equal(gva__copy(&f->r.m, &f->c, 0x00007fffffffffe0ULL, buf,
+				   sizeof(buf), 0, &pfec, &fault_gva),
+			 -EINVAL);
+	/* Ending exactly at the last canonical byte: paging decides. */
+	assert_int_equal(gva__check(&f->r.m, &f->c, 0x00007fffffffffc0ULL,
+				    sizeof(buf), 0, &pfec, &fault_gva),
+			 -EFAULT);
+}
+
+/* gva__check() with write access: the #PF a store raises, nothing copied. */
+static void test_check_write(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t fault_gva = 0;
+	uint32_t pfec = 0;
+
+	assert_int_equal(gva__check(&f->r.m, &f->c, VA_NP + 0x40, 0x340,
+				    GVA_ACCESS_WRITE, &pfec, &fault_gva),
+			 -EFAULT);
+	assert_int_equal(pfec, GVA_ACCESS_WRITE);
+	assert_int_equal(fault_gva, VA_NP + 0x40);
+	assert_int_equal(gva__check(&f->r.m, &f->c, VA_C_RO - 0x40, 0x340,
+				    GVA_ACCESS_WRITE, &pfec, &fault_gva),
+			 -EFAULT);
+	assert_int_equal(pfec, GVA_ACCESS_WRITE | GVA_PFEC_PRESENT);
+	assert_int_equal(fault_gva, VA_C_RO);
+	assert_int_equal(gva__check(&f->r.m, &f->c, VA_C, 0x340,
+				    GVA_ACCESS_WRITE, &pfec, &fault_gva),
+			 0);
+	assert_int_equal(
+		gva__check(&f->r.m, &f->c, VA_OUT + 8, 8, 0, &pfec, &fault_gva),
+		-EIO);
+	assert_int_equal(fault_gva, VA_OUT + 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +500,8 @@ int main(void)
 		T(test_copy_read_write),
 		T(test_copy_fault_changes_nothing),
 		T(test_copy_outside_ram),
+		T(test_check_canonical_end),
+		T(test_check_write),
 #undef T
 	};
 

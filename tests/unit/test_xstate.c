@@ -296,6 +296,16 @@ static void test_restore_errors(void **state)
 	make_area(f, 7);
 	wr64(f->area, XCOMP, (1ULL << 63) | 7);
 	expect_restore_error(f, 7, 7, MASK_ALL, -ENOTSUP);
+	/* A compacted header that is invalid as such still raises #GP. */
+	wr64(f->area, XCOMP, (1ULL << 63) | 3); /* XSTATE_BV 7 not in it */
+	expect_restore_error(f, 7, 7, MASK_ALL, -EINVAL);
+	wr64(f->area, XCOMP, (1ULL << 63) | 0xf); /* bit 3 not in XCR0 */
+	expect_restore_error(f, 7, 7, MASK_ALL, -EINVAL);
+	wr64(f->area, XCOMP, (1ULL << 63) | 7);
+	f->area[BV + 40] = 1; /* header byte 40 */
+	expect_restore_error(f, 7, 7, MASK_ALL, -EINVAL);
+	memset(f->area, 0xff, sizeof(f->area)); /* all ones */
+	expect_restore_error(f, 7, 7, MASK_ALL, -EINVAL);
 }
 
 static void test_restore_not_errors(void **state)
