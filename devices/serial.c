@@ -236,7 +236,13 @@ size_t serial__input(struct device *d, const void *buf, size_t len)
 	size_t n = 0;
 
 	pthread_mutex_lock(&d->lock);
-	while (n < len && s->rx_count < RX_FIFO_SIZE) {
+	/*
+	 * Until the guest's driver enables the receive interrupt (the tty is
+	 * open) input would be lost (its start-up clears the FIFO): leave it
+	 * with the caller, which keeps it for later.
+	 */
+	while (n < len && s->rx_count < RX_FIFO_SIZE &&
+	       (s->ier & UART_IER_RDI) && !(s->mcr & UART_MCR_LOOP)) {
 		s->rx[(s->rx_head + s->rx_count) % RX_FIFO_SIZE] = p[n++];
 		s->rx_count++;
 	}

@@ -24,7 +24,9 @@ struct device *serial__create(int out_fd, struct irq_line irq);
 
 /*
  * serial__input() - queue @len received bytes (host -> guest), as many as
- * fit in the 64-byte receive FIFO, and raise the interrupt if enabled.
+ * fit in the 64-byte receive FIFO, and raise the interrupt.  Nothing is
+ * queued while the guest has the receive interrupt disabled (no tty open
+ * yet) or the UART in loopback: the caller keeps those bytes and retries.
  * Takes the device lock.  Returns the number of bytes queued.
  */
 size_t serial__input(struct device *d, const void *buf, size_t len);

@@ -246,6 +246,25 @@ static void console_raw_output(void)
 		say("tcsetattr console", errno);
 }
 
+/*
+ * A --run command reads an empty stdin, as a command without a terminal
+ * would: the serial console cannot carry an end of input, and a command
+ * that waits for one would never end.
+ */
+static void stdin_null(void)
+{
+	int fd = open("/dev/null", O_RDONLY);
+
+	if (fd < 0) {
+		say("open /dev/null", errno);
+		return;
+	}
+	if (fd != STDIN_FILENO) {
+		dup2(fd, STDIN_FILENO);
+		close(fd);
+	}
+}
+
 static int run_shell(const char *cmd)
 {
 	pid_t pid, w;
@@ -265,6 +284,7 @@ static int run_shell(const char *cmd)
 			say("setsid", errno);
 		if (cmd) {
 			console_raw_output();
+			stdin_null();
 			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		} else {
 			controlling_tty();

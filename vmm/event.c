@@ -24,6 +24,7 @@ struct event_loop {
 	void *opaque;
 	pthread_t thread;
 	bool tty;
+	bool in_polled; /* in_fd is in the epoll set (not a file) */
 	struct termios saved;
 	/* Bytes read but not yet taken by the UART's FIFO. */
 	uint8_t pending[256];
@@ -59,9 +60,15 @@ static void *event__thread(void *arg)
 	bool in_open = true;
 
 	for (;;) {
-		/* The FIFO drains only as the guest reads: poll while full. */
-		int timeout = el->npending ? 5 : -1;
+		/*
+		 * The FIFO drains only as the guest reads: poll while input
+		 * waits.  A regular file is always readable: no waiting.
+		 */
+		int timeout = el->npending		  ? 5 :
+			      (!el->in_polled && in_open) ? 0 :
+							    -1;
 		int n = epoll_wait(el->epfd, &ev, 1, timeout);
+		bool readable = n > 0 && ev.data.fd == el->in_fd;
 
 		if (n < 0 && errno != EINTR)
 			break;
@@ -75,15 +82,18 @@ static void *event__thread(void *arg)
 				el->npending = el->off = 0;
 			continue;
 		}
-		if (n > 0 && ev.data.fd == el->in_fd && in_open) {
+		if (!el->in_polled)
+			readable = true;
+		if (readable && in_open) {
 			ssize_t r = read(el->in_fd, buf, sizeof(buf));
 			ssize_t i;
 
 			if (r <= 0 &&
 			    !(r < 0 && (errno == EINTR || errno == EAGAIN))) {
 				/* EOF: the guest just stops getting input. */
-				epoll_ctl(el->epfd, EPOLL_CTL_DEL, el->in_fd,
-					  NULL);
+				if (el->in_polled)
+					epoll_ctl(el->epfd, EPOLL_CTL_DEL,
+						  el->in_fd, NULL);
 				in_open = false;
 				continue;
 			}
@@ -120,10 +130,13 @@ struct event_loop *event__start(int in_fd, struct device *serial,
 	if (epoll_ctl(el->epfd, EPOLL_CTL_ADD, el->stopfd, &ev) < 0)
 		goto fail;
 	ev.data.fd = in_fd;
-	/* Regular files and /dev/null cannot be polled: no input then. */
-	if (epoll_ctl(el->epfd, EPOLL_CTL_ADD, in_fd, &ev) < 0 &&
-	    errno != EPERM)
-		goto fail;
+	/* Regular files and /dev/null cannot be polled: read them as is. */
+	el->in_polled = true;
+	if (epoll_ctl(el->epfd, EPOLL_CTL_ADD, in_fd, &ev) < 0) {
+		if (errno != EPERM)
+			goto fail;
+		el->in_polled = false;
+	}
 	if (isatty(in_fd) && tcgetattr(in_fd, &el->saved) == 0) {
 		struct termios raw = el->saved;
 

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"  --kernel PATH      ELF vmlinux or bzImage (x86_64, 64-bit boot protocol)\n"
 		"  --initrd PATH      initramfs (uncompressed cpio is fastest)\n"
 		"  --append ARGS      extra kernel arguments (they win over ember's defaults)\n"
-		"  --mem MIB          guest RAM in MiB (default 128, at least 16)\n"
+		"  --mem MIB          guest RAM in MiB (default 128; ember's guest needs 32)\n"
 		"  --vcpus N          vCPUs, 1-%d (default 1)\n"
 		"  --console KIND     stdio (default), none, or file:PATH\n"
 		"  --run CMD          have ember's guest init run CMD with /bin/sh -c;\n"
@@ -101,6 +101,7 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 	uint64_t v;
 
 	memset(cfg, 0, sizeof(*cfg));
+	opterr = 0; /* one error line of ours instead of getopt's */
 	cfg->mem_mib = 128;
 	cfg->vcpus = 1;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -180,13 +181,28 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 			printf("ember %s\n", EMBER_VERSION);
 			exit(0);
 		default:
-			usage(stderr);
+			log_error(
+				"unknown option or missing value: %s (see --help)",
+				argv[optind - 1]);
 			return -1;
 		}
 	}
 	if (optind < argc) {
 		log_error("unexpected argument '%s' (see --help)",
 			  argv[optind]);
+		return -1;
+	}
+	/* base64 on the kernel command line: 4 bytes per 3, within 2047. */
+	if (cfg->run_cmd &&
+	    ember_b64_encoded_len(cfg->run_len) + strlen(EMBER_RUN_PARAM) >=
+		    LAYOUT_CMDLINE_MAX) {
+		log_error(
+			"--run: a command of %zu bytes does not fit on the kernel "
+			"command line (at most %llu bytes)",
+			cfg->run_len,
+			(unsigned long long)((LAYOUT_CMDLINE_MAX - 1 -
+					      strlen(EMBER_RUN_PARAM)) *
+					     3 / 4));
 		return -1;
 	}
 	if (!cfg->kernel_path) {

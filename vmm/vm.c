@@ -263,9 +263,10 @@ static int vm__build_cmdline(struct vm *vm, struct cmdline *c)
 	if (!ret && cfg->run_cmd)
 		ret = cmdline__add_run(c, cfg->run_cmd, cfg->run_len);
 	if (ret) {
-		log_error("kernel command line longer than %llu bytes%s",
+		log_error("kernel command line longer than %llu bytes: "
+			  "shorten --append%s",
 			  (unsigned long long)LAYOUT_CMDLINE_MAX - 1,
-			  cfg->run_cmd ? " (--run command too long?)" : "");
+			  cfg->run_cmd ? " or --run (they share it)" : "");
 		return ret;
 	}
 	log_info("kernel command line: %s", c->buf);

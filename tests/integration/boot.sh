@@ -19,7 +19,7 @@ boot() {
 	local name=$1
 	shift
 	( timeout "$BOOT_TIMEOUT" "$EMBER" "$@" >"$TMP/$name.out" \
-		2>"$TMP/$name.err" </dev/null
+		2>"$TMP/$name.err" <"${STDIN:-/dev/null}"
 	  echo $? >"$TMP/$name.rc" ) &
 }
 
@@ -32,9 +32,12 @@ show() { echo "#   exit $(cat "$TMP/$1.rc"); stdout:"; sed 's/^/#     /' "$TMP/$
 # the guest keeps every process's vector registers.
 cmd1='uname -r; echo "it'"'"'s  spaced"; printf "[%s]\n" "tab	x" '"'"'b\s $HOME `x`'"'"' "é"; vecstate 2 300; exit 7'
 boot vmlinux --kernel "$K" --initrd "$I" --mem 128 --stats --run "$cmd1"
-# Boot 2: a console file, and a command killed by a signal.
-boot signal --kernel "$K" --initrd "$I" --mem 96 --console "file:$TMP/console.log" \
-	--run 'echo to-the-file; kill -9 $$'
+# Boot 2: a console file, a command killed by a signal, and a --run
+# command's stdin is empty even when ember's is not (cat must not block).
+printf 'host-input\n' >"$TMP/input"
+STDIN=$TMP/input boot signal --kernel "$K" --initrd "$I" --mem 96 \
+	--console "file:$TMP/console.log" \
+	--run 'cat; echo to-the-file; kill -9 $$'
 wait
 
 check "vmlinux: exit status 7" "$(show vmlinux)" status_is vmlinux 7
@@ -53,6 +56,8 @@ check "signal: status 137 for SIGKILL" "$(show signal)" status_is signal 137
 check "signal: console went to the file" "$(show signal)" \
 	grep -q '^to-the-file' "$TMP/console.log"
 check "signal: nothing on stdout" "$(show signal)" test ! -s "$TMP/signal.out"
+check "signal: --run stdin is empty (cat ended, host input not passed)" \
+	"$(cat "$TMP/console.log")" sh -c "! grep -q host-input '$TMP/console.log'"
 
 # Boot 3: the bzImage on two vCPUs (SMP).  Boot 4: a kernel without an
 # init panics; ember must end (panic=-1 resets) and say so.
@@ -60,6 +65,11 @@ boot bzimage --kernel "$GUEST/bzImage" --initrd "$I" --mem 128 --vcpus 2 \
 	--run 'echo cpus=$(nproc)'
 printf 'not a cpio archive\n' >"$TMP/bad.cpio"
 boot panic --kernel "$K" --initrd "$TMP/bad.cpio" --mem 64 --run true
+# Boot 5: no --run: an interactive shell on the console reads ember's
+# stdin, given at once (ember holds it until the guest's tty is open),
+# and its exit status becomes ember's.
+printf 'echo interactive-$((6 * 7))\nexit 3\n' >"$TMP/typed"
+STDIN=$TMP/typed boot interactive --kernel "$K" --initrd "$I" --mem 96
 wait
 
 check "bzImage: boots and runs the command" "$(show bzimage)" status_is bzimage 0
@@ -69,3 +79,7 @@ check "panic: ember says the guest reset without a status" "$(show panic)" \
 	grep -q 'reset without reporting' "$TMP/panic.err"
 check "panic: the kernel's panic is on the console" "$(show panic)" \
 	grep -q 'Kernel panic' "$TMP/panic.out"
+check "interactive: the shell ran the typed command" "$(show interactive)" \
+	grep -q 'interactive-42' "$TMP/interactive.out"
+check "interactive: the shell's exit status is ember's" "$(show interactive)" \
+	status_is interactive 3

@@ -274,19 +274,26 @@ static void test_receive_without_ier(void **state)
 {
 	struct fixture *f = *state;
 
-	assert_int_equal(serial__input(f->d, "ab", 2), 2);
+	/* No tty open (RDI off): input stays with the caller. */
+	assert_int_equal(serial__input(f->d, "ab", 2), 0);
 	assert_int_equal(f->irq_calls, 0);
-	assert_int_equal(rd(f, LSR), 0x61);
+	assert_int_equal(rd(f, LSR), 0x60);
 	assert_int_equal(rd(f, IIR), 0x01);
-	/* Enabling RDI with data waiting raises the line at once. */
+	/* Once the driver listens, input is queued and interrupts. */
 	wr(f, IER, 0x01);
+	assert_int_equal(f->irq_calls, 0);
+	assert_int_equal(serial__input(f->d, "ab", 2), 2);
 	assert_int_equal(f->irq_calls, 1);
 	assert_int_equal(f->irq_level, 1);
+	assert_int_equal(rd(f, LSR), 0x61);
 	/* FCR "clear receive FIFO" empties it and lowers the line. */
 	wr(f, FCR, 0x03);
 	assert_int_equal(f->irq_level, 0);
 	assert_int_equal(rd(f, LSR), 0x60);
 	assert_int_equal(rd(f, RX), 0);
+	/* Loopback disconnects the input, as on a real 16550. */
+	wr(f, MCR, 0x10);
+	assert_int_equal(serial__input(f->d, "c", 1), 0);
 }
 
 static void test_fifo_limit(void **state)
@@ -297,6 +304,7 @@ static void test_fifo_limit(void **state)
 
 	for (i = 0; i < sizeof(in); i++)
 		in[i] = (uint8_t)i;
+	wr(f, IER, 0x01);
 	assert_int_equal(serial__input(f->d, in, sizeof(in)), FIFO_SIZE);
 	assert_int_equal(serial__input(f->d, in, 1), 0);
 	for (i = 0; i < 10; i++)
