@@ -516,7 +516,8 @@ int vm__run(struct vm *vm)
 	unsigned int i;
 	int status;
 
-	if (vm->cfg.console == CONSOLE_STDIO)
+	/* A --run command's stdin is empty (guest init): nothing to pass. */
+	if (vm->cfg.console == CONSOLE_STDIO && !vm->cfg.run_cmd)
 		el = event__start(STDIN_FILENO, vm->serial, vm__console_quit,
 				  vm);
 
