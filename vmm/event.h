@@ -1,26 +1,36 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The event thread: an epoll loop for what arrives from the host side.
- * Today that is the console's standard input, fed to the guest's UART;
- * sockets, tap fds and timers join it with their devices.
+ * The event thread: one epoll loop for everything that arrives from the
+ * host side or from KVM's eventfds: console input, queue notifications
+ * (ioeventfd), later sockets, tap fds and timers.  Handlers run on the
+ * event thread, one at a time.
  */
 #ifndef EMBER_VMM_EVENT_H
 #define EMBER_VMM_EVENT_H
 
-#include "../devices/device.h"
-
 struct event_loop;
 
-/*
- * event__start() - read @in_fd (not owned) and queue its bytes into the
- * UART @serial.  A terminal is put in raw mode (restored by event__stop);
- * Ctrl-A then x asks @vm_stop(@opaque) to end the VM.
- * Returns the loop, or NULL (logged) when it cannot start.
- */
-struct event_loop *event__start(int in_fd, struct device *serial,
-				void (*vm_stop)(void *opaque), void *opaque);
+/* A handler: @fd is readable (or hung up). */
+typedef void (*event_fn)(void *opaque, int fd);
 
-/* event__stop() - stop and join the thread, restore the terminal. */
-void event__stop(struct event_loop *el);
+/* event__create() - an empty loop.  Returns it, or NULL (logged). */
+struct event_loop *event__create(void);
+
+/*
+ * event__add() - call @fn(@opaque, @fd) whenever @fd is readable (level
+ * triggered).  @fd stays the caller's.  Before or after event__start().
+ * Returns 0, -EPERM for fds epoll cannot watch (regular files), -ENOSPC
+ * past 64 handlers, or another -errno from epoll_ctl.
+ */
+int event__add(struct event_loop *el, int fd, event_fn fn, void *opaque);
+
+/* event__del() - stop watching @fd (a handler may call it for itself). */
+void event__del(struct event_loop *el, int fd);
+
+/* event__start() - run the loop on its own thread.  Returns 0 or -errno. */
+int event__start(struct event_loop *el);
+
+/* event__destroy() - stop and join the thread, free the loop; NULL ok. */
+void event__destroy(struct event_loop *el);
 
 #endif /* EMBER_VMM_EVENT_H */

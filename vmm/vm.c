@@ -23,6 +23,7 @@
 #include "../devices/guest_signal.h"
 #include "../devices/i8042.h"
 #include "../devices/serial.h"
+#include "console.h"
 #include "event.h"
 #include "irq.h"
 #include "log.h"
@@ -453,6 +454,11 @@ int vm__create(const struct vm_config *cfg, struct vm **out)
 	ret = vm__open_kvm(vm);
 	if (ret)
 		goto fail;
+	vm->events = event__create();
+	if (!vm->events) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	vm->pvm = cfg->pvm == PVM_ON || (cfg->pvm == PVM_AUTO && pvm__detect());
 	if (vm->pvm) {
 		log_info(
@@ -512,15 +518,16 @@ static void vm__console_quit(void *opaque)
 
 int vm__run(struct vm *vm)
 {
-	struct event_loop *el = NULL;
+	struct console *con = NULL;
 	unsigned int i;
 	int status;
 
 	/* A --run command's stdin is empty (guest init): nothing to pass. */
 	if (vm->cfg.console == CONSOLE_STDIO && !vm->cfg.run_cmd)
-		el = event__start(STDIN_FILENO, vm->serial, vm__console_quit,
-				  vm);
-
+		con = console__start(vm->events, STDIN_FILENO, vm->serial,
+				     vm__console_quit, vm);
+	if (event__start(vm->events))
+		vm__request_stop(vm, VM_STOP_ERROR);
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		if (vcpu__start(&vm->vcpus[i])) {
 			vm__request_stop(vm, VM_STOP_ERROR);
@@ -548,7 +555,9 @@ int vm__run(struct vm *vm)
 		vcpu__kick(&vm->vcpus[i]);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vcpu__destroy(&vm->vcpus[i]);
-	event__stop(el);
+	event__destroy(vm->events);
+	vm->events = NULL;
+	console__destroy(con);
 
 	if (vm->stop == VM_STOP_ERROR)
 		return VM_EXIT_EMBER_ERROR;
@@ -584,6 +593,7 @@ void vm__destroy(struct vm *vm)
 			vcpu__destroy(&vm->vcpus[i]);
 		free(vm->vcpus);
 	}
+	event__destroy(vm->events);
 	serial__destroy(vm->serial);
 	i8042__destroy(vm->i8042);
 	cmos__destroy(vm->cmos);

@@ -16,6 +16,7 @@
 #include "xstate.h"
 
 struct vcpu;
+struct event_loop;
 
 /* Why the VM stopped. */
 enum vm_stop_reason {
@@ -46,6 +47,7 @@ struct vm {
 	uint32_t tsc_khz;
 	uint64_t entry;
 	int console_fd; /* -1: discard */
+	struct event_loop *events; /* the event thread's loop */
 
 	struct vcpu *vcpus;
 	unsigned int nr_vcpus;
