@@ -120,7 +120,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/x86_decode.c vmm/gva.c vmm/xstate.c,$(LIB_SRCS))
+	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/x86_decode.c vmm/gva.c vmm/xstate.c devices/virtq.c,$(LIB_SRCS))
 
 fuzz-build: $(FUZZ_TARGETS)
 

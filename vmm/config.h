@@ -16,6 +16,16 @@ enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
 
 #define CONFIG_MAX_VCPUS 32 /* the MP table at the EBDA holds 37 */
 
+#define CONFIG_MAX_DRIVES 8
+
+/* One virtio-blk drive (--drive path=FILE[,ro][,root][,id=NAME]). */
+struct drive_config {
+	const char *path; /* raw image file */
+	const char *id; /* GET_ID serial; NULL: "drive<N>" */
+	bool read_only; /* VIRTIO_BLK_F_RO; the file is opened O_RDONLY */
+	bool root; /* root=/dev/vda unless --append sets root= */
+};
+
 struct vm_config {
 	const char *kernel_path; /* ELF vmlinux or bzImage; required */
 	const char *initrd_path; /* NULL: none */
@@ -29,6 +39,9 @@ struct vm_config {
 	bool boot_timer; /* log the guest boot time */
 	bool stats; /* print exit and timing figures */
 	enum pvm_mode pvm;
+	struct drive_config drives[CONFIG_MAX_DRIVES];
+	unsigned int nr_drives;
+	bool no_rng; /* no virtio-rng device */
 };
 
 #endif /* EMBER_VMM_CONFIG_H */

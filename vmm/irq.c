@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <linux/kvm.h>
 
@@ -38,5 +40,42 @@ struct irq_line irq__line(int *vm_fd, unsigned int gsi)
 {
 	return (struct irq_line){ .set = irq__set,
 				  .opaque = vm_fd,
+				  .gsi = gsi };
+}
+
+int irq__irqfd(int vm_fd, unsigned int gsi)
+{
+	struct kvm_irqfd irqfd = { .gsi = gsi };
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), ret;
+
+	if (fd < 0) {
+		ret = -errno;
+		log_error("eventfd: %s", strerror(errno));
+		return ret;
+	}
+	irqfd.fd = (uint32_t)fd;
+	if (ioctl(vm_fd, KVM_IRQFD, &irqfd) < 0) {
+		ret = -errno;
+		log_error("KVM_IRQFD gsi %u: %s", gsi, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static void irq__irqfd_set(void *opaque, unsigned int gsi, int level)
+{
+	const int *efd = opaque;
+	uint64_t one = 1;
+
+	(void)gsi;
+	if (level && write(*efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("irqfd write: %s", strerror(errno));
+}
+
+struct irq_line irq__irqfd_line(int *efd, unsigned int gsi)
+{
+	return (struct irq_line){ .set = irq__irqfd_set,
+				  .opaque = efd,
 				  .gsi = gsi };
 }

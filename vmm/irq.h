@@ -22,4 +22,19 @@ int irq__create_chip(int vm_fd);
  */
 struct irq_line irq__line(int *vm_fd, unsigned int gsi);
 
+/*
+ * irq__irqfd() - an eventfd bound to IOAPIC pin @gsi with KVM_IRQFD, so a
+ * device raises its interrupt without an ioctl (an edge on the pin per
+ * write).  Returns the eventfd (the caller closes it after the VM is
+ * gone) or -errno (logged).
+ */
+int irq__irqfd(int vm_fd, unsigned int gsi);
+
+/*
+ * irq__irqfd_line() - a struct irq_line that writes eventfd *@efd when its
+ * level rises (a falling level needs nothing for an edge-triggered pin).
+ * *@efd must outlive the line's use.
+ */
+struct irq_line irq__irqfd_line(int *efd, unsigned int gsi);
+
 #endif /* EMBER_VMM_IRQ_H */

@@ -36,6 +36,10 @@ static void usage(FILE *f)
 		"  --run CMD          have ember's guest init run CMD with /bin/sh -c;\n"
 		"                     ember exits with its status\n"
 		"  --boot-timer       report the guest's boot-timer write (init start)\n"
+		"  --drive path=FILE[,ro][,root][,id=NAME]\n"
+		"                     a virtio-blk disk on a raw image (repeatable, up to\n"
+		"                     8); root: it is /dev/vda and the root filesystem\n"
+		"  --no-rng           no virtio-rng entropy device\n"
 		"  --stats            print timings, VM exits and memory at the end\n"
 		"  --pvm auto|on|off  PVM host profile (default auto: detected)\n"
 		"  -v, --verbose      more log lines (twice: debug)\n"
@@ -45,6 +49,42 @@ static void usage(FILE *f)
 		"Exit status: the guest command's with --run, 0 after a guest reset\n"
 		"without --run, %d for errors of ember itself, 2 for bad usage.\n",
 		CONFIG_MAX_VCPUS, VM_EXIT_EMBER_ERROR);
+}
+
+/*
+ * --drive path=FILE[,ro][,root][,id=NAME]: fill @d from @arg (which it
+ * splits in place).  Returns 0 or -1 after logging the problem.
+ */
+static int parse_drive(char *arg, struct drive_config *d)
+{
+	char *tok, *save = NULL;
+
+	memset(d, 0, sizeof(*d));
+	for (tok = strtok_r(arg, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(tok, "path=", 5) && tok[5])
+			d->path = tok + 5;
+		else if (!strncmp(tok, "id=", 3) && tok[3] &&
+			 strlen(tok + 3) <= 20)
+			d->id = tok + 3;
+		else if (!strcmp(tok, "ro"))
+			d->read_only = true;
+		else if (!strcmp(tok, "root"))
+			d->root = true;
+		else {
+			log_error(
+				"--drive: unknown or bad part '%s' (use "
+				"path=FILE[,ro][,root][,id=NAME], id up to 20 "
+				"bytes)",
+				tok);
+			return -1;
+		}
+	}
+	if (!d->path) {
+		log_error("--drive: path=FILE is required");
+		return -1;
+	}
+	return 0;
 }
 
 /* Parse a decimal count in [lo, hi]; -1 on anything else. */
@@ -65,6 +105,8 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 
 enum {
 	OPT_KERNEL = 256,
+	OPT_DRIVE,
+	OPT_NO_RNG,
 	OPT_INITRD,
 	OPT_APPEND,
 	OPT_MEM,
@@ -90,6 +132,8 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 		{ "boot-timer", no_argument, NULL, OPT_BOOT_TIMER },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "pvm", required_argument, NULL, OPT_PVM },
+		{ "drive", required_argument, NULL, OPT_DRIVE },
+		{ "no-rng", no_argument, NULL, OPT_NO_RNG },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -97,7 +141,7 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 	};
 	const uint64_t mem_min = LAYOUT_RAM_MIN >> 20,
 		       mem_max = LAYOUT_RAM_MAX >> 20;
-	int verbose = 0, c;
+	int verbose = 0, roots = 0, c;
 	uint64_t v;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -170,6 +214,24 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 					  optarg);
 				return -1;
 			}
+			break;
+		case OPT_DRIVE:
+			if (cfg->nr_drives == CONFIG_MAX_DRIVES) {
+				log_error("--drive: at most %d drives",
+					  CONFIG_MAX_DRIVES);
+				return -1;
+			}
+			if (parse_drive(optarg, &cfg->drives[cfg->nr_drives]))
+				return -1;
+			if (cfg->drives[cfg->nr_drives].root && roots++) {
+				log_error(
+					"--drive: only one drive can be root");
+				return -1;
+			}
+			cfg->nr_drives++;
+			break;
+		case OPT_NO_RNG:
+			cfg->no_rng = true;
 			break;
 		case 'v':
 			verbose++;

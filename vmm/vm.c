@@ -5,8 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -23,6 +26,8 @@
 #include "../devices/guest_signal.h"
 #include "../devices/i8042.h"
 #include "../devices/serial.h"
+#include "../devices/virtio_blk.h"
+#include "../devices/virtio_rng.h"
 #include "console.h"
 #include "event.h"
 #include "irq.h"
@@ -238,6 +243,7 @@ static int vm__create_kvm_vm(struct vm *vm)
 static int vm__build_cmdline(struct vm *vm, struct cmdline *c)
 {
 	const struct vm_config *cfg = &vm->cfg;
+	unsigned int i;
 	int ret;
 
 	cmdline__init(c);
@@ -259,6 +265,23 @@ static int vm__build_cmdline(struct vm *vm, struct cmdline *c)
 		ret = cmdline__add_default(c, "no_timer_check", NULL);
 	if (!ret && !cmdline__has(c, "loglevel") && !cmdline__has(c, "debug"))
 		ret = cmdline__add_default(c, "quiet", NULL);
+	for (i = 0; !ret && i < vm->nr_virtio; i++) {
+		char dev[64];
+
+		snprintf(dev, sizeof(dev), "virtio_mmio.device=4K@0x%llx:%u",
+			 (unsigned long long)vm->virtio[i].base,
+			 vm->virtio[i].gsi);
+		ret = cmdline__add(c, dev);
+	}
+	if (!ret && vm->root_drive >= 0 && !cmdline__has(c, "root")) {
+		ret = cmdline__add(c, "root=/dev/vda");
+		if (!ret)
+			ret = cmdline__add_default(
+				c,
+				cfg->drives[vm->root_drive].read_only ? "ro" :
+									"rw",
+				NULL);
+	}
 	if (!ret && vm->pvm)
 		ret = pvm__cmdline(c, vm->nr_vcpus, vm->tsc_khz);
 	if (!ret && cfg->run_cmd)
@@ -366,6 +389,205 @@ out:
 	return ret;
 }
 
+static void vm__virtio_notify(void *opaque, int fd)
+{
+	struct vm_notify *n = opaque;
+	uint64_t count;
+
+	if (read(fd, &count, sizeof(count)) != sizeof(count))
+		return;
+	virtio_mmio__notify(n->t, n->queue);
+}
+
+/*
+ * Put the transport of slot @v on the MMIO bus and route its queue
+ * notifications through ioeventfds (one per queue, matched on the queue
+ * index written to QueueNotify) to the event thread.
+ */
+static int vm__virtio_wire(struct vm *vm, struct vm_virtio *v)
+{
+	unsigned int q;
+	int ret;
+
+	ret = bus__register(&vm->mmio, v->base, LAYOUT_VIRTIO_MMIO_SIZE,
+			    &v->t->dev);
+	if (ret) {
+		log_error("virtio-mmio slot at 0x%llx: %s",
+			  (unsigned long long)v->base, strerror(-ret));
+		return ret;
+	}
+	for (q = 0; q < v->t->ops->nr_queues; q++) {
+		struct vm_notify *n = &v->notify[q];
+		struct kvm_ioeventfd io = {
+			.datamatch = q,
+			.addr = v->base + VIRTIO_MMIO_QUEUE_NOTIFY,
+			.len = 4,
+			.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
+		};
+
+		n->t = v->t;
+		n->queue = q;
+		n->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (n->fd < 0) {
+			ret = -errno;
+			log_error("eventfd: %s", strerror(errno));
+			return ret;
+		}
+		io.fd = n->fd;
+		if (ioctl(vm->vm_fd, KVM_IOEVENTFD, &io) < 0) {
+			ret = -errno;
+			log_error("KVM_IOEVENTFD: %s", strerror(errno));
+			return ret;
+		}
+		ret = event__add(vm->events, n->fd, vm__virtio_notify, n);
+		if (ret) {
+			log_error("event loop: %s", strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* The next virtio-mmio slot with its interrupt; NULL when full. */
+static struct vm_virtio *vm__virtio_slot(struct vm *vm)
+{
+	struct vm_virtio *v;
+	unsigned int q;
+
+	if (vm->nr_virtio == VM_MAX_VIRTIO) {
+		log_error("more than %d virtio devices", VM_MAX_VIRTIO);
+		return NULL;
+	}
+	v = &vm->virtio[vm->nr_virtio];
+	v->base = LAYOUT_VIRTIO_MMIO_GPA +
+		  vm->nr_virtio * LAYOUT_VIRTIO_MMIO_SIZE;
+	v->gsi = LAYOUT_IRQ_VIRTIO_FIRST + vm->nr_virtio;
+	for (q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
+		v->notify[q].fd = -1;
+	v->irqfd = irq__irqfd(vm->vm_fd, v->gsi);
+	if (v->irqfd < 0)
+		return NULL;
+	vm->nr_virtio++;
+	return v;
+}
+
+static int vm__add_drive(struct vm *vm, const struct drive_config *d,
+			 unsigned int index)
+{
+	struct vm_virtio *v;
+	struct virtio_blk *blk;
+	struct stat st;
+	char serial[24];
+	int fd, ret;
+
+	fd = open(d->path,
+		  (d->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		ret = -errno;
+		log_error("drive %s: %s", d->path, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 512) {
+		log_error("drive %s: %s", d->path,
+			  S_ISREG(st.st_mode) ?
+				  "smaller than one 512-byte sector" :
+				  "not a regular file");
+		close(fd);
+		return -EINVAL;
+	}
+	/* Two writers on one image corrupt it: refuse, as other VMMs do. */
+	if (flock(fd, (d->read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
+		log_error("drive %s: in use by another process (%s)", d->path,
+			  strerror(errno));
+		close(fd);
+		return -EBUSY;
+	}
+	if (d->id)
+		snprintf(serial, sizeof(serial), "%s", d->id);
+	else
+		snprintf(serial, sizeof(serial), "drive%u", index);
+	v = vm__virtio_slot(vm);
+	if (!v) {
+		close(fd);
+		return -ENOSPC;
+	}
+	blk = virtio_blk__create(&vm->mem, irq__irqfd_line(&v->irqfd, v->gsi),
+				 fd, (uint64_t)st.st_size, d->read_only,
+				 serial);
+	if (!blk) {
+		log_error("drive %s: cannot create the device", d->path);
+		close(fd);
+		return -ENOMEM;
+	}
+	v->kind = VM_VIRTIO_BLK;
+	v->dev = blk;
+	v->t = virtio_blk__transport(blk);
+	log_info("drive %s: virtio-blk at 0x%llx, irq %u%s", d->path,
+		 (unsigned long long)v->base, v->gsi,
+		 d->read_only ? ", read-only" : "");
+	return vm__virtio_wire(vm, v);
+}
+
+static int vm__add_rng(struct vm *vm)
+{
+	struct vm_virtio *v = vm__virtio_slot(vm);
+	struct virtio_rng *rng;
+
+	if (!v)
+		return -ENOSPC;
+	rng = virtio_rng__create(&vm->mem, irq__irqfd_line(&v->irqfd, v->gsi));
+	if (!rng) {
+		log_error("virtio-rng: cannot create the device");
+		return -ENOMEM;
+	}
+	v->kind = VM_VIRTIO_RNG;
+	v->dev = rng;
+	v->t = virtio_rng__transport(rng);
+	return vm__virtio_wire(vm, v);
+}
+
+/* Drives first, the root drive before the others (it becomes vda). */
+static int vm__add_virtio(struct vm *vm)
+{
+	const struct vm_config *cfg = &vm->cfg;
+	unsigned int i, n = 0;
+	int ret;
+
+	if (vm->root_drive >= 0) {
+		ret = vm__add_drive(vm, &cfg->drives[vm->root_drive], n++);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < cfg->nr_drives; i++) {
+		if ((int)i == vm->root_drive)
+			continue;
+		ret = vm__add_drive(vm, &cfg->drives[i], n++);
+		if (ret)
+			return ret;
+	}
+	return cfg->no_rng ? 0 : vm__add_rng(vm);
+}
+
+static void vm__virtio_destroy(struct vm *vm)
+{
+	unsigned int i, q;
+
+	for (i = 0; i < vm->nr_virtio; i++) {
+		struct vm_virtio *v = &vm->virtio[i];
+
+		if (v->kind == VM_VIRTIO_BLK)
+			virtio_blk__destroy(v->dev);
+		else if (v->kind == VM_VIRTIO_RNG)
+			virtio_rng__destroy(v->dev);
+		for (q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
+			if (v->notify[q].fd >= 0)
+				close(v->notify[q].fd);
+		if (v->irqfd >= 0)
+			close(v->irqfd);
+	}
+	vm->nr_virtio = 0;
+}
+
 static int vm__add_devices(struct vm *vm)
 {
 	struct device_events ev = { .notify = vm__device_event, .opaque = vm };
@@ -380,8 +602,10 @@ static int vm__add_devices(struct vm *vm)
 	vm->boot_timer_dev = guest_signal__boot_timer(ev);
 	vm->exit_status_dev = guest_signal__exit_status(ev);
 	if (!vm->serial || !vm->i8042 || !vm->cmos || !vm->boot_timer_dev ||
-	    !vm->exit_status_dev)
+	    !vm->exit_status_dev) {
+		log_error("creating devices: out of memory");
 		return -ENOMEM;
+	}
 	ret = bus__register(&vm->pio, SERIAL_COM1_PORT, SERIAL_PORT_LEN,
 			    vm->serial);
 	if (!ret)
@@ -399,7 +623,11 @@ static int vm__add_devices(struct vm *vm)
 		ret = bus__register(&vm->mmio, LAYOUT_EXIT_STATUS_GPA,
 				    LAYOUT_EXIT_STATUS_SIZE,
 				    vm->exit_status_dev);
-	return ret;
+	if (ret) {
+		log_error("registering devices: %s", strerror(-ret));
+		return ret;
+	}
+	return vm__add_virtio(vm);
 }
 
 static int vm__open_console(struct vm *vm)
@@ -447,6 +675,10 @@ int vm__create(const struct vm_config *cfg, struct vm **out)
 	vm->cfg = *cfg;
 	vm->kvm_fd = vm->vm_fd = vm->console_fd = -1;
 	vm->nr_vcpus = cfg->vcpus;
+	vm->root_drive = -1;
+	for (i = 0; i < cfg->nr_drives && i < CONFIG_MAX_DRIVES; i++)
+		if (cfg->drives[i].root)
+			vm->root_drive = (int)i;
 	pthread_mutex_init(&vm->lock, NULL);
 	pthread_cond_init(&vm->cond, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
@@ -478,11 +710,10 @@ int vm__create(const struct vm_config *cfg, struct vm **out)
 	ret = vm__open_console(vm);
 	if (ret)
 		goto fail;
+	/* vm__add_devices() logs what failed, in one line. */
 	ret = vm__add_devices(vm);
-	if (ret) {
-		log_error("creating devices: %s", strerror(-ret));
+	if (ret)
 		goto fail;
-	}
 	vm->vcpus = calloc(vm->nr_vcpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus) {
 		ret = -ENOMEM;
@@ -594,6 +825,7 @@ void vm__destroy(struct vm *vm)
 		free(vm->vcpus);
 	}
 	event__destroy(vm->events);
+	vm__virtio_destroy(vm);
 	serial__destroy(vm->serial);
 	i8042__destroy(vm->i8042);
 	cmos__destroy(vm->cmos);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../devices/virtio_mmio.h"
 #include "bus.h"
 #include "config.h"
 #include "mem.h"
@@ -37,6 +38,26 @@ enum vm_exit_kind {
 	EXIT_KINDS
 };
 
+#define VM_MAX_VIRTIO (CONFIG_MAX_DRIVES + 1)
+
+/* A queue notification arriving on an ioeventfd. */
+struct vm_notify {
+	struct virtio_mmio *t;
+	unsigned int queue;
+	int fd; /* the ioeventfd; -1 when unused */
+};
+
+/* One virtio-mmio slot: its device, interrupt and notification fds. */
+struct vm_virtio {
+	enum { VM_VIRTIO_BLK = 1, VM_VIRTIO_RNG } kind;
+	void *dev; /* struct virtio_blk or struct virtio_rng */
+	struct virtio_mmio *t;
+	uint64_t base; /* guest-physical */
+	unsigned int gsi;
+	int irqfd;
+	struct vm_notify notify[VIRTIO_MMIO_MAX_QUEUES];
+};
+
 struct vm {
 	struct vm_config cfg;
 	int kvm_fd, vm_fd;
@@ -48,6 +69,9 @@ struct vm {
 	uint64_t entry;
 	int console_fd; /* -1: discard */
 	struct event_loop *events; /* the event thread's loop */
+	struct vm_virtio virtio[VM_MAX_VIRTIO];
+	unsigned int nr_virtio;
+	int root_drive; /* index in cfg.drives, -1: none */
 
 	struct vcpu *vcpus;
 	unsigned int nr_vcpus;

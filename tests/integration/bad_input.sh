@@ -71,6 +71,27 @@ expect "--append too long" 125 'kernel command line longer than 2047 bytes: shor
 	--kernel "$K" --initrd "$I" --append "x=$(head -c 2100 /dev/zero | tr '\0' y)"
 expect "unknown option" 2 'unknown option or missing value: --bogus' -- \
 	--kernel "$K" --bogus
+expect "--drive without path" 2 '--drive: path=FILE is required' -- \
+	--kernel "$K" --drive ro
+expect "--drive with a bad part" 2 "--drive: unknown or bad part 'bogus'" -- \
+	--kernel "$K" --drive path=/tmp/x,bogus
+expect "two root drives" 2 '--drive: only one drive can be root' -- \
+	--kernel "$K" --drive path=/a,root --drive path=/b,root
+expect "missing drive" 125 'drive /nonexistent.img: No such file' -- \
+	--kernel "$K" --drive path=/nonexistent.img
+expect "drive is a directory" 125 'drive /tmp: (Is a directory|not a regular file)' -- \
+	--kernel "$K" --drive path=/tmp
+head -c 100 /dev/zero >"$TMP/tiny.img"
+expect "drive smaller than a sector" 125 'drive .*/tiny.img: smaller than one 512-byte sector' -- \
+	--kernel "$K" --drive "path=$TMP/tiny.img"
+truncate -s 1M "$TMP/locked.img"
+flock "$TMP/locked.img" sleep 30 &
+lock_pid=$!
+sleep 0.5
+expect "drive in use by another process" 125 'drive .*/locked.img: in use by another process' -- \
+	--kernel "$K" --drive "path=$TMP/locked.img"
+kill "$lock_pid" 2>/dev/null
+wait "$lock_pid" 2>/dev/null
 expect "console file unwritable" 125 'console file /nonexistent/dir/log' -- \
 	--kernel "$K" --console file:/nonexistent/dir/log
 

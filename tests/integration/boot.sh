@@ -38,7 +38,32 @@ printf 'host-input\n' >"$TMP/input"
 STDIN=$TMP/input boot signal --kernel "$K" --initrd "$I" --mem 96 \
 	--console "file:$TMP/console.log" \
 	--run 'cat; echo to-the-file; kill -9 $$'
+# Boot 6: virtio-blk (a read-write and a read-only drive) and virtio-rng.
+truncate -s 32M "$TMP/rw.img"
+mkfs.ext4 -q -F "$TMP/rw.img"
+truncate -s 8M "$TMP/ro.img"
+head -c 4096 /dev/urandom | dd of="$TMP/ro.img" conv=notrunc status=none
+cp "$TMP/ro.img" "$TMP/ro.orig"
+cmd6='mkdir -p /mnt; mount -t ext4 /dev/vda /mnt && echo from-guest >/mnt/f && sync && umount /mnt && echo rw-ok
+if dd if=/dev/zero of=/dev/vdb bs=512 count=1 conv=fsync 2>/dev/null; then echo ro-write-succeeded; else echo ro-write-failed; fi
+echo "serial=$(cat /sys/block/vda/serial)"
+echo "rng=$(head -c 32 /dev/hwrng | od -An -tx1 | tr -d " \n" | wc -c)"'
+boot blk --kernel "$K" --initrd "$I" --mem 96 \
+	--drive "path=$TMP/rw.img,id=disk-rw" --drive "path=$TMP/ro.img,ro" \
+	--run "$cmd6"
 wait
+
+check "blk: the guest mounted, wrote and synced ext4" "$(show blk)" out_has blk "rw-ok"
+check "blk: the file is in the image (debugfs)" "$(show blk)" \
+	sh -c "debugfs -R 'cat /f' '$TMP/rw.img' 2>/dev/null | grep -qx from-guest"
+check "blk: a write to the ro drive fails in the guest" "$(show blk)" \
+	out_has blk "ro-write-failed"
+check "blk: the ro image is byte for byte unchanged" "$(show blk)" \
+	cmp -s "$TMP/ro.img" "$TMP/ro.orig"
+check "blk: GET_ID gives the drive id" "$(show blk)" out_has blk "serial=disk-rw"
+check "rng: the guest reads 32 bytes from /dev/hwrng" "$(show blk)" out_has blk "rng=64"
+check "blk: exit 0, no sanitizer report" "$(show blk)" \
+	sh -c "[ \"\$(cat '$TMP/blk.rc')\" = 0 ] && ! grep -qE 'AddressSanitizer|runtime error' '$TMP/blk.err'"
 
 check "vmlinux: exit status 7" "$(show vmlinux)" status_is vmlinux 7
 check "vmlinux: guest kernel is 6.1" "$(show vmlinux)" grep -qE '^6\.1\.' "$TMP/vmlinux.out"

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: Apache-2.0
+/* virtio block device (see virtio_blk.h). */
+#include "virtio_blk.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BLK_HDR_BYTES 16 /* struct virtio_blk_req: type, reserved, sector */
+#define BLK_BOUNCE    (64 * 1024) /* bytes per pread/pwrite */
+
+struct virtio_blk {
+	struct virtio_mmio t;
+	int fd;
+	uint64_t sectors; /* capacity in 512-byte sectors */
+	bool read_only;
+	uint8_t cfg[VIRTIO_BLK_CFG_BYTES]; /* config space, little-endian */
+	char id[VIRTIO_BLK_ID_BYTES]; /* GET_ID answer, NUL-padded */
+	struct virtq_chain chain; /* ~6 KiB: not on the event thread's stack */
+	uint8_t bounce[BLK_BOUNCE];
+};
+
+/* pread/pwrite the whole of @len at @off; 0 or -errno (-EIO at EOF). */
+static int blk__pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	while (len) {
+		n = pread(fd, buf, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* the image shrank under us */
+		buf += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int blk__pwrite_full(int fd, const uint8_t *buf, size_t len,
+			    uint64_t off)
+{
+	ssize_t n;
+
+	while (len) {
+		n = pwrite(fd, buf, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		buf += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Do @len bytes from @sector lie on the disk?  (No overflow possible.) */
+static bool blk__in_range(const struct virtio_blk *b, uint64_t sector,
+			  uint64_t len)
+{
+	if (sector > b->sectors)
+		return false;
+	return len <= (b->sectors - sector) * VIRTIO_BLK_SECTOR_SIZE;
+}
+
+/* T_IN: disk -> the @len writable bytes before the status byte. */
+static uint8_t blk__in(struct virtio_blk *b, const struct virtq_chain *c,
+		       uint64_t sector, uint64_t len, uint64_t *written)
+{
+	const struct guest_mem *m = b->t.mem;
+	uint64_t off = sector * VIRTIO_BLK_SECTOR_SIZE;
+	uint64_t done, chunk, n;
+
+	if (len % VIRTIO_BLK_SECTOR_SIZE || !blk__in_range(b, sector, len))
+		return VIRTIO_BLK_S_IOERR;
+	for (done = 0; done < len; done += chunk) {
+		chunk = len - done < BLK_BOUNCE ? len - done : BLK_BOUNCE;
+		if (blk__pread_full(b->fd, b->bounce, chunk, off + done))
+			return VIRTIO_BLK_S_IOERR;
+		n = virtq__write(c, m, done, b->bounce, chunk);
+		*written += n;
+		if (n != chunk)
+			return VIRTIO_BLK_S_IOERR;
+	}
+	return VIRTIO_BLK_S_OK;
+}
+
+/* T_OUT: the @len readable bytes after the header -> disk. */
+static uint8_t blk__out(struct virtio_blk *b, const struct virtq_chain *c,
+			uint64_t sector, uint64_t len)
+{
+	const struct guest_mem *m = b->t.mem;
+	uint64_t off = sector * VIRTIO_BLK_SECTOR_SIZE;
+	uint64_t done, chunk;
+
+	if (b->read_only || len % VIRTIO_BLK_SECTOR_SIZE ||
+	    !blk__in_range(b, sector, len))
+		return VIRTIO_BLK_S_IOERR;
+	for (done = 0; done < len; done += chunk) {
+		chunk = len - done < BLK_BOUNCE ? len - done : BLK_BOUNCE;
+		if (virtq__read(c, m, BLK_HDR_BYTES + done, b->bounce, chunk) !=
+		    chunk)
+			return VIRTIO_BLK_S_IOERR;
+		if (blk__pwrite_full(b->fd, b->bounce, chunk, off + done))
+			return VIRTIO_BLK_S_IOERR;
+	}
+	return VIRTIO_BLK_S_OK;
+}
+
+static uint8_t blk__flush(struct virtio_blk *b)
+{
+	int r;
+
+	do
+		r = fdatasync(b->fd);
+	while (r < 0 && errno == EINTR);
+	return r ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
+}
+
+/*
+ * Serve one request (5.2.6): header in the readable bytes, data, then
+ * the status in the LAST writable byte.  Returns the used length: the
+ * bytes written into the chain, data and status.
+ */
+static uint32_t blk__request(struct virtio_blk *b, const struct virtq_chain *c)
+{
+	const struct guest_mem *m = b->t.mem;
+	uint8_t hdr[BLK_HDR_BYTES];
+	uint64_t data_in, written = 0, sector;
+	uint32_t type;
+	uint8_t status;
+
+	if (!c->in_bytes)
+		return 0; /* nowhere to put the status */
+	data_in = c->in_bytes - 1;
+	if (c->out_bytes < BLK_HDR_BYTES ||
+	    virtq__read(c, m, 0, hdr, sizeof(hdr)) != sizeof(hdr)) {
+		status = VIRTIO_BLK_S_IOERR;
+		goto out;
+	}
+	memcpy(&type, hdr, sizeof(type));
+	type = le32toh(type);
+	memcpy(&sector, hdr + 8, sizeof(sector));
+	sector = le64toh(sector);
+
+	switch (type) {
+	case VIRTIO_BLK_T_IN:
+		status = blk__in(b, c, sector, data_in, &written);
+		break;
+	case VIRTIO_BLK_T_OUT:
+		status = blk__out(b, c, sector, c->out_bytes - BLK_HDR_BYTES);
+		break;
+	case VIRTIO_BLK_T_FLUSH:
+		status = blk__flush(b);
+		break;
+	case VIRTIO_BLK_T_GET_ID:
+		written = virtq__write(c, m, 0, b->id,
+				       data_in < sizeof(b->id) ? data_in :
+								 sizeof(b->id));
+		status = VIRTIO_BLK_S_OK;
+		break;
+	default:
+		status = VIRTIO_BLK_S_UNSUPP;
+		break;
+	}
+out:
+	if (virtq__write(c, m, data_in, &status, 1) == 1)
+		written++;
+	/* Segments may alias, so the sum can pass 4 GiB: clamp. */
+	return written > UINT32_MAX ? UINT32_MAX : (uint32_t)written;
+}
+
+static void virtio_blk__notify(void *opaque, struct virtio_mmio *t,
+			       unsigned int idx)
+{
+	struct virtio_blk *b = opaque;
+	struct virtq *q = &t->vq[idx];
+	struct virtq_chain *c = &b->chain;
+	bool pushed = false;
+	int r;
+
+	while ((r = virtq__pop(q, t->mem, c)) > 0) {
+		if (virtq__push(q, t->mem, c->head, blk__request(b, c))) {
+			r = -EFAULT;
+			break;
+		}
+		pushed = true;
+	}
+	if (r < 0)
+		virtio_mmio__needs_reset(t);
+	if (pushed)
+		virtio_mmio__used(t, idx);
+}
+
+static uint64_t virtio_blk__features(void *opaque)
+{
+	const struct virtio_blk *b = opaque;
+	uint64_t f = (1ULL << VIRTIO_BLK_F_SEG_MAX) |
+		     (1ULL << VIRTIO_BLK_F_BLK_SIZE) |
+		     (1ULL << VIRTIO_BLK_F_FLUSH);
+
+	if (b->read_only)
+		f |= 1ULL << VIRTIO_BLK_F_RO;
+	return f;
+}
+
+/* Any offset and width inside struct virtio_blk_config; zeroes beyond. */
+static void virtio_blk__config_read(void *opaque, uint64_t off, void *data,
+				    uint32_t len)
+{
+	const struct virtio_blk *b = opaque;
+	uint64_t n;
+
+	if (off >= sizeof(b->cfg))
+		return;
+	n = sizeof(b->cfg) - off;
+	memcpy(data, b->cfg + off, len < n ? len : n);
+}
+
+/* Every field is read-only (writeback is not offered): drop writes. */
+static void virtio_blk__config_write(void *opaque, uint64_t off,
+				     const void *data, uint32_t len)
+{
+	(void)opaque;
+	(void)off;
+	(void)data;
+	(void)len;
+}
+
+static const struct virtio_dev_ops virtio_blk_ops = {
+	.name = "virtio-blk",
+	.device_id = VIRTIO_ID_BLOCK,
+	.nr_queues = 1,
+	.features = virtio_blk__features,
+	.config_read = virtio_blk__config_read,
+	.config_write = virtio_blk__config_write,
+	.notify = virtio_blk__notify,
+	/* No .reset: requests complete inside notify, none is in flight. */
+};
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
+				      struct irq_line irq, int fd,
+				      uint64_t size_bytes, bool read_only,
+				      const char *serial)
+{
+	struct virtio_blk *b;
+	uint64_t cap;
+
+	if (fd < 0 || !m)
+		return NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	if (virtio_mmio__init(&b->t, &virtio_blk_ops, b, m, irq)) {
+		free(b);
+		return NULL;
+	}
+	b->fd = fd;
+	b->sectors = size_bytes / VIRTIO_BLK_SECTOR_SIZE;
+	b->read_only = read_only;
+	if (serial)
+		memcpy(b->id, serial, strnlen(serial, sizeof(b->id)));
+
+	cap = htole64(b->sectors);
+	memcpy(b->cfg + VIRTIO_BLK_CFG_CAPACITY, &cap, sizeof(cap));
+	/* size_max 0 (no SIZE_MAX), geometry 0 (no GEOMETRY). */
+	put_le32(b->cfg + VIRTIO_BLK_CFG_SEG_MAX, VIRTQ_MAX_SIZE - 2);
+	put_le32(b->cfg + VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
+	return b;
+}
+
+struct virtio_mmio *virtio_blk__transport(struct virtio_blk *blk)
+{
+	return &blk->t;
+}
+
+void virtio_blk__destroy(struct virtio_blk *blk)
+{
+	if (!blk)
+		return;
+	virtio_mmio__destroy(&blk->t);
+	close(blk->fd);
+	free(blk);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * virtio block device (virtio 1.2 spec, 5.2 "Block Device") backed by a
+ * raw image file: one request queue, synchronous pread/pwrite/fdatasync
+ * on the thread that delivers the notification.  Carried by the
+ * virtio-mmio transport (virtio_mmio.h).
+ */
+#ifndef EMBER_DEVICES_VIRTIO_BLK_H
+#define EMBER_DEVICES_VIRTIO_BLK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "virtio_mmio.h"
+
+#define VIRTIO_ID_BLOCK 2
+
+/* Feature bits (5.2.3). */
+#define VIRTIO_BLK_F_SEG_MAX  2
+#define VIRTIO_BLK_F_RO	      5
+#define VIRTIO_BLK_F_BLK_SIZE 6
+#define VIRTIO_BLK_F_FLUSH    9
+
+/* Request types and status values (5.2.6). */
+#define VIRTIO_BLK_T_IN	    0
+#define VIRTIO_BLK_T_OUT    1
+#define VIRTIO_BLK_T_FLUSH  4
+#define VIRTIO_BLK_T_GET_ID 8
+#define VIRTIO_BLK_S_OK	    0
+#define VIRTIO_BLK_S_IOERR  1
+#define VIRTIO_BLK_S_UNSUPP 2
+
+#define VIRTIO_BLK_SECTOR_SIZE 512 /* unit of capacity and of sector */
+#define VIRTIO_BLK_ID_BYTES    20 /* GET_ID answer, NUL-padded */
+
+/*
+ * struct virtio_blk_config layout (5.2.4), byte offsets in config space:
+ * capacity le64, size_max le32, seg_max le32, geometry (le16 cylinders,
+ * u8 heads, u8 sectors), blk_size le32.
+ */
+#define VIRTIO_BLK_CFG_CAPACITY 0
+#define VIRTIO_BLK_CFG_SIZE_MAX 8
+#define VIRTIO_BLK_CFG_SEG_MAX	12
+#define VIRTIO_BLK_CFG_GEOMETRY 16
+#define VIRTIO_BLK_CFG_BLK_SIZE 20
+#define VIRTIO_BLK_CFG_BYTES	24
+
+struct virtio_blk;
+
+/*
+ * virtio_blk__create() - a block device on guest memory @m (not owned;
+ * must outlive the device) raising interrupt @irq, backed by the open
+ * image @fd of @size_bytes (the caller's fstat; capacity is
+ * @size_bytes / 512 sectors, a partial last sector is not visible).
+ * @read_only offers VIRTIO_BLK_F_RO and fails every write request.
+ * @serial (NULL for none) is the GET_ID answer, its first 20 bytes.
+ * On success the device owns @fd (virtio_blk__destroy() closes it); on
+ * failure the caller still does.
+ * Returns the device, or NULL with @fd < 0, a NULL @m, or without memory.
+ */
+struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
+				      struct irq_line irq, int fd,
+				      uint64_t size_bytes, bool read_only,
+				      const char *serial);
+
+/*
+ * virtio_blk__transport() - the device's virtio-mmio transport, owned by
+ * @blk: its .dev goes on the MMIO bus, its queue 0 notification (an
+ * ioeventfd on VIRTIO_MMIO_QUEUE_NOTIFY) to virtio_mmio__notify().
+ */
+struct virtio_mmio *virtio_blk__transport(struct virtio_blk *blk);
+
+/*
+ * virtio_blk__destroy() - close the image and free a device from
+ * virtio_blk__create() (NULL is a no-op).  It must be off the bus and
+ * idle.  Writes are not flushed here: the guest flushes (FLUSH).
+ */
+void virtio_blk__destroy(struct virtio_blk *blk);
+
+#endif /* EMBER_DEVICES_VIRTIO_BLK_H */
