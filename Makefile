@@ -51,7 +51,7 @@ $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 GUEST_CC     := musl-gcc
 GUEST_CFLAGS := -std=gnu11 -O2 -static -s -Wall -Wextra -Werror
 
-guest: $(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/initramfs.cpio
+guest: $(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/initramfs.cpio $(GUEST)/rootfs.ext4
 
 $(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/gen_init_cpio &: guest-init/kernel.config \
 		guest-init/build-kernel.sh $(wildcard guest-init/patches/*.patch)
@@ -68,6 +68,9 @@ $(GUEST)/vecstate: tests/guest-progs/vecstate.c
 $(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/vecstate $(GUEST)/gen_init_cpio \
 		guest-init/mk-initramfs.sh
 	guest-init/mk-initramfs.sh $(GUEST)
+
+$(GUEST)/rootfs.ext4: $(GUEST)/init $(GUEST)/vecstate guest-init/mk-rootfs.sh
+	guest-init/mk-rootfs.sh $(GUEST)
 
 # --- tiny freestanding test guests (tests/guests/) -----------------------
 # Each tests/guests/X.c becomes $(BUILD)/guests/X.elf: start.S + X.c at
@@ -120,7 +123,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/x86_decode.c vmm/gva.c vmm/xstate.c devices/virtq.c,$(LIB_SRCS))
+	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/x86_decode.c vmm/gva.c vmm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c,$(LIB_SRCS))
 
 fuzz-build: $(FUZZ_TARGETS)
 

@@ -4,7 +4,7 @@
 set -eu
 pkgs="build-essential make gcc clang musl-tools libcmocka-dev pkg-config
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
-util-linux file e2fsprogs"
+util-linux file e2fsprogs python3"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||

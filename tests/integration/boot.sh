@@ -95,6 +95,11 @@ boot panic --kernel "$K" --initrd "$TMP/bad.cpio" --mem 64 --run true
 # and its exit status becomes ember's.
 printf 'echo interactive-$((6 * 7))\nexit 3\n' >"$TMP/typed"
 STDIN=$TMP/typed boot interactive --kernel "$K" --initrd "$I" --mem 96
+# Boot 7: the root filesystem on virtio-blk (a copy: the build's image is
+# shared), Python from it, and a file written there.
+cp --sparse=always "$GUEST/rootfs.ext4" "$TMP/root.ext4"
+boot rootfs --kernel "$K" --drive "path=$TMP/root.ext4,root" --mem 256 \
+	--run 'python3 -c "print(sum(range(101)))"; echo from-root >/root/f; sync'
 wait
 
 check "bzImage: boots and runs the command" "$(show bzimage)" status_is bzimage 0
@@ -108,3 +113,10 @@ check "interactive: the shell ran the typed command" "$(show interactive)" \
 	grep -q 'interactive-42' "$TMP/interactive.out"
 check "interactive: the shell's exit status is ember's" "$(show interactive)" \
 	status_is interactive 3
+check "rootfs: Python on the virtio-blk root prints 5050" "$(show rootfs)" \
+	out_has rootfs "5050"
+check "rootfs: exit 0" "$(show rootfs)" status_is rootfs 0
+check "rootfs: the file written in the guest is in the image (debugfs)" \
+	"$(show rootfs)" sh -c "debugfs -R 'cat /root/f' '$TMP/root.ext4' 2>/dev/null | grep -qx from-root"
+check "rootfs: the image is clean after the run (e2fsck)" "$(show rootfs)" \
+	e2fsck -fn "$TMP/root.ext4"

@@ -1,0 +1,176 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# mk-rootfs.sh OUTDIR: build OUTDIR/rootfs.ext4, an ext4 root file system
+# for `ember --drive path=IMAGE,root`, with `mkfs.ext4 -d` from a staging
+# directory: no loop mounts, nothing that needs root.
+#
+# Contents: ember's init (OUTDIR/init) as /sbin/init and /init; busybox
+# (BUSYBOX, default /bin/busybox, Debian's busybox-static) with a link for
+# every applet (files on a disk cost nothing at boot, unlike in the
+# initramfs); this machine's python3.11 with its standard library (from
+# the Debian packages, without tests, idlelib, tkinter and ensurepip,
+# compiled to .pyc) and
+# the shared libraries it and its extension modules load; OUTDIR/vecstate
+# as /bin/vecstate when present; a minimal /etc.  About 64 MiB stay free.
+#
+# The image is cached outside the repository in
+# ${EMBER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ember}/rootfs-<key>.ext4,
+# keyed by this script, the inputs above, the shared libraries and the
+# versions of the Debian packages used; a cache hit costs a sparse copy.
+set -eu
+
+die() {
+	echo "mk-rootfs: $*" >&2
+	exit 1
+}
+
+[ $# -eq 1 ] || die "usage: $0 OUTDIR"
+out=$1
+busybox=${BUSYBOX:-/bin/busybox}
+cache=${EMBER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ember}
+python=/usr/bin/python3.11
+pylib=/usr/lib/python3.11
+pypkgs="python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3.11"
+free_mib=64
+
+[ -d "$out" ] || die "$out: not a directory"
+[ -f "$out/init" ] || die "$out/init missing (build guest-init/init.c first)"
+[ -x "$busybox" ] || die "$busybox missing (apt-get install busybox-static)"
+if ! file_out=$(LC_ALL=C file -L "$busybox" 2>/dev/null); then
+	file_out=
+fi
+case $file_out in
+*dynamically*) die "$busybox is dynamically linked; need busybox-static" ;;
+esac
+if [ ! -x "$python" ] || [ ! -d "$pylib" ]; then
+	die "$python missing: apt-get install python3.11 (tests/install-deps.sh installs python3)"
+fi
+for p in $pypkgs; do
+	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		die "package $p missing: apt-get install python3.11"
+done
+command -v mkfs.ext4 >/dev/null 2>&1 || die "mkfs.ext4 missing (apt-get install e2fsprogs)"
+
+# The shared libraries python3.11 and its extension modules load, with the
+# dynamic loader, at the paths ldd gives (Debian's loader searches
+# /lib/x86_64-linux-gnu without an ld.so.cache).
+libs=$(for f in "$python" "$pylib"/lib-dynload/*.so; do
+	ldd "$f" || die "ldd $f failed"
+done | awk '
+	/not found/ { print "MISSING " $1; next }
+	$2 == "=>" && $3 ~ /^\// { print $3; next }
+	$1 ~ /^\// { print $1 }' | sort -u)
+case $libs in
+*MISSING*) die "libraries python3.11 needs are missing:" \
+	"$(printf '%s\n' "$libs" | sed -n 's/^MISSING //p' | tr '\n' ' ')" ;;
+esac
+
+key=$( {
+	cat "$0" "$out/init" "$busybox"
+	if [ -f "$out/vecstate" ]; then cat "$out/vecstate"; fi
+	# shellcheck disable=SC2086
+	dpkg-query -W $pypkgs e2fsprogs
+	# shellcheck disable=SC2086
+	sha256sum $libs
+} | sha256sum | cut -c1-16) || die "cannot compute the cache key"
+img=$cache/rootfs-$key.ext4
+stage=$out/rootfs.staging.tmp
+tmpimg=$img.tmp.$$
+trap 'rm -rf "$stage" "$stage.list"; rm -f "$tmpimg" "$out/rootfs.ext4.tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+if [ -f "$img" ]; then
+	echo "mk-rootfs: cached $img"
+else
+	echo "mk-rootfs: building $img"
+	mkdir -p "$cache" || die "cannot create $cache"
+	rm -rf "$stage"
+	mkdir -p "$stage"
+
+	# Skeleton.
+	for d in bin dev etc lib lib64 mnt proc root run sbin sys tmp usr \
+		usr/bin usr/lib usr/sbin var var/tmp; do
+		mkdir -p "$stage/$d"
+	done
+	chmod 0755 "$stage"/*
+	chmod 0700 "$stage/root"
+	chmod 1777 "$stage/tmp" "$stage/var/tmp"
+
+	# init, busybox and every applet link but init's.
+	install -m 0755 "$out/init" "$stage/sbin/init"
+	install -m 0755 "$out/init" "$stage/init"
+	install -m 0755 "$busybox" "$stage/bin/busybox"
+	if [ -f "$out/vecstate" ]; then
+		install -m 0755 "$out/vecstate" "$stage/bin/vecstate"
+	fi
+	applets=$("$busybox" --list-full) || die "$busybox --list-full failed"
+	printf '%s\n' "$applets" | while read -r a; do
+		case $a in
+		'' | */busybox | init | sbin/init | linuxrc) continue ;;
+		esac
+		mkdir -p "$stage/${a%/*}"
+		[ -e "$stage/$a" ] || [ -L "$stage/$a" ] ||
+			ln -s /bin/busybox "$stage/$a"
+	done
+
+	# python3.11: the interpreter, the standard library as packaged
+	# (directories, files and symlinks, in dpkg's order: parents first),
+	# the shared libraries.
+	install -m 0755 "$python" "$stage/usr/bin/python3.11"
+	ln -s python3.11 "$stage/usr/bin/python3"
+	# shellcheck disable=SC2086
+	dpkg -L $pypkgs | grep -E "^($pylib|/etc/python3\.11)/" |
+		grep -Ev '/(__pycache__|test|tests|idlelib|tkinter|ensurepip|turtledemo)(/|$)' |
+		sed 's|^/||' | sort -u >"$stage.list" ||
+		die "cannot list the python3.11 packages"
+	tar -C / --no-recursion -cf - -T "$stage.list" |
+		tar -C "$stage" -xpf - || die "copying the python3.11 standard library failed"
+	rm -f "$stage.list"
+	# Debian compiles these at install time; compiled here, into the
+	# image, they save a fresh copy of it ~30 s of guest kernel time on a
+	# PVM host for a script importing a dozen modules (the guest would
+	# compile them and write each .pyc).  Checked by mtime, which
+	# mkfs.ext4 -d keeps.
+	"$python" -m compileall -q -j0 -s "$stage" -p / "$stage$pylib" >/dev/null ||
+		die "compiling the standard library failed"
+	for l in $libs; do
+		mkdir -p "$stage${l%/*}"
+		cp -L "$l" "$stage$l" || die "copying $l failed"
+	done
+
+	# /etc.
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
+	printf 'root:x:0:\n' >"$stage/etc/group"
+	printf 'ember\n' >"$stage/etc/hostname"
+	: >"$stage/etc/resolv.conf"
+
+	# Content (4 KiB blocks as on the host) + 1/32 for inode tables and
+	# bitmaps + the journal mke2fs picks + the free space, in MiB.
+	used_kib=$(du -sk "$stage" | cut -f1)
+	mib=$(( (used_kib + 1023) / 1024 ))
+	mib=$(( mib + mib / 32 + free_mib + 2 ))
+	if [ "$mib" -lt 128 ]; then mib=$(( mib + 4 )); else mib=$(( mib + 16 )); fi
+
+	rm -f "$tmpimg"
+	truncate -s "${mib}M" "$tmpimg" || die "truncate $tmpimg failed"
+	# -T default: 4 KiB blocks and the usual inode ratio (not "small"'s
+	# 1 KiB blocks); -m 0: the guest runs as root; no lazy init, which
+	# the guest kernel would otherwise do at every first mount of a copy.
+	mkfs.ext4 -q -F -d "$stage" -L ember-root -T default -m 0 \
+		-E root_owner=0:0,lazy_itable_init=0,lazy_journal_init=0 \
+		"$tmpimg" || die "mkfs.ext4 -d $stage failed"
+	# mkfs.ext4 -d copies the owners; a non-root build gives them to root.
+	if [ "$(id -u)" != 0 ]; then
+		(cd "$stage" && find . -mindepth 1) | sed 's|^\.||' |
+			awk '{ printf "sif \"%s\" uid 0\nsif \"%s\" gid 0\n", $0, $0 }' |
+			debugfs -w -f - "$tmpimg" >/dev/null 2>&1 ||
+			die "debugfs: setting owners in $tmpimg failed"
+	fi
+	mv -f "$tmpimg" "$img"
+	rm -rf "$stage"
+	echo "mk-rootfs: ${mib} MiB, $(du -k "$img" | cut -f1) KiB allocated"
+fi
+
+cp --sparse=always "$img" "$out/rootfs.ext4.tmp" || die "copying $img failed"
+mv -f "$out/rootfs.ext4.tmp" "$out/rootfs.ext4"
