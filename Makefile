@@ -86,7 +86,7 @@ GUESTS_CFLAGS := -std=gnu11 -O2 -ffreestanding -fno-pic -fno-pie -no-pie \
 
 guests: $(GUEST_TESTS)
 
-$(BUILD)/guests/%.elf: tests/guests/start.S tests/guests/%.c tests/guests/guest.h \
+$(BUILD)/guests/%.elf: tests/guests/start.S tests/guests/%.c $(wildcard tests/guests/*.h) \
 		tests/guests/guest.ld
 	@mkdir -p $(dir $@)
 	$(CC) $(GUESTS_CFLAGS) -o $@ tests/guests/start.S tests/guests/$*.c
