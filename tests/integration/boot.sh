@@ -41,10 +41,13 @@ STDIN=$TMP/input boot signal --kernel "$K" --initrd "$I" --mem 96 \
 # Boot 6: virtio-blk (a read-write and a read-only drive) and virtio-rng.
 truncate -s 32M "$TMP/rw.img"
 mkfs.ext4 -q -F "$TMP/rw.img"
-truncate -s 8M "$TMP/ro.img"
-head -c 4096 /dev/urandom | dd of="$TMP/ro.img" conv=notrunc status=none
+truncate -s 16M "$TMP/ro.img"
+mkfs.ext4 -q -F "$TMP/ro.img"
 cp "$TMP/ro.img" "$TMP/ro.orig"
-cmd6='mkdir -p /mnt; mount -t ext4 /dev/vda /mnt && echo from-guest >/mnt/f && sync && umount /mnt && echo rw-ok
+cmd6='mkdir -p /mnt /ro; mount -t ext4 /dev/vda /mnt && echo from-guest >/mnt/f && sync && umount /mnt && echo rw-ok
+mount -t ext4 /dev/vdb /ro 2>/dev/null || mount -t ext4 -o ro /dev/vdb /ro
+if echo x >/ro/f 2>/dev/null; then echo ro-file-write-succeeded; else echo ro-file-write-failed; fi
+umount /ro
 if dd if=/dev/zero of=/dev/vdb bs=512 count=1 conv=fsync 2>/dev/null; then echo ro-write-succeeded; else echo ro-write-failed; fi
 echo "serial=$(cat /sys/block/vda/serial)"
 echo "rng=$(head -c 32 /dev/hwrng | od -An -tx1 | tr -d " \n" | wc -c)"'
@@ -56,7 +59,9 @@ wait
 check "blk: the guest mounted, wrote and synced ext4" "$(show blk)" out_has blk "rw-ok"
 check "blk: the file is in the image (debugfs)" "$(show blk)" \
 	sh -c "debugfs -R 'cat /f' '$TMP/rw.img' 2>/dev/null | grep -qx from-guest"
-check "blk: a write to the ro drive fails in the guest" "$(show blk)" \
+check "blk: a file write on the ro drive fails in the guest" "$(show blk)" \
+	out_has blk "ro-file-write-failed"
+check "blk: a raw write to the ro drive fails in the guest" "$(show blk)" \
 	out_has blk "ro-write-failed"
 check "blk: the ro image is byte for byte unchanged" "$(show blk)" \
 	cmp -s "$TMP/ro.img" "$TMP/ro.orig"
