@@ -22,7 +22,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/test/%)
 
 .PHONY: all ember guest deps run test unit asan integration check-asan bench lint \
-	fuzz fuzz-build guests clean
+	fuzz fuzz-build guests clean bench-blk
 
 all: $(BUILD)/ember
 
@@ -139,6 +139,9 @@ fuzz: fuzz-build
 
 bench: all guest guests
 	bench/boot
+
+bench-blk: all guest
+	bench/blk
 
 lint:
 	clang-format --dry-run --Werror $(wildcard */*.c */*.h tests/*/*.c)
