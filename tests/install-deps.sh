@@ -2,7 +2,7 @@
 # Installs what building ember, its guest and its tests needs, from
 # Debian 12's packages.  Quiet and quick when everything is there.
 set -eu
-pkgs="build-essential make gcc clang musl-tools libcmocka-dev pkg-config
+pkgs="build-essential make gcc clang libclang-rt-14-dev musl-tools libcmocka-dev pkg-config
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
 util-linux file e2fsprogs python3"
 missing=
