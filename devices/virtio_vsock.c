@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: Apache-2.0
+/* virtio socket device (see virtio_vsock.h). */
+#include "virtio_vsock.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum conn_state {
+	CONN_FREE = 0,
+	CONN_GUEST_REQ, /* guest REQUEST, backend has not answered */
+	CONN_HOST_REQ, /* host REQUEST, guest has not answered */
+	CONN_ESTABLISHED,
+};
+
+struct vsock_conn {
+	enum conn_state state;
+	struct vsock_conn_id id;
+	uint32_t host_shutdown, peer_shutdown; /* SHUTDOWN_* bits */
+	/* guest -> host: what we advertise */
+	uint32_t rx_cnt; /* bytes received from the guest */
+	uint32_t fwd_cnt; /* of those, consumed by the backend */
+	uint32_t last_fwd_sent; /* fwd_cnt the guest last heard */
+	/* host -> guest: what the guest advertises */
+	uint32_t tx_cnt; /* bytes queued for the guest */
+	uint32_t peer_buf_alloc, peer_fwd_cnt;
+	bool update_queued; /* a CREDIT_UPDATE is in the pending queue */
+	bool update_owed; /* one could not be queued: retry on rx */
+};
+
+/* A packet waiting for a guest rx buffer. */
+struct vsock_pkt {
+	struct vsock_pkt *next;
+	struct vsock_conn_id id;
+	uint16_t op;
+	uint32_t flags;
+	uint32_t len; /* payload bytes left */
+	uint32_t off; /* payload bytes already delivered */
+	uint8_t data[];
+};
+
+struct virtio_vsock {
+	struct virtio_mmio t;
+	uint64_t guest_cid;
+	const struct vsock_backend_ops *ops;
+	void *backend;
+	struct vsock_conn conns[VIRTIO_VSOCK_MAX_CONNS];
+	struct vsock_pkt *head, *tail;
+	unsigned int nr_data, nr_ctrl;
+	uint64_t data_bytes;
+	bool tx_stalled; /* tx left unread for want of control room */
+	uint8_t cfg[8]; /* guest_cid, little-endian */
+	struct virtq_chain chain; /* ~6 KiB: not on the event thread's stack */
+	uint8_t bounce[VIRTIO_VSOCK_MAX_PAYLOAD];
+};
+
+/* A parsed struct virtio_vsock_hdr. */
+struct vsock_hdr {
+	uint64_t src_cid, dst_cid;
+	uint32_t src_port, dst_port, len;
+	uint16_t type, op;
+	uint32_t flags, buf_alloc, fwd_cnt;
+};
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void hdr__parse(struct vsock_hdr *h, const uint8_t *b)
+{
+	h->src_cid = get64(b);
+	h->dst_cid = get64(b + 8);
+	h->src_port = get32(b + 16);
+	h->dst_port = get32(b + 20);
+	h->len = get32(b + 24);
+	h->type = get16(b + 28);
+	h->op = get16(b + 30);
+	h->flags = get32(b + 32);
+	h->buf_alloc = get32(b + 36);
+	h->fwd_cnt = get32(b + 40);
+}
+
+static bool id_eq(struct vsock_conn_id a, struct vsock_conn_id b)
+{
+	return a.guest_port == b.guest_port && a.host_port == b.host_port;
+}
+
+static bool vsock__live(const struct virtio_mmio *t, unsigned int idx)
+{
+	uint32_t need = VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_FEATURES_OK;
+
+	if (!t->vq[idx].ready || (t->status & need) != need)
+		return false;
+	return !(t->status &
+		 (VIRTIO_STATUS_NEEDS_RESET | VIRTIO_STATUS_FAILED));
+}
+
+/* --- connection table ---------------------------------------------------- */
+
+static struct vsock_conn *conn__find(struct virtio_vsock *v,
+				     struct vsock_conn_id id)
+{
+	unsigned int i;
+
+	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++)
+		if (v->conns[i].state != CONN_FREE && id_eq(v->conns[i].id, id))
+			return &v->conns[i];
+	return NULL;
+}
+
+static struct vsock_conn *conn__new(struct virtio_vsock *v,
+				    struct vsock_conn_id id,
+				    enum conn_state state)
+{
+	unsigned int i;
+
+	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++) {
+		if (v->conns[i].state != CONN_FREE)
+			continue;
+		memset(&v->conns[i], 0, sizeof(v->conns[i]));
+		v->conns[i].state = state;
+		v->conns[i].id = id;
+		return &v->conns[i];
+	}
+	return NULL;
+}
+
+/* Drop @id's undelivered data and credit updates (not its RST). */
+static void pending__purge(struct virtio_vsock *v, struct vsock_conn_id id)
+{
+	struct vsock_pkt **pp = &v->head, *p;
+
+	v->tail = NULL;
+	while ((p = *pp)) {
+		if (id_eq(p->id, id) &&
+		    (p->op == VIRTIO_VSOCK_OP_RW ||
+		     p->op == VIRTIO_VSOCK_OP_CREDIT_UPDATE)) {
+			*pp = p->next;
+			if (p->op == VIRTIO_VSOCK_OP_RW) {
+				v->nr_data--;
+				v->data_bytes -= p->len;
+			} else {
+				v->nr_ctrl--;
+			}
+			free(p);
+			continue;
+		}
+		v->tail = p;
+		pp = &p->next;
+	}
+}
+
+static void conn__free(struct virtio_vsock *v, struct vsock_conn *c)
+{
+	pending__purge(v, c->id);
+	c->state = CONN_FREE;
+}
+
+/* --- the pending (host -> guest) queue ----------------------------------- */
+
+static void pending__append(struct virtio_vsock *v, struct vsock_pkt *p)
+{
+	p->next = NULL;
+	if (v->tail)
+		v->tail->next = p;
+	else
+		v->head = p;
+	v->tail = p;
+}
+
+/*
+ * Queue a control packet.  @force: an RST, allowed past the cap (each
+ * forced one ends a connection or answers one tx packet, so they are
+ * bounded).  Returns 0 or -EAGAIN / -ENOMEM.
+ */
+static int pending__ctrl(struct virtio_vsock *v, struct vsock_conn_id id,
+			 uint16_t op, uint32_t flags, bool force)
+{
+	struct vsock_pkt *p;
+
+	if (!force && v->nr_ctrl >= VIRTIO_VSOCK_PENDING_CTRL)
+		return -EAGAIN;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->id = id;
+	p->op = op;
+	p->flags = flags;
+	v->nr_ctrl++;
+	pending__append(v, p);
+	return 0;
+}
+
+static void pending__free_all(struct virtio_vsock *v)
+{
+	struct vsock_pkt *p;
+
+	while ((p = v->head)) {
+		v->head = p->next;
+		free(p);
+	}
+	v->tail = NULL;
+	v->nr_data = v->nr_ctrl = 0;
+	v->data_bytes = 0;
+}
+
+/* Queue a CREDIT_UPDATE for @c unless one is already waiting. */
+static void conn__credit_update(struct virtio_vsock *v, struct vsock_conn *c)
+{
+	if (c->update_queued)
+		return;
+	if (pending__ctrl(v, c->id, VIRTIO_VSOCK_OP_CREDIT_UPDATE, 0, false)) {
+		c->update_owed = true;
+		return;
+	}
+	c->update_queued = true;
+	c->update_owed = false;
+}
+
+/*
+ * Write the header of @p (and as much payload as fits) into @chain.
+ * Returns the used length; @p->len/off advance by the payload written.
+ */
+static uint32_t pkt__deliver(struct virtio_vsock *v, struct vsock_pkt *p,
+			     const struct virtq_chain *c)
+{
+	const struct guest_mem *m = v->t.mem;
+	uint8_t h[VIRTIO_VSOCK_HDR_BYTES] = { 0 };
+	struct vsock_conn *conn = conn__find(v, p->id);
+	uint64_t room = c->in_bytes - VIRTIO_VSOCK_HDR_BYTES;
+	uint32_t n = p->len < room ? p->len : (uint32_t)room;
+
+	put64(h, VIRTIO_VSOCK_CID_HOST);
+	put64(h + 8, v->guest_cid);
+	put32(h + 16, p->id.host_port);
+	put32(h + 20, p->id.guest_port);
+	put32(h + 24, n);
+	put16(h + 28, VIRTIO_VSOCK_TYPE_STREAM);
+	put16(h + 30, p->op);
+	put32(h + 32, p->flags);
+	if (conn && p->op != VIRTIO_VSOCK_OP_RST) {
+		/* Credit fields are current when the guest reads them. */
+		put32(h + 36, VIRTIO_VSOCK_BUF_ALLOC);
+		put32(h + 40, conn->fwd_cnt);
+		conn->last_fwd_sent = conn->fwd_cnt;
+		if (p->op == VIRTIO_VSOCK_OP_CREDIT_UPDATE)
+			conn->update_queued = false;
+	}
+	if (virtq__write(c, m, 0, h, sizeof(h)) != sizeof(h))
+		return 0;
+	if (n && virtq__write(c, m, VIRTIO_VSOCK_HDR_BYTES, p->data + p->off,
+			      n) != n)
+		return 0;
+	p->off += n;
+	p->len -= n;
+	v->data_bytes -= n;
+	return VIRTIO_VSOCK_HDR_BYTES + n;
+}
+
+/*
+ * Move pending packets into the guest's rx buffers while both last; a
+ * data packet larger than a buffer is split over several.
+ */
+static void vsock__flush_rx(struct virtio_vsock *v)
+{
+	struct virtio_mmio *t = &v->t;
+	struct virtq *q = &t->vq[VIRTIO_VSOCK_Q_RX];
+	struct virtq_chain *c = &v->chain;
+	struct vsock_pkt *p;
+	bool pushed = false;
+	unsigned int i;
+	uint32_t used;
+	int r = 0;
+
+	if (!vsock__live(t, VIRTIO_VSOCK_Q_RX))
+		return;
+	while ((p = v->head)) {
+		r = virtq__pop(q, t->mem, c);
+		if (r <= 0)
+			break;
+		used = 0;
+		/* A buffer too small for a header is returned empty. */
+		if (c->in_bytes >= VIRTIO_VSOCK_HDR_BYTES)
+			used = pkt__deliver(v, p, c);
+		if (virtq__push(q, t->mem, c->head, used)) {
+			r = -EFAULT;
+			break;
+		}
+		pushed = true;
+		if (!used || p->len)
+			continue;
+		v->head = p->next;
+		if (!v->head)
+			v->tail = NULL;
+		if (p->op == VIRTIO_VSOCK_OP_RW)
+			v->nr_data--;
+		else
+			v->nr_ctrl--;
+		free(p);
+	}
+	if (r < 0)
+		virtio_mmio__needs_reset(t);
+	if (pushed)
+		virtio_mmio__used(t, VIRTIO_VSOCK_Q_RX);
+	if (r < 0)
+		return;
+	/* Room again for credit updates that did not fit. */
+	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++)
+		if (v->conns[i].state != CONN_FREE && v->conns[i].update_owed)
+			conn__credit_update(v, &v->conns[i]);
+}
+
+/* --- guest -> host (tx queue) -------------------------------------------- */
+
+/* RST a connection the guest broke; tell the backend if it knew it. */
+static void conn__abort(struct virtio_vsock *v, struct vsock_conn *c)
+{
+	struct vsock_conn_id id = c->id;
+
+	conn__free(v, c);
+	pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+	if (v->ops->reset)
+		v->ops->reset(v->backend, id);
+}
+
+/* Answer a packet for no (valid) connection with RST, never an RST. */
+static void vsock__reply_rst(struct virtio_vsock *v, const struct vsock_hdr *h,
+			     struct vsock_conn_id id)
+{
+	struct vsock_conn *c = conn__find(v, id);
+
+	if (c) {
+		conn__abort(v, c);
+		return;
+	}
+	if (h->op != VIRTIO_VSOCK_OP_RST)
+		pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+}
+
+static void vsock__guest_request(struct virtio_vsock *v,
+				 const struct vsock_hdr *h,
+				 struct vsock_conn_id id)
+{
+	struct vsock_conn *c = conn__new(v, id, CONN_GUEST_REQ);
+	int r;
+
+	if (!c) {
+		pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+		return;
+	}
+	c->peer_buf_alloc = h->buf_alloc;
+	c->peer_fwd_cnt = h->fwd_cnt;
+	r = v->ops->connect(v->backend, id);
+	if (r == VSOCK_PENDING)
+		return;
+	if (r < 0 || pending__ctrl(v, id, VIRTIO_VSOCK_OP_RESPONSE, 0, true)) {
+		conn__free(v, c);
+		pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+		return;
+	}
+	c->state = CONN_ESTABLISHED;
+}
+
+/* RW: hand the payload to the backend in MAX_PAYLOAD pieces (one). */
+static void vsock__guest_rw(struct virtio_vsock *v, struct vsock_conn *c,
+			    const struct virtq_chain *chain,
+			    const struct vsock_hdr *h)
+{
+	uint32_t queued = c->rx_cnt - c->fwd_cnt;
+
+	if (!h->len)
+		return;
+	if (c->peer_shutdown & VIRTIO_VSOCK_SHUTDOWN_SEND ||
+	    h->len > VIRTIO_VSOCK_BUF_ALLOC - queued) {
+		conn__abort(v, c); /* past the credit we gave */
+		return;
+	}
+	if (virtq__read(chain, v->t.mem, VIRTIO_VSOCK_HDR_BYTES, v->bounce,
+			h->len) != h->len) {
+		conn__abort(v, c);
+		return;
+	}
+	c->rx_cnt += h->len;
+	if (c->host_shutdown & VIRTIO_VSOCK_SHUTDOWN_RCV) {
+		c->fwd_cnt += h->len; /* nobody reads: drop, keep credit */
+		return;
+	}
+	if (v->ops->recv(v->backend, c->id, v->bounce, h->len) < 0)
+		conn__abort(v, c);
+}
+
+/* The guest's credit for host->guest data (5.10.6.3). */
+static uint32_t conn__credit(const struct vsock_conn *c)
+{
+	uint32_t in_flight = c->tx_cnt - c->peer_fwd_cnt;
+
+	return in_flight >= c->peer_buf_alloc ? 0 :
+						c->peer_buf_alloc - in_flight;
+}
+
+static void vsock__guest_packet(struct virtio_vsock *v,
+				const struct virtq_chain *chain)
+{
+	uint8_t b[VIRTIO_VSOCK_HDR_BYTES];
+	struct vsock_conn_id id;
+	struct vsock_conn *c;
+	struct vsock_hdr h;
+	uint32_t old_credit;
+
+	if (chain->out_bytes < VIRTIO_VSOCK_HDR_BYTES ||
+	    virtq__read(chain, v->t.mem, 0, b, sizeof(b)) != sizeof(b))
+		return; /* no header: no one to answer */
+	hdr__parse(&h, b);
+	id.guest_port = h.src_port;
+	id.host_port = h.dst_port;
+	if (h.src_cid != v->guest_cid || h.dst_cid != VIRTIO_VSOCK_CID_HOST ||
+	    h.type != VIRTIO_VSOCK_TYPE_STREAM ||
+	    h.len > VIRTIO_VSOCK_MAX_PAYLOAD ||
+	    h.len > chain->out_bytes - VIRTIO_VSOCK_HDR_BYTES) {
+		vsock__reply_rst(v, &h, id);
+		return;
+	}
+	c = conn__find(v, id);
+	if (h.op == VIRTIO_VSOCK_OP_REQUEST) {
+		if (c)
+			conn__abort(v, c); /* a second REQUEST: start over */
+		else
+			vsock__guest_request(v, &h, id);
+		return;
+	}
+	if (!c) {
+		vsock__reply_rst(v, &h, id);
+		return;
+	}
+	if (h.op == VIRTIO_VSOCK_OP_RST) {
+		conn__free(v, c);
+		if (v->ops->reset)
+			v->ops->reset(v->backend, id);
+		return;
+	}
+	if (c->state == CONN_HOST_REQ && h.op == VIRTIO_VSOCK_OP_RESPONSE) {
+		c->state = CONN_ESTABLISHED;
+		c->peer_buf_alloc = h.buf_alloc;
+		c->peer_fwd_cnt = h.fwd_cnt;
+		if (v->ops->connected)
+			v->ops->connected(v->backend, id);
+		return;
+	}
+	if (c->state != CONN_ESTABLISHED) {
+		conn__abort(v, c);
+		return;
+	}
+	/* Every packet carries the guest's credit (5.10.6.3). */
+	old_credit = conn__credit(c);
+	c->peer_buf_alloc = h.buf_alloc;
+	c->peer_fwd_cnt = h.fwd_cnt;
+	switch (h.op) {
+	case VIRTIO_VSOCK_OP_RW:
+		vsock__guest_rw(v, c, chain, &h);
+		break;
+	case VIRTIO_VSOCK_OP_CREDIT_UPDATE:
+		break;
+	case VIRTIO_VSOCK_OP_CREDIT_REQUEST:
+		conn__credit_update(v, c);
+		break;
+	case VIRTIO_VSOCK_OP_SHUTDOWN:
+		c->peer_shutdown |= h.flags & (VIRTIO_VSOCK_SHUTDOWN_RCV |
+					       VIRTIO_VSOCK_SHUTDOWN_SEND);
+		if (v->ops->shutdown)
+			v->ops->shutdown(v->backend, id, c->peer_shutdown);
+		break;
+	default: /* RESPONSE when established, unknown ops */
+		conn__abort(v, c);
+		return;
+	}
+	c = conn__find(v, id);
+	if (c && c->state == CONN_ESTABLISHED && v->ops->credit &&
+	    conn__credit(c) > old_credit)
+		v->ops->credit(v->backend, id);
+}
+
+static void vsock__process_tx(struct virtio_vsock *v)
+{
+	struct virtio_mmio *t = &v->t;
+	struct virtq *q = &t->vq[VIRTIO_VSOCK_Q_TX];
+	struct virtq_chain *c = &v->chain;
+	bool pushed = false;
+	int r = 0;
+
+	v->tx_stalled = false;
+	if (!vsock__live(t, VIRTIO_VSOCK_Q_TX))
+		return;
+	for (;;) {
+		/* Each packet queues at most one control packet. */
+		if (v->nr_ctrl + 1 >= VIRTIO_VSOCK_PENDING_CTRL) {
+			v->tx_stalled = true;
+			break;
+		}
+		r = virtq__pop(q, t->mem, c);
+		if (r <= 0)
+			break;
+		vsock__guest_packet(v, c);
+		if (virtq__push(q, t->mem, c->head, 0)) {
+			r = -EFAULT;
+			break;
+		}
+		pushed = true;
+	}
+	if (r < 0)
+		virtio_mmio__needs_reset(t);
+	if (pushed)
+		virtio_mmio__used(t, VIRTIO_VSOCK_Q_TX);
+	vsock__flush_rx(v);
+}
+
+/* --- transport ops ------------------------------------------------------- */
+
+static uint64_t virtio_vsock__features(void *opaque)
+{
+	(void)opaque;
+	return 1ULL << VIRTIO_VSOCK_F_STREAM;
+}
+
+static void virtio_vsock__config_read(void *opaque, uint64_t off, void *data,
+				      uint32_t len)
+{
+	struct virtio_vsock *v = opaque;
+	uint8_t *out = data;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		out[i] = off + i < sizeof(v->cfg) ? v->cfg[off + i] : 0;
+}
+
+static void virtio_vsock__notify(void *opaque, struct virtio_mmio *t,
+				 unsigned int idx)
+{
+	struct virtio_vsock *v = opaque;
+
+	(void)t;
+	if (idx == VIRTIO_VSOCK_Q_TX)
+		vsock__process_tx(v);
+	/* The event queue stays idle: transport resets come with snapshots. */
+	if (idx != VIRTIO_VSOCK_Q_RX)
+		return;
+	vsock__flush_rx(v);
+	/*
+	 * Tx held back for room resumes only here, on a guest notify, so
+	 * the host-side calls never run backend ops.
+	 */
+	if (v->tx_stalled && v->nr_ctrl + 1 < VIRTIO_VSOCK_PENDING_CTRL)
+		vsock__process_tx(v);
+}
+
+static void virtio_vsock__reset(void *opaque)
+{
+	struct virtio_vsock *v = opaque;
+	unsigned int i;
+
+	pending__free_all(v);
+	v->tx_stalled = false;
+	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++) {
+		if (v->conns[i].state == CONN_FREE)
+			continue;
+		v->conns[i].state = CONN_FREE;
+		if (v->ops->reset)
+			v->ops->reset(v->backend, v->conns[i].id);
+	}
+}
+
+static const struct virtio_dev_ops virtio_vsock_ops = {
+	.name = "virtio-vsock",
+	.device_id = VIRTIO_ID_VSOCK,
+	.nr_queues = 3,
+	.features = virtio_vsock__features,
+	.config_read = virtio_vsock__config_read,
+	/* 5.10.4: guest_cid is read-only; no config_write. */
+	.notify = virtio_vsock__notify,
+	.reset = virtio_vsock__reset,
+};
+
+struct virtio_vsock *virtio_vsock__create(const struct guest_mem *m,
+					  struct irq_line irq,
+					  uint64_t guest_cid,
+					  const struct vsock_backend_ops *ops,
+					  void *backend)
+{
+	struct virtio_vsock *v;
+
+	if (!m || !ops || !ops->connect || !ops->recv || guest_cid < 3 ||
+	    guest_cid > UINT32_MAX)
+		return NULL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	v->guest_cid = guest_cid;
+	v->ops = ops;
+	v->backend = backend;
+	put64(v->cfg, guest_cid);
+	if (virtio_mmio__init(&v->t, &virtio_vsock_ops, v, m, irq)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+struct virtio_mmio *virtio_vsock__transport(struct virtio_vsock *v)
+{
+	return &v->t;
+}
+
+void virtio_vsock__destroy(struct virtio_vsock *v)
+{
+	if (!v)
+		return;
+	pending__free_all(v);
+	virtio_mmio__destroy(&v->t);
+	free(v);
+}
+
+/* --- host -> guest API --------------------------------------------------- */
+
+static void vsock__lock(struct virtio_vsock *v)
+{
+	pthread_mutex_lock(&v->t.dev.lock);
+}
+
+static void vsock__unlock(struct virtio_vsock *v)
+{
+	pthread_mutex_unlock(&v->t.dev.lock);
+}
+
+int virtio_vsock__connect(struct virtio_vsock *v, uint32_t host_port,
+			  uint32_t guest_port)
+{
+	struct vsock_conn_id id = { guest_port, host_port };
+	struct vsock_conn *c;
+	int r;
+
+	vsock__lock(v);
+	if (!vsock__live(&v->t, VIRTIO_VSOCK_Q_RX)) {
+		r = -ENOTCONN;
+	} else if (conn__find(v, id)) {
+		r = -EADDRINUSE;
+	} else if (!(c = conn__new(v, id, CONN_HOST_REQ))) {
+		r = -ENOSPC;
+	} else {
+		r = pending__ctrl(v, id, VIRTIO_VSOCK_OP_REQUEST, 0, false);
+		if (r)
+			c->state = CONN_FREE;
+		else
+			vsock__flush_rx(v);
+	}
+	vsock__unlock(v);
+	return r;
+}
+
+/* Answer a pending guest REQUEST with @op (RESPONSE or RST). */
+static int vsock__answer(struct virtio_vsock *v, struct vsock_conn_id id,
+			 uint16_t op)
+{
+	struct vsock_conn *c;
+	int r;
+
+	vsock__lock(v);
+	c = conn__find(v, id);
+	if (!c || c->state != CONN_GUEST_REQ) {
+		r = -ENOTCONN;
+	} else {
+		r = pending__ctrl(v, id, op, 0, op == VIRTIO_VSOCK_OP_RST);
+		if (!r && op == VIRTIO_VSOCK_OP_RESPONSE)
+			c->state = CONN_ESTABLISHED;
+		else if (!r)
+			conn__free(v, c);
+		vsock__flush_rx(v);
+	}
+	vsock__unlock(v);
+	return r;
+}
+
+int virtio_vsock__accept(struct virtio_vsock *v, struct vsock_conn_id id)
+{
+	return vsock__answer(v, id, VIRTIO_VSOCK_OP_RESPONSE);
+}
+
+int virtio_vsock__refuse(struct virtio_vsock *v, struct vsock_conn_id id)
+{
+	return vsock__answer(v, id, VIRTIO_VSOCK_OP_RST);
+}
+
+/* What @c may still send: the guest's credit, bounded by the queue. */
+static uint32_t conn__room(const struct virtio_vsock *v,
+			   const struct vsock_conn *c)
+{
+	uint32_t credit = conn__credit(c), room;
+
+	if (v->nr_data >= VIRTIO_VSOCK_PENDING_DATA ||
+	    v->data_bytes >= VIRTIO_VSOCK_PENDING_BYTES)
+		return 0;
+	room = (uint32_t)(VIRTIO_VSOCK_PENDING_BYTES - v->data_bytes);
+	return credit < room ? credit : room;
+}
+
+ssize_t virtio_vsock__send(struct virtio_vsock *v, struct vsock_conn_id id,
+			   const void *data, size_t len)
+{
+	const uint8_t *src = data;
+	struct vsock_conn *c;
+	struct vsock_pkt *p;
+	uint32_t n;
+	size_t done = 0;
+	ssize_t r = 0;
+
+	vsock__lock(v);
+	c = conn__find(v, id);
+	if (!c || c->state != CONN_ESTABLISHED) {
+		r = -ENOTCONN;
+		goto out;
+	}
+	if (c->host_shutdown & VIRTIO_VSOCK_SHUTDOWN_SEND ||
+	    c->peer_shutdown & VIRTIO_VSOCK_SHUTDOWN_RCV) {
+		r = -EPIPE;
+		goto out;
+	}
+	while (done < len) {
+		n = conn__room(v, c);
+		if (n > VIRTIO_VSOCK_MAX_PAYLOAD)
+			n = VIRTIO_VSOCK_MAX_PAYLOAD;
+		if (n > len - done)
+			n = (uint32_t)(len - done);
+		if (!n)
+			break;
+		p = malloc(sizeof(*p) + n);
+		if (!p)
+			break;
+		memset(p, 0, sizeof(*p));
+		p->id = id;
+		p->op = VIRTIO_VSOCK_OP_RW;
+		p->len = n;
+		memcpy(p->data, src + done, n);
+		pending__append(v, p);
+		v->nr_data++;
+		v->data_bytes += n;
+		c->tx_cnt += n;
+		done += n;
+	}
+	r = (ssize_t)done;
+	vsock__flush_rx(v);
+out:
+	vsock__unlock(v);
+	return r;
+}
+
+int virtio_vsock__consumed(struct virtio_vsock *v, struct vsock_conn_id id,
+			   uint32_t n)
+{
+	struct vsock_conn *c;
+	int r = 0;
+
+	vsock__lock(v);
+	c = conn__find(v, id);
+	if (!c || c->state != CONN_ESTABLISHED) {
+		r = -ENOTCONN;
+	} else if (n > c->rx_cnt - c->fwd_cnt) {
+		r = -EINVAL;
+	} else {
+		c->fwd_cnt += n;
+		if (c->fwd_cnt - c->last_fwd_sent >=
+		    VIRTIO_VSOCK_BUF_ALLOC / 2) {
+			conn__credit_update(v, c);
+			vsock__flush_rx(v);
+		}
+	}
+	vsock__unlock(v);
+	return r;
+}
+
+int virtio_vsock__shutdown(struct virtio_vsock *v, struct vsock_conn_id id,
+			   uint32_t flags)
+{
+	const uint32_t all =
+		VIRTIO_VSOCK_SHUTDOWN_RCV | VIRTIO_VSOCK_SHUTDOWN_SEND;
+	struct vsock_conn *c;
+	int r;
+
+	if (!flags || flags & ~all)
+		return -EINVAL;
+	vsock__lock(v);
+	c = conn__find(v, id);
+	if (!c || c->state != CONN_ESTABLISHED) {
+		r = -ENOTCONN;
+	} else {
+		r = pending__ctrl(v, id, VIRTIO_VSOCK_OP_SHUTDOWN,
+				  c->host_shutdown | flags, false);
+		if (!r)
+			c->host_shutdown |= flags;
+		vsock__flush_rx(v);
+	}
+	vsock__unlock(v);
+	return r;
+}
+
+int virtio_vsock__rst(struct virtio_vsock *v, struct vsock_conn_id id)
+{
+	struct vsock_conn *c;
+	int r = 0;
+
+	vsock__lock(v);
+	c = conn__find(v, id);
+	if (!c) {
+		r = -ENOTCONN;
+	} else {
+		conn__free(v, c);
+		pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+		vsock__flush_rx(v);
+	}
+	vsock__unlock(v);
+	return r;
+}
