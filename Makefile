@@ -47,6 +47,14 @@ $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $< $(ASAN_LIB_OBJS) -lcmocka $(LDLIBS)
 
+# The guest agent built for this host (glibc, sanitizers), driven over a
+# socketpair by test_agent_protocol, which finds it as build/test/agent-host.
+$(BUILD)/test/agent-host: guest-init/agent.c guest-init/protocol.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ guest-init/agent.c
+
+$(BUILD)/test/test_agent_protocol: $(BUILD)/test/agent-host
+
 # --- guest artifacts ------------------------------------------------------
 GUEST_CC     := musl-gcc
 GUEST_CFLAGS := -std=gnu11 -O2 -static -s -Wall -Wextra -Werror
@@ -61,15 +69,19 @@ $(GUEST)/init: guest-init/init.c guest-init/protocol.h
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ guest-init/init.c
 
+$(GUEST)/agent: guest-init/agent.c guest-init/protocol.h
+	@mkdir -p $(dir $@)
+	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ guest-init/agent.c
+
 $(GUEST)/vecstate: tests/guest-progs/vecstate.c
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -mavx2 -o $@ $<
 
-$(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/vecstate $(GUEST)/gen_init_cpio \
-		guest-init/mk-initramfs.sh
+$(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate \
+		$(GUEST)/gen_init_cpio guest-init/mk-initramfs.sh
 	guest-init/mk-initramfs.sh $(GUEST)
 
-$(GUEST)/rootfs.ext4: $(GUEST)/init $(GUEST)/vecstate guest-init/mk-rootfs.sh
+$(GUEST)/rootfs.ext4: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate guest-init/mk-rootfs.sh
 	guest-init/mk-rootfs.sh $(GUEST)
 
 # --- tiny freestanding test guests (tests/guests/) -----------------------
@@ -123,7 +135,9 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/x86_decode.c vmm/gva.c vmm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c,$(LIB_SRCS))
+	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/x86_decode.c vmm/gva.c vmm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c,$(LIB_SRCS))
+
+$(BUILD)/fuzz/fuzz_agent_protocol: guest-init/protocol.h
 
 fuzz-build: $(FUZZ_TARGETS)
 

@@ -311,6 +311,71 @@ static int run_shell(const char *cmd)
 	}
 }
 
+/*
+ * Start the guest agent (agent.c, PROTOCOL.md) on its vsock port when the
+ * kernel command line has EMBER_AGENT_PARAM and the image has the agent,
+ * in its own session, its output discarded: the console
+ * carries the --run command's output only.  It lives until the VM ends;
+ * if it fails (no vsock device) it exits and is reaped like any orphan.
+ */
+/* Is @word one of the kernel command line's words? */
+static int cmdline_word(const char *word)
+{
+	char line[CMDLINE_MAX], *tok, *save = NULL;
+	ssize_t n;
+	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	line[n] = '\0';
+	for (tok = strtok_r(line, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		if (!strcmp(tok, word))
+			return 1;
+	return 0;
+}
+
+static void agent_start(void)
+{
+	static const char agent[] = "/sbin/ember-agent";
+	char port[16];
+	sigset_t none;
+	pid_t pid;
+	int fd;
+
+	/*
+	 * Only when the VMM asks (it will with a vsock device): the agent
+	 * costs a process start, which is slow where kernel mode is emulated.
+	 */
+	if (!cmdline_word(EMBER_AGENT_PARAM) || access(agent, X_OK) < 0)
+		return;
+	snprintf(port, sizeof(port), "%d", EMBER_AGENT_PORT);
+	pid = fork();
+	if (pid < 0) {
+		say("fork ember-agent", errno);
+		return;
+	}
+	if (pid > 0)
+		return;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	execl(agent, "ember-agent", "--vsock", port, (char *)NULL);
+	_exit(STATUS_BAD_RUN);
+}
+
 int main(void)
 {
 	static char cmd[RUN_CMD_MAX];
@@ -336,6 +401,7 @@ int main(void)
 	if (chdir("/") < 0)
 		say("chdir /", errno);
 
+	agent_start();
 	r = run_param(cmd, sizeof(cmd));
 	if (r < 0) {
 		fprintf(stderr, "init: bad ember.run\n");

@@ -8,7 +8,7 @@
 #
 # Inputs: OUTDIR/init (guest-init/init.c), OUTDIR/gen_init_cpio,
 # BUSYBOX (default /bin/busybox, Debian's busybox-static), and
-# OUTDIR/vecstate when present.
+# OUTDIR/agent (as /sbin/ember-agent) and OUTDIR/vecstate when present.
 set -eu
 
 die() {
@@ -67,6 +67,9 @@ fi
 	echo "file /init $(abs "$out/init") 0755 0 0"
 	echo "file /bin/busybox $(abs "$busybox") 0755 0 0"
 	echo "file /etc/passwd $(abs "$passwd") 0644 0 0"
+	if [ -f "$out/agent" ]; then
+		echo "file /sbin/ember-agent $(abs "$out/agent") 0755 0 0"
+	fi
 	if [ -f "$out/vecstate" ]; then
 		echo "file /bin/vecstate $(abs "$out/vecstate") 0755 0 0"
 	fi

@@ -12,7 +12,8 @@
 # the Debian packages, without tests, idlelib, tkinter and ensurepip,
 # compiled to .pyc) and
 # the shared libraries it and its extension modules load; OUTDIR/vecstate
-# as /bin/vecstate when present; a minimal /etc.  About 64 MiB stay free.
+# as /bin/vecstate and OUTDIR/agent as /sbin/ember-agent when present; a
+# minimal /etc.  About 64 MiB stay free.
 #
 # The image is cached outside the repository in
 # ${EMBER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ember}/rootfs-<key>.ext4,
@@ -69,6 +70,7 @@ esac
 key=$( {
 	cat "$0" "$out/init" "$busybox"
 	if [ -f "$out/vecstate" ]; then cat "$out/vecstate"; fi
+	if [ -f "$out/agent" ]; then cat "$out/agent"; fi
 	# shellcheck disable=SC2086
 	dpkg-query -W $pypkgs e2fsprogs
 	# shellcheck disable=SC2086
@@ -103,6 +105,9 @@ else
 	install -m 0755 "$busybox" "$stage/bin/busybox"
 	if [ -f "$out/vecstate" ]; then
 		install -m 0755 "$out/vecstate" "$stage/bin/vecstate"
+	fi
+	if [ -f "$out/agent" ]; then
+		install -m 0755 "$out/agent" "$stage/sbin/ember-agent"
 	fi
 	applets=$("$busybox" --list-full) || die "$busybox --list-full failed"
 	printf '%s\n' "$applets" | while read -r a; do

@@ -35,6 +35,13 @@
  */
 #define EMBER_RUN_PARAM "ember.run="
 
+/*
+ * Guest init starts the agent (guest-init/agent.c, PROTOCOL.md) only when
+ * this word is on the kernel command line: ember adds it with a vsock
+ * device.
+ */
+#define EMBER_AGENT_PARAM "ember.agent=1"
+
 static const char ember_b64_alphabet[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
@@ -127,6 +134,474 @@ static inline long ember_b64_decode(const char *in, size_t len, void *out,
 		}
 	}
 	return (long)o;
+}
+
+/*
+ * --- The guest agent's protocol (guest-init/PROTOCOL.md) -----------------
+ *
+ * The agent (guest-init/agent.c, /sbin/ember-agent) listens on vsock port
+ * EMBER_AGENT_PORT.  Every message is a frame: a fixed 16-byte
+ * little-endian header followed by EMBER_AGENT_MAX_PAYLOAD bytes at most.
+ *
+ *   off 0  u32 magic    EMBER_AGENT_MAGIC, the bytes 'E' 'M' 'B' 'A'
+ *   off 4  u16 version  EMBER_AGENT_VERSION
+ *   off 6  u16 type     enum ember_agent_type
+ *   off 8  u32 stream   request id chosen by the host; replies carry it
+ *   off 12 u32 length   payload bytes that follow
+ *
+ * EXEC, WRITE_FILE and READ_FILE payloads are lists of fields (TLVs):
+ * u16 tag, u16 reserved (0), u32 length, then length bytes.  Strings hold
+ * their bytes and exactly one NUL, the last byte; u32 fields are 4 bytes.
+ */
+#define EMBER_AGENT_PORT	1024
+#define EMBER_AGENT_MAGIC	0x41424d45U /* "EMBA" in memory */
+#define EMBER_AGENT_VERSION	1
+#define EMBER_AGENT_HDR_SIZE	16
+#define EMBER_AGENT_MAX_PAYLOAD (1U << 20)
+#define EMBER_AGENT_TLV_HDR	8
+#define EMBER_AGENT_MAX_ARGS	256 /* argv entries of one EXEC */
+#define EMBER_AGENT_MAX_ENV	256 /* env entries of one EXEC */
+#define EMBER_AGENT_MAX_EXECS	16 /* concurrent streams per connection */
+#define EMBER_AGENT_MAX_FILE	(256ULL << 20) /* WRITE_FILE / READ_FILE */
+#define EMBER_AGENT_CHUNK	(64U << 10) /* agent's STDOUT/FILE_DATA size */
+
+enum ember_agent_type {
+	EMBER_AGENT_PING = 1, /* h->g  any bytes, echoed by PONG */
+	EMBER_AGENT_PONG = 2, /* g->h  PING's payload */
+	EMBER_AGENT_EXEC = 3, /* h->g  TLVs: ARG+, ENV*, CWD?, ... */
+	EMBER_AGENT_STDIN = 4, /* h->g  data; empty = EOF */
+	EMBER_AGENT_STDOUT = 5, /* g->h  data */
+	EMBER_AGENT_STDERR = 6, /* g->h  data */
+	EMBER_AGENT_EXIT = 7, /* g->h  u32 kind, i32 code */
+	EMBER_AGENT_KILL = 8, /* h->g  u32 signal */
+	EMBER_AGENT_WRITE_FILE = 9, /* h->g  TLVs: PATH, MODE? */
+	EMBER_AGENT_FILE_DATA = 10, /* both  data */
+	EMBER_AGENT_FILE_END = 11, /* both  empty */
+	EMBER_AGENT_READ_FILE = 12, /* h->g  TLVs: PATH */
+	EMBER_AGENT_OK = 13, /* g->h  empty */
+	EMBER_AGENT_ERROR = 14, /* g->h  u32 errno, message bytes */
+	EMBER_AGENT_TYPE_MAX = 14,
+};
+
+enum ember_agent_tag {
+	EMBER_AGENT_T_ARG = 1, /* string, repeated: argv in order */
+	EMBER_AGENT_T_ENV = 2, /* string "K=V", repeated */
+	EMBER_AGENT_T_CWD = 3, /* string */
+	EMBER_AGENT_T_TIMEOUT = 4, /* u32 milliseconds, 0 = none */
+	EMBER_AGENT_T_FLAGS = 5, /* u32 EMBER_AGENT_F_* */
+	EMBER_AGENT_T_PATH = 6, /* string */
+	EMBER_AGENT_T_MODE = 7, /* u32 permission bits (07777) */
+};
+
+#define EMBER_AGENT_F_STDIN 1U /* STDIN frames follow; else /dev/null */
+#define EMBER_AGENT_F_KNOWN EMBER_AGENT_F_STDIN
+
+enum ember_agent_exit_kind {
+	EMBER_AGENT_EXITED = 0, /* code: exit status */
+	EMBER_AGENT_SIGNALLED = 1, /* code: signal number */
+	EMBER_AGENT_TIMEOUT = 2, /* killed by SIGKILL after timeout_ms */
+};
+
+/* Decoder results: 0 or more is success, these are the failures. */
+enum ember_agent_err {
+	EMBER_AGENT_E_MAGIC = -1, /* bad magic */
+	EMBER_AGENT_E_VERSION = -2, /* unknown version */
+	EMBER_AGENT_E_TYPE = -3, /* unknown frame type */
+	EMBER_AGENT_E_LENGTH = -4, /* payload over the maximum */
+	EMBER_AGENT_E_TRUNCATED = -5, /* field runs past its buffer */
+	EMBER_AGENT_E_STRING = -6, /* no final NUL, or an inner one */
+	EMBER_AGENT_E_COUNT = -7, /* too many ARG/ENV fields */
+	EMBER_AGENT_E_FIELD = -8, /* unknown tag, bad size, repeated */
+	EMBER_AGENT_E_MISSING = -9, /* required field absent */
+	EMBER_AGENT_E_NOSPACE = -10, /* encoder: output buffer too small */
+};
+
+static inline const char *ember_agent_strerror(int err)
+{
+	switch (err) {
+	case EMBER_AGENT_E_MAGIC:
+		return "bad magic";
+	case EMBER_AGENT_E_VERSION:
+		return "unsupported version";
+	case EMBER_AGENT_E_TYPE:
+		return "unknown frame type";
+	case EMBER_AGENT_E_LENGTH:
+		return "payload too long";
+	case EMBER_AGENT_E_TRUNCATED:
+		return "truncated field";
+	case EMBER_AGENT_E_STRING:
+		return "malformed string";
+	case EMBER_AGENT_E_COUNT:
+		return "too many fields";
+	case EMBER_AGENT_E_FIELD:
+		return "bad field";
+	case EMBER_AGENT_E_MISSING:
+		return "missing field";
+	case EMBER_AGENT_E_NOSPACE:
+		return "no space";
+	}
+	return "unknown error";
+}
+
+struct ember_agent_hdr {
+	uint16_t type;
+	uint32_t stream;
+	uint32_t len;
+};
+
+static inline uint32_t ember_agent_get32(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+static inline uint16_t ember_agent_get16(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint16_t)(b[0] | b[1] << 8);
+}
+
+static inline void ember_agent_put32(void *p, uint32_t v)
+{
+	uint8_t *b = p;
+
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+	b[2] = (uint8_t)(v >> 16);
+	b[3] = (uint8_t)(v >> 24);
+}
+
+static inline void ember_agent_put16(void *p, uint16_t v)
+{
+	uint8_t *b = p;
+
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+}
+
+/* Write the 16-byte header for a frame into @out. */
+static inline void ember_agent_hdr_encode(void *out, uint16_t type,
+					  uint32_t stream, uint32_t len)
+{
+	uint8_t *b = out;
+
+	ember_agent_put32(b, EMBER_AGENT_MAGIC);
+	ember_agent_put16(b + 4, EMBER_AGENT_VERSION);
+	ember_agent_put16(b + 6, type);
+	ember_agent_put32(b + 8, stream);
+	ember_agent_put32(b + 12, len);
+}
+
+/*
+ * Decode the header in the first @len bytes of @in into @h.  Returns 0, or
+ * EMBER_AGENT_E_TRUNCATED (fewer than 16 bytes), _MAGIC, _VERSION, _LENGTH
+ * (@h is filled but the stream is desynchronised) or _TYPE (@h is filled
+ * and h->len bytes of payload may be skipped).
+ */
+static inline int ember_agent_hdr_decode(const void *in, size_t len,
+					 struct ember_agent_hdr *h)
+{
+	const uint8_t *b = in;
+
+	if (len < EMBER_AGENT_HDR_SIZE)
+		return EMBER_AGENT_E_TRUNCATED;
+	if (ember_agent_get32(b) != EMBER_AGENT_MAGIC)
+		return EMBER_AGENT_E_MAGIC;
+	if (ember_agent_get16(b + 4) != EMBER_AGENT_VERSION)
+		return EMBER_AGENT_E_VERSION;
+	h->type = ember_agent_get16(b + 6);
+	h->stream = ember_agent_get32(b + 8);
+	h->len = ember_agent_get32(b + 12);
+	if (h->len > EMBER_AGENT_MAX_PAYLOAD)
+		return EMBER_AGENT_E_LENGTH;
+	if (h->type == 0 || h->type > EMBER_AGENT_TYPE_MAX)
+		return EMBER_AGENT_E_TYPE;
+	return 0;
+}
+
+/*
+ * Append a field to the @cap-byte buffer @out at *@off, advancing *@off.
+ * Returns 0 or EMBER_AGENT_E_NOSPACE (nothing written).
+ */
+static inline int ember_agent_tlv_put(void *out, size_t cap, size_t *off,
+				      uint16_t tag, const void *val,
+				      uint32_t vlen)
+{
+	uint8_t *b = out;
+
+	if (*off > cap || cap - *off < EMBER_AGENT_TLV_HDR ||
+	    cap - *off - EMBER_AGENT_TLV_HDR < vlen)
+		return EMBER_AGENT_E_NOSPACE;
+	ember_agent_put16(b + *off, tag);
+	ember_agent_put16(b + *off + 2, 0);
+	ember_agent_put32(b + *off + 4, vlen);
+	if (vlen)
+		__builtin_memcpy(b + *off + EMBER_AGENT_TLV_HDR, val, vlen);
+	*off += EMBER_AGENT_TLV_HDR + vlen;
+	return 0;
+}
+
+/* A string field, its NUL included. */
+static inline int ember_agent_tlv_put_str(void *out, size_t cap, size_t *off,
+					  uint16_t tag, const char *s)
+{
+	size_t n = __builtin_strlen(s) + 1;
+
+	if (n > EMBER_AGENT_MAX_PAYLOAD)
+		return EMBER_AGENT_E_NOSPACE;
+	return ember_agent_tlv_put(out, cap, off, tag, s, (uint32_t)n);
+}
+
+static inline int ember_agent_tlv_put_u32(void *out, size_t cap, size_t *off,
+					  uint16_t tag, uint32_t v)
+{
+	uint8_t b[4];
+
+	ember_agent_put32(b, v);
+	return ember_agent_tlv_put(out, cap, off, tag, b, 4);
+}
+
+/*
+ * Take the next field of the @len-byte list @in at *@off.  Returns 1 with
+ * *@tag, *@val (pointing into @in) and *@vlen set and *@off advanced, 0 at
+ * the end of the list, or EMBER_AGENT_E_TRUNCATED / _FIELD (reserved bits).
+ */
+static inline int ember_agent_tlv_next(const void *in, size_t len, size_t *off,
+				       uint16_t *tag, const uint8_t **val,
+				       uint32_t *vlen)
+{
+	const uint8_t *b = in;
+	uint32_t n;
+
+	if (*off == len)
+		return 0;
+	if (*off > len || len - *off < EMBER_AGENT_TLV_HDR)
+		return EMBER_AGENT_E_TRUNCATED;
+	n = ember_agent_get32(b + *off + 4);
+	if (len - *off - EMBER_AGENT_TLV_HDR < n)
+		return EMBER_AGENT_E_TRUNCATED;
+	if (ember_agent_get16(b + *off + 2) != 0)
+		return EMBER_AGENT_E_FIELD;
+	*tag = ember_agent_get16(b + *off);
+	*val = b + *off + EMBER_AGENT_TLV_HDR;
+	*vlen = n;
+	*off += EMBER_AGENT_TLV_HDR + n;
+	return 1;
+}
+
+/* A string field is valid if it is non-empty, NUL-ended, with no inner NUL. */
+static inline int ember_agent_str_ok(const uint8_t *val, uint32_t vlen)
+{
+	uint32_t i;
+
+	if (vlen == 0 || val[vlen - 1] != 0)
+		return EMBER_AGENT_E_STRING;
+	for (i = 0; i + 1 < vlen; i++)
+		if (val[i] == 0)
+			return EMBER_AGENT_E_STRING;
+	return 0;
+}
+
+/*
+ * A decoded EXEC.  Strings point into the payload, which must outlive this;
+ * argv[argc] and env[envc] are NULL, ready for execve.  env_given is 0 when
+ * no ENV field came: the child then inherits the agent's environment.
+ */
+struct ember_agent_exec {
+	const char *argv[EMBER_AGENT_MAX_ARGS + 1];
+	const char *env[EMBER_AGENT_MAX_ENV + 1];
+	uint32_t argc, envc;
+	int env_given;
+	const char *cwd; /* NULL: the agent's */
+	uint32_t timeout_ms;
+	uint32_t flags;
+};
+
+/*
+ * Decode an EXEC payload of @len bytes at @in into @e.  Returns 0 or a
+ * negative EMBER_AGENT_E_*: truncated or unknown fields, malformed strings,
+ * more than EMBER_AGENT_MAX_ARGS/_ENV entries, repeated CWD/TIMEOUT/FLAGS,
+ * unknown flag bits, no ARG at all.
+ */
+static inline int ember_agent_exec_decode(const void *in, size_t len,
+					  struct ember_agent_exec *e)
+{
+	const uint8_t *val;
+	size_t off = 0;
+	uint32_t vlen, seen = 0;
+	uint16_t tag;
+	int r;
+
+	__builtin_memset(e, 0, sizeof(*e));
+	while ((r = ember_agent_tlv_next(in, len, &off, &tag, &val, &vlen)) >
+	       0) {
+		switch (tag) {
+		case EMBER_AGENT_T_ARG:
+		case EMBER_AGENT_T_ENV:
+		case EMBER_AGENT_T_CWD:
+			r = ember_agent_str_ok(val, vlen);
+			if (r < 0)
+				return r;
+			break;
+		case EMBER_AGENT_T_TIMEOUT:
+		case EMBER_AGENT_T_FLAGS:
+			if (vlen != 4)
+				return EMBER_AGENT_E_FIELD;
+			break;
+		default:
+			return EMBER_AGENT_E_FIELD;
+		}
+		if (tag != EMBER_AGENT_T_ARG && tag != EMBER_AGENT_T_ENV) {
+			if (seen & 1U << tag)
+				return EMBER_AGENT_E_FIELD;
+			seen |= 1U << tag;
+		}
+		switch (tag) {
+		case EMBER_AGENT_T_ARG:
+			if (e->argc >= EMBER_AGENT_MAX_ARGS)
+				return EMBER_AGENT_E_COUNT;
+			e->argv[e->argc++] = (const char *)val;
+			break;
+		case EMBER_AGENT_T_ENV:
+			if (e->envc >= EMBER_AGENT_MAX_ENV)
+				return EMBER_AGENT_E_COUNT;
+			e->env[e->envc++] = (const char *)val;
+			e->env_given = 1;
+			break;
+		case EMBER_AGENT_T_CWD:
+			e->cwd = (const char *)val;
+			break;
+		case EMBER_AGENT_T_TIMEOUT:
+			e->timeout_ms = ember_agent_get32(val);
+			break;
+		default:
+			e->flags = ember_agent_get32(val);
+			if (e->flags & ~EMBER_AGENT_F_KNOWN)
+				return EMBER_AGENT_E_FIELD;
+			break;
+		}
+	}
+	if (r < 0)
+		return r;
+	if (e->argc == 0)
+		return EMBER_AGENT_E_MISSING;
+	return 0;
+}
+
+/* A decoded WRITE_FILE or READ_FILE; path points into the payload. */
+struct ember_agent_file {
+	const char *path;
+	uint32_t mode; /* WRITE_FILE only; 0644 when absent */
+};
+
+/*
+ * Decode a WRITE_FILE (@write set: PATH and optional MODE) or READ_FILE
+ * (PATH only) payload.  Returns 0 or a negative EMBER_AGENT_E_*.
+ */
+static inline int ember_agent_file_decode(const void *in, size_t len, int write,
+					  struct ember_agent_file *f)
+{
+	const uint8_t *val;
+	size_t off = 0;
+	uint32_t vlen;
+	uint16_t tag;
+	int r, have_mode = 0;
+
+	f->path = 0;
+	f->mode = 0644;
+	while ((r = ember_agent_tlv_next(in, len, &off, &tag, &val, &vlen)) >
+	       0) {
+		if (tag == EMBER_AGENT_T_PATH && !f->path) {
+			r = ember_agent_str_ok(val, vlen);
+			if (r < 0)
+				return r;
+			f->path = (const char *)val;
+		} else if (tag == EMBER_AGENT_T_MODE && write && !have_mode &&
+			   vlen == 4) {
+			f->mode = ember_agent_get32(val);
+			if (f->mode & ~07777U)
+				return EMBER_AGENT_E_FIELD;
+			have_mode = 1;
+		} else {
+			return EMBER_AGENT_E_FIELD;
+		}
+	}
+	if (r < 0)
+		return r;
+	if (!f->path)
+		return EMBER_AGENT_E_MISSING;
+	return 0;
+}
+
+/* EXIT payload: u32 kind, i32 code. */
+#define EMBER_AGENT_EXIT_SIZE 8
+
+static inline void ember_agent_exit_encode(void *out, uint32_t kind,
+					   int32_t code)
+{
+	ember_agent_put32(out, kind);
+	ember_agent_put32((uint8_t *)out + 4, (uint32_t)code);
+}
+
+static inline int ember_agent_exit_decode(const void *in, size_t len,
+					  uint32_t *kind, int32_t *code)
+{
+	if (len != EMBER_AGENT_EXIT_SIZE)
+		return EMBER_AGENT_E_FIELD;
+	*kind = ember_agent_get32(in);
+	*code = (int32_t)ember_agent_get32((const uint8_t *)in + 4);
+	if (*kind > EMBER_AGENT_TIMEOUT)
+		return EMBER_AGENT_E_FIELD;
+	return 0;
+}
+
+/* KILL payload: u32 signal number (1-64). */
+static inline int ember_agent_kill_decode(const void *in, size_t len, int *sig)
+{
+	uint32_t s;
+
+	if (len != 4)
+		return EMBER_AGENT_E_FIELD;
+	s = ember_agent_get32(in);
+	if (s == 0 || s > 64)
+		return EMBER_AGENT_E_FIELD;
+	*sig = (int)s;
+	return 0;
+}
+
+/*
+ * ERROR payload: u32 code (a Linux errno value, positive), then the message
+ * bytes (no NUL, possibly none).  Encode returns the payload length or
+ * EMBER_AGENT_E_NOSPACE; the message is cut to fit @cap.
+ */
+static inline long ember_agent_error_encode(void *out, size_t cap,
+					    uint32_t code, const char *msg)
+{
+	size_t n = msg ? __builtin_strlen(msg) : 0;
+
+	if (cap < 4)
+		return EMBER_AGENT_E_NOSPACE;
+	if (n > cap - 4)
+		n = cap - 4;
+	ember_agent_put32(out, code);
+	if (n)
+		__builtin_memcpy((uint8_t *)out + 4, msg, n);
+	return (long)(4 + n);
+}
+
+static inline int ember_agent_error_decode(const void *in, size_t len,
+					   uint32_t *code, const char **msg,
+					   size_t *msglen)
+{
+	if (len < 4)
+		return EMBER_AGENT_E_TRUNCATED;
+	*code = ember_agent_get32(in);
+	*msg = (const char *)in + 4;
+	*msglen = len - 4;
+	return 0;
 }
 
 #endif /* EMBER_GUEST_PROTOCOL_H */

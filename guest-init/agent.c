@@ -1,0 +1,810 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ember's guest agent: serves the framed protocol of protocol.h
+ * (guest-init/PROTOCOL.md) on one connection at a time.
+ *
+ *   ember-agent --vsock PORT   listen on AF_VSOCK PORT, serve each
+ *                              connection in turn
+ *   ember-agent --fd N         serve the single connection on fd N (tests)
+ *
+ * One poll(2) loop multiplexes the connection, every running child's
+ * stdout and stderr pipes and a signalfd for SIGCHLD.  A malformed frame
+ * whose header is sound gets an ERROR frame on its stream and the
+ * connection goes on; a bad header (magic, version, length over the
+ * maximum) means the byte stream is desynchronised: one ERROR frame on
+ * stream 0, then the connection is closed.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if __has_include(<linux/vm_sockets.h>)
+#include <linux/vm_sockets.h>
+#else
+/* musl-gcc sees no kernel headers: the uapi layout of <linux/vm_sockets.h>. */
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#define VMADDR_CID_ANY (-1U)
+struct sockaddr_vm {
+	sa_family_t svm_family;
+	unsigned short svm_reserved1;
+	unsigned int svm_port;
+	unsigned int svm_cid;
+	unsigned char svm_flags;
+	unsigned char svm_zero[3];
+};
+#endif
+
+#include "protocol.h"
+
+extern char **environ;
+
+enum slot_kind { SLOT_FREE, SLOT_EXEC, SLOT_WRITE };
+
+/* One stream: a running exec or a file being written. */
+struct slot {
+	enum slot_kind kind;
+	uint32_t stream;
+	/* SLOT_EXEC */
+	pid_t pid; /* 0 once reaped */
+	int out_fd; /* -1 once closed */
+	int err_fd;
+	int in_fd; /* -1: no stdin or closed */
+	int status;
+	int timed_out;
+	int64_t deadline_ms; /* 0: none */
+	/* SLOT_WRITE */
+	int file_fd; /* -1 after an error */
+	int file_err;
+	uint64_t file_bytes;
+};
+
+struct conn {
+	int fd;
+	int sig_fd;
+	int dead; /* write failed, EOF or desynchronised */
+	int desync; /* a bad header: ERROR sent, closing */
+	uint8_t *rx;
+	size_t rx_have;
+	uint8_t *tx;
+	struct slot slots[EMBER_AGENT_MAX_EXECS];
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Write all of @buf to the (non-blocking) connection. */
+static int conn_write(struct conn *c, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len && !c->dead) {
+		ssize_t n = write(c->fd, p, len);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		} else if (n < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
+
+			poll(&pfd, 1, -1);
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else {
+			c->dead = 1;
+		}
+	}
+	return c->dead ? -1 : 0;
+}
+
+static void send_frame(struct conn *c, uint16_t type, uint32_t stream,
+		       const void *payload, size_t len)
+{
+	uint8_t hdr[EMBER_AGENT_HDR_SIZE];
+
+	ember_agent_hdr_encode(hdr, type, stream, (uint32_t)len);
+	if (conn_write(c, hdr, sizeof(hdr)) == 0 && len)
+		conn_write(c, payload, len);
+}
+
+static void send_error(struct conn *c, uint32_t stream, int err,
+		       const char *msg)
+{
+	uint8_t buf[256];
+	long n = ember_agent_error_encode(buf, sizeof(buf), (uint32_t)err, msg);
+
+	send_frame(c, EMBER_AGENT_ERROR, stream, buf, (size_t)n);
+}
+
+static void send_proto_error(struct conn *c, uint32_t stream, int rc)
+{
+	send_error(c, stream, EPROTO, ember_agent_strerror(rc));
+}
+
+static void send_errno(struct conn *c, uint32_t stream, int err,
+		       const char *what)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err));
+	send_error(c, stream, err, msg);
+}
+
+static struct slot *slot_find(struct conn *c, uint32_t stream)
+{
+	for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++)
+		if (c->slots[i].kind != SLOT_FREE &&
+		    c->slots[i].stream == stream)
+			return &c->slots[i];
+	return NULL;
+}
+
+static struct slot *slot_new(struct conn *c, uint32_t stream)
+{
+	for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++) {
+		struct slot *s = &c->slots[i];
+
+		if (s->kind == SLOT_FREE) {
+			memset(s, 0, sizeof(*s));
+			s->stream = stream;
+			s->out_fd = s->err_fd = s->in_fd = s->file_fd = -1;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* ---- exec ------------------------------------------------------------ */
+
+static void child_fail(int errfd, int err)
+{
+	ssize_t r = write(errfd, &err, sizeof(err));
+
+	(void)r;
+	_exit(127);
+}
+
+static void do_exec(struct conn *c, const struct ember_agent_hdr *h,
+		    const uint8_t *payload)
+{
+	static struct ember_agent_exec e; /* 4 KiB; the loop is single */
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, in[2] = { -1, -1 };
+	int ep[2] = { -1, -1 }, rc, cerr = 0;
+	struct slot *s;
+	sigset_t none;
+	pid_t pid;
+	ssize_t n;
+
+	rc = ember_agent_exec_decode(payload, h->len, &e);
+	if (rc < 0) {
+		send_proto_error(c, h->stream, rc);
+		return;
+	}
+	if (slot_find(c, h->stream)) {
+		send_error(c, h->stream, EBUSY, "stream id in use");
+		return;
+	}
+	s = slot_new(c, h->stream);
+	if (!s) {
+		send_error(c, h->stream, EAGAIN, "too many streams");
+		return;
+	}
+	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
+	    pipe2(ep, O_CLOEXEC) ||
+	    ((e.flags & EMBER_AGENT_F_STDIN) && pipe2(in, O_CLOEXEC))) {
+		send_errno(c, h->stream, errno, "pipe");
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		send_errno(c, h->stream, errno, "fork");
+		goto fail;
+	}
+	if (pid == 0) {
+		int nul;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		setpgid(0, 0);
+		if (in[0] >= 0) {
+			nul = in[0];
+		} else {
+			nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (nul < 0)
+				child_fail(ep[1], errno);
+		}
+		if (dup2(nul, 0) < 0 || dup2(out[1], 1) < 0 ||
+		    dup2(err[1], 2) < 0)
+			child_fail(ep[1], errno);
+		if (e.cwd && chdir(e.cwd) < 0)
+			child_fail(ep[1], errno);
+		execvpe(e.argv[0], (char *const *)e.argv,
+			e.env_given ? (char *const *)e.env : environ);
+		child_fail(ep[1], errno);
+	}
+	setpgid(pid, pid); /* both sides: no race with an early KILL */
+	close_fd(&out[1]);
+	close_fd(&err[1]);
+	close_fd(&in[0]);
+	close_fd(&ep[1]);
+	/* Exec failures come back as an errno on ep; success closes it. */
+	do
+		n = read(ep[0], &cerr, sizeof(cerr));
+	while (n < 0 && errno == EINTR);
+	close_fd(&ep[0]);
+	if (n == sizeof(cerr)) {
+		/* The child is exiting: reap it here, no EXIT follows. */
+		waitpid(pid, NULL, 0);
+		send_errno(c, h->stream, cerr, e.argv[0]);
+		goto fail;
+	}
+	s->kind = SLOT_EXEC;
+	s->pid = pid;
+	s->out_fd = out[0];
+	s->err_fd = err[0];
+	s->in_fd = in[1];
+	fcntl(s->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
+	if (e.timeout_ms)
+		s->deadline_ms = now_ms() + e.timeout_ms;
+	return;
+fail:
+	close_fd(&out[0]);
+	close_fd(&out[1]);
+	close_fd(&err[0]);
+	close_fd(&err[1]);
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&ep[0]);
+	close_fd(&ep[1]);
+}
+
+/* Forward what is readable on *@fd; close it at EOF or error. */
+static void pump(struct conn *c, struct slot *s, int *fd, uint16_t type)
+{
+	uint8_t buf[EMBER_AGENT_CHUNK];
+	ssize_t n;
+
+	for (;;) {
+		n = read(*fd, buf, sizeof(buf));
+		if (n > 0) {
+			send_frame(c, type, s->stream, buf, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		close_fd(fd);
+		return;
+	}
+}
+
+/*
+ * A reaped child: forward what its pipes still hold (everything it wrote
+ * before exiting), then EXIT.  Output of leftover background processes
+ * after that point is dropped.
+ */
+static void finish_exec(struct conn *c, struct slot *s)
+{
+	uint8_t p[EMBER_AGENT_EXIT_SIZE];
+
+	if (s->out_fd >= 0)
+		pump(c, s, &s->out_fd, EMBER_AGENT_STDOUT);
+	if (s->err_fd >= 0)
+		pump(c, s, &s->err_fd, EMBER_AGENT_STDERR);
+	close_fd(&s->out_fd);
+	close_fd(&s->err_fd);
+	close_fd(&s->in_fd);
+	if (s->timed_out)
+		ember_agent_exit_encode(p, EMBER_AGENT_TIMEOUT, SIGKILL);
+	else if (WIFSIGNALED(s->status))
+		ember_agent_exit_encode(p, EMBER_AGENT_SIGNALLED,
+					WTERMSIG(s->status));
+	else
+		ember_agent_exit_encode(p, EMBER_AGENT_EXITED,
+					WEXITSTATUS(s->status));
+	send_frame(c, EMBER_AGENT_EXIT, s->stream, p, sizeof(p));
+	s->kind = SLOT_FREE;
+}
+
+static void reap(struct conn *c)
+{
+	struct signalfd_siginfo si;
+	int st;
+	pid_t pid;
+
+	while (read(c->sig_fd, &si, sizeof(si)) > 0)
+		;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++) {
+			struct slot *s = &c->slots[i];
+
+			if (s->kind == SLOT_EXEC && s->pid == pid) {
+				s->pid = 0;
+				s->status = st;
+				finish_exec(c, s);
+			}
+		}
+	}
+}
+
+static void do_stdin(struct conn *c, const struct ember_agent_hdr *h,
+		     const uint8_t *payload)
+{
+	struct slot *s = slot_find(c, h->stream);
+	size_t off = 0;
+
+	if (!s || s->kind != SLOT_EXEC) {
+		send_error(c, h->stream, ESRCH, "no such exec");
+		return;
+	}
+	if (s->in_fd < 0)
+		return; /* no stdin asked for, or already closed: dropped */
+	if (h->len == 0) {
+		close_fd(&s->in_fd);
+		return;
+	}
+	/* Blocking: a child that never reads its stdin stalls the agent. */
+	while (off < h->len) {
+		ssize_t n = write(s->in_fd, payload + off, h->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close_fd(&s->in_fd); /* EPIPE: the child closed it */
+			return;
+		}
+		off += (size_t)n;
+	}
+}
+
+static void do_kill(struct conn *c, const struct ember_agent_hdr *h,
+		    const uint8_t *payload)
+{
+	struct slot *s = slot_find(c, h->stream);
+	int sig, rc;
+
+	rc = ember_agent_kill_decode(payload, h->len, &sig);
+	if (rc < 0) {
+		send_proto_error(c, h->stream, rc);
+		return;
+	}
+	if (!s || s->kind != SLOT_EXEC || !s->pid) {
+		send_error(c, h->stream, ESRCH, "no such exec");
+		return;
+	}
+	if (kill(-s->pid, sig) < 0)
+		send_errno(c, h->stream, errno, "kill");
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+static void do_write_file(struct conn *c, const struct ember_agent_hdr *h,
+			  const uint8_t *payload)
+{
+	struct ember_agent_file f;
+	struct slot *s;
+	int rc;
+
+	rc = ember_agent_file_decode(payload, h->len, 1, &f);
+	if (rc < 0) {
+		send_proto_error(c, h->stream, rc);
+		return;
+	}
+	if (slot_find(c, h->stream)) {
+		send_error(c, h->stream, EBUSY, "stream id in use");
+		return;
+	}
+	s = slot_new(c, h->stream);
+	if (!s) {
+		send_error(c, h->stream, EAGAIN, "too many streams");
+		return;
+	}
+	s->kind = SLOT_WRITE;
+	s->file_fd =
+		open(f.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, f.mode);
+	if (s->file_fd < 0)
+		s->file_err = errno;
+	else
+		fchmod(s->file_fd, f.mode); /* past the umask */
+}
+
+static void do_file_data(struct conn *c, const struct ember_agent_hdr *h,
+			 const uint8_t *payload)
+{
+	struct slot *s = slot_find(c, h->stream);
+	size_t off = 0;
+
+	if (!s || s->kind != SLOT_WRITE) {
+		send_error(c, h->stream, ESRCH, "no such file transfer");
+		return;
+	}
+	if (s->file_err)
+		return;
+	if (s->file_bytes + h->len > EMBER_AGENT_MAX_FILE) {
+		s->file_err = EFBIG;
+		return;
+	}
+	s->file_bytes += h->len;
+	while (off < h->len) {
+		ssize_t n = write(s->file_fd, payload + off, h->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			s->file_err = n < 0 ? errno : EIO;
+			return;
+		}
+		off += (size_t)n;
+	}
+}
+
+static void do_file_end(struct conn *c, const struct ember_agent_hdr *h)
+{
+	struct slot *s = slot_find(c, h->stream);
+
+	if (!s || s->kind != SLOT_WRITE) {
+		send_error(c, h->stream, ESRCH, "no such file transfer");
+		return;
+	}
+	if (h->len)
+		s->file_err = s->file_err ? s->file_err : EPROTO;
+	if (s->file_fd >= 0 && close(s->file_fd) < 0 && !s->file_err)
+		s->file_err = errno;
+	s->file_fd = -1;
+	if (s->file_err)
+		send_errno(c, h->stream, s->file_err, "write file");
+	else
+		send_frame(c, EMBER_AGENT_OK, h->stream, NULL, 0);
+	s->kind = SLOT_FREE;
+}
+
+static void do_read_file(struct conn *c, const struct ember_agent_hdr *h,
+			 const uint8_t *payload)
+{
+	struct ember_agent_file f;
+	struct stat st;
+	uint64_t total = 0;
+	int fd, rc;
+
+	rc = ember_agent_file_decode(payload, h->len, 0, &f);
+	if (rc < 0) {
+		send_proto_error(c, h->stream, rc);
+		return;
+	}
+	fd = open(f.path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		send_errno(c, h->stream, errno, f.path);
+		return;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		send_errno(c, h->stream, EISDIR, f.path);
+		close(fd);
+		return;
+	}
+	/* Read into the tx buffer: the rx buffer still holds the path. */
+	for (;;) {
+		ssize_t n = read(fd, c->tx, EMBER_AGENT_CHUNK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			send_errno(c, h->stream, errno, f.path);
+			break;
+		}
+		if (n == 0) {
+			send_frame(c, EMBER_AGENT_FILE_END, h->stream, NULL, 0);
+			break;
+		}
+		total += (uint64_t)n;
+		if (total > EMBER_AGENT_MAX_FILE) {
+			send_errno(c, h->stream, EFBIG, f.path);
+			break;
+		}
+		send_frame(c, EMBER_AGENT_FILE_DATA, h->stream, c->tx,
+			   (size_t)n);
+	}
+	close(fd);
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+static void dispatch(struct conn *c, const struct ember_agent_hdr *h,
+		     const uint8_t *payload)
+{
+	switch (h->type) {
+	case EMBER_AGENT_PING:
+		send_frame(c, EMBER_AGENT_PONG, h->stream, payload, h->len);
+		break;
+	case EMBER_AGENT_EXEC:
+		do_exec(c, h, payload);
+		break;
+	case EMBER_AGENT_STDIN:
+		do_stdin(c, h, payload);
+		break;
+	case EMBER_AGENT_KILL:
+		do_kill(c, h, payload);
+		break;
+	case EMBER_AGENT_WRITE_FILE:
+		do_write_file(c, h, payload);
+		break;
+	case EMBER_AGENT_FILE_DATA:
+		do_file_data(c, h, payload);
+		break;
+	case EMBER_AGENT_FILE_END:
+		do_file_end(c, h);
+		break;
+	case EMBER_AGENT_READ_FILE:
+		do_read_file(c, h, payload);
+		break;
+	default: /* a guest-to-host type */
+		send_proto_error(c, h->stream, EMBER_AGENT_E_TYPE);
+		break;
+	}
+}
+
+/* Read what the connection has; handle every complete frame. */
+static void conn_input(struct conn *c)
+{
+	struct ember_agent_hdr h;
+	size_t need;
+	ssize_t n;
+	int rc;
+
+	need = EMBER_AGENT_HDR_SIZE;
+	if (c->rx_have >= EMBER_AGENT_HDR_SIZE)
+		need += ember_agent_get32(c->rx + 12);
+	n = read(c->fd, c->rx + c->rx_have, need - c->rx_have);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		c->dead = 1;
+		return;
+	}
+	c->rx_have += (size_t)n;
+	if (c->rx_have < EMBER_AGENT_HDR_SIZE)
+		return;
+	rc = ember_agent_hdr_decode(c->rx, c->rx_have, &h);
+	if (rc < 0 && rc != EMBER_AGENT_E_TYPE) {
+		/* Desynchronised: no way to find the next frame. */
+		send_proto_error(c, 0, rc);
+		c->dead = c->desync = 1;
+		return;
+	}
+	if (c->rx_have < EMBER_AGENT_HDR_SIZE + h.len)
+		return;
+	c->rx_have = 0;
+	if (rc < 0)
+		send_proto_error(c, h.stream, rc);
+	else
+		dispatch(c, &h, c->rx + EMBER_AGENT_HDR_SIZE);
+}
+
+static void conn_timeouts(struct conn *c, int64_t now)
+{
+	for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++) {
+		struct slot *s = &c->slots[i];
+
+		if (s->kind == SLOT_EXEC && s->pid && s->deadline_ms &&
+		    now >= s->deadline_ms) {
+			kill(-s->pid, SIGKILL);
+			s->timed_out = 1;
+			s->deadline_ms = 0;
+		}
+	}
+}
+
+/*
+ * Closing a socket with unread input makes the peer's reads fail with
+ * ECONNRESET (AF_UNIX, vsock), which can swallow the ERROR frame just
+ * sent: shut down our side and discard the host's bytes for a while first.
+ */
+static void linger_close(int fd)
+{
+	int64_t end = now_ms() + 1000;
+	uint8_t junk[4096];
+
+	shutdown(fd, SHUT_WR);
+	for (int64_t now = now_ms(); now < end; now = now_ms()) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, (int)(end - now)) <= 0)
+			return;
+		ssize_t n = read(fd, junk, sizeof(junk));
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return;
+	}
+}
+
+/* Serve one connection on @fd until it closes; kills what it started. */
+static void serve(int fd, int sig_fd)
+{
+	struct pollfd pfd[2 + 2 * EMBER_AGENT_MAX_EXECS];
+	struct slot *who[2 + 2 * EMBER_AGENT_MAX_EXECS];
+	struct conn *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return;
+	c->fd = fd;
+	c->sig_fd = sig_fd;
+	c->rx = malloc(EMBER_AGENT_HDR_SIZE + EMBER_AGENT_MAX_PAYLOAD);
+	c->tx = malloc(EMBER_AGENT_CHUNK);
+	if (!c->rx || !c->tx)
+		c->dead = 1;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	while (!c->dead) {
+		int n = 0, timeout = -1;
+		int64_t now = now_ms();
+
+		pfd[n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		who[n++] = NULL;
+		pfd[n] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
+		who[n++] = NULL;
+		for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++) {
+			struct slot *s = &c->slots[i];
+
+			if (s->kind != SLOT_EXEC)
+				continue;
+			if (s->out_fd >= 0) {
+				pfd[n] = (struct pollfd){ .fd = s->out_fd,
+							  .events = POLLIN };
+				who[n++] = s;
+			}
+			if (s->err_fd >= 0) {
+				pfd[n] = (struct pollfd){ .fd = s->err_fd,
+							  .events = POLLIN };
+				who[n++] = s;
+			}
+			if (s->deadline_ms) {
+				int64_t left = s->deadline_ms - now;
+
+				left = left < 0 ? 0 : left;
+				if (timeout < 0 || left < timeout)
+					timeout =
+						(int)(left > INT_MAX ? INT_MAX :
+								       left);
+			}
+		}
+		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
+			break;
+		conn_timeouts(c, now_ms());
+		for (int i = 2; i < n; i++) {
+			struct slot *s = who[i];
+
+			if (!pfd[i].revents || s->kind != SLOT_EXEC)
+				continue;
+			if (pfd[i].fd == s->out_fd)
+				pump(c, s, &s->out_fd, EMBER_AGENT_STDOUT);
+			else if (pfd[i].fd == s->err_fd)
+				pump(c, s, &s->err_fd, EMBER_AGENT_STDERR);
+		}
+		if (pfd[1].revents)
+			reap(c);
+		if (pfd[0].revents)
+			conn_input(c);
+	}
+	if (c->desync)
+		linger_close(fd);
+	/* The host is gone: nobody will read the results. */
+	for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++) {
+		struct slot *s = &c->slots[i];
+
+		if (s->kind == SLOT_EXEC) {
+			if (s->pid) {
+				kill(-s->pid, SIGKILL);
+				waitpid(s->pid, NULL, 0);
+			}
+			close_fd(&s->out_fd);
+			close_fd(&s->err_fd);
+			close_fd(&s->in_fd);
+		} else if (s->kind == SLOT_WRITE) {
+			close_fd(&s->file_fd);
+		}
+	}
+	free(c->rx);
+	free(c->tx);
+	free(c);
+}
+
+static int listen_vsock(unsigned int port)
+{
+	struct sockaddr_vm sa = {
+		.svm_family = AF_VSOCK,
+		.svm_cid = VMADDR_CID_ANY,
+		.svm_port = port,
+	};
+	int fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 4) < 0) {
+		perror("ember-agent: vsock");
+		return -1;
+	}
+	return fd;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: ember-agent --fd N | --vsock PORT\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	sigset_t chld;
+	int sig_fd;
+	long v;
+	char *end;
+
+	if (argc != 3)
+		return usage();
+	v = strtol(argv[2], &end, 10);
+	if (*end || v < 0 || v > INT_MAX)
+		return usage();
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	sig_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sig_fd < 0) {
+		perror("ember-agent: signalfd");
+		return 1;
+	}
+	if (!strcmp(argv[1], "--fd")) {
+		serve((int)v, sig_fd);
+		close((int)v);
+		close(sig_fd);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--vsock")) {
+		int lfd = listen_vsock((unsigned int)v);
+
+		if (lfd < 0)
+			return 1;
+		for (;;) {
+			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (fd < 0) {
+				if (errno != EINTR)
+					sleep(1);
+				continue;
+			}
+			serve(fd, sig_fd);
+			close(fd);
+		}
+	}
+	return usage();
+}

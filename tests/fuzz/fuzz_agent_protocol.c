@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * libFuzzer target: the guest agent's frame and field decoders
+ * (guest-init/protocol.h) against a hostile host.  The input is a byte
+ * stream cut into frames the way the agent cuts it; each payload goes
+ * through every payload decoder.  Any crash or sanitizer report is a bug,
+ * and every decoded string must lie inside the payload, NUL-terminated.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest-init/protocol.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct ember_agent_exec ex;
+
+static void check_str(const uint8_t *pl, size_t len, const char *s)
+{
+	const uint8_t *p = (const uint8_t *)s;
+
+	if (!s)
+		return;
+	if (p < pl || p >= pl + len ||
+	    memchr(p, 0, len - (size_t)(p - pl)) == NULL)
+		abort();
+}
+
+static void payload(const uint8_t *pl, size_t len)
+{
+	struct ember_agent_file f;
+	const char *msg;
+	uint32_t kind, code;
+	int32_t c32;
+	size_t ml;
+	int sig;
+
+	if (ember_agent_exec_decode(pl, len, &ex) == 0) {
+		if (ex.argc == 0 || ex.argc > EMBER_AGENT_MAX_ARGS ||
+		    ex.envc > EMBER_AGENT_MAX_ENV || ex.argv[ex.argc] ||
+		    ex.env[ex.envc])
+			abort();
+		for (uint32_t i = 0; i < ex.argc; i++)
+			check_str(pl, len, ex.argv[i]);
+		for (uint32_t i = 0; i < ex.envc; i++)
+			check_str(pl, len, ex.env[i]);
+		check_str(pl, len, ex.cwd);
+	}
+	for (int w = 0; w < 2; w++)
+		if (ember_agent_file_decode(pl, len, w, &f) == 0) {
+			check_str(pl, len, f.path);
+			if (f.mode & ~07777U)
+				abort();
+		}
+	ember_agent_exit_decode(pl, len, &kind, &c32);
+	ember_agent_kill_decode(pl, len, &sig);
+	if (ember_agent_error_decode(pl, len, &code, &msg, &ml) == 0 &&
+	    ml != len - 4)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ember_agent_hdr h;
+	size_t off = 0;
+
+	/* Whole input as one payload, then as a stream of frames. */
+	payload(data, size);
+	while (size - off >= EMBER_AGENT_HDR_SIZE) {
+		int rc = ember_agent_hdr_decode(data + off, size - off, &h);
+
+		if (rc < 0 && rc != EMBER_AGENT_E_TYPE)
+			break; /* desynchronised: the agent closes */
+		if (h.len > EMBER_AGENT_MAX_PAYLOAD)
+			abort();
+		off += EMBER_AGENT_HDR_SIZE;
+		if (h.len > size - off)
+			break;
+		if (rc == 0) {
+			/* Copy: the decoders must not read past the payload. */
+			uint8_t *pl = malloc(h.len ? h.len : 1);
+
+			if (!pl)
+				abort();
+			memcpy(pl, data + off, h.len);
+			payload(pl, h.len);
+			free(pl);
+		}
+		off += h.len;
+	}
+	return 0;
+}

@@ -1,0 +1,877 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Unit tests for the guest agent's protocol (guest-init/protocol.h): the
+ * frame and field codecs, every malformed case; then the agent itself,
+ * built for this host as build/test/agent-host and driven over a
+ * socketpair (no VM): exec, streams, stdin, concurrency, timeouts, kill,
+ * files, malformed frames.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../guest-init/protocol.h"
+
+#define AGENT_BIN "build/test/agent-host"
+#define BUF_MAX	  (EMBER_AGENT_MAX_PAYLOAD + 64)
+
+/* ---- codec ------------------------------------------------------------ */
+
+static uint8_t pl[BUF_MAX];
+static struct ember_agent_exec ex;
+
+static void test_hdr_roundtrip(void **state)
+{
+	struct ember_agent_hdr h;
+	uint8_t b[EMBER_AGENT_HDR_SIZE];
+
+	(void)state;
+	ember_agent_hdr_encode(b, EMBER_AGENT_EXEC, 0xdeadbeef, 1234);
+	assert_memory_equal(
+		b, "EMBA\x01\x00\x03\x00\xef\xbe\xad\xde\xd2\x04\0\0", 16);
+	assert_int_equal(ember_agent_hdr_decode(b, sizeof(b), &h), 0);
+	assert_int_equal(h.type, EMBER_AGENT_EXEC);
+	assert_int_equal(h.stream, 0xdeadbeef);
+	assert_int_equal(h.len, 1234);
+	ember_agent_hdr_encode(b, EMBER_AGENT_PING, 1, EMBER_AGENT_MAX_PAYLOAD);
+	assert_int_equal(ember_agent_hdr_decode(b, sizeof(b), &h), 0);
+}
+
+static void test_hdr_malformed(void **state)
+{
+	struct ember_agent_hdr h;
+	uint8_t b[EMBER_AGENT_HDR_SIZE];
+
+	(void)state;
+	ember_agent_hdr_encode(b, EMBER_AGENT_PING, 1, 0);
+	for (size_t n = 0; n < sizeof(b); n++)
+		assert_int_equal(ember_agent_hdr_decode(b, n, &h),
+				 EMBER_AGENT_E_TRUNCATED);
+	b[0] = 'X';
+	assert_int_equal(ember_agent_hdr_decode(b, 16, &h),
+			 EMBER_AGENT_E_MAGIC);
+	ember_agent_hdr_encode(b, EMBER_AGENT_PING, 1, 0);
+	b[4] = 2;
+	assert_int_equal(ember_agent_hdr_decode(b, 16, &h),
+			 EMBER_AGENT_E_VERSION);
+	ember_agent_hdr_encode(b, 0, 1, 0);
+	assert_int_equal(ember_agent_hdr_decode(b, 16, &h), EMBER_AGENT_E_TYPE);
+	ember_agent_hdr_encode(b, EMBER_AGENT_TYPE_MAX + 1, 1, 5);
+	assert_int_equal(ember_agent_hdr_decode(b, 16, &h), EMBER_AGENT_E_TYPE);
+	assert_int_equal(h.len, 5); /* skippable */
+	ember_agent_hdr_encode(b, EMBER_AGENT_PING, 1,
+			       EMBER_AGENT_MAX_PAYLOAD + 1);
+	assert_int_equal(ember_agent_hdr_decode(b, 16, &h),
+			 EMBER_AGENT_E_LENGTH);
+	ember_agent_hdr_encode(b, EMBER_AGENT_PING, 1, UINT32_MAX);
+	assert_int_equal(ember_agent_hdr_decode(b, 16, &h),
+			 EMBER_AGENT_E_LENGTH);
+}
+
+static size_t build_exec(uint8_t *b, size_t cap)
+{
+	size_t off = 0;
+
+	assert_int_equal(
+		ember_agent_tlv_put_str(b, cap, &off, EMBER_AGENT_T_ARG, "sh"),
+		0);
+	assert_int_equal(
+		ember_agent_tlv_put_str(b, cap, &off, EMBER_AGENT_T_ARG, "-c"),
+		0);
+	assert_int_equal(
+		ember_agent_tlv_put_str(b, cap, &off, EMBER_AGENT_T_ENV, "A=1"),
+		0);
+	assert_int_equal(ember_agent_tlv_put_str(b, cap, &off,
+						 EMBER_AGENT_T_CWD, "/tmp"),
+			 0);
+	assert_int_equal(ember_agent_tlv_put_u32(b, cap, &off,
+						 EMBER_AGENT_T_TIMEOUT, 500),
+			 0);
+	assert_int_equal(ember_agent_tlv_put_u32(b, cap, &off,
+						 EMBER_AGENT_T_FLAGS,
+						 EMBER_AGENT_F_STDIN),
+			 0);
+	return off;
+}
+
+static void test_exec_roundtrip(void **state)
+{
+	size_t n;
+
+	(void)state;
+	n = build_exec(pl, sizeof(pl));
+	assert_int_equal(ember_agent_exec_decode(pl, n, &ex), 0);
+	assert_int_equal(ex.argc, 2);
+	assert_string_equal(ex.argv[0], "sh");
+	assert_string_equal(ex.argv[1], "-c");
+	assert_null(ex.argv[2]);
+	assert_int_equal(ex.envc, 1);
+	assert_true(ex.env_given);
+	assert_string_equal(ex.env[0], "A=1");
+	assert_null(ex.env[1]);
+	assert_string_equal(ex.cwd, "/tmp");
+	assert_int_equal(ex.timeout_ms, 500);
+	assert_int_equal(ex.flags, EMBER_AGENT_F_STDIN);
+}
+
+/* Every cut of a valid list that is not at a field boundary is truncated. */
+static void test_exec_truncated(void **state)
+{
+	size_t n, bounds[] = { 11, 22, 34, 47, 59, 71 };
+
+	(void)state;
+	n = build_exec(pl, sizeof(pl));
+	assert_int_equal(n, 71);
+	for (size_t cut = 0; cut < n; cut++) {
+		int rc = ember_agent_exec_decode(pl, cut, &ex), boundary = 0;
+
+		for (size_t i = 0; i < 6; i++)
+			boundary |= cut == bounds[i];
+		if (cut == 0)
+			assert_int_equal(rc, EMBER_AGENT_E_MISSING);
+		else if (boundary)
+			assert_int_equal(rc, 0);
+		else
+			assert_int_equal(rc, EMBER_AGENT_E_TRUNCATED);
+	}
+	/* A field length that would wrap a 32-bit offset. */
+	ember_agent_put32(pl + 4, UINT32_MAX);
+	assert_int_equal(ember_agent_exec_decode(pl, n, &ex),
+			 EMBER_AGENT_E_TRUNCATED);
+	ember_agent_put32(pl + 4, UINT32_MAX - 7);
+	assert_int_equal(ember_agent_exec_decode(pl, n, &ex),
+			 EMBER_AGENT_E_TRUNCATED);
+}
+
+static int decode_one(uint16_t tag, const void *v, uint32_t vlen)
+{
+	size_t off = 0;
+
+	assert_int_equal(ember_agent_tlv_put_str(pl, sizeof(pl), &off,
+						 EMBER_AGENT_T_ARG, "true"),
+			 0);
+	assert_int_equal(
+		ember_agent_tlv_put(pl, sizeof(pl), &off, tag, v, vlen), 0);
+	return ember_agent_exec_decode(pl, off, &ex);
+}
+
+static void test_exec_malformed(void **state)
+{
+	uint8_t u32[4] = { 1, 0, 0, 0 }, big[4] = { 2, 0, 0, 0 };
+	size_t off;
+
+	(void)state;
+	assert_int_equal(decode_one(EMBER_AGENT_T_ARG, "x", 1),
+			 EMBER_AGENT_E_STRING);
+	assert_int_equal(decode_one(EMBER_AGENT_T_ARG, "a\0b", 4),
+			 EMBER_AGENT_E_STRING);
+	assert_int_equal(decode_one(EMBER_AGENT_T_ENV, "", 0),
+			 EMBER_AGENT_E_STRING);
+	assert_int_equal(decode_one(EMBER_AGENT_T_CWD, "\0", 2),
+			 EMBER_AGENT_E_STRING);
+	assert_int_equal(decode_one(EMBER_AGENT_T_TIMEOUT, u32, 3),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(decode_one(EMBER_AGENT_T_FLAGS, "12345", 5),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(decode_one(EMBER_AGENT_T_FLAGS, big, 4),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(decode_one(EMBER_AGENT_T_PATH, "/x", 3),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(decode_one(0, "", 0), EMBER_AGENT_E_FIELD);
+	assert_int_equal(decode_one(0xffff, "", 0), EMBER_AGENT_E_FIELD);
+	assert_int_equal(decode_one(EMBER_AGENT_T_FLAGS, u32, 4), 0);
+	/* Reserved bits. */
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "a");
+	pl[2] = 1;
+	assert_int_equal(ember_agent_exec_decode(pl, off, &ex),
+			 EMBER_AGENT_E_FIELD);
+	/* Repeated single fields. */
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "a");
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_CWD, "/");
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_CWD, "/");
+	assert_int_equal(ember_agent_exec_decode(pl, off, &ex),
+			 EMBER_AGENT_E_FIELD);
+	off = 0;
+	ember_agent_tlv_put_u32(pl, sizeof(pl), &off, EMBER_AGENT_T_TIMEOUT, 1);
+	ember_agent_tlv_put_u32(pl, sizeof(pl), &off, EMBER_AGENT_T_TIMEOUT, 1);
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "a");
+	assert_int_equal(ember_agent_exec_decode(pl, off, &ex),
+			 EMBER_AGENT_E_FIELD);
+	/* No argv. */
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ENV, "A=");
+	assert_int_equal(ember_agent_exec_decode(pl, off, &ex),
+			 EMBER_AGENT_E_MISSING);
+	/* Trailing garbage shorter than a field header. */
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "a");
+	assert_int_equal(ember_agent_exec_decode(pl, off + 3, &ex),
+			 EMBER_AGENT_E_TRUNCATED);
+}
+
+static void test_exec_counts(void **state)
+{
+	size_t off = 0;
+
+	(void)state;
+	for (int i = 0; i < EMBER_AGENT_MAX_ARGS; i++)
+		ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG,
+					"a");
+	for (int i = 0; i < EMBER_AGENT_MAX_ENV; i++)
+		ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ENV,
+					"A=1");
+	assert_int_equal(ember_agent_exec_decode(pl, off, &ex), 0);
+	assert_int_equal(ex.argc, EMBER_AGENT_MAX_ARGS);
+	assert_null(ex.argv[EMBER_AGENT_MAX_ARGS]);
+	assert_null(ex.env[EMBER_AGENT_MAX_ENV]);
+	{
+		size_t o2 = off;
+
+		ember_agent_tlv_put_str(pl, sizeof(pl), &o2, EMBER_AGENT_T_ARG,
+					"a");
+		assert_int_equal(ember_agent_exec_decode(pl, o2, &ex),
+				 EMBER_AGENT_E_COUNT);
+	}
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ENV, "B=");
+	assert_int_equal(ember_agent_exec_decode(pl, off, &ex),
+			 EMBER_AGENT_E_COUNT);
+}
+
+static void test_encode_nospace(void **state)
+{
+	uint8_t b[16];
+	size_t off = 0;
+
+	(void)state;
+	assert_int_equal(
+		ember_agent_tlv_put(b, sizeof(b), &off, 1, "12345678", 8), 0);
+	assert_int_equal(off, 16);
+	assert_int_equal(ember_agent_tlv_put(b, sizeof(b), &off, 1, "", 0),
+			 EMBER_AGENT_E_NOSPACE);
+	off = 4;
+	assert_int_equal(
+		ember_agent_tlv_put_str(b, sizeof(b), &off, 1, "12345678"),
+		EMBER_AGENT_E_NOSPACE);
+	assert_int_equal(off, 4);
+	off = 17;
+	assert_int_equal(ember_agent_tlv_put_u32(b, sizeof(b), &off, 1, 0),
+			 EMBER_AGENT_E_NOSPACE);
+	assert_int_equal(ember_agent_error_encode(b, 3, 1, "x"),
+			 EMBER_AGENT_E_NOSPACE);
+	assert_int_equal(ember_agent_error_encode(b, sizeof(b), 5,
+						  "a long message here"),
+			 16);
+}
+
+static void test_file_decode(void **state)
+{
+	struct ember_agent_file f;
+	size_t off = 0;
+
+	(void)state;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH,
+				"/etc/x");
+	assert_int_equal(ember_agent_file_decode(pl, off, 0, &f), 0);
+	assert_string_equal(f.path, "/etc/x");
+	assert_int_equal(f.mode, 0644);
+	ember_agent_tlv_put_u32(pl, sizeof(pl), &off, EMBER_AGENT_T_MODE, 0755);
+	assert_int_equal(ember_agent_file_decode(pl, off, 1, &f), 0);
+	assert_int_equal(f.mode, 0755);
+	assert_int_equal(ember_agent_file_decode(pl, off, 0, &f),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(ember_agent_file_decode(pl, off - 1, 1, &f),
+			 EMBER_AGENT_E_TRUNCATED);
+	assert_int_equal(ember_agent_file_decode(pl, 0, 1, &f),
+			 EMBER_AGENT_E_MISSING);
+	off = 0;
+	ember_agent_tlv_put_u32(pl, sizeof(pl), &off, EMBER_AGENT_T_MODE,
+				010000);
+	assert_int_equal(ember_agent_file_decode(pl, off, 1, &f),
+			 EMBER_AGENT_E_FIELD);
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, "a");
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, "b");
+	assert_int_equal(ember_agent_file_decode(pl, off, 1, &f),
+			 EMBER_AGENT_E_FIELD);
+	off = 0;
+	ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, "ab", 2);
+	assert_int_equal(ember_agent_file_decode(pl, off, 1, &f),
+			 EMBER_AGENT_E_STRING);
+}
+
+static void test_small_payloads(void **state)
+{
+	uint8_t b[8];
+	uint32_t kind, code;
+	int32_t c32;
+	int sig;
+	const char *msg;
+	size_t ml;
+
+	(void)state;
+	ember_agent_exit_encode(b, EMBER_AGENT_EXITED, -1);
+	assert_int_equal(ember_agent_exit_decode(b, 8, &kind, &c32), 0);
+	assert_int_equal(kind, EMBER_AGENT_EXITED);
+	assert_int_equal(c32, -1);
+	assert_int_equal(ember_agent_exit_decode(b, 7, &kind, &c32),
+			 EMBER_AGENT_E_FIELD);
+	ember_agent_exit_encode(b, 3, 0);
+	assert_int_equal(ember_agent_exit_decode(b, 8, &kind, &c32),
+			 EMBER_AGENT_E_FIELD);
+	ember_agent_put32(b, 15);
+	assert_int_equal(ember_agent_kill_decode(b, 4, &sig), 0);
+	assert_int_equal(sig, 15);
+	assert_int_equal(ember_agent_kill_decode(b, 5, &sig),
+			 EMBER_AGENT_E_FIELD);
+	ember_agent_put32(b, 0);
+	assert_int_equal(ember_agent_kill_decode(b, 4, &sig),
+			 EMBER_AGENT_E_FIELD);
+	ember_agent_put32(b, 65);
+	assert_int_equal(ember_agent_kill_decode(b, 4, &sig),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(ember_agent_error_encode(b, 8, 2, "abc"), 7);
+	assert_int_equal(ember_agent_error_decode(b, 7, &code, &msg, &ml), 0);
+	assert_int_equal(code, 2);
+	assert_int_equal(ml, 3);
+	assert_memory_equal(msg, "abc", 3);
+	assert_int_equal(ember_agent_error_decode(b, 3, &code, &msg, &ml),
+			 EMBER_AGENT_E_TRUNCATED);
+	for (int e = -10; e <= 0; e++)
+		assert_non_null(ember_agent_strerror(e));
+}
+
+/* ---- the agent, end to end -------------------------------------------- */
+
+struct stream_res {
+	uint8_t out[4096], err[4096];
+	size_t out_len, err_len;
+	int done;
+	uint32_t exit_kind;
+	int32_t exit_code;
+	uint32_t error; /* ERROR's code, 0 if none */
+	int64_t done_ms;
+};
+
+struct agent {
+	pid_t pid;
+	int fd;
+	struct stream_res res[16];
+};
+
+static uint8_t rxbuf[BUF_MAX];
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int agent_setup(void **state)
+{
+	struct agent *a = calloc(1, sizeof(*a));
+	int sv[2];
+
+	assert_non_null(a);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+			 0);
+	a->pid = fork();
+	assert_true(a->pid >= 0);
+	if (a->pid == 0) {
+		if (dup2(sv[1], 3) < 0)
+			_exit(126);
+		execl(AGENT_BIN, "agent-host", "--fd", "3", (char *)NULL);
+		perror(AGENT_BIN);
+		_exit(127);
+	}
+	close(sv[1]);
+	a->fd = sv[0];
+	*state = a;
+	return 0;
+}
+
+static int agent_teardown(void **state)
+{
+	struct agent *a = *state;
+	int st = 0;
+
+	close(a->fd);
+	assert_int_equal(waitpid(a->pid, &st, 0), a->pid);
+	free(a);
+	/* The agent exits 0 once its connection closes, sanitizers clean. */
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static void xwrite(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		assert_true(n > 0);
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void send_frame(struct agent *a, uint16_t type, uint32_t stream,
+		       const void *payload, size_t len)
+{
+	uint8_t h[EMBER_AGENT_HDR_SIZE];
+
+	ember_agent_hdr_encode(h, type, stream, (uint32_t)len);
+	xwrite(a->fd, h, sizeof(h));
+	if (len)
+		xwrite(a->fd, payload, len);
+}
+
+/* Read exactly @len bytes; 0 on success, -1 at EOF. 10 s limit. */
+static int xread(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		assert_int_equal(poll(&pfd, 1, 10000), 1);
+		n = read(fd, p, len);
+		if (n == 0)
+			return -1;
+		assert_true(n > 0);
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Receive one frame into @h and rxbuf; -1 at EOF. */
+static int recv_frame(struct agent *a, struct ember_agent_hdr *h)
+{
+	uint8_t b[EMBER_AGENT_HDR_SIZE];
+
+	if (xread(a->fd, b, sizeof(b)) < 0)
+		return -1;
+	assert_int_equal(ember_agent_hdr_decode(b, sizeof(b), h), 0);
+	if (h->len)
+		assert_int_equal(xread(a->fd, rxbuf, h->len), 0);
+	return 0;
+}
+
+/* Take one frame and file it under its stream. */
+static void take(struct agent *a)
+{
+	struct ember_agent_hdr h;
+	struct stream_res *r;
+	const char *msg;
+	size_t ml;
+
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_true(h.stream < 16);
+	r = &a->res[h.stream];
+	switch (h.type) {
+	case EMBER_AGENT_STDOUT:
+		assert_true(r->out_len + h.len <= sizeof(r->out));
+		memcpy(r->out + r->out_len, rxbuf, h.len);
+		r->out_len += h.len;
+		break;
+	case EMBER_AGENT_STDERR:
+		assert_true(r->err_len + h.len <= sizeof(r->err));
+		memcpy(r->err + r->err_len, rxbuf, h.len);
+		r->err_len += h.len;
+		break;
+	case EMBER_AGENT_EXIT:
+		assert_int_equal(ember_agent_exit_decode(rxbuf, h.len,
+							 &r->exit_kind,
+							 &r->exit_code),
+				 0);
+		r->done = 1;
+		r->done_ms = mono_ms();
+		break;
+	case EMBER_AGENT_ERROR:
+		assert_int_equal(ember_agent_error_decode(rxbuf, h.len,
+							  &r->error, &msg, &ml),
+				 0);
+		r->done = 1;
+		r->done_ms = mono_ms();
+		break;
+	default:
+		fail_msg("unexpected frame type %u", h.type);
+	}
+}
+
+static void wait_done(struct agent *a, uint32_t stream)
+{
+	while (!a->res[stream].done)
+		take(a);
+}
+
+/* EXEC @argv (NULL-terminated) on @stream. */
+static void exec_on(struct agent *a, uint32_t stream, uint32_t timeout_ms,
+		    uint32_t flags, const char *const *argv)
+{
+	size_t off = 0;
+
+	for (; *argv; argv++)
+		assert_int_equal(ember_agent_tlv_put_str(pl, sizeof(pl), &off,
+							 EMBER_AGENT_T_ARG,
+							 *argv),
+				 0);
+	if (timeout_ms)
+		ember_agent_tlv_put_u32(pl, sizeof(pl), &off,
+					EMBER_AGENT_T_TIMEOUT, timeout_ms);
+	if (flags)
+		ember_agent_tlv_put_u32(pl, sizeof(pl), &off,
+					EMBER_AGENT_T_FLAGS, flags);
+	send_frame(a, EMBER_AGENT_EXEC, stream, pl, off);
+}
+
+static void expect_exit(struct stream_res *r, uint32_t kind, int32_t code)
+{
+	assert_true(r->done);
+	assert_int_equal(r->error, 0);
+	assert_int_equal(r->exit_kind, kind);
+	assert_int_equal(r->exit_code, code);
+}
+
+static void test_e2e_ping(void **state)
+{
+	struct agent *a = *state;
+	struct ember_agent_hdr h;
+
+	send_frame(a, EMBER_AGENT_PING, 7, "hello", 5);
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_int_equal(h.type, EMBER_AGENT_PONG);
+	assert_int_equal(h.stream, 7);
+	assert_int_equal(h.len, 5);
+	assert_memory_equal(rxbuf, "hello", 5);
+}
+
+static void test_e2e_echo(void **state)
+{
+	struct agent *a = *state;
+	const char *argv[] = { "echo", "hi", NULL };
+
+	exec_on(a, 1, 0, 0, argv);
+	wait_done(a, 1);
+	expect_exit(&a->res[1], EMBER_AGENT_EXITED, 0);
+	assert_int_equal(a->res[1].out_len, 3);
+	assert_memory_equal(a->res[1].out, "hi\n", 3);
+	assert_int_equal(a->res[1].err_len, 0);
+}
+
+static void test_e2e_exit_code_and_stderr(void **state)
+{
+	struct agent *a = *state;
+	const char *argv[] = { "sh", "-c", "echo oops >&2; exit 3", NULL };
+
+	exec_on(a, 2, 0, 0, argv);
+	wait_done(a, 2);
+	expect_exit(&a->res[2], EMBER_AGENT_EXITED, 3);
+	assert_int_equal(a->res[2].out_len, 0);
+	assert_int_equal(a->res[2].err_len, 5);
+	assert_memory_equal(a->res[2].err, "oops\n", 5);
+}
+
+static void test_e2e_stdin_cat(void **state)
+{
+	struct agent *a = *state;
+	const char *argv[] = { "cat", NULL };
+
+	exec_on(a, 3, 0, EMBER_AGENT_F_STDIN, argv);
+	send_frame(a, EMBER_AGENT_STDIN, 3, "hello ", 6);
+	send_frame(a, EMBER_AGENT_STDIN, 3, "world", 5);
+	send_frame(a, EMBER_AGENT_STDIN, 3, NULL, 0);
+	wait_done(a, 3);
+	expect_exit(&a->res[3], EMBER_AGENT_EXITED, 0);
+	assert_int_equal(a->res[3].out_len, 11);
+	assert_memory_equal(a->res[3].out, "hello world", 11);
+}
+
+/* Stream 1 waits on its stdin while stream 2 runs to completion. */
+static void test_e2e_concurrent(void **state)
+{
+	struct agent *a = *state;
+	const char *one[] = { "sh", "-c", "read x; echo got $x", NULL };
+	const char *two[] = { "echo", "two", NULL };
+
+	exec_on(a, 1, 0, EMBER_AGENT_F_STDIN, one);
+	exec_on(a, 2, 0, 0, two);
+	wait_done(a, 2);
+	expect_exit(&a->res[2], EMBER_AGENT_EXITED, 0);
+	assert_memory_equal(a->res[2].out, "two\n", 4);
+	assert_false(a->res[1].done);
+	send_frame(a, EMBER_AGENT_STDIN, 1, "it\n", 3);
+	wait_done(a, 1);
+	expect_exit(&a->res[1], EMBER_AGENT_EXITED, 0);
+	assert_int_equal(a->res[1].out_len, 7);
+	assert_memory_equal(a->res[1].out, "got it\n", 7);
+}
+
+static void test_e2e_timeout(void **state)
+{
+	struct agent *a = *state;
+	const char *argv[] = { "sleep", "10", NULL };
+	int64_t t0 = mono_ms();
+
+	exec_on(a, 4, 300, 0, argv);
+	wait_done(a, 4);
+	expect_exit(&a->res[4], EMBER_AGENT_TIMEOUT, SIGKILL);
+	assert_true(a->res[4].done_ms - t0 >= 250);
+	assert_true(a->res[4].done_ms - t0 < 3000);
+}
+
+static void test_e2e_kill(void **state)
+{
+	struct agent *a = *state;
+	const char *argv[] = { "sleep", "10", NULL };
+	uint8_t sig[4];
+
+	exec_on(a, 5, 0, 0, argv);
+	ember_agent_put32(sig, SIGTERM);
+	send_frame(a, EMBER_AGENT_KILL, 5, sig, 4);
+	wait_done(a, 5);
+	expect_exit(&a->res[5], EMBER_AGENT_SIGNALLED, SIGTERM);
+	/* A finished stream is gone. */
+	send_frame(a, EMBER_AGENT_KILL, 5, sig, 4);
+	a->res[5].done = 0;
+	wait_done(a, 5);
+	assert_int_equal(a->res[5].error, ESRCH);
+}
+
+static void test_e2e_exec_missing(void **state)
+{
+	struct agent *a = *state;
+	const char *argv[] = { "/nonexistent/prog", NULL };
+	const char *ok[] = { "true", NULL };
+
+	exec_on(a, 6, 0, 0, argv);
+	wait_done(a, 6);
+	assert_int_equal(a->res[6].error, ENOENT);
+	/* The stream id is free again once the failed child is reaped. */
+	memset(&a->res[6], 0, sizeof(a->res[6]));
+	for (int i = 0; i < 100; i++) {
+		exec_on(a, 6, 0, 0, ok);
+		wait_done(a, 6);
+		if (a->res[6].error != EBUSY)
+			break;
+		memset(&a->res[6], 0, sizeof(a->res[6]));
+		usleep(10000);
+	}
+	expect_exit(&a->res[6], EMBER_AGENT_EXITED, 0);
+}
+
+static void test_e2e_files(void **state)
+{
+	struct agent *a = *state;
+	char dir[] = "/tmp/ember-agent-XXXXXX", path[64];
+	const size_t total = 1U << 20, chunk = 100000;
+	struct ember_agent_hdr h;
+	uint8_t *data, *back;
+	size_t off = 0, got = 0;
+	struct stat st;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	data = malloc(total);
+	back = malloc(total);
+	assert_non_null(data);
+	assert_non_null(back);
+	for (size_t i = 0; i < total; i++)
+		data[i] = (uint8_t)(i * 2654435761U >> 13);
+
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, path);
+	ember_agent_tlv_put_u32(pl, sizeof(pl), &off, EMBER_AGENT_T_MODE, 0600);
+	send_frame(a, EMBER_AGENT_WRITE_FILE, 9, pl, off);
+	for (size_t o = 0; o < total; o += chunk)
+		send_frame(a, EMBER_AGENT_FILE_DATA, 9, data + o,
+			   total - o < chunk ? total - o : chunk);
+	send_frame(a, EMBER_AGENT_FILE_END, 9, NULL, 0);
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_int_equal(h.type, EMBER_AGENT_OK);
+	assert_int_equal(h.stream, 9);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, total);
+	assert_int_equal(st.st_mode & 07777, 0600);
+
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, path);
+	send_frame(a, EMBER_AGENT_READ_FILE, 10, pl, off);
+	for (;;) {
+		assert_int_equal(recv_frame(a, &h), 0);
+		assert_int_equal(h.stream, 10);
+		if (h.type == EMBER_AGENT_FILE_END)
+			break;
+		assert_int_equal(h.type, EMBER_AGENT_FILE_DATA);
+		assert_true(got + h.len <= total);
+		memcpy(back + got, rxbuf, h.len);
+		got += h.len;
+	}
+	assert_int_equal(got, total);
+	assert_memory_equal(back, data, total);
+
+	/* Errors: a missing file, a directory, an unwritable path. */
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH,
+				"/nonexistent/x");
+	send_frame(a, EMBER_AGENT_READ_FILE, 11, pl, off);
+	wait_done(a, 11);
+	assert_int_equal(a->res[11].error, ENOENT);
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, dir);
+	send_frame(a, EMBER_AGENT_READ_FILE, 12, pl, off);
+	wait_done(a, 12);
+	assert_int_equal(a->res[12].error, EISDIR);
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH,
+				"/nonexistent/x");
+	send_frame(a, EMBER_AGENT_WRITE_FILE, 13, pl, off);
+	send_frame(a, EMBER_AGENT_FILE_DATA, 13, "abc", 3);
+	send_frame(a, EMBER_AGENT_FILE_END, 13, NULL, 0);
+	wait_done(a, 13);
+	assert_int_equal(a->res[13].error, ENOENT);
+
+	unlink(path);
+	rmdir(dir);
+	free(data);
+	free(back);
+}
+
+static void expect_pong(struct agent *a)
+{
+	struct ember_agent_hdr h;
+
+	send_frame(a, EMBER_AGENT_PING, 15, "p", 1);
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_int_equal(h.type, EMBER_AGENT_PONG);
+	assert_int_equal(h.stream, 15);
+}
+
+static void expect_error(struct agent *a, uint32_t stream, uint32_t code)
+{
+	memset(&a->res[stream], 0, sizeof(a->res[stream]));
+	wait_done(a, stream);
+	assert_int_equal(a->res[stream].error, code);
+}
+
+/* Malformed frames with sound headers: ERROR, and the connection lives. */
+static void test_e2e_malformed(void **state)
+{
+	struct agent *a = *state;
+	uint8_t h[EMBER_AGENT_HDR_SIZE];
+	size_t off = 0;
+
+	/* Truncated field list. */
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "ls");
+	send_frame(a, EMBER_AGENT_EXEC, 1, pl, off - 1);
+	expect_error(a, 1, EPROTO);
+	expect_pong(a);
+	/* Unknown type, with a payload to skip. */
+	send_frame(a, 99, 2, "junkjunk", 8);
+	expect_error(a, 2, EPROTO);
+	/* A guest-to-host type. */
+	send_frame(a, EMBER_AGENT_EXIT, 3, "12345678", 8);
+	expect_error(a, 3, EPROTO);
+	/* Data for streams that do not exist. */
+	send_frame(a, EMBER_AGENT_STDIN, 4, "x", 1);
+	expect_error(a, 4, ESRCH);
+	send_frame(a, EMBER_AGENT_FILE_DATA, 5, "x", 1);
+	expect_error(a, 5, ESRCH);
+	send_frame(a, EMBER_AGENT_KILL, 6, "\x09\0\0", 3);
+	expect_error(a, 6, EPROTO);
+	send_frame(a, EMBER_AGENT_READ_FILE, 7, NULL, 0);
+	expect_error(a, 7, EPROTO);
+	/* A header arriving in pieces is still one frame. */
+	ember_agent_hdr_encode(h, EMBER_AGENT_PING, 15, 1);
+	xwrite(a->fd, h, 5);
+	usleep(20000);
+	xwrite(a->fd, h + 5, 11);
+	usleep(20000);
+	xwrite(a->fd, "p", 1);
+	{
+		struct ember_agent_hdr rh;
+
+		assert_int_equal(recv_frame(a, &rh), 0);
+		assert_int_equal(rh.type, EMBER_AGENT_PONG);
+	}
+	expect_pong(a);
+}
+
+/* A bad header desynchronises the stream: ERROR on stream 0, then EOF. */
+static void test_e2e_desync(void **state)
+{
+	struct agent *a = *state;
+	struct ember_agent_hdr h;
+	uint8_t b[EMBER_AGENT_HDR_SIZE];
+
+	ember_agent_hdr_encode(b, EMBER_AGENT_PING, 1,
+			       EMBER_AGENT_MAX_PAYLOAD + 1);
+	xwrite(a->fd, b, sizeof(b));
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_int_equal(h.type, EMBER_AGENT_ERROR);
+	assert_int_equal(h.stream, 0);
+	assert_int_equal(ember_agent_get32(rxbuf), EPROTO);
+	assert_int_equal(recv_frame(a, &h), -1);
+}
+
+static void test_e2e_bad_magic(void **state)
+{
+	struct agent *a = *state;
+	struct ember_agent_hdr h;
+
+	xwrite(a->fd, "GET / HTTP/1.1\r\n\r\n", 18);
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_int_equal(h.type, EMBER_AGENT_ERROR);
+	assert_int_equal(recv_frame(a, &h), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hdr_roundtrip),
+		cmocka_unit_test(test_hdr_malformed),
+		cmocka_unit_test(test_exec_roundtrip),
+		cmocka_unit_test(test_exec_truncated),
+		cmocka_unit_test(test_exec_malformed),
+		cmocka_unit_test(test_exec_counts),
+		cmocka_unit_test(test_encode_nospace),
+		cmocka_unit_test(test_file_decode),
+		cmocka_unit_test(test_small_payloads),
+#define E(fn) cmocka_unit_test_setup_teardown(fn, agent_setup, agent_teardown)
+		E(test_e2e_ping),
+		E(test_e2e_echo),
+		E(test_e2e_exit_code_and_stderr),
+		E(test_e2e_stdin_cat),
+		E(test_e2e_concurrent),
+		E(test_e2e_timeout),
+		E(test_e2e_kill),
+		E(test_e2e_exec_missing),
+		E(test_e2e_files),
+		E(test_e2e_malformed),
+		E(test_e2e_desync),
+		E(test_e2e_bad_magic),
+#undef E
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests_name("agent_protocol", tests, NULL, NULL);
+}
