@@ -19,23 +19,7 @@
 #include <cmocka.h>
 
 #include "../../devices/virtio_blk.h"
-#include "test_util.h"
-
-#define DEVICE_ID	 0x008
-#define DEV_FEATURES	 0x010
-#define DEV_FEATURES_SEL 0x014
-#define DRV_FEATURES	 0x020
-#define DRV_FEATURES_SEL 0x024
-#define QUEUE_SEL	 0x030
-#define QUEUE_NUM	 0x038
-#define QUEUE_READY	 0x044
-#define QUEUE_NOTIFY	 0x050
-#define INT_STATUS	 0x060
-#define INT_ACK		 0x064
-#define STATUS		 0x070
-#define DESC_LOW	 0x080
-#define DRIVER_LOW	 0x090
-#define DEVICE_LOW	 0x0a0
+#include "virtio_driver.h"
 
 #define RAM_BYTES  (1 << 20)
 #define GSI	   10
@@ -53,18 +37,12 @@
 #define SERIAL	   "ember-disk-0"
 #define ST_UNSET   0xee /* status byte before the device writes it */
 
-struct seg {
-	uint64_t gpa;
-	uint32_t len;
-	bool write;
-};
-
 struct fixture {
 	struct test_ram r; /* first: see test_ram__new_in() */
 	struct virtio_blk *blk;
 	struct virtio_mmio *t;
 	int check_fd; /* our own view of the image */
-	uint16_t avail_idx, next_desc, used_seen;
+	struct vdrv_queue q;
 	int irq_level;
 	uint8_t image[DISK_BYTES]; /* what the file held at set-up */
 };
@@ -77,58 +55,19 @@ static void fake_irq(void *opaque, unsigned int gsi, int level)
 	f->irq_level = level;
 }
 
-static uint32_t rd(struct fixture *f, uint64_t off)
-{
-	uint32_t v = 0;
-
-	f->t->dev.ops->read(&f->t->dev, off, &v, 4);
-	return le32toh(v);
-}
-
-static void wr(struct fixture *f, uint64_t off, uint32_t v)
-{
-	v = htole32(v);
-	f->t->dev.ops->write(&f->t->dev, off, &v, 4);
-}
-
-static uint64_t device_features(struct fixture *f)
-{
-	uint64_t lo, hi;
-
-	wr(f, DEV_FEATURES_SEL, 0);
-	lo = rd(f, DEV_FEATURES);
-	wr(f, DEV_FEATURES_SEL, 1);
-	hi = rd(f, DEV_FEATURES);
-	return lo | hi << 32;
-}
+#define rd(f, off)    vdrv_rd((f)->t, off)
+#define wr(f, off, v) vdrv_wr((f)->t, off, v)
 
 /* Reset, accept every feature but EVENT_IDX, queue 0, DRIVER_OK. */
 static void driver_init(struct fixture *f)
 {
-	uint32_t st = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
-	uint64_t feat;
+	uint64_t feat = vdrv_device_features(f->t);
 
-	wr(f, STATUS, 0);
-	memset(f->r.ram + DESC_GPA, 0, USED_GPA + 0x1000 - DESC_GPA);
-	wr(f, STATUS, st);
-	feat = device_features(f) & ~(1ULL << VIRTIO_F_EVENT_IDX);
-	wr(f, DRV_FEATURES_SEL, 0);
-	wr(f, DRV_FEATURES, (uint32_t)feat);
-	wr(f, DRV_FEATURES_SEL, 1);
-	wr(f, DRV_FEATURES, (uint32_t)(feat >> 32));
-	st |= VIRTIO_STATUS_FEATURES_OK;
-	wr(f, STATUS, st);
-	assert_int_equal(rd(f, STATUS), st);
-	wr(f, QUEUE_SEL, 0);
-	wr(f, QUEUE_NUM, QSZ);
-	wr(f, DESC_LOW, DESC_GPA);
-	wr(f, DRIVER_LOW, AVAIL_GPA);
-	wr(f, DEVICE_LOW, USED_GPA);
-	wr(f, QUEUE_READY, 1);
-	st |= VIRTIO_STATUS_DRIVER_OK;
-	wr(f, STATUS, st);
-	assert_int_equal(rd(f, STATUS), st);
-	f->avail_idx = f->next_desc = f->used_seen = 0;
+	feat &= ~(1ULL << VIRTIO_F_EVENT_IDX);
+	vdrv_queue_init(f->r.ram, &f->q, QSZ, DESC_GPA, AVAIL_GPA, USED_GPA);
+	assert_int_equal(vdrv_negotiate(f->t, feat), VDRV_STATUS_NEGOTIATED);
+	vdrv_queue_start(f->t, 0, &f->q);
+	vdrv_driver_ok(f->t);
 }
 
 /* An image file with a pattern; the device gets @flags, we get O_RDWR. */
@@ -205,46 +144,9 @@ static int teardown(void **state)
 	return test_ram__teardown(state);
 }
 
-/* Post a chain of @n segments; returns its head. */
-static uint16_t post(struct fixture *f, const struct seg *s, unsigned int n)
-{
-	uint16_t head, i;
-	uint64_t d;
-
-	if (f->next_desc + n > QSZ)
-		f->next_desc = 0;
-	head = f->next_desc;
-	for (i = 0; i < n; i++) {
-		d = DESC_GPA + 16 * (uint64_t)(head + i);
-		wr64(f->r.ram, d, s[i].gpa);
-		wr32(f->r.ram, d + 8, s[i].len);
-		wr16(f->r.ram, d + 12,
-		     (i + 1u < n ? VIRTQ_DESC_F_NEXT : 0) |
-			     (s[i].write ? VIRTQ_DESC_F_WRITE : 0));
-		wr16(f->r.ram, d + 14, head + i + 1);
-	}
-	f->next_desc += n;
-	wr16(f->r.ram, AVAIL_GPA + 4 + 2 * (f->avail_idx % QSZ), head);
-	f->avail_idx++;
-	wr16(f->r.ram, AVAIL_GPA + 2, f->avail_idx);
-	return head;
-}
-
-static uint16_t used_idx(struct fixture *f)
-{
-	return rd16(f->r.ram, USED_GPA + 2);
-}
-
-/* The next used element: checks its id is @head, returns its length. */
-static uint32_t take_used(struct fixture *f, uint16_t head)
-{
-	uint64_t e = USED_GPA + 4 + 8 * (f->used_seen % QSZ);
-
-	assert_true((uint16_t)(used_idx(f) - f->used_seen) > 0);
-	f->used_seen++;
-	assert_int_equal(rd32(f->r.ram, e), head);
-	return rd32(f->r.ram, e + 4);
-}
+#define post(f, s, n)	   vdrv_post((f)->r.ram, &(f)->q, s, n)
+#define used_idx(f)	   vdrv_used_idx((f)->r.ram, &(f)->q)
+#define take_used(f, head) vdrv_take_used((f)->r.ram, &(f)->q, head)
 
 /* Write a request header at HDR_GPA. */
 static void header(struct fixture *f, uint32_t type, uint64_t sector)
@@ -259,18 +161,18 @@ static void header(struct fixture *f, uint32_t type, uint64_t sector)
  * the used length; the status is at STATUS_GPA.
  */
 static uint32_t request(struct fixture *f, uint32_t type, uint64_t sector,
-			const struct seg *data, unsigned int nd)
+			const struct vdrv_seg *data, unsigned int nd)
 {
-	struct seg s[QSZ];
+	struct vdrv_seg s[QSZ];
 	uint16_t head;
 	unsigned int i;
 
 	assert_true(nd + 2 <= QSZ);
 	header(f, type, sector);
-	s[0] = (struct seg){ HDR_GPA, 16, false };
+	s[0] = (struct vdrv_seg){ HDR_GPA, 16, false };
 	for (i = 0; i < nd; i++)
 		s[1 + i] = data[i];
-	s[1 + nd] = (struct seg){ STATUS_GPA, 1, true };
+	s[1 + nd] = (struct vdrv_seg){ STATUS_GPA, 1, true };
 	f->r.ram[STATUS_GPA] = ST_UNSET;
 	head = post(f, s, nd + 2);
 	wr(f, QUEUE_NOTIFY, 0);
@@ -302,7 +204,7 @@ static void cfg_read(struct fixture *f, uint64_t off, void *buf, uint32_t len)
 static void test_identity_and_config(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t feat = device_features(f);
+	uint64_t feat = vdrv_device_features(f->t);
 	uint8_t b[8];
 	uint64_t v64;
 
@@ -351,15 +253,15 @@ static void test_out_then_in(void **state)
 {
 	struct fixture *f = *state;
 	uint8_t expect[DISK_BYTES];
-	const struct seg out[] = {
+	const struct vdrv_seg out[] = {
 		{ DATA_GPA, 1000, false },
 		{ DATA_GPA + 0x2000, 24, false },
 	};
-	const struct seg in[] = {
+	const struct vdrv_seg in[] = {
 		{ DATA2_GPA, 700, true },
 		{ DATA2_GPA + 0x1000, 324, true },
 	};
-	const struct seg one = { DATA2_GPA, 512, true };
+	const struct vdrv_seg one = { DATA2_GPA, 512, true };
 	unsigned int i;
 
 	for (i = 0; i < 1000; i++)
@@ -399,8 +301,8 @@ static void test_large_transfer(void **state)
 {
 	struct fixture *f = *state;
 	/* The whole disk, more than one bounce buffer, in one request. */
-	const struct seg out = { DATA_GPA, DISK_BYTES, false };
-	const struct seg in = { DATA2_GPA, DISK_BYTES, true };
+	const struct vdrv_seg out = { DATA_GPA, DISK_BYTES, false };
+	const struct vdrv_seg in = { DATA2_GPA, DISK_BYTES, true };
 	unsigned int i;
 
 	for (i = 0; i < DISK_BYTES; i++)
@@ -419,7 +321,7 @@ static void test_status_shares_descriptor(void **state)
 {
 	struct fixture *f = *state;
 	/* Data and status in one writable buffer: status is its last byte. */
-	const struct seg s[] = {
+	const struct vdrv_seg s[] = {
 		{ HDR_GPA, 16, false },
 		{ DATA_GPA, 1025, true },
 	};
@@ -451,7 +353,7 @@ static void test_flush(void **state)
 static void test_get_id(void **state)
 {
 	struct fixture *f = *state;
-	struct seg s = { DATA_GPA, 20, true };
+	struct vdrv_seg s = { DATA_GPA, 20, true };
 	uint8_t expect[20] = SERIAL;
 
 	memset(f->r.ram + DATA_GPA, 0xee, 64);
@@ -479,7 +381,7 @@ static void test_get_id(void **state)
 static void test_get_id_long_serial(void **state)
 {
 	struct fixture *f = test_ram__new_in(sizeof(*f), RAM_BYTES, 0);
-	struct seg s = { DATA_GPA, 20, true };
+	struct vdrv_seg s = { DATA_GPA, 20, true };
 
 	(void)state;
 	assert_non_null(f);
@@ -504,10 +406,10 @@ static void test_get_id_long_serial(void **state)
 static void test_read_only(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg out = { DATA_GPA, 512, false };
-	const struct seg in = { DATA2_GPA, 512, true };
+	const struct vdrv_seg out = { DATA_GPA, 512, false };
+	const struct vdrv_seg in = { DATA2_GPA, 512, true };
 
-	assert_true(device_features(f) & (1ULL << VIRTIO_BLK_F_RO));
+	assert_true(vdrv_device_features(f->t) & (1ULL << VIRTIO_BLK_F_RO));
 	assert_true(virtio_mmio__feature(f->t, VIRTIO_BLK_F_RO));
 	memset(f->r.ram + DATA_GPA, 0x42, 512);
 	assert_int_equal(request(f, VIRTIO_BLK_T_OUT, 0, &out, 1), 1);
@@ -525,8 +427,8 @@ static void test_read_only(void **state)
 static void test_host_io_error(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg out = { DATA_GPA, 512, false };
-	const struct seg in = { DATA2_GPA, 512, true };
+	const struct vdrv_seg out = { DATA_GPA, 512, false };
+	const struct vdrv_seg in = { DATA2_GPA, 512, true };
 
 	/* The fd is read-only: pwrite fails with EBADF. */
 	memset(f->r.ram + DATA_GPA, 0x42, 512);
@@ -540,7 +442,7 @@ static void test_host_io_error(void **state)
 static void test_image_shrank(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg in = { DATA2_GPA, 1024, true };
+	const struct vdrv_seg in = { DATA2_GPA, 1024, true };
 
 	/* The file lost its last sector behind the device's back. */
 	assert_int_equal(ftruncate(f->check_fd, DISK_BYTES - 512), 0);
@@ -554,8 +456,8 @@ static void test_image_shrank(void **state)
 static void test_past_end(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg in2 = { DATA2_GPA, 1024, true };
-	const struct seg out2 = { DATA_GPA, 1024, false };
+	const struct vdrv_seg in2 = { DATA2_GPA, 1024, true };
+	const struct vdrv_seg out2 = { DATA_GPA, 1024, false };
 	const uint64_t bad[] = {
 		SECTORS - 1,	      SECTORS,
 		SECTORS + 1,	      UINT64_MAX,
@@ -589,9 +491,9 @@ static void test_past_end(void **state)
 static void test_unaligned_length(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg in = { DATA2_GPA, 100, true };
-	const struct seg in_odd = { DATA2_GPA, 513, true };
-	const struct seg out = { DATA_GPA, 513, false };
+	const struct vdrv_seg in = { DATA2_GPA, 100, true };
+	const struct vdrv_seg in_odd = { DATA2_GPA, 513, true };
+	const struct vdrv_seg out = { DATA_GPA, 513, false };
 
 	memset(f->r.ram + DATA2_GPA, 0xee, 1024);
 	assert_int_equal(request(f, VIRTIO_BLK_T_IN, 0, &in, 1), 1);
@@ -608,7 +510,7 @@ static void test_unaligned_length(void **state)
 static void test_unsupported(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg in = { DATA2_GPA, 512, true };
+	const struct vdrv_seg in = { DATA2_GPA, 512, true };
 	const uint32_t types[] = { 2, 3, 5, 7, 11, 13, 0x80000000u, 42 };
 	unsigned int i;
 
@@ -624,15 +526,15 @@ static void test_unsupported(void **state)
 static void test_malformed(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg short_hdr[] = {
+	const struct vdrv_seg short_hdr[] = {
 		{ HDR_GPA, 8, false },
 		{ STATUS_GPA, 1, true },
 	};
-	const struct seg no_status[] = {
+	const struct vdrv_seg no_status[] = {
 		{ HDR_GPA, 16, false },
 		{ DATA_GPA, 512, false },
 	};
-	const struct seg split_hdr[] = {
+	const struct vdrv_seg split_hdr[] = {
 		{ HDR_GPA, 10, false },
 		{ HDR_GPA + 10, 6, false },
 		{ DATA2_GPA, 512, true },
@@ -669,12 +571,12 @@ static void test_malformed(void **state)
 static void test_several_per_notify(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg w[] = {
+	const struct vdrv_seg w[] = {
 		{ HDR_GPA, 16, false },
 		{ DATA_GPA, 512, false },
 		{ STATUS_GPA, 1, true },
 	};
-	const struct seg r[] = {
+	const struct vdrv_seg r[] = {
 		{ HDR_GPA + 0x20, 16, false },
 		{ DATA2_GPA, 512, true },
 		{ STATUS_GPA + 1, 1, true },
@@ -701,12 +603,12 @@ static void test_several_per_notify(void **state)
 static void test_broken_chain(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg bad[] = {
+	const struct vdrv_seg bad[] = {
 		{ HDR_GPA, 16, false },
 		{ RAM_BYTES - 256, 512, true }, /* runs out of RAM */
 		{ STATUS_GPA, 1, true },
 	};
-	const struct seg in = { DATA2_GPA, 512, true };
+	const struct vdrv_seg in = { DATA2_GPA, 512, true };
 
 	header(f, VIRTIO_BLK_T_IN, 0);
 	post(f, bad, 3);

@@ -15,34 +15,7 @@
 #include <cmocka.h>
 
 #include "../../devices/virtio_mmio.h"
-#include "test_util.h"
-
-/* Registers (4.2.2). */
-#define MAGIC		 0x000
-#define VERSION		 0x004
-#define DEVICE_ID	 0x008
-#define VENDOR_ID	 0x00c
-#define DEV_FEATURES	 0x010
-#define DEV_FEATURES_SEL 0x014
-#define DRV_FEATURES	 0x020
-#define DRV_FEATURES_SEL 0x024
-#define QUEUE_SEL	 0x030
-#define QUEUE_NUM_MAX	 0x034
-#define QUEUE_NUM	 0x038
-#define QUEUE_READY	 0x044
-#define QUEUE_NOTIFY	 0x050
-#define INT_STATUS	 0x060
-#define INT_ACK		 0x064
-#define STATUS		 0x070
-#define DESC_LOW	 0x080
-#define DESC_HIGH	 0x084
-#define DRIVER_LOW	 0x090
-#define DRIVER_HIGH	 0x094
-#define DEVICE_LOW	 0x0a0
-#define DEVICE_HIGH	 0x0a4
-#define SHM_LEN_LOW	 0x0b0
-#define SHM_LEN_HIGH	 0x0b4
-#define CONFIG_GEN	 0x0fc
+#include "virtio_driver.h"
 
 #define RAM_BYTES (1 << 20)
 #define GSI	  7
@@ -159,69 +132,14 @@ static int teardown(void **state)
 	return test_ram__teardown(state);
 }
 
-static uint32_t rd(struct fixture *f, uint64_t off)
-{
-	uint32_t v = 0xeeeeeeee;
+#define rd(f, off)	      vdrv_rd(&(f)->t, off)
+#define wr(f, off, v)	      vdrv_wr(&(f)->t, off, v)
+#define device_features(f)    vdrv_device_features(&(f)->t)
+#define driver_features(f, x) vdrv_driver_features(&(f)->t, x)
+#define negotiate(f, feat)    vdrv_negotiate(&(f)->t, feat)
+#define setup_queue(f, ...)   vdrv_setup_queue(&(f)->t, __VA_ARGS__)
 
-	f->t.dev.ops->read(&f->t.dev, off, &v, 4);
-	return le32toh(v);
-}
-
-static void wr(struct fixture *f, uint64_t off, uint32_t v)
-{
-	v = htole32(v);
-	f->t.dev.ops->write(&f->t.dev, off, &v, 4);
-}
-
-static uint64_t device_features(struct fixture *f)
-{
-	uint64_t lo, hi;
-
-	wr(f, DEV_FEATURES_SEL, 0);
-	lo = rd(f, DEV_FEATURES);
-	wr(f, DEV_FEATURES_SEL, 1);
-	hi = rd(f, DEV_FEATURES);
-	return lo | hi << 32;
-}
-
-static void driver_features(struct fixture *f, uint64_t feat)
-{
-	wr(f, DRV_FEATURES_SEL, 0);
-	wr(f, DRV_FEATURES, (uint32_t)feat);
-	wr(f, DRV_FEATURES_SEL, 1);
-	wr(f, DRV_FEATURES, (uint32_t)(feat >> 32));
-}
-
-/* 3.1.1 steps 1-6; returns the status read back. */
-static uint32_t negotiate(struct fixture *f, uint64_t feat)
-{
-	wr(f, STATUS, 0);
-	wr(f, STATUS, VIRTIO_STATUS_ACKNOWLEDGE);
-	wr(f, STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	driver_features(f, feat);
-	wr(f, STATUS,
-	   VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
-		   VIRTIO_STATUS_FEATURES_OK);
-	return rd(f, STATUS);
-}
-
-static void setup_queue(struct fixture *f, uint32_t sel, uint32_t num,
-			uint64_t desc, uint64_t avail, uint64_t used)
-{
-	wr(f, QUEUE_SEL, sel);
-	wr(f, QUEUE_NUM, num);
-	wr(f, DESC_LOW, (uint32_t)desc);
-	wr(f, DESC_HIGH, (uint32_t)(desc >> 32));
-	wr(f, DRIVER_LOW, (uint32_t)avail);
-	wr(f, DRIVER_HIGH, (uint32_t)(avail >> 32));
-	wr(f, DEVICE_LOW, (uint32_t)used);
-	wr(f, DEVICE_HIGH, (uint32_t)(used >> 32));
-	wr(f, QUEUE_READY, 1);
-}
-
-static const uint32_t ok_status = VIRTIO_STATUS_ACKNOWLEDGE |
-				  VIRTIO_STATUS_DRIVER |
-				  VIRTIO_STATUS_FEATURES_OK;
+static const uint32_t ok_status = VDRV_STATUS_NEGOTIATED;
 
 /* Negotiated, queue 0 (and 1) ready, DRIVER_OK. */
 static void bring_up(struct fixture *f, uint64_t feat)

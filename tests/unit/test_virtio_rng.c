@@ -15,24 +15,7 @@
 #include <cmocka.h>
 
 #include "../../devices/virtio_rng.h"
-#include "test_util.h"
-
-#define DEV_FEATURES	 0x010
-#define DEV_FEATURES_SEL 0x014
-#define DRV_FEATURES	 0x020
-#define DRV_FEATURES_SEL 0x024
-#define QUEUE_SEL	 0x030
-#define QUEUE_NUM_MAX	 0x034
-#define QUEUE_NUM	 0x038
-#define QUEUE_READY	 0x044
-#define QUEUE_NOTIFY	 0x050
-#define INT_STATUS	 0x060
-#define INT_ACK		 0x064
-#define STATUS		 0x070
-#define DESC_LOW	 0x080
-#define DRIVER_LOW	 0x090
-#define DEVICE_LOW	 0x0a0
-#define DEVICE_ID	 0x008
+#include "virtio_driver.h"
 
 #define RAM_BYTES (1 << 20)
 #define GSI	  9
@@ -42,17 +25,11 @@
 #define USED_GPA  0x3000
 #define BUF_GPA	  0x10000
 
-struct seg {
-	uint64_t gpa;
-	uint32_t len;
-	bool write;
-};
-
 struct fixture {
 	struct test_ram r; /* first: see test_ram__new_in() */
 	struct virtio_rng *rng;
 	struct virtio_mmio *t;
-	uint16_t avail_idx, next_desc, used_seen;
+	struct vdrv_queue q;
 	unsigned int irq_calls;
 	int irq_level;
 };
@@ -66,45 +43,20 @@ static void fake_irq(void *opaque, unsigned int gsi, int level)
 	f->irq_level = level;
 }
 
-static uint32_t rd(struct fixture *f, uint64_t off)
-{
-	uint32_t v = 0;
-
-	f->t->dev.ops->read(&f->t->dev, off, &v, 4);
-	return le32toh(v);
-}
-
-static void wr(struct fixture *f, uint64_t off, uint32_t v)
-{
-	v = htole32(v);
-	f->t->dev.ops->write(&f->t->dev, off, &v, 4);
-}
+#define rd(f, off)    vdrv_rd((f)->t, off)
+#define wr(f, off, v) vdrv_wr((f)->t, off, v)
 
 /* 3.1.1 and 4.2.3: reset, negotiate VERSION_1 only, queue 0, DRIVER_OK. */
 static void driver_init(struct fixture *f)
 {
-	uint32_t st = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
-
-	wr(f, STATUS, 0);
 	/* Fresh rings, as a driver allocates them. */
-	memset(f->r.ram + DESC_GPA, 0, USED_GPA + 0x1000 - DESC_GPA);
-	wr(f, STATUS, st);
-	wr(f, DRV_FEATURES_SEL, 1);
-	wr(f, DRV_FEATURES, 1); /* bit 32: VERSION_1 */
-	st |= VIRTIO_STATUS_FEATURES_OK;
-	wr(f, STATUS, st);
-	assert_int_equal(rd(f, STATUS), st);
+	vdrv_queue_init(f->r.ram, &f->q, QSZ, DESC_GPA, AVAIL_GPA, USED_GPA);
+	assert_int_equal(vdrv_negotiate(f->t, 1ULL << VIRTIO_F_VERSION_1),
+			 VDRV_STATUS_NEGOTIATED);
 	wr(f, QUEUE_SEL, 0);
 	assert_int_equal(rd(f, QUEUE_NUM_MAX), VIRTQ_MAX_SIZE);
-	wr(f, QUEUE_NUM, QSZ);
-	wr(f, DESC_LOW, DESC_GPA);
-	wr(f, DRIVER_LOW, AVAIL_GPA);
-	wr(f, DEVICE_LOW, USED_GPA);
-	wr(f, QUEUE_READY, 1);
-	st |= VIRTIO_STATUS_DRIVER_OK;
-	wr(f, STATUS, st);
-	assert_int_equal(rd(f, STATUS), st);
-	f->avail_idx = f->next_desc = f->used_seen = 0;
+	vdrv_queue_start(f->t, 0, &f->q);
+	vdrv_driver_ok(f->t);
 }
 
 static int setup(void **state)
@@ -134,46 +86,9 @@ static int teardown(void **state)
 	return test_ram__teardown(state);
 }
 
-/* Post a chain of @n segments; returns its head. */
-static uint16_t post(struct fixture *f, const struct seg *s, unsigned int n)
-{
-	uint16_t head, i;
-	uint64_t d;
-
-	if (f->next_desc + n > QSZ)
-		f->next_desc = 0;
-	head = f->next_desc;
-	for (i = 0; i < n; i++) {
-		d = DESC_GPA + 16 * (uint64_t)(head + i);
-		wr64(f->r.ram, d, s[i].gpa);
-		wr32(f->r.ram, d + 8, s[i].len);
-		wr16(f->r.ram, d + 12,
-		     (i + 1u < n ? VIRTQ_DESC_F_NEXT : 0) |
-			     (s[i].write ? VIRTQ_DESC_F_WRITE : 0));
-		wr16(f->r.ram, d + 14, head + i + 1);
-	}
-	f->next_desc += n;
-	wr16(f->r.ram, AVAIL_GPA + 4 + 2 * (f->avail_idx % QSZ), head);
-	f->avail_idx++;
-	wr16(f->r.ram, AVAIL_GPA + 2, f->avail_idx);
-	return head;
-}
-
-static uint16_t used_idx(struct fixture *f)
-{
-	return rd16(f->r.ram, USED_GPA + 2);
-}
-
-/* The next used element: checks its id is @head, returns its length. */
-static uint32_t take_used(struct fixture *f, uint16_t head)
-{
-	uint64_t e = USED_GPA + 4 + 8 * (f->used_seen % QSZ);
-
-	assert_true((uint16_t)(used_idx(f) - f->used_seen) > 0);
-	f->used_seen++;
-	assert_int_equal(rd32(f->r.ram, e), head);
-	return rd32(f->r.ram, e + 4);
-}
+#define post(f, s, n)	   vdrv_post((f)->r.ram, &(f)->q, s, n)
+#define used_idx(f)	   vdrv_used_idx((f)->r.ram, &(f)->q)
+#define take_used(f, head) vdrv_take_used((f)->r.ram, &(f)->q, head)
 
 static bool all_zero(const uint8_t *p, size_t len)
 {
@@ -208,7 +123,7 @@ static void test_identity(void **state)
 static void test_fill(void **state)
 {
 	struct fixture *f = *state;
-	struct seg s = { BUF_GPA, 64, true };
+	struct vdrv_seg s = { BUF_GPA, 64, true };
 	uint16_t head = post(f, &s, 1);
 
 	wr(f, QUEUE_NOTIFY, 0);
@@ -241,7 +156,7 @@ static void test_segments(void **state)
 {
 	struct fixture *f = *state;
 	/* A readable segment first (ignored), then two writable ones. */
-	const struct seg s[] = {
+	const struct vdrv_seg s[] = {
 		{ BUF_GPA + 0x1000, 16, false },
 		{ BUF_GPA, 7, true },
 		{ BUF_GPA + 0x800, 33, true },
@@ -263,7 +178,7 @@ static void test_segments(void **state)
 static void test_large_buffer_capped(void **state)
 {
 	struct fixture *f = *state;
-	struct seg s = { BUF_GPA, 3 * VIRTIO_RNG_MAX_BYTES, true };
+	struct vdrv_seg s = { BUF_GPA, 3 * VIRTIO_RNG_MAX_BYTES, true };
 	uint16_t head = post(f, &s, 1);
 
 	wr(f, QUEUE_NOTIFY, 0);
@@ -276,7 +191,7 @@ static void test_large_buffer_capped(void **state)
 static void test_readable_only(void **state)
 {
 	struct fixture *f = *state;
-	struct seg s = { BUF_GPA, 32, false };
+	struct vdrv_seg s = { BUF_GPA, 32, false };
 	uint16_t head = post(f, &s, 1);
 
 	wr(f, QUEUE_NOTIFY, 0);
@@ -285,7 +200,8 @@ static void test_readable_only(void **state)
 	assert_false(rd(f, STATUS) & VIRTIO_STATUS_NEEDS_RESET);
 }
 
-static void check_broken(struct fixture *f, const struct seg *s, unsigned int n)
+static void check_broken(struct fixture *f, const struct vdrv_seg *s,
+			 unsigned int n)
 {
 	uint32_t st;
 
@@ -300,7 +216,7 @@ static void check_broken(struct fixture *f, const struct seg *s, unsigned int n)
 	assert_int_equal(used_idx(f), 0);
 	/* Dead until reset: a good chain now is left alone. */
 	{
-		struct seg good = { BUF_GPA, 16, true };
+		struct vdrv_seg good = { BUF_GPA, 16, true };
 
 		post(f, &good, 1);
 		wr(f, QUEUE_NOTIFY, 0);
@@ -313,7 +229,7 @@ static void check_broken(struct fixture *f, const struct seg *s, unsigned int n)
 	assert_int_equal(rd(f, INT_STATUS), 0);
 	assert_int_equal(f->irq_level, 0);
 	{
-		struct seg good = { BUF_GPA, 16, true };
+		struct vdrv_seg good = { BUF_GPA, 16, true };
 		uint16_t head = post(f, &good, 1);
 
 		wr(f, QUEUE_NOTIFY, 0);
@@ -324,10 +240,10 @@ static void check_broken(struct fixture *f, const struct seg *s, unsigned int n)
 static void test_broken_chain(void **state)
 {
 	struct fixture *f = *state;
-	const struct seg outside = { RAM_BYTES - 8, 16, true };
-	const struct seg wrapping = { 0xfffffffffffffff8ULL, 16, true };
-	const struct seg zero = { BUF_GPA, 0, true };
-	const struct seg write_then_read[] = {
+	const struct vdrv_seg outside = { RAM_BYTES - 8, 16, true };
+	const struct vdrv_seg wrapping = { 0xfffffffffffffff8ULL, 16, true };
+	const struct vdrv_seg zero = { BUF_GPA, 0, true };
+	const struct vdrv_seg write_then_read[] = {
 		{ BUF_GPA, 16, true },
 		{ BUF_GPA + 0x100, 16, false },
 	};

@@ -16,21 +16,7 @@
 #include <cmocka.h>
 
 #include "../../devices/virtio_vsock.h"
-#include "test_util.h"
-
-#define DEVICE_ID	 0x008
-#define DEV_FEATURES	 0x010
-#define DEV_FEATURES_SEL 0x014
-#define DRV_FEATURES	 0x020
-#define DRV_FEATURES_SEL 0x024
-#define QUEUE_SEL	 0x030
-#define QUEUE_NUM	 0x038
-#define QUEUE_READY	 0x044
-#define QUEUE_NOTIFY	 0x050
-#define STATUS		 0x070
-#define DESC_LOW	 0x080
-#define DRIVER_LOW	 0x090
-#define DEVICE_LOW	 0x0a0
+#include "virtio_driver.h"
 
 #define RAM_BYTES (2 << 20)
 #define GSI	  11
@@ -61,15 +47,11 @@ struct ev {
 	uint32_t arg; /* recv length, shutdown flags */
 };
 
-struct drvq {
-	uint16_t avail_idx, next_desc, used_seen;
-};
-
 struct fixture {
 	struct test_ram r; /* first: see test_ram__new_in() */
 	struct virtio_vsock *v;
 	struct virtio_mmio *t;
-	struct drvq q[3];
+	struct vdrv_queue q[3];
 	unsigned int rx_outstanding;
 	uint32_t rx_size; /* size of rx buffers posted from now on */
 	int connect_ret, recv_ret;
@@ -150,60 +132,23 @@ static const struct vsock_backend_ops be_ops = {
 	.credit = be_credit,
 };
 
-static uint32_t rd(struct fixture *f, uint64_t off)
-{
-	uint32_t v = 0;
-
-	f->t->dev.ops->read(&f->t->dev, off, &v, 4);
-	return le32toh(v);
-}
-
-static void wr(struct fixture *f, uint64_t off, uint32_t v)
-{
-	v = htole32(v);
-	f->t->dev.ops->write(&f->t->dev, off, &v, 4);
-}
-
-static uint64_t device_features(struct fixture *f)
-{
-	uint64_t lo, hi;
-
-	wr(f, DEV_FEATURES_SEL, 0);
-	lo = rd(f, DEV_FEATURES);
-	wr(f, DEV_FEATURES_SEL, 1);
-	hi = rd(f, DEV_FEATURES);
-	return lo | hi << 32;
-}
+#define rd(f, off)    vdrv_rd((f)->t, off)
+#define wr(f, off, v) vdrv_wr((f)->t, off, v)
 
 /* Reset, accept every feature but EVENT_IDX, three queues, DRIVER_OK. */
 static void driver_init(struct fixture *f)
 {
-	uint32_t st = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
-	uint64_t feat;
+	uint64_t feat = vdrv_device_features(f->t);
 	unsigned int i;
 
-	wr(f, STATUS, 0);
-	memset(f->r.ram + Q_GPA(0), 0, Q_GPA(3) - Q_GPA(0));
-	wr(f, STATUS, st);
-	feat = device_features(f) & ~(1ULL << VIRTIO_F_EVENT_IDX);
-	wr(f, DRV_FEATURES_SEL, 0);
-	wr(f, DRV_FEATURES, (uint32_t)feat);
-	wr(f, DRV_FEATURES_SEL, 1);
-	wr(f, DRV_FEATURES, (uint32_t)(feat >> 32));
-	st |= VIRTIO_STATUS_FEATURES_OK;
-	wr(f, STATUS, st);
-	for (i = 0; i < 3; i++) {
-		wr(f, QUEUE_SEL, i);
-		wr(f, QUEUE_NUM, QSZ);
-		wr(f, DESC_LOW, (uint32_t)Q_GPA(i));
-		wr(f, DRIVER_LOW, (uint32_t)Q_GPA(i) + 0x1000);
-		wr(f, DEVICE_LOW, (uint32_t)Q_GPA(i) + 0x2000);
-		wr(f, QUEUE_READY, 1);
-	}
-	st |= VIRTIO_STATUS_DRIVER_OK;
-	wr(f, STATUS, st);
-	assert_int_equal(rd(f, STATUS), st);
-	memset(f->q, 0, sizeof(f->q));
+	feat &= ~(1ULL << VIRTIO_F_EVENT_IDX);
+	for (i = 0; i < 3; i++)
+		vdrv_queue_init(f->r.ram, &f->q[i], QSZ, Q_GPA(i),
+				Q_GPA(i) + 0x1000, Q_GPA(i) + 0x2000);
+	(void)vdrv_negotiate(f->t, feat);
+	for (i = 0; i < 3; i++)
+		vdrv_queue_start(f->t, i, &f->q[i]);
+	vdrv_driver_ok(f->t);
 	f->rx_outstanding = 0;
 	f->rx_size = RX_MAX;
 }
@@ -239,33 +184,16 @@ static int teardown(void **state)
 static uint16_t post(struct fixture *f, unsigned int qi, const uint64_t *gpa,
 		     const uint32_t *len, bool write, unsigned int n)
 {
-	struct drvq *q = &f->q[qi];
-	uint64_t base = Q_GPA(qi), d;
-	uint16_t head, i;
+	struct vdrv_seg s[8];
+	unsigned int i;
 
-	if (q->next_desc + n > QSZ)
-		q->next_desc = 0;
-	head = q->next_desc;
-	for (i = 0; i < n; i++) {
-		d = base + 16 * (uint64_t)(head + i);
-		wr64(f->r.ram, d, gpa[i]);
-		wr32(f->r.ram, d + 8, len[i]);
-		wr16(f->r.ram, d + 12,
-		     (i + 1u < n ? VIRTQ_DESC_F_NEXT : 0) |
-			     (write ? VIRTQ_DESC_F_WRITE : 0));
-		wr16(f->r.ram, d + 14, head + i + 1);
-	}
-	q->next_desc += n;
-	wr16(f->r.ram, base + 0x1000 + 4 + 2 * (q->avail_idx % QSZ), head);
-	q->avail_idx++;
-	wr16(f->r.ram, base + 0x1000 + 2, q->avail_idx);
-	return head;
+	assert_true(n <= 8);
+	for (i = 0; i < n; i++)
+		s[i] = (struct vdrv_seg){ gpa[i], len[i], write };
+	return vdrv_post(f->r.ram, &f->q[qi], s, n);
 }
 
-static uint16_t used_idx(struct fixture *f, unsigned int qi)
-{
-	return rd16(f->r.ram, Q_GPA(qi) + 0x2000 + 2);
-}
+#define used_idx(f, qi) vdrv_used_idx((f)->r.ram, &(f)->q[qi])
 
 static void build_hdr(uint8_t *b, const struct hdr *h)
 {
@@ -346,7 +274,7 @@ static void tx_op(struct fixture *f, uint32_t gport, uint32_t hport,
 /* Post one rx buffer of f->rx_size bytes (the device may use it now). */
 static void rx_post(struct fixture *f)
 {
-	struct drvq *q = &f->q[VIRTIO_VSOCK_Q_RX];
+	struct vdrv_queue *q = &f->q[VIRTIO_VSOCK_Q_RX];
 	uint64_t gpa;
 	uint16_t d;
 
@@ -365,7 +293,7 @@ static void rx_post(struct fixture *f)
  */
 static bool rx_get(struct fixture *f, struct hdr *h, uint8_t *payload)
 {
-	struct drvq *q = &f->q[VIRTIO_VSOCK_Q_RX];
+	struct vdrv_queue *q = &f->q[VIRTIO_VSOCK_Q_RX];
 	uint64_t e, gpa;
 	uint32_t id, len;
 	const uint8_t *b;
@@ -377,7 +305,7 @@ static bool rx_get(struct fixture *f, struct hdr *h, uint8_t *payload)
 		if (used_idx(f, VIRTIO_VSOCK_Q_RX) == q->used_seen)
 			return false;
 	}
-	e = Q_GPA(0) + 0x2000 + 4 + 8 * (q->used_seen % QSZ);
+	e = vdrv_used_elem(q);
 	q->used_seen++;
 	f->rx_outstanding--;
 	id = rd32(f->r.ram, e);
@@ -458,7 +386,8 @@ static void test_identity_and_config(void **state)
 	uint8_t b[4];
 
 	assert_int_equal(rd(f, DEVICE_ID), 19);
-	assert_true(device_features(f) & (1ULL << VIRTIO_VSOCK_F_STREAM));
+	assert_true(vdrv_device_features(f->t) &
+		    (1ULL << VIRTIO_VSOCK_F_STREAM));
 	assert_int_equal(rd(f, VIRTIO_MMIO_CONFIG), CID);
 	assert_int_equal(rd(f, VIRTIO_MMIO_CONFIG + 4), 0);
 	f->t->dev.ops->read(&f->t->dev, VIRTIO_MMIO_CONFIG, &v64, 8);
