@@ -200,29 +200,49 @@ static int emu__mxcsr(struct emu *e, const struct x86_insn *in, uint64_t ea)
 	return emu__skip(e, in->len);
 }
 
+/*
+ * The checks XSAVE-family instructions share: #UD without CR4.OSXSAVE or
+ * with a LOCK/REP/66 prefix (SDM vol. 2).  Returns true when #UD applies.
+ */
+static bool emu__xsave_ud(const struct emu *e, const struct x86_insn *in)
+{
+	return !(e->sregs.cr4 & X86_CR4_OSXSAVE) || in->lock || in->rep ||
+	       in->repne || in->op66;
+}
+
+/* The guest's XCR0, through KVM_GET_XCRS.  Returns 0 or -errno. */
+static int emu__xcr0(const struct emu *e, uint64_t *xcr0)
+{
+	struct kvm_xcrs xcrs;
+	unsigned int i;
+
+	if (ioctl(e->v->fd, KVM_GET_XCRS, &xcrs) < 0)
+		return -errno;
+	*xcr0 = 0;
+	for (i = 0; i < xcrs.nr_xcrs && i < KVM_MAX_XCRS; i++)
+		if (xcrs.xcrs[i].xcr == 0)
+			*xcr0 = xcrs.xcrs[i].value;
+	return 0;
+}
+
 static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
 			     uint64_t ea)
 {
 	const struct xstate_layout *l = &e->v->vm->xstate;
 	struct kvm_xsave live;
-	struct kvm_xcrs xcrs;
 	uint8_t area[XSTATE_LIVE_SIZE];
 	uint64_t xcr0 = 0, rfbm;
 	uint32_t size, mxcsr_mask;
-	unsigned int i;
 	int faulted, ret;
 	bool save = in->reg != GRP15_XRSTOR;
 
-	if (!(e->sregs.cr4 & X86_CR4_OSXSAVE) || in->lock || in->rep ||
-	    in->repne || in->op66)
+	if (emu__xsave_ud(e, in))
 		return emu__inject(e, VEC_UD, false, 0, 0);
 	if (ea & 63)
 		return emu__inject(e, VEC_GP, true, 0, 0);
-	if (ioctl(e->v->fd, KVM_GET_XCRS, &xcrs) < 0)
-		return -errno;
-	for (i = 0; i < xcrs.nr_xcrs && i < KVM_MAX_XCRS; i++)
-		if (xcrs.xcrs[i].xcr == 0)
-			xcr0 = xcrs.xcrs[i].value;
+	ret = emu__xcr0(e, &xcr0);
+	if (ret)
+		return ret;
 	rfbm = xcr0 &
 	       ((uint64_t)(uint32_t)e->regs.rdx << 32 | (uint32_t)e->regs.rax);
 	size = xstate__area_size(l, rfbm);
@@ -278,20 +298,16 @@ static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
  */
 static int emu__xgetbv(struct emu *e, const struct x86_insn *in)
 {
-	struct kvm_xcrs xcrs;
-	uint64_t xcr0 = 0;
-	unsigned int i;
+	uint64_t xcr0;
+	int ret;
 
-	if (!(e->sregs.cr4 & X86_CR4_OSXSAVE) || in->lock || in->rep ||
-	    in->repne || in->op66)
+	if (emu__xsave_ud(e, in))
 		return emu__inject(e, VEC_UD, false, 0, 0);
 	if ((uint32_t)e->regs.rcx != 0)
 		return emu__inject(e, VEC_GP, true, 0, 0);
-	if (ioctl(e->v->fd, KVM_GET_XCRS, &xcrs) < 0)
-		return -errno;
-	for (i = 0; i < xcrs.nr_xcrs && i < KVM_MAX_XCRS; i++)
-		if (xcrs.xcrs[i].xcr == 0)
-			xcr0 = xcrs.xcrs[i].value;
+	ret = emu__xcr0(e, &xcr0);
+	if (ret)
+		return ret;
 	e->regs.rax = (uint32_t)xcr0;
 	e->regs.rdx = xcr0 >> 32;
 	return emu__skip(e, in->len);
