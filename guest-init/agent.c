@@ -193,6 +193,24 @@ static void child_fail(int errfd, int err)
 	_exit(127);
 }
 
+/*
+ * A new stream for an EXEC or WRITE_FILE request, or NULL after answering
+ * ERROR (the id is in use, or every slot is).
+ */
+static struct slot *slot_open(struct conn *c, uint32_t stream)
+{
+	struct slot *s;
+
+	if (slot_find(c, stream)) {
+		send_error(c, stream, EBUSY, "stream id in use");
+		return NULL;
+	}
+	s = slot_new(c, stream);
+	if (!s)
+		send_error(c, stream, EAGAIN, "too many streams");
+	return s;
+}
+
 static void do_exec(struct conn *c, const struct ember_agent_hdr *h,
 		    const uint8_t *payload)
 {
@@ -209,15 +227,9 @@ static void do_exec(struct conn *c, const struct ember_agent_hdr *h,
 		send_proto_error(c, h->stream, rc);
 		return;
 	}
-	if (slot_find(c, h->stream)) {
-		send_error(c, h->stream, EBUSY, "stream id in use");
+	s = slot_open(c, h->stream);
+	if (!s)
 		return;
-	}
-	s = slot_new(c, h->stream);
-	if (!s) {
-		send_error(c, h->stream, EAGAIN, "too many streams");
-		return;
-	}
 	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
 	    pipe2(ep, O_CLOEXEC) ||
 	    ((e.flags & EMBER_AGENT_F_STDIN) && pipe2(in, O_CLOEXEC))) {
@@ -422,15 +434,9 @@ static void do_write_file(struct conn *c, const struct ember_agent_hdr *h,
 		send_proto_error(c, h->stream, rc);
 		return;
 	}
-	if (slot_find(c, h->stream)) {
-		send_error(c, h->stream, EBUSY, "stream id in use");
+	s = slot_open(c, h->stream);
+	if (!s)
 		return;
-	}
-	s = slot_new(c, h->stream);
-	if (!s) {
-		send_error(c, h->stream, EAGAIN, "too many streams");
-		return;
-	}
 	s->kind = SLOT_WRITE;
 	s->file_fd =
 		open(f.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, f.mode);
