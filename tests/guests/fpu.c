@@ -82,36 +82,6 @@ asm(".text\n"
     "1:	popq %rax\n"
     "	jmp *guest_exc_stubs+13*8(%rip)\n");
 
-/* Byte access through volatile: no memset/memcpy calls, no vector code. */
-static void fill(u8 *dst, u8 v, u32 len)
-{
-	volatile u8 *d = dst;
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		d[i] = v;
-}
-
-static void copy(u8 *dst, const u8 *src, u32 len)
-{
-	volatile u8 *d = dst;
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		d[i] = src[i];
-}
-
-static int same(const u8 *a, const u8 *b, u32 len)
-{
-	const volatile u8 *x = a;
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		if (x[i] != b[i])
-			return 0;
-	return 1;
-}
-
 static int all_zero(const u8 *a, u32 len)
 {
 	const volatile u8 *x = a;

@@ -165,4 +165,38 @@ void guest_exception(u64 vec, u64 error_code, u64 rip)
 
 int guest_main(void);
 
+/*
+ * Byte loops through volatile pointers, so the compiler emits neither
+ * memset/memcpy calls (there is no libc) nor vector code (which a PVM host
+ * cannot emulate at CPL0).
+ */
+static inline void fill(u8 *dst, u8 v, u32 len)
+{
+	volatile u8 *d = dst;
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		d[i] = v;
+}
+
+static inline void copy(u8 *dst, const u8 *src, u32 len)
+{
+	volatile u8 *d = dst;
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		d[i] = src[i];
+}
+
+static inline int same(const u8 *a, const u8 *b, u32 len)
+{
+	const volatile u8 *x = a;
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		if (x[i] != b[i])
+			return 0;
+	return 1;
+}
+
 #endif /* EMBER_TESTS_GUEST_H */

@@ -155,35 +155,6 @@ TRY_INSN(try_xrstor, "xrstor64 (%0)")
 /* lock xsave64 (%rdi): f0 48 0f ae 27 */
 TRY_INSN(try_lock_xsave, ".byte 0xf0, 0x48, 0x0f, 0xae, 0x27")
 
-static void fill(u8 *dst, u8 v, u32 len)
-{
-	volatile u8 *d = dst;
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		d[i] = v;
-}
-
-static void copy(u8 *dst, const u8 *src, u32 len)
-{
-	volatile u8 *d = dst;
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		d[i] = src[i];
-}
-
-static int same(const u8 *a, const u8 *b, u32 len)
-{
-	const volatile u8 *x = a;
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		if (x[i] != b[i])
-			return 0;
-	return 1;
-}
-
 static void put64(u8 *p, u64 v)
 {
 	volatile u8 *d = p;

@@ -80,14 +80,6 @@ static u8 blk_req(u32 type, u64 sector, u8 *buf, u32 len)
 	return *(volatile u8 *)&status_byte;
 }
 
-static int same(const u8 *a, const u8 *b, u32 n)
-{
-	while (n--)
-		if (*a++ != *b++)
-			return 0;
-	return 1;
-}
-
 static int normal_path(void)
 {
 	u64 base = virtio_slot(0);
