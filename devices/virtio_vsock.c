@@ -51,6 +51,7 @@ struct virtio_vsock {
 	unsigned int nr_data, nr_ctrl;
 	uint64_t data_bytes;
 	bool tx_stalled; /* tx left unread for want of control room */
+	bool rx_starved; /* send() stopped short on a full pending queue */
 	uint8_t cfg[8]; /* guest_cid, little-endian */
 	struct virtq_chain chain; /* ~6 KiB: not on the event thread's stack */
 	uint8_t bounce[VIRTIO_VSOCK_MAX_PAYLOAD];
@@ -572,6 +573,30 @@ static void virtio_vsock__config_read(void *opaque, uint64_t off, void *data,
 		out[i] = off + i < sizeof(v->cfg) ? v->cfg[off + i] : 0;
 }
 
+static bool vsock__queue_full(const struct virtio_vsock *v)
+{
+	return v->nr_data >= VIRTIO_VSOCK_PENDING_DATA ||
+	       v->data_bytes >= VIRTIO_VSOCK_PENDING_BYTES;
+}
+
+/*
+ * A send() that stopped short because the pending queue (not the guest's
+ * credit) was full waits for credit(): give it once the guest has taken
+ * packets out.  Runs in a transport op, where backend ops may be called.
+ */
+static void vsock__unstarve(struct virtio_vsock *v)
+{
+	unsigned int i;
+
+	if (!v->rx_starved || vsock__queue_full(v) || !v->ops->credit)
+		return;
+	v->rx_starved = false;
+	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++)
+		if (v->conns[i].state == CONN_ESTABLISHED &&
+		    conn__credit(&v->conns[i]))
+			v->ops->credit(v->backend, v->conns[i].id);
+}
+
 static void virtio_vsock__notify(void *opaque, struct virtio_mmio *t,
 				 unsigned int idx)
 {
@@ -590,6 +615,7 @@ static void virtio_vsock__notify(void *opaque, struct virtio_mmio *t,
 	 */
 	if (v->tx_stalled && v->nr_ctrl + 1 < VIRTIO_VSOCK_PENDING_CTRL)
 		vsock__process_tx(v);
+	vsock__unstarve(v);
 }
 
 static void virtio_vsock__reset(void *opaque)
@@ -599,6 +625,7 @@ static void virtio_vsock__reset(void *opaque)
 
 	pending__free_all(v);
 	v->tx_stalled = false;
+	v->rx_starved = false;
 	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++) {
 		if (v->conns[i].state == CONN_FREE)
 			continue;
@@ -734,8 +761,7 @@ static uint32_t conn__room(const struct virtio_vsock *v,
 {
 	uint32_t credit = conn__credit(c), room;
 
-	if (v->nr_data >= VIRTIO_VSOCK_PENDING_DATA ||
-	    v->data_bytes >= VIRTIO_VSOCK_PENDING_BYTES)
+	if (vsock__queue_full(v))
 		return 0;
 	room = (uint32_t)(VIRTIO_VSOCK_PENDING_BYTES - v->data_bytes);
 	return credit < room ? credit : room;
@@ -768,8 +794,11 @@ ssize_t virtio_vsock__send(struct virtio_vsock *v, struct vsock_conn_id id,
 			n = VIRTIO_VSOCK_MAX_PAYLOAD;
 		if (n > len - done)
 			n = (uint32_t)(len - done);
-		if (!n)
+		if (!n) {
+			if (vsock__queue_full(v))
+				v->rx_starved = true;
 			break;
+		}
 		p = malloc(sizeof(*p) + n);
 		if (!p)
 			break;

@@ -105,7 +105,10 @@ struct vsock_backend_ops {
 			 uint32_t flags);
 	/* The connection is gone: guest RST, a protocol error, or reset. */
 	void (*reset)(void *backend, struct vsock_conn_id id);
-	/* The guest's credit grew: virtio_vsock__send() may take more. */
+	/*
+	 * virtio_vsock__send() may take more: the guest's credit grew, or
+	 * the pending queue that made a send() stop short has room again.
+	 */
 	void (*credit)(void *backend, struct vsock_conn_id id);
 };
 

@@ -339,7 +339,7 @@ static int cmdline_word(const char *word)
 	return 0;
 }
 
-static void agent_start(void)
+static pid_t agent_start(void)
 {
 	static const char agent[] = "/sbin/ember-agent";
 	char port[16];
@@ -352,15 +352,15 @@ static void agent_start(void)
 	 * costs a process start, which is slow where kernel mode is emulated.
 	 */
 	if (!cmdline_word(EMBER_AGENT_PARAM) || access(agent, X_OK) < 0)
-		return;
+		return 0;
 	snprintf(port, sizeof(port), "%d", EMBER_AGENT_PORT);
 	pid = fork();
 	if (pid < 0) {
 		say("fork ember-agent", errno);
-		return;
+		return 0;
 	}
 	if (pid > 0)
-		return;
+		return pid;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
@@ -376,9 +376,34 @@ static void agent_start(void)
 	_exit(STATUS_BAD_RUN);
 }
 
+/*
+ * A sandbox (the agent running, no ember.run): the agent is the guest's
+ * whole purpose, so init reaps orphans and restarts the agent if it ever
+ * ends, instead of starting a console shell.  The VM ends when the VMM
+ * stops it.
+ */
+static void agent_supervise(pid_t agent)
+{
+	pid_t w;
+
+	for (;;) {
+		w = waitpid(-1, NULL, 0);
+		if (w < 0 && errno != EINTR) {
+			sleep(1);
+			continue;
+		}
+		if (w != agent)
+			continue;
+		fprintf(stderr, "init: ember-agent ended, restarting it\n");
+		sleep(1);
+		agent = agent_start();
+	}
+}
+
 int main(void)
 {
 	static char cmd[RUN_CMD_MAX];
+	pid_t agent;
 	int status, r;
 
 	/* Before anything slow: the boot timer needs /dev/mem. */
@@ -401,8 +426,10 @@ int main(void)
 	if (chdir("/") < 0)
 		say("chdir /", errno);
 
-	agent_start();
+	agent = agent_start();
 	r = run_param(cmd, sizeof(cmd));
+	if (r == 0 && agent > 0)
+		agent_supervise(agent);
 	if (r < 0) {
 		fprintf(stderr, "init: bad ember.run\n");
 		status = STATUS_BAD_RUN;

@@ -26,6 +26,15 @@ struct drive_config {
 	bool root; /* root=/dev/vda unless --append sets root= */
 };
 
+/*
+ * The virtio-vsock device (--vsock cid=N,uds=PATH): the guest's CID and
+ * the host-side Unix socket (vmm/vsock_uds.h).  uds_path NULL: none.
+ */
+struct vsock_config {
+	uint64_t guest_cid; /* 3..UINT32_MAX */
+	const char *uds_path;
+};
+
 struct vm_config {
 	const char *kernel_path; /* ELF vmlinux or bzImage; required */
 	const char *initrd_path; /* NULL: none */
@@ -42,6 +51,7 @@ struct vm_config {
 	struct drive_config drives[CONFIG_MAX_DRIVES];
 	unsigned int nr_drives;
 	bool no_rng; /* no virtio-rng device */
+	struct vsock_config vsock;
 };
 
 #endif /* EMBER_VMM_CONFIG_H */

@@ -40,6 +40,10 @@ static void usage(FILE *f)
 		"                     a virtio-blk disk on a raw image (repeatable, up to\n"
 		"                     8); root: it is /dev/vda and the root filesystem\n"
 		"  --no-rng           no virtio-rng entropy device\n"
+		"  --vsock cid=N,uds=PATH\n"
+		"                     virtio-vsock for guest CID N; the host side is\n"
+		"                     the Unix socket PATH (CONNECT <port>); guest\n"
+		"                     connections to port P reach PATH_P\n"
 		"  --stats            print timings, VM exits and memory at the end\n"
 		"  --pvm auto|on|off  PVM host profile (default auto: detected)\n"
 		"  -v, --verbose      more log lines (twice: debug)\n"
@@ -87,6 +91,39 @@ static int parse_drive(char *arg, struct drive_config *d)
 	return 0;
 }
 
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/*
+ * --vsock cid=N,uds=PATH: fill @v from @arg (split in place).  Returns 0
+ * or -1 after logging the problem.
+ */
+static int parse_vsock(char *arg, struct vsock_config *v)
+{
+	char *tok, *save = NULL;
+	bool cid = false;
+
+	memset(v, 0, sizeof(*v));
+	for (tok = strtok_r(arg, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(tok, "cid=", 4) &&
+		    !parse_u64(tok + 4, 3, UINT32_MAX, &v->guest_cid)) {
+			cid = true;
+		} else if (!strncmp(tok, "uds=", 4) && tok[4]) {
+			v->uds_path = tok + 4;
+		} else {
+			log_error("--vsock: unknown or bad part '%s' (use "
+				  "cid=N,uds=PATH, N from 3 to 4294967295)",
+				  tok);
+			return -1;
+		}
+	}
+	if (!cid || !v->uds_path) {
+		log_error("--vsock: cid=N and uds=PATH are both required");
+		return -1;
+	}
+	return 0;
+}
+
 /* Parse a decimal count in [lo, hi]; -1 on anything else. */
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
@@ -107,6 +144,7 @@ enum {
 	OPT_KERNEL = 256,
 	OPT_DRIVE,
 	OPT_NO_RNG,
+	OPT_VSOCK,
 	OPT_INITRD,
 	OPT_APPEND,
 	OPT_MEM,
@@ -134,6 +172,7 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 		{ "pvm", required_argument, NULL, OPT_PVM },
 		{ "drive", required_argument, NULL, OPT_DRIVE },
 		{ "no-rng", no_argument, NULL, OPT_NO_RNG },
+		{ "vsock", required_argument, NULL, OPT_VSOCK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -232,6 +271,10 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 			break;
 		case OPT_NO_RNG:
 			cfg->no_rng = true;
+			break;
+		case OPT_VSOCK:
+			if (parse_vsock(optarg, &cfg->vsock))
+				return -1;
 			break;
 		case 'v':
 			verbose++;

@@ -34,6 +34,7 @@
 #include "log.h"
 #include "pvm.h"
 #include "vcpu.h"
+#include "vsock_uds.h"
 
 /* Files bigger than this are not kernels or initrds ember will load. */
 #define VM_MAX_FILE (2ULL << 30)
@@ -284,6 +285,9 @@ static int vm__build_cmdline(struct vm *vm, struct cmdline *c)
 	}
 	if (!ret && vm->pvm)
 		ret = pvm__cmdline(c, vm->nr_vcpus, vm->tsc_khz);
+	/* ember's guest init then starts its agent on the vsock port. */
+	if (!ret && cfg->vsock.uds_path)
+		ret = cmdline__add(c, EMBER_AGENT_PARAM);
 	if (!ret && cfg->run_cmd)
 		ret = cmdline__add_run(c, cfg->run_cmd, cfg->run_len);
 	if (ret) {
@@ -546,6 +550,25 @@ static int vm__add_rng(struct vm *vm)
 	return vm__virtio_wire(vm, v);
 }
 
+static int vm__add_vsock(struct vm *vm)
+{
+	const struct vsock_config *c = &vm->cfg.vsock;
+	struct vm_virtio *v = vm__virtio_slot(vm);
+	struct vsock_uds *u;
+
+	if (!v)
+		return -ENOSPC;
+	u = vsock_uds__create(vm->events, &vm->mem,
+			      irq__irqfd_line(&v->irqfd, v->gsi), c->guest_cid,
+			      c->uds_path);
+	if (!u)
+		return -EINVAL; /* logged */
+	v->kind = VM_VIRTIO_VSOCK;
+	v->dev = u;
+	v->t = vsock_uds__transport(u);
+	return vm__virtio_wire(vm, v);
+}
+
 /* Drives first, the root drive before the others (it becomes vda). */
 static int vm__add_virtio(struct vm *vm)
 {
@@ -565,7 +588,10 @@ static int vm__add_virtio(struct vm *vm)
 		if (ret)
 			return ret;
 	}
-	return cfg->no_rng ? 0 : vm__add_rng(vm);
+	ret = cfg->no_rng ? 0 : vm__add_rng(vm);
+	if (!ret && cfg->vsock.uds_path)
+		ret = vm__add_vsock(vm);
+	return ret;
 }
 
 static void vm__virtio_destroy(struct vm *vm)
@@ -579,6 +605,8 @@ static void vm__virtio_destroy(struct vm *vm)
 			virtio_blk__destroy(v->dev);
 		else if (v->kind == VM_VIRTIO_RNG)
 			virtio_rng__destroy(v->dev);
+		else if (v->kind == VM_VIRTIO_VSOCK)
+			vsock_uds__destroy(v->dev); /* after the event loop */
 		for (q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
 			if (v->notify[q].fd >= 0)
 				close(v->notify[q].fd);

@@ -38,7 +38,7 @@ enum vm_exit_kind {
 	EXIT_KINDS
 };
 
-#define VM_MAX_VIRTIO (CONFIG_MAX_DRIVES + 1)
+#define VM_MAX_VIRTIO (CONFIG_MAX_DRIVES + 2) /* drives, rng, vsock */
 
 /* A queue notification arriving on an ioeventfd. */
 struct vm_notify {
@@ -49,8 +49,8 @@ struct vm_notify {
 
 /* One virtio-mmio slot: its device, interrupt and notification fds. */
 struct vm_virtio {
-	enum { VM_VIRTIO_BLK = 1, VM_VIRTIO_RNG } kind;
-	void *dev; /* struct virtio_blk or struct virtio_rng */
+	enum { VM_VIRTIO_BLK = 1, VM_VIRTIO_RNG, VM_VIRTIO_VSOCK } kind;
+	void *dev; /* struct virtio_blk, virtio_rng or vsock_uds */
 	struct virtio_mmio *t;
 	uint64_t base; /* guest-physical */
 	unsigned int gsi;
