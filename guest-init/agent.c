@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * ember's guest agent: serves the framed protocol of protocol.h
- * (guest-init/PROTOCOL.md) on one connection at a time.
+ * (guest-init/PROTOCOL.md), each connection in a process of its own.
  *
- *   ember-agent --vsock PORT   listen on AF_VSOCK PORT, serve each
- *                              connection in turn
+ *   ember-agent --vsock PORT   listen on AF_VSOCK PORT, serve every
+ *                              connection in its own process
  *   ember-agent --fd N         serve the single connection on fd N (tests)
  *
  * One poll(2) loop multiplexes the connection, every running child's
@@ -755,11 +755,35 @@ static int listen_vsock(unsigned int port)
 	int fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 4) < 0) {
+	    listen(fd, 16) < 0) {
 		perror("ember-agent: vsock");
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * Serve @fd in a grandchild, so that connections run at once (each
+ * emberctl command opens its own) and init, not the listener, reaps it.
+ * The inherited signalfd reports the grandchild's own SIGCHLDs.
+ */
+static void serve_detached(int fd, int sig_fd)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		serve(fd, sig_fd); /* no memory for a process: serve inline */
+		return;
+	}
+	if (pid == 0) {
+		if (fork() == 0) {
+			serve(fd, sig_fd);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }
 
 static int usage(void)
@@ -808,7 +832,7 @@ int main(int argc, char **argv)
 					sleep(1);
 				continue;
 			}
-			serve(fd, sig_fd);
+			serve_detached(fd, sig_fd);
 			close(fd);
 		}
 	}

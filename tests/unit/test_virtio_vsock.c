@@ -796,6 +796,37 @@ static void test_tx_backpressure(void **state)
 	rx_none(f);
 }
 
+/*
+ * A send() cut short by the device's own pending queue (the guest has
+ * credit but posts no rx buffers) hears credit() once the guest takes
+ * packets, else the host side would wait for credit that never changes.
+ */
+static void test_full_queue_resumes(void **state)
+{
+	struct fixture *f = *state;
+	struct vsock_conn_id id = cid(30, 40);
+	static uint8_t data[VIRTIO_VSOCK_PENDING_BYTES + 4096];
+	struct hdr h = ghdr(30, 40, VIRTIO_VSOCK_OP_REQUEST, 0);
+	unsigned int n;
+
+	h.buf_alloc = 64U << 20;
+	tx(f, &h, NULL);
+	rx_expect(f, VIRTIO_VSOCK_OP_RESPONSE, 30, 40);
+	assert_int_equal(virtio_vsock__send(f->v, id, data, sizeof(data)),
+			 VIRTIO_VSOCK_PENDING_BYTES);
+	assert_int_equal(virtio_vsock__send(f->v, id, data, 1), 0);
+	n = f->nr_ev;
+	assert_true(rx_get(f, &h, NULL));
+	assert_int_equal(h.op, VIRTIO_VSOCK_OP_RW);
+	assert_int_equal(f->nr_ev, n + 1);
+	assert_int_equal(ev_last(f, EV_CREDIT)->id.host_port, 40);
+	/* One 4 KiB rx buffer made room for 4 KiB less a header. */
+	assert_int_equal(virtio_vsock__send(f->v, id, data, 1000), 1000);
+	/* Once: no further credit() while nothing was refused. */
+	assert_true(rx_get(f, &h, NULL));
+	assert_int_equal(f->nr_ev, n + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -821,6 +852,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_connections, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tx_backpressure, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_full_queue_resumes, setup,
 						teardown),
 	};
 
