@@ -160,9 +160,31 @@ bench-blk: all guest
 lint:
 	clang-format --dry-run --Werror $(wildcard */*.c */*.h tests/*/*.c)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--inline-suppr -I. vmm devices boot
+		--inline-suppr -I. vmm devices boot api
 
 clean:
 	rm -rf $(BUILD)
+
+# --- emberctl (api/): the sandbox client -----------------------------------
+# Its own objects only: it links nothing of the VMM.  emberctl-asan is the
+# sanitizer build the tests drive; test_agent_client links the client alone
+# (not $(ASAN_LIB_OBJS)) and runs build/test/agent-host behind a fake
+# sandbox socket.
+EMBERCTL_SRCS := api/emberctl.c api/sandbox.c api/agent_client.c
+
+all: $(BUILD)/emberctl
+asan: $(BUILD)/emberctl-asan
+
+$(BUILD)/emberctl: $(EMBERCTL_SRCS:%.c=$(BUILD)/obj/%.o)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/emberctl-asan: $(EMBERCTL_SRCS:%.c=$(BUILD)/asan/%.o)
+	$(CC) $(SAN) -pie -o $@ $^ $(LDLIBS)
+
+$(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
+		$(BUILD)/asan/api/agent_client.o $(BUILD)/test/agent-host
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $< $(BUILD)/asan/api/agent_client.o -lcmocka $(LDLIBS)
+# --- end of emberctl -------------------------------------------------------
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

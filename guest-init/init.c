@@ -420,9 +420,9 @@ int main(void)
 
 	if (sethostname("ember", 5) < 0)
 		say("sethostname", errno);
-	setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1);
-	setenv("HOME", "/root", 1);
-	setenv("TERM", "linux", 1);
+	setenv("PATH", EMBER_GUEST_PATH, 1);
+	setenv("HOME", EMBER_GUEST_HOME, 1);
+	setenv("TERM", EMBER_GUEST_TERM, 1);
 	if (chdir("/") < 0)
 		say("chdir /", errno);
 

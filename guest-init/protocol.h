@@ -42,6 +42,15 @@
  */
 #define EMBER_AGENT_PARAM "ember.agent=1"
 
+/*
+ * The environment guest init gives its children, the agent among them
+ * (so every EXEC without ENV fields): a host that adds variables sends
+ * these too, since any ENV field replaces the whole environment.
+ */
+#define EMBER_GUEST_PATH "/usr/sbin:/usr/bin:/sbin:/bin"
+#define EMBER_GUEST_HOME "/root"
+#define EMBER_GUEST_TERM "linux"
+
 static const char ember_b64_alphabet[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The host side of the guest agent's protocol (guest-init/PROTOCOL.md):
+ * connect to a sandbox's vsock Unix socket (Firecracker's hybrid
+ * convention, `CONNECT <port>\n` -> `OK <host_port>\n`), then ping, exec
+ * with streamed output, and file transfers both ways.  Frames are built and
+ * parsed only with the codecs of guest-init/protocol.h.
+ *
+ * Everything the guest sends is untrusted: a malformed or oversized frame,
+ * a frame for a stream that was not asked for, an EXIT with a bad payload
+ * or a file past EMBER_AGENT_MAX_FILE ends the operation with -EPROTO (or
+ * -EFBIG) and leaves the connection unusable; nothing is read past what the
+ * header announced and no payload over EMBER_AGENT_MAX_PAYLOAD is accepted.
+ *
+ * Operations run one at a time on a connection (the agent serves one
+ * connection at a time anyway); a client is not thread-safe.  Every
+ * function returns 0 or a negative errno; the text of the last failure,
+ * fit for a one-line message, is agent_client__error().
+ */
+#ifndef EMBER_API_AGENT_CLIENT_H
+#define EMBER_API_AGENT_CLIENT_H
+
+#include <stdint.h>
+
+struct agent_client;
+
+/*
+ * A client with no connection yet.  Returns NULL when out of memory (it
+ * holds about 3 MiB of frame buffers).  Free it with agent_client__free().
+ */
+struct agent_client *agent_client__new(void);
+
+/* Close the connection, if any, and free @c.  NULL is allowed. */
+void agent_client__free(struct agent_client *c);
+
+/*
+ * Connect to the Unix socket @uds_path (at most 107 bytes), write
+ * `CONNECT @port\n` and wait for `OK <n>\n`, all within @timeout_ms
+ * milliseconds (> 0).  Errors: -ENOENT (no such socket), -ECONNREFUSED
+ * (nobody listens on it: the VMM is gone), -ECONNRESET (the VMM closed the
+ * connection without OK: nothing listens on the guest port yet),
+ * -EPROTO (a reply other than OK), -ETIMEDOUT, -ENAMETOOLONG, -EISCONN
+ * (@c already has a connection), other socket errors.
+ */
+int agent_client__connect(struct agent_client *c, const char *uds_path,
+			  uint32_t port, int timeout_ms);
+
+/* Close @c's connection, if any; @c can connect again. */
+void agent_client__close(struct agent_client *c);
+
+/*
+ * Use the already connected stream socket @fd (past any handshake) as the
+ * connection; @c owns it from now on, even on failure.  -EISCONN if @c
+ * already has one.
+ */
+int agent_client__attach_fd(struct agent_client *c, int fd);
+
+/*
+ * PING with a random payload and wait for the PONG carrying it back,
+ * within @timeout_ms milliseconds (> 0).  -ETIMEDOUT, -ECONNRESET (the
+ * connection closed), -EPROTO (anything but the right PONG).
+ */
+int agent_client__ping(struct agent_client *c, int timeout_ms);
+
+/* An exec request.  Nothing in it is kept past agent_client__exec(). */
+struct agent_exec_req {
+	const char *const *argv; /* NULL-terminated, 1-256 entries */
+	const char *const *env; /* NULL: the agent's environment; else
+				   NULL-terminated "K=V", at most 256 */
+	const char *cwd; /* NULL: the agent's (/) */
+	uint32_t timeout_ms; /* in the guest; 0: none */
+	int stdin_fd; /* -1: /dev/null in the guest; else forwarded to EOF */
+	int stdout_fd; /* the child's stdout goes here, as it comes */
+	int stderr_fd; /* and its stderr here */
+	/*
+	 * -1, or a signalfd: each signal read from it is sent to the guest
+	 * process group as KILL; the third SIGINT/SIGTERM/SIGHUP sends
+	 * SIGKILL instead.
+	 */
+	int sig_fd;
+};
+
+/* How an exec ended: kind is enum ember_agent_exit_kind (protocol.h). */
+struct agent_exec_result {
+	uint32_t kind; /* EMBER_AGENT_EXITED, _SIGNALLED or _TIMEOUT */
+	int32_t code; /* exit status 0-255, or the signal number */
+};
+
+/*
+ * Run @req in the guest and stream its stdout/stderr to the given fds
+ * until it ends; 0 with @res filled.  Output to stdout_fd that fails with
+ * EPIPE is dropped from then on and the guest process group gets SIGPIPE,
+ * like a local pipeline.  With @req->timeout_ms set, the host gives up
+ * 60 s after the guest should have reported the timeout (-ETIMEDOUT).
+ * Errors: -EREMOTEIO when the agent could not start it (then
+ * agent_client__guest_errno() is the guest's errno: ENOENT for a command
+ * not found, EACCES...), -E2BIG (argv/env over one frame or the counts),
+ * -EINVAL, -ECONNRESET, -EPROTO, -EIO (writing to a host fd).
+ */
+int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
+		       struct agent_exec_result *res);
+
+/*
+ * Write everything @src_fd holds from its current offset to the end into
+ * the guest file @guest_path (created or truncated, then given @mode, at
+ * most 07777, regardless of the guest's umask).  @idle_ms > 0: fail with
+ * -ETIMEDOUT when no byte moves for that long; 0: no limit.  Errors:
+ * -EREMOTEIO (the guest's answer; agent_client__guest_errno(): EISDIR,
+ * ENOENT, EFBIG past EMBER_AGENT_MAX_FILE...), -EFBIG (the host file is
+ * over EMBER_AGENT_MAX_FILE), -EIO, -ECONNRESET, -EPROTO, -ETIMEDOUT.
+ */
+int agent_client__write_file(struct agent_client *c, int src_fd,
+			     const char *guest_path, uint32_t mode,
+			     int idle_ms);
+
+/*
+ * Read the guest file @guest_path and write it to @dst_fd (from its
+ * current offset).  @idle_ms as for write_file.  On failure @dst_fd may
+ * hold part of the file: write to a temporary file.  Errors: -EREMOTEIO
+ * (ENOENT, EISDIR, EACCES... from the guest), -EFBIG (the guest sent more
+ * than EMBER_AGENT_MAX_FILE), -EIO, -ECONNRESET, -EPROTO, -ETIMEDOUT.
+ */
+int agent_client__read_file(struct agent_client *c, const char *guest_path,
+			    int dst_fd, int idle_ms);
+
+/*
+ * The last failure as one line of text (never NULL; "" when none yet),
+ * e.g. "guest: python4: No such file or directory".  Owned by @c, valid
+ * until the next call on @c.
+ */
+const char *agent_client__error(const struct agent_client *c);
+
+/* The guest's errno of the last -EREMOTEIO failure; 0 otherwise. */
+int agent_client__guest_errno(const struct agent_client *c);
+
+#endif /* EMBER_API_AGENT_CLIENT_H */

@@ -1,0 +1,887 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * emberctl: create and drive sandboxes (ember microVMs with the guest
+ * agent).  See usage() and README.md.
+ *
+ *   emberctl run [options]            boot one, print its id
+ *   emberctl exec [options] ID -- CMD run CMD in it, streaming output
+ *   emberctl cp SRC DST               copy a file in or out (ID:PATH)
+ *   emberctl ls                       list the live ones
+ *   emberctl kill ID...               end them, leaving nothing behind
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../guest-init/protocol.h"
+#include "agent_client.h"
+#include "sandbox.h"
+
+/* exec's exit statuses for its own troubles (docker's, coreutils'). */
+#define EXIT_OWN      125
+#define EXIT_NOEXEC   126
+#define EXIT_NOTFOUND 127
+#define EXIT_TIMEOUT  124
+
+#define CONNECT_MS   10000 /* exec/cp: until the agent answers a PING */
+#define FILE_IDLE_MS 120000 /* cp: give up when no byte moves this long */
+
+/*
+ * cp's temporary file, removed by the signal handler if emberctl is
+ * stopped mid-copy (the one piece of global state, for that handler).
+ */
+static char cp_tmp[PATH_MAX];
+
+static void usage(FILE *f)
+{
+	fputs("usage: emberctl COMMAND [options]\n"
+	      "Create and drive sandboxes: ember microVMs with a guest agent.\n"
+	      "\n"
+	      "  run [--mem MIB] [--vcpus N] [--ttl S] [--rootfs FILE]\n"
+	      "      [--kernel FILE] [--boot-timeout S]\n"
+	      "        boot a sandbox; print its id once its agent answers.\n"
+	      "        Defaults: 256 MiB, 1 vCPU, TTL 300 s (0: none) counted\n"
+	      "        from when run returns, boot timeout 300 s\n"
+	      "  exec [-i] [--timeout S] [--env K=V]... [--cwd DIR] ID -- CMD [ARG...]\n"
+	      "  exec [options] ID --python CODE [ARG...]\n"
+	      "        run CMD (or python3 -c CODE) in the sandbox, its output\n"
+	      "        streamed; -i forwards stdin; exit status: the command's,\n"
+	      "        128+N for signal N, 124 timeout, 125 emberctl failed,\n"
+	      "        126 cannot execute, 127 not found\n"
+	      "  cp SRC DST\n"
+	      "        copy a file; exactly one of SRC/DST is ID:PATH\n"
+	      "  ls    list the live sandboxes\n"
+	      "  kill ID...\n"
+	      "        end sandboxes and remove everything they used\n"
+	      "\n"
+	      "An ID may be any unique prefix of one.  Paths: $EMBER_BIN,\n"
+	      "$EMBER_KERNEL, $EMBER_ROOTFS, else ember, guest/vmlinux and\n"
+	      "guest/rootfs.ext4 beside emberctl; state in $EMBER_STATE_DIR\n"
+	      "(default /var/lib/ember/sandboxes for root, else\n"
+	      "$XDG_RUNTIME_DIR/ember or /tmp/ember-UID).\n",
+	      f);
+}
+
+/* Print "emberctl: <first line>" and the other lines of @msg indented. */
+static void report(const char *msg)
+{
+	const char *nl = strchr(msg, '\n');
+
+	if (!nl) {
+		fprintf(stderr, "emberctl: %s\n", msg);
+		return;
+	}
+	fprintf(stderr, "emberctl: %.*s\n", (int)(nl - msg), msg);
+	for (msg = nl + 1; *msg; msg = nl + 1) {
+		nl = strchr(msg, '\n');
+		if (!nl) {
+			fprintf(stderr, "  %s\n", msg);
+			break;
+		}
+		fprintf(stderr, "  %.*s\n", (int)(nl - msg), msg);
+	}
+}
+
+/* A decimal in [@min, @max]: 0, or -1 after saying what is wrong. */
+static int parse_uint(const char *opt, const char *s, unsigned long min,
+		      unsigned long max, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		fprintf(stderr,
+			"emberctl: %s wants a number from %lu to %lu, "
+			"not '%s'\n",
+			opt, min, max, s);
+		return -1;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/* --- default paths ------------------------------------------------------- */
+
+/*
+ * @env's value, else @rel beside this binary, into @out.  A file that is
+ * not there (or not executable for @exec) is an error that names it.
+ */
+static int default_path(const char *what, const char *given, const char *env,
+			const char *rel, int exec, char *out, size_t outsz)
+{
+	const char *e = getenv(env);
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (given) {
+		snprintf(out, outsz, "%s", given);
+	} else if (e && *e) {
+		snprintf(out, outsz, "%s", e);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0) {
+			fprintf(stderr, "emberctl: /proc/self/exe: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		self[n] = '\0';
+		if ((size_t)snprintf(out, outsz, "%s/%s", dirname(self), rel) >=
+		    outsz) {
+			fprintf(stderr, "emberctl: %s path too long\n", what);
+			return -1;
+		}
+	}
+	if (access(out, exec ? X_OK : R_OK) < 0) {
+		if (given)
+			fprintf(stderr, "emberctl: %s %s: %s\n", what, out,
+				strerror(errno));
+		else
+			fprintf(stderr, "emberctl: %s %s: %s (%s %s)\n", what,
+				out, strerror(errno), e && *e ? "from" : "set",
+				env);
+		return -1;
+	}
+	/* The supervisor works from /: relative paths would not do. */
+	if (!realpath(out, self)) {
+		fprintf(stderr, "emberctl: %s %s: %s\n", what, out,
+			strerror(errno));
+		return -1;
+	}
+	if (strlen(self) >= outsz) {
+		fprintf(stderr, "emberctl: %s %s: path too long\n", what, out);
+		return -1;
+	}
+	strcpy(out, self);
+	return 0;
+}
+
+/* Block the signals that stop us; a signalfd for them, or -1. */
+static int block_stops(int with_fd)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (with_fd) {
+		sigaddset(&set, SIGQUIT);
+		sigaddset(&set, SIGUSR1);
+		sigaddset(&set, SIGUSR2);
+	}
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return with_fd ? signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC) : -1;
+}
+
+/* --- run ----------------------------------------------------------------- */
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mem", required_argument, NULL, 'm' },
+		{ "vcpus", required_argument, NULL, 'c' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ "rootfs", required_argument, NULL, 'r' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "boot-timeout", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX], err[4096];
+	char id[SANDBOX_ID_LEN + 1];
+	const char *kernel_opt = NULL, *rootfs_opt = NULL;
+	struct sandbox_opts o = {
+		.mem_mib = SANDBOX_DEF_MEM,
+		.vcpus = 1,
+		.ttl_s = SANDBOX_DEF_TTL,
+		.boot_timeout_s = SANDBOX_DEF_BOOT_S,
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (parse_uint("--mem", optarg, 16, 1048576,
+				       &o.mem_mib))
+				return 2;
+			break;
+		case 'c':
+			if (parse_uint("--vcpus", optarg, 1, 32, &o.vcpus))
+				return 2;
+			break;
+		case 't':
+			if (parse_uint("--ttl", optarg, 0, 100U * 365 * 86400,
+				       &o.ttl_s))
+				return 2;
+			break;
+		case 'b':
+			if (parse_uint("--boot-timeout", optarg, 1, 86400,
+				       &o.boot_timeout_s))
+				return 2;
+			break;
+		case 'r':
+			rootfs_opt = optarg;
+			break;
+		case 'k':
+			kernel_opt = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "emberctl: run takes no arguments: %s\n",
+			argv[optind]);
+		return 2;
+	}
+	if (default_path("ember", NULL, "EMBER_BIN", "ember", 1, ember,
+			 sizeof(ember)) ||
+	    default_path("kernel", kernel_opt, "EMBER_KERNEL", "guest/vmlinux",
+			 0, kernel, sizeof(kernel)) ||
+	    default_path("rootfs", rootfs_opt, "EMBER_ROOTFS",
+			 "guest/rootfs.ext4", 0, rootfs, sizeof(rootfs)))
+		return 1;
+	o.ember = ember;
+	o.kernel = kernel;
+	o.rootfs = rootfs;
+	block_stops(0);
+	if (sandbox__run(&o, id, err, sizeof(err)) < 0) {
+		report(err);
+		return 1;
+	}
+	printf("%s\n", id);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* --- the agent of a sandbox ---------------------------------------------- */
+
+/*
+ * Find the sandbox @ref and connect to its agent, which must answer a
+ * PING within CONNECT_MS.  NULL after reporting why.
+ */
+static struct agent_client *open_agent(const char *ref, struct sandbox_info *sb)
+{
+	int64_t start, left;
+	struct agent_client *c;
+	struct timespec ts;
+	char err[512];
+	int rc;
+
+	rc = sandbox__find(ref, sb, err, sizeof(err));
+	if (rc < 0) {
+		report(err);
+		return NULL;
+	}
+	c = agent_client__new();
+	if (!c) {
+		report("out of memory");
+		return NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	start = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		left = start + CONNECT_MS -
+		       ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+		if (left <= 0)
+			break;
+		rc = agent_client__connect(c, sb->uds, EMBER_AGENT_PORT,
+					   (int)left);
+		if (rc == 0) {
+			rc = agent_client__ping(c, (int)left);
+			if (rc == 0)
+				return c;
+			agent_client__close(c);
+			if (rc == -ETIMEDOUT)
+				break;
+		}
+		if (access(sb->dir, F_OK) < 0) {
+			fprintf(stderr, "emberctl: sandbox %s is gone\n",
+				sb->id);
+			agent_client__free(c);
+			return NULL;
+		}
+		usleep(100000);
+	}
+	if (!sb->ready)
+		fprintf(stderr, "emberctl: sandbox %s is still booting\n",
+			sb->id);
+	else
+		fprintf(stderr,
+			"emberctl: sandbox %s: the agent did not answer within "
+			"%d s (%s)\n",
+			sb->id, CONNECT_MS / 1000, agent_client__error(c));
+	agent_client__free(c);
+	return NULL;
+}
+
+/* --- exec ---------------------------------------------------------------- */
+
+/*
+ * The guest's base environment (PROTOCOL.md, ENV): sending any ENV
+ * replaces the agent's whole environment, and --env adds to it instead.
+ */
+static const char *const base_env[] = {
+	"PATH=" EMBER_GUEST_PATH,
+	"HOME=" EMBER_GUEST_HOME,
+	"TERM=" EMBER_GUEST_TERM,
+};
+
+#define BASE_ENV_N (sizeof(base_env) / sizeof(base_env[0]))
+
+/* Add "K=V" to @env (@n entries), replacing an earlier K. */
+static void env_set(const char **env, size_t *n, const char *kv)
+{
+	size_t klen = (size_t)(strchr(kv, '=') - kv);
+
+	for (size_t i = 0; i < *n; i++) {
+		if (!strncmp(env[i], kv, klen) && env[i][klen] == '=') {
+			env[i] = kv;
+			return;
+		}
+	}
+	env[(*n)++] = kv;
+}
+
+static int exit_status(const struct agent_exec_result *r)
+{
+	switch (r->kind) {
+	case EMBER_AGENT_EXITED:
+		return r->code;
+	case EMBER_AGENT_SIGNALLED:
+		return 128 + r->code;
+	default:
+		return EXIT_TIMEOUT;
+	}
+}
+
+/* The status for a command the guest could not start (docker's). */
+static int start_failure_status(int guest_errno)
+{
+	switch (guest_errno) {
+	case ENOENT:
+		return EXIT_NOTFOUND;
+	case EACCES:
+	case EPERM:
+	case ENOEXEC:
+	case EISDIR:
+	case ENOTDIR:
+	case ELOOP:
+	case ENAMETOOLONG:
+	case ETXTBSY:
+	case E2BIG:
+		return EXIT_NOEXEC;
+	default:
+		return EXIT_OWN;
+	}
+}
+
+struct exec_opts {
+	int interactive;
+	uint32_t timeout_ms;
+	const char *cwd;
+	char *python;
+	const char *env[EMBER_AGENT_MAX_ENV];
+	size_t envc;
+};
+
+/* Options of exec, before and after the ID: 0, or an exit status. */
+static int exec_options(int argc, char **argv, struct exec_opts *x)
+{
+	static const struct option opts[] = {
+		{ "interactive", no_argument, NULL, 'i' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "cwd", required_argument, NULL, 'w' },
+		{ "python", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char *end;
+	double t;
+	int c;
+
+	optind = 0; /* a full re-initialisation: a new vector each time */
+	while ((c = getopt_long(argc, argv, "+ie:w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			x->interactive = 1;
+			break;
+		case 't':
+			errno = 0;
+			t = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(t >= 0) ||
+			    t > 4294967.0) {
+				fprintf(stderr,
+					"emberctl: --timeout wants seconds, "
+					"not '%s'\n",
+					optarg);
+				return EXIT_OWN;
+			}
+			x->timeout_ms = (uint32_t)(t * 1000);
+			if (t > 0 && !x->timeout_ms)
+				x->timeout_ms = 1;
+			break;
+		case 'e':
+			if (!strchr(optarg, '=') || optarg[0] == '=') {
+				fprintf(stderr,
+					"emberctl: --env wants NAME=VALUE, "
+					"not '%s'\n",
+					optarg);
+				return EXIT_OWN;
+			}
+			if (x->envc >= EMBER_AGENT_MAX_ENV - BASE_ENV_N) {
+				fprintf(stderr,
+					"emberctl: too many --env options\n");
+				return EXIT_OWN;
+			}
+			x->env[x->envc++] = optarg;
+			break;
+		case 'w':
+			x->cwd = optarg;
+			break;
+		case 'p':
+			x->python = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			usage(stderr);
+			return EXIT_OWN;
+		}
+	}
+	return 0;
+}
+
+static int cmd_exec(int argc, char **argv)
+{
+	struct exec_opts x = { 0 };
+	const char *env[EMBER_AGENT_MAX_ENV], **cmd, *ref, **pyargv = NULL;
+	struct agent_exec_req req = { .stdout_fd = 1, .stderr_fd = 2 };
+	struct agent_exec_result res;
+	struct agent_client *c;
+	struct sandbox_info sb;
+	size_t envc = 0;
+	int rc, n;
+
+	/* exec [opts] ID [opts] [--] CMD...: options around the ID. */
+	rc = exec_options(argc, argv, &x);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (optind >= argc) {
+		fprintf(stderr, "emberctl: exec wants a sandbox id\n");
+		return EXIT_OWN;
+	}
+	n = optind;
+	ref = argv[n];
+	rc = exec_options(argc - n, argv + n, &x);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	cmd = (const char **)argv + n + optind;
+	if (x.python) {
+		int extra = argc - n - optind;
+
+		pyargv = calloc((size_t)extra + 4, sizeof(*pyargv));
+		if (!pyargv) {
+			report("out of memory");
+			return EXIT_OWN;
+		}
+		pyargv[0] = "python3";
+		pyargv[1] = "-c";
+		pyargv[2] = x.python;
+		for (int i = 0; i < extra; i++)
+			pyargv[3 + i] = cmd[i];
+		cmd = pyargv;
+	} else if (!cmd[0]) {
+		fprintf(stderr, "emberctl: exec wants a command: "
+				"emberctl exec ID -- CMD [ARG...]\n");
+		return EXIT_OWN;
+	}
+	if (x.envc) {
+		for (size_t i = 0; i < BASE_ENV_N; i++)
+			env[envc++] = base_env[i];
+		for (size_t i = 0; i < x.envc; i++)
+			env_set(env, &envc, x.env[i]);
+		env[envc] = NULL;
+		req.env = env;
+	}
+	req.argv = cmd;
+	req.cwd = x.cwd;
+	req.timeout_ms = x.timeout_ms;
+	req.stdin_fd = x.interactive ? 0 : -1;
+	req.sig_fd = block_stops(1);
+	c = open_agent(ref, &sb);
+	if (!c) {
+		free(pyargv);
+		return EXIT_OWN;
+	}
+	rc = agent_client__exec(c, &req, &res);
+	if (rc == 0) {
+		rc = exit_status(&res);
+	} else if (rc == -EREMOTEIO) {
+		fprintf(stderr, "emberctl: %s\n", agent_client__error(c));
+		rc = start_failure_status(agent_client__guest_errno(c));
+	} else {
+		fprintf(stderr, "emberctl: exec in sandbox %s: %s\n", sb.id,
+			agent_client__error(c));
+		rc = EXIT_OWN;
+	}
+	agent_client__free(c);
+	free(pyargv);
+	return rc;
+}
+
+/* --- cp ------------------------------------------------------------------ */
+
+static void cp_stop(int sig)
+{
+	if (cp_tmp[0])
+		unlink(cp_tmp);
+	_exit(128 + sig);
+}
+
+/* Is @arg ID:PATH?  Then split it: the part before ':' has no '/'. */
+static int split_remote(char *arg, char **ref, char **path)
+{
+	char *colon = strchr(arg, ':');
+
+	if (!colon || colon == arg || memchr(arg, '/', (size_t)(colon - arg)))
+		return 0;
+	*colon = '\0';
+	*ref = arg;
+	*path = colon + 1;
+	return 1;
+}
+
+/* The last component of @p (trailing slashes ignored) in @out. */
+static int base_name(const char *p, char *out, size_t outsz)
+{
+	size_t len = strlen(p);
+	const char *b;
+
+	while (len > 1 && p[len - 1] == '/')
+		len--;
+	for (b = p + len; b > p && b[-1] != '/'; b--)
+		;
+	len -= (size_t)(b - p);
+	if (!len || len >= outsz || (len == 1 && b[0] == '/') ||
+	    (len == 1 && b[0] == '.') || (len == 2 && !strncmp(b, "..", 2)))
+		return -1;
+	memcpy(out, b, len);
+	out[len] = '\0';
+	return 0;
+}
+
+static int cp_in(struct agent_client *c, const char *src, const char *gdst)
+{
+	char base[NAME_MAX + 1], path[PATH_MAX];
+	size_t len = strlen(gdst);
+	struct stat st;
+	int fd, rc;
+
+	fd = open(src, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "emberctl: %s: %s\n", src, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"emberctl: %s: copying directories is not "
+			"supported\n",
+			src);
+		close(fd);
+		return 1;
+	}
+	if (base_name(src, base, sizeof(base)) < 0)
+		snprintf(base, sizeof(base), "file");
+	/* A directory destination gets the source's name. */
+	if (gdst[len - 1] == '/')
+		snprintf(path, sizeof(path), "%s%s", gdst, base);
+	else
+		snprintf(path, sizeof(path), "%s", gdst);
+	rc = agent_client__write_file(c, fd, path, st.st_mode & 07777,
+				      FILE_IDLE_MS);
+	if (rc == -EREMOTEIO && agent_client__guest_errno(c) == EISDIR &&
+	    gdst[len - 1] != '/' && lseek(fd, 0, SEEK_SET) == 0) {
+		snprintf(path, sizeof(path), "%s/%s", gdst, base);
+		rc = agent_client__write_file(c, fd, path, st.st_mode & 07777,
+					      FILE_IDLE_MS);
+	}
+	close(fd);
+	if (rc < 0) {
+		fprintf(stderr, "emberctl: copying to %s: %s\n", path,
+			agent_client__error(c));
+		return 1;
+	}
+	return 0;
+}
+
+static int cp_out(struct agent_client *c, const char *gsrc, const char *dst)
+{
+	char base[NAME_MAX + 1], path[PATH_MAX], dir[PATH_MAX], name[PATH_MAX];
+	size_t len = strlen(dst);
+	struct stat st;
+	mode_t mask, mode;
+	int fd, rc;
+
+	if (base_name(gsrc, base, sizeof(base)) < 0 ||
+	    gsrc[strlen(gsrc) - 1] == '/') {
+		fprintf(stderr, "emberctl: %s: not a file name\n", gsrc);
+		return 1;
+	}
+	/* A directory destination gets the source's name. */
+	if (dst[len - 1] == '/' || (stat(dst, &st) == 0 && S_ISDIR(st.st_mode)))
+		rc = snprintf(path, sizeof(path), "%s%s%s", dst,
+			      dst[len - 1] == '/' ? "" : "/", base);
+	else
+		rc = snprintf(path, sizeof(path), "%s", dst);
+	if (rc < 0 || (size_t)rc >= sizeof(path)) {
+		fprintf(stderr, "emberctl: %s: path too long\n", dst);
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	snprintf(name, sizeof(name), "%s", path);
+	rc = snprintf(cp_tmp, sizeof(cp_tmp), "%s/.%s.emberctl-XXXXXX",
+		      dirname(dir), basename(name));
+	if (rc < 0 || (size_t)rc >= sizeof(cp_tmp)) {
+		cp_tmp[0] = '\0';
+		fprintf(stderr, "emberctl: %s: path too long\n", path);
+		return 1;
+	}
+	fd = mkostemp(cp_tmp, O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "emberctl: %s: %s\n", path, strerror(errno));
+		cp_tmp[0] = '\0';
+		return 1;
+	}
+	rc = agent_client__read_file(c, gsrc, fd, FILE_IDLE_MS);
+	if (rc < 0) {
+		fprintf(stderr, "emberctl: copying %s: %s\n", gsrc,
+			agent_client__error(c));
+		goto fail;
+	}
+	/* An existing file keeps its mode; a new one gets 0666 - umask. */
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		mode = st.st_mode & 07777;
+	} else {
+		mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
+		fprintf(stderr, "emberctl: %s: %s\n", cp_tmp, strerror(errno));
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		fprintf(stderr, "emberctl: %s: %s\n", cp_tmp, strerror(errno));
+		goto fail;
+	}
+	fd = -1;
+	if (rename(cp_tmp, path) < 0) {
+		fprintf(stderr, "emberctl: %s: %s\n", path, strerror(errno));
+		goto fail;
+	}
+	cp_tmp[0] = '\0';
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(cp_tmp);
+	cp_tmp[0] = '\0';
+	return 1;
+}
+
+static int cmd_cp(int argc, char **argv)
+{
+	char *sref, *spath, *dref, *dpath;
+	struct sigaction sa = { .sa_handler = cp_stop };
+	struct agent_client *c;
+	struct sandbox_info sb;
+	int in, out, rc;
+
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "emberctl: usage: emberctl cp SRC DST (one of "
+				"them ID:PATH)\n");
+		return 2;
+	}
+	out = split_remote(argv[1], &sref, &spath);
+	in = split_remote(argv[2], &dref, &dpath);
+	if (in == out) {
+		fprintf(stderr, "emberctl: cp: exactly one of SRC and DST must "
+				"be ID:PATH\n");
+		return 2;
+	}
+	if (!*(in ? dpath : spath) || !*argv[in ? 1 : 2]) {
+		fprintf(stderr, "emberctl: cp: empty path\n");
+		return 2;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	c = open_agent(in ? dref : sref, &sb);
+	if (!c)
+		return 1;
+	rc = in ? cp_in(c, argv[1], dpath) : cp_out(c, spath, argv[2]);
+	agent_client__free(c);
+	return rc;
+}
+
+/* --- ls, kill ------------------------------------------------------------ */
+
+static void fmt_dur(int64_t s, char *out, size_t outsz)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(out, outsz, "%ds", (int)s);
+	else if (s < 3600)
+		snprintf(out, outsz, "%dm%02ds", (int)(s / 60), (int)(s % 60));
+	else if (s < 86400)
+		snprintf(out, outsz, "%dh%02dm", (int)(s / 3600),
+			 (int)(s / 60 % 60));
+	else
+		snprintf(out, outsz, "%dd%02dh", (int)(s / 86400),
+			 (int)(s / 3600 % 24));
+}
+
+static int cmd_ls(int argc, char **argv)
+{
+	struct sandbox_info *v;
+	int64_t now = (int64_t)time(NULL);
+	char err[512], age[16], ttl[16], pid[16];
+	size_t n;
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "emberctl: ls takes no arguments\n");
+		return 2;
+	}
+	if (sandbox__list(&v, &n, err, sizeof(err)) < 0) {
+		report(err);
+		return 1;
+	}
+	printf("%-12s  %-8s  %7s  %5s  %-7s  %s\n", "ID", "PID", "MEM", "VCPUS",
+	       "AGE", "TTL");
+	for (size_t i = 0; i < n; i++) {
+		const struct sandbox_info *s = &v[i];
+
+		fmt_dur(s->created ? now - s->created : 0, age, sizeof(age));
+		if (!s->ready)
+			snprintf(ttl, sizeof(ttl), "booting");
+		else if (!s->ttl_s)
+			snprintf(ttl, sizeof(ttl), "-");
+		else
+			fmt_dur(s->ready + s->ttl_s - now, ttl, sizeof(ttl));
+		if (s->ember)
+			snprintf(pid, sizeof(pid), "%d", (int)s->ember);
+		else
+			snprintf(pid, sizeof(pid), "-");
+		printf("%-12s  %-8s  %6uM  %5u  %-7s  %s\n", s->id, pid,
+		       s->mem_mib, s->vcpus, age, ttl);
+	}
+	free(v);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int cmd_kill(int argc, char **argv)
+{
+	struct sandbox_info sb;
+	char err[512];
+	int status = 0, rc;
+
+	if (argc < 2) {
+		fprintf(stderr, "emberctl: usage: emberctl kill ID...\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	block_stops(0); /* finish what was started: no half-removed dirs */
+	for (int i = 1; i < argc; i++) {
+		rc = sandbox__find(argv[i], &sb, err, sizeof(err));
+		if (rc == 0)
+			rc = sandbox__kill(&sb, err, sizeof(err));
+		if (rc < 0) {
+			report(err);
+			status = 1;
+			continue;
+		}
+		if (rc == 1)
+			fprintf(stderr,
+				"emberctl: sandbox %s did not stop in time: "
+				"killed\n",
+				sb.id);
+		printf("%s\n", sb.id);
+	}
+	return fflush(stdout) == 0 ? status : 1;
+}
+
+/* Make sure fds 0-2 are open: our own files must not land there. */
+static void sane_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 &&
+		    open("/dev/null", fd ? O_WRONLY : O_RDONLY) < 0)
+			_exit(EXIT_OWN);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	sane_stdio();
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = argv[1];
+	argc--;
+	argv++;
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc, argv);
+	if (!strcmp(cmd, "exec"))
+		return cmd_exec(argc, argv);
+	if (!strcmp(cmd, "cp"))
+		return cmd_cp(argc, argv);
+	if (!strcmp(cmd, "ls"))
+		return cmd_ls(argc, argv);
+	if (!strcmp(cmd, "kill"))
+		return cmd_kill(argc, argv);
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
+	    !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "emberctl: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 2;
+}

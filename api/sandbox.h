@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Sandboxes: one ember microVM each, its root filesystem a private copy of
+ * an image, the guest agent reachable over vsock, a supervisor process
+ * that owns its life (boot check, TTL, stop, clean-up), and a directory of
+ * state on the host.
+ *
+ * State directory (sandbox__state_dir): $EMBER_STATE_DIR, else
+ * /var/lib/ember/sandboxes for root, else $XDG_RUNTIME_DIR/ember, else
+ * /tmp/ember-<uid>; private (0700, ours).  Each sandbox is the directory
+ * <state>/<id>, id = 12 lowercase hex digits, holding:
+ *
+ *   lock         flock()ed by the supervisor for as long as it lives
+ *   info         key=value lines: supervisor/ember pids and start times,
+ *                created/ready times, ttl, mem, vcpus
+ *   rootfs.ext4  the disk copy; unlinked once the guest is up (ember
+ *                keeps it open), so no crash can leave it behind
+ *   console.log  the guest's console, ember.log ember's stderr
+ *   vsock.sock   ember's vsock Unix socket (and vsock.sock_<port>)
+ *
+ * A directory whose lock nobody holds belongs to a dead supervisor (host
+ * crash, SIGKILL): lookups and listings remove it and any ember left.
+ * Directories being created or removed are hidden (.<id>.new, .<id>.dead).
+ *
+ * Functions that can fail take @err/@errlen and leave there one line of
+ * text (no "emberctl:" prefix) on failure.
+ */
+#ifndef EMBER_API_SANDBOX_H
+#define EMBER_API_SANDBOX_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SANDBOX_ID_LEN	   12
+#define SANDBOX_UDS_NAME   "vsock.sock"
+#define SANDBOX_GUEST_CID  3
+#define SANDBOX_DEF_MEM	   256 /* MiB */
+#define SANDBOX_DEF_TTL	   300 /* s */
+#define SANDBOX_DEF_BOOT_S 300 /* s */
+
+/* What `run` needs; every path must name an existing file. */
+struct sandbox_opts {
+	const char *ember; /* the VMM binary */
+	const char *kernel; /* --kernel */
+	const char *rootfs; /* the ext4 image copied for the sandbox */
+	unsigned int mem_mib; /* guest RAM, 1-1048576 MiB */
+	unsigned int vcpus; /* 1-32 */
+	unsigned int ttl_s; /* life after readiness; 0: none */
+	unsigned int boot_timeout_s; /* until the agent answers, >= 1 */
+};
+
+/* A sandbox as its directory describes it. */
+struct sandbox_info {
+	char id[SANDBOX_ID_LEN + 1];
+	char dir[PATH_MAX];
+	char uds[PATH_MAX]; /* dir/vsock.sock */
+	pid_t supervisor; /* 0: not known yet */
+	pid_t ember; /* 0: not started yet */
+	uint64_t supervisor_start; /* /proc/PID/stat start time, ticks */
+	uint64_t ember_start;
+	int64_t created; /* Unix time, s */
+	int64_t ready; /* Unix time the agent first answered; 0: booting */
+	unsigned int ttl_s; /* 0: none */
+	unsigned int mem_mib;
+	unsigned int vcpus;
+};
+
+/*
+ * Resolve the state directory (see above) into @out (@outsz bytes), as an
+ * absolute path; create it (0700) and its missing parents.  Fails when it
+ * is not a directory we own, or group/other may write it (-EPERM), or
+ * when it is too long for the sockets below it (-ENAMETOOLONG).
+ */
+int sandbox__state_dir(char *out, size_t outsz, char *err, size_t errlen);
+
+/*
+ * Create and boot a sandbox: copy the rootfs (sparse), start the
+ * supervisor (its own session) which starts ember, and wait until the
+ * guest agent answers a PING or the boot times out.  On success returns 0
+ * with the new id in @id and the TTL armed from now.  On failure nothing
+ * is left behind (no process, no file) and @err says why, with the last
+ * lines of the guest console and ember's log after a newline when they
+ * help.  SIGINT/SIGTERM/SIGHUP must be blocked by the caller; one of them
+ * arriving while it waits ends the boot (-EINTR).
+ */
+int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
+		 char *err, size_t errlen);
+
+/*
+ * Find the live sandbox whose id is @ref or starts with @ref (a unique
+ * prefix, 1-12 hex digits) and fill @info.  Errors: -ENOENT (none: "no
+ * sandbox <ref>"), -EINVAL (not an id), -EEXIST (ambiguous prefix),
+ * -ESRCH (its supervisor was dead: it has just been cleaned up; @info->id
+ * holds the full id), other errno for state directory failures.
+ */
+int sandbox__find(const char *ref, struct sandbox_info *info, char *err,
+		  size_t errlen);
+
+/*
+ * Stop the sandbox @info (from sandbox__find): SIGTERM its supervisor and
+ * wait up to 15 s until its directory is gone; past that (or without a
+ * live supervisor), kill the supervisor and ember and remove the
+ * directory here.  Returns 0, 1 when it had to force, -ENOENT when it was
+ * already gone, or another negative errno.
+ */
+int sandbox__kill(const struct sandbox_info *info, char *err, size_t errlen);
+
+/*
+ * The live sandboxes, oldest first, in a malloc()ed array the caller frees
+ * (*@out NULL when *@n is 0).  Dead leftovers are cleaned up silently.
+ */
+int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
+		  size_t errlen);
+
+#endif /* EMBER_API_SANDBOX_H */

@@ -1,0 +1,334 @@
+#!/usr/bin/env bash
+# emberctl end to end.  Part 1 needs no VM: a stand-in for ember
+# (fake_ember.py: the vsock handshake in front of build/test/agent-host)
+# exercises sandbox life in seconds: run, exec, cp, ls, kill, TTL,
+# failures, crashes, clean-up.  Part 2 boots real sandboxes (three at once:
+# ~50 s where guest kernel mode is emulated) when /dev/kvm works and ember
+# has --vsock.  Each sandbox's state lives under $TMP/state, so what is
+# left behind is easy to see.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+
+: "${EMBERCTL:=build/emberctl-asan}"
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-600}
+export EMBER_STATE_DIR=$TMP/state
+export EMBER_SUPERVISOR_LOG=$TMP/supervisor.log
+E=$EMBERCTL
+
+# alive PID: a process that is not a zombie.
+alive() {
+	[ -n "$1" ] && [ "$1" != 0 ] && [ -r "/proc/$1/stat" ] &&
+		[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" != Z ]
+}
+# pids ID: "SUPERVISOR EMBER" from the sandbox's info file.
+pids() {
+	sed -n 's/^supervisor=//p; s/^ember=//p' "$EMBER_STATE_DIR/$1/info" 2>/dev/null |
+		tr '\n' ' '
+}
+# gone ID "SUP EMBER": no directory, no socket, no process, no copy.
+gone() {
+	local id=$1 p
+	[ ! -e "$EMBER_STATE_DIR/$id" ] || return 1
+	! ls -A "$EMBER_STATE_DIR" | grep -q "$id" || return 1
+	for p in $2; do ! alive "$p" || return 1; done
+	! pgrep -f "$EMBER_STATE_DIR/$id" >/dev/null
+}
+# wait_gone ID "PIDS" SECONDS
+wait_gone() {
+	local end=$((SECONDS + $3))
+	while [ $SECONDS -le "$end" ]; do
+		gone "$1" "$2" && return 0
+		sleep 0.1
+	done
+	gone "$1" "$2"
+}
+no_sanitizer_report() { ! grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$@"; }
+state_empty() { [ -z "$(ls -A "$EMBER_STATE_DIR" 2>/dev/null)" ]; }
+no_tmp_files() { [ -z "$(find "$TMP" /tmp -maxdepth 3 -name '.*.emberctl-*' 2>/dev/null)" ]; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# ev 'EXPRESSION': evaluate it (in this shell, with the current values).
+ev() { eval "$*"; }
+show() { for f in "$@"; do echo "#   $f:"; sed 's/^/#     /' "$f" | tail -15; done; }
+
+if [ ! -x "$E" ] || [ ! -x build/test/agent-host ]; then
+	not_ok "emberctl: $E and build/test/agent-host are built" "make asan"
+	exit 0
+fi
+
+# ---- part 1: a fake ember ----------------------------------------------
+export EMBER_BIN=$PWD/tests/integration/fake_ember.py
+export EMBER_KERNEL=$TMP/vmlinux
+export EMBER_ROOTFS=$TMP/root.img
+export FAKE_REPORT=$TMP/report FAKE_ROOTFS=$TMP/root.img
+echo kernel >"$EMBER_KERNEL"
+# A 64 MiB image with 2 MiB of data: the copy must keep the holes.
+truncate -s 64M "$EMBER_ROOTFS"
+head -c 1M /dev/urandom | dd of="$EMBER_ROOTFS" bs=1M seek=3 conv=notrunc status=none
+head -c 1M /dev/urandom | dd of="$EMBER_ROOTFS" bs=1M seek=40 conv=notrunc status=none
+cp "$EMBER_ROOTFS" "$TMP/root.orig"
+G=$TMP/guest # the fake's "guest" files are this host's
+H=$TMP/host
+mkdir -p "$G" "$H"
+
+id=$($E run 2>"$TMP/run.err")
+rc=$?
+check "fake: run prints a 12-hex id and exits 0" "$(show "$TMP/run.err")" \
+	ev '[ $rc = 0 ] && echo "$id" | grep -qxE "[0-9a-f]{12}"'
+check "fake: the rootfs copy is byte-identical and sparse" "$(cat "$TMP/report")" \
+	grep -qE '^size=67108864 blocks=([0-9]{1,4}|[0-9]{5}) same=1' "$TMP/report"
+check "fake: the shared image is unchanged" "" cmp -s "$EMBER_ROOTFS" "$TMP/root.orig"
+check "fake: the copy is unlinked once ready, the socket is there" \
+	"$(ls -la "$EMBER_STATE_DIR/$id")" \
+	ev '[ ! -e "$EMBER_STATE_DIR/$id/rootfs.ext4" ] && [ -S "$EMBER_STATE_DIR/$id/vsock.sock" ]'
+check "fake: the state directory is private" "$(ls -ld "$EMBER_STATE_DIR")" \
+	ev '[ "$(stat -c %a "$EMBER_STATE_DIR")" = 700 ]'
+$E ls >"$TMP/ls.out" 2>&1
+check "fake: ls lists it under a header" "$(show "$TMP/ls.out")" \
+	ev 'head -1 "$TMP/ls.out" | grep -q "^ID " && grep -qE "^$id +[0-9]+ +256M +1 " "$TMP/ls.out"'
+
+$E exec "$id" -- sh -c 'echo out; echo oops >&2; exit 3' >"$TMP/x.out" 2>"$TMP/x.err"
+rc=$?
+check "fake: exec passes the exit status (3), stdout and stderr" \
+	"exit $rc; $(show "$TMP/x.out" "$TMP/x.err")" \
+	ev '[ $rc = 3 ] && [ "$(cat "$TMP/x.out")" = out ] && [ "$(cat "$TMP/x.err")" = oops ]'
+fib=$($E exec "$id" --python 'a,b=0,1
+while a<=100: print(a); a,b=b,a+b' | tr '\n' ' ')
+check "fake: --python with two lines prints Fibonacci" "got: $fib" \
+	[ "$fib" = "0 1 1 2 3 5 8 13 21 34 55 89 " ]
+out=$($E exec "${id:0:4}" --python 'print("x\ny")' 2>&1 | tr '\n' ' ')
+check "fake: --python runs code exactly as given; an id prefix works" "got: $out" \
+	[ "$out" = "x y " ]
+$E exec "$id" -- no-such-command 2>"$TMP/nf.err"
+rc=$?
+check "fake: command not found: 127 and a message" "exit $rc; $(show "$TMP/nf.err")" \
+	ev '[ $rc = 127 ] && grep -q "no-such-command: No such file" "$TMP/nf.err"'
+$E exec "$id" -- /etc/passwd 2>/dev/null
+rc=$?
+check "fake: cannot execute: 126" "exit $rc" [ $rc = 126 ]
+$E exec --timeout 0.3 "$id" -- sleep 10
+rc=$?
+check "fake: --timeout: 124" "exit $rc" [ $rc = 124 ]
+$E exec "$id" -- sh -c 'kill -9 $$'
+rc=$?
+check "fake: killed by signal 9: 137" "exit $rc" [ $rc = 137 ]
+out=$(printf 'abc\n' | $E exec -i "$id" -- tr a-z A-Z)
+check "fake: -i forwards stdin" "got: $out" [ "$out" = ABC ]
+out=$(printf 'abc\n' | $E exec "$id" -- cat)
+check "fake: without -i the command's stdin is empty" "got: $out" [ -z "$out" ]
+out=$($E exec --env FOO=bar --cwd /tmp "$id" -- sh -c 'echo $FOO $(pwd); command -v sh' | tr '\n' ' ')
+check "fake: --env adds to the environment; --cwd" "got: $out" \
+	ev '[ "${out% /*sh }" = "bar /tmp" ]'
+$E exec "$id" -- sleep 10 &
+ep=$!
+sleep 0.5
+kill -INT $ep
+wait $ep
+rc=$?
+check "fake: SIGINT to emberctl interrupts the guest command: 130" "exit $rc" [ $rc = 130 ]
+
+head -c 1M /dev/urandom >"$H/data.bin"
+chmod 640 "$H/data.bin"
+$E cp "$H/data.bin" "$id:$G/in.bin" && $E cp "$id:$G/in.bin" "$H/out.bin"
+check "fake: cp of 1 MiB in and back out, byte for byte" "" \
+	cmp -s "$H/data.bin" "$H/out.bin"
+check "fake: cp in keeps the mode" "$(ls -l "$G")" \
+	ev '[ "$(stat -c %a "$G/in.bin")" = 640 ]'
+mkdir -p "$G/d" "$H/d"
+$E cp "$H/data.bin" "${id:0:5}:$G/d" && $E cp "$id:$G/d/data.bin" "$H/d"
+check "fake: cp to a directory (either side) keeps the name" "$(ls -l "$G/d" "$H/d")" \
+	cmp -s "$H/data.bin" "$H/d/data.bin"
+$E cp "$id:$G/missing" "$H/m.bin" 2>"$TMP/cp.err"
+rc=$?
+check "fake: cp of a missing file fails and leaves no file" "$(show "$TMP/cp.err"; ls -la "$H")" \
+	ev '[ $rc = 1 ] && grep -q "No such file" "$TMP/cp.err" && [ "$(ls -A "$H" | tr "\n" " ")" = "d data.bin out.bin " ]'
+$E cp "$H/data.bin" "$H/x" 2>/dev/null
+rc=$?
+check "fake: cp wants exactly one ID:PATH" "exit $rc" [ $rc = 2 ]
+
+p=$(pids "$id")
+$E kill "$id" >"$TMP/kill.out" 2>&1
+rc=$?
+check "fake: kill exits 0 and leaves nothing (dir, socket, processes)" \
+	"$(show "$TMP/kill.out"; ls -la "$EMBER_STATE_DIR")" \
+	ev '[ $rc = 0 ] && gone "$id" "$p"'
+$E kill "$id" 2>"$TMP/kill2.err"
+rc=$?
+check "fake: a second kill says there is no such sandbox" "$(show "$TMP/kill2.err")" \
+	ev '[ $rc = 1 ] && grep -qx "emberctl: no sandbox $id" "$TMP/kill2.err"'
+$E exec 0123456789ab -- true 2>"$TMP/unk.err"
+rc=$?
+check "fake: an unknown id: exec says so (125)" "$(show "$TMP/unk.err")" \
+	ev '[ $rc = 125 ] && grep -qx "emberctl: no sandbox 0123456789ab" "$TMP/unk.err"'
+
+# TTL: counted from when run returns.
+id=$($E run --ttl 1)
+p=$(pids "$id")
+check "fake: a --ttl 1 sandbox is there when run returns" "" \
+	test -d "$EMBER_STATE_DIR/$id"
+check "fake: ... and gone, with everything, within 3 s" "$(ls -la "$EMBER_STATE_DIR")" \
+	wait_gone "$id" "$p" 3
+
+# ember ending by itself ends the sandbox.
+id=$(FAKE_EXIT_AFTER=0.5 $E run)
+p=$(pids "$id")
+check "fake: when ember exits by itself the supervisor cleans up" \
+	"$(ls -la "$EMBER_STATE_DIR")" wait_gone "$id" "$p" 5
+
+# Boot failures: one clear error line, nothing left.
+FAKE_FAIL=1 $E run >"$TMP/f.out" 2>"$TMP/f.err"
+rc=$?
+check "fake: ember failing at start: run fails, says why, leaves nothing" \
+	"exit $rc; $(show "$TMP/f.err")" \
+	ev '[ $rc = 1 ] && [ ! -s "$TMP/f.out" ] && head -1 "$TMP/f.err" | grep -q "^emberctl: ember exited with status 1" && grep -q "pretend failure" "$TMP/f.err" && state_empty'
+t0=$SECONDS
+FAKE_BOOT_S=30 $E run --boot-timeout 1 >"$TMP/t.out" 2>"$TMP/t.err"
+rc=$?
+took=$((SECONDS - t0))
+check "fake: boot timeout: run fails in time, says why, leaves nothing" \
+	"exit $rc after $took s; $(show "$TMP/t.err")" \
+	ev '[ $rc = 1 ] && [ $took -le 8 ] && grep -q "did not answer within 1 s" "$TMP/t.err" && state_empty && ! pgrep -f "$EMBER_STATE_DIR" >/dev/null'
+FAKE_BOOT_S=30 $E run 2>"$TMP/k.err" &
+rp=$!
+bid=
+for _ in $(seq 50); do
+	bid=$(ls "$EMBER_STATE_DIR" 2>/dev/null | head -1)
+	[ -n "$bid" ] && grep -q '^ember=[1-9]' "$EMBER_STATE_DIR/$bid/info" 2>/dev/null && break
+	sleep 0.1
+done
+$E kill "$bid" >/dev/null 2>&1
+wait $rp
+rc=$?
+check "fake: kill during boot: run fails, nothing left" "exit $rc; $(show "$TMP/k.err")" \
+	ev '[ $rc = 1 ] && grep -q "stopped while booting" "$TMP/k.err" && state_empty'
+
+# A supervisor killed outright: ember follows it, the next look cleans up.
+id=$($E run)
+p=$(pids "$id")
+kill -9 "${p%% *}"
+sleep 0.5
+$E ls >"$TMP/ls2.out" 2>&1
+check "fake: after the supervisor's SIGKILL, ls cleans up silently" \
+	"$(show "$TMP/ls2.out"; ls -la "$EMBER_STATE_DIR")" \
+	ev '[ "$(wc -l <"$TMP/ls2.out")" = 1 ] && gone "$id" "$p"'
+id=$($E run)
+p=$(pids "$id")
+kill -9 "${p%% *}"
+sleep 0.5
+$E kill "$id" 2>"$TMP/dead.err"
+rc=$?
+check "fake: kill of a sandbox whose supervisor died: already gone, cleaned up" \
+	"exit $rc; $(show "$TMP/dead.err")" \
+	ev '[ $rc = 1 ] && grep -q "already gone" "$TMP/dead.err" && gone "$id" "$p"'
+
+EMBER_STATE_DIR=$TMP/$(printf 'x%.0s' $(seq 80)) $E run 2>"$TMP/long.err"
+check "fake: a state directory too long for socket paths: a clear error" \
+	"$(show "$TMP/long.err")" grep -q 'too long for Unix socket paths' "$TMP/long.err"
+EMBER_KERNEL=$TMP/nope $E run 2>"$TMP/nok.err"
+check "fake: a missing kernel is named" "$(show "$TMP/nok.err")" \
+	grep -qF "kernel $TMP/nope: No such file or directory (from EMBER_KERNEL)" "$TMP/nok.err"
+check "fake: no stray temporary files" "" no_tmp_files
+touch "$TMP/supervisor.log"
+check "fake: no sanitizer report (emberctl, supervisors)" "$(show "$TMP/supervisor.log")" \
+	no_sanitizer_report "$TMP"/*.err "$TMP/supervisor.log"
+unset EMBER_BIN EMBER_KERNEL EMBER_ROOTFS FAKE_REPORT FAKE_ROOTFS
+
+# ---- part 2: real sandboxes ----------------------------------------------
+if ! have_kvm; then
+	echo "ok - # SKIP no usable /dev/kvm: emberctl with real sandboxes"
+	exit 0
+fi
+if ! "$EMBER" --help 2>&1 | grep -q -- '--vsock'; then
+	echo "ok - # SKIP $EMBER has no --vsock yet: emberctl with real sandboxes"
+	exit 0
+fi
+export EMBER_BIN=$EMBER EMBER_KERNEL=$GUEST/vmlinux EMBER_ROOTFS=$GUEST/rootfs.ext4
+cp --sparse=always "$EMBER_ROOTFS" "$TMP/rootfs.orig"
+rm -f "$TMP"/*.err "$TMP/supervisor.log"
+
+# Three boots at once: A and B side by side, C with --ttl 5.
+bg_run() { # NAME ARGS...: id in $TMP/NAME.id, status NAME.rc, end NAME.at
+	local n=$1
+	shift
+	( timeout "$BOOT_TIMEOUT" "$E" run --boot-timeout "$BOOT_TIMEOUT" "$@" \
+		>"$TMP/$n.id" 2>"$TMP/$n.err"
+	  echo $? >"$TMP/$n.rc"
+	  now_ms >"$TMP/$n.at" ) &
+	boots+=($!)
+}
+boots=()
+bg_run a
+bg_run b
+bg_run c --ttl 5
+# C's TTL is watched from when its run returns, while A and B work.
+(
+	while [ ! -s "$TMP/c.at" ]; do sleep 0.1; done
+	cid=$(cat "$TMP/c.id")
+	cpids=$(pids "$cid")
+	at=$(cat "$TMP/c.at")
+	while [ -n "$cid" ] && ! gone "$cid" "$cpids" && [ $(($(now_ms) - at)) -lt 30000 ]; do
+		sleep 0.1
+	done
+	echo $(($(now_ms) - at)) >"$TMP/c.gone"
+	[ -n "$cid" ] && gone "$cid" "$cpids" && echo yes >"$TMP/c.clean"
+) &
+watch=$!
+wait "${boots[@]}"
+A=$(cat "$TMP/a.id")
+B=$(cat "$TMP/b.id")
+check "vm: three sandboxes boot at once and run prints their ids" \
+	"$(show "$TMP/a.err" "$TMP/b.err" "$TMP/c.err")" \
+	ev '[ "$(cat "$TMP/a.rc" "$TMP/b.rc" "$TMP/c.rc" | tr "\n" " ")" = "0 0 0 " ]'
+
+fib=$($E exec "$A" --python 'a,b=0,1
+while a<=100: print(a); a,b=b,a+b' 2>"$TMP/py.err" | tr '\n' ' ')
+check "vm: exec --python prints 0 1 1 2 3 5 8 13 21 34 55 89" \
+	"got: $fib; $(show "$TMP/py.err")" [ "$fib" = "0 1 1 2 3 5 8 13 21 34 55 89 " ]
+$E exec "$A" -- sh -c 'echo oops >&2; exit 3' >"$TMP/o.out" 2>"$TMP/o.err"
+rc=$?
+check "vm: exec -- sh -c 'echo oops >&2; exit 3': status 3, oops on stderr" \
+	"exit $rc; $(show "$TMP/o.out" "$TMP/o.err")" \
+	ev '[ $rc = 3 ] && [ "$(cat "$TMP/o.err")" = oops ] && [ ! -s "$TMP/o.out" ]'
+head -c 1M /dev/urandom >"$TMP/big.bin"
+$E cp "$TMP/big.bin" "$A:/root/big.bin" 2>"$TMP/cpi.err" &&
+	$E cp "$A:/root/big.bin" "$TMP/big.back" 2>"$TMP/cpo.err"
+check "vm: a 1 MiB random file copied in and back out is identical" \
+	"$(show "$TMP/cpi.err" "$TMP/cpo.err")" cmp -s "$TMP/big.bin" "$TMP/big.back"
+echo mark >"$TMP/mark"
+$E cp "$TMP/mark" "$A:/root/mark-a" && $E cp "$TMP/mark" "$B:/root/mark-b"
+$E exec "$B" -- sh -c 'test ! -e /root/mark-a && test ! -e /root/big.bin && test -e /root/mark-b'
+rb=$?
+$E exec "$A" -- sh -c 'test ! -e /root/mark-b && test -e /root/mark-a'
+ra=$?
+check "vm: sandboxes side by side do not see each other's files" \
+	"B: exit $rb, A: exit $ra" ev '[ $rb = 0 ] && [ $ra = 0 ]'
+$E ls >"$TMP/ls.out"
+check "vm: ls lists both" "$(show "$TMP/ls.out")" \
+	ev 'grep -q "^$A " "$TMP/ls.out" && grep -q "^$B " "$TMP/ls.out"'
+
+pa=$(pids "$A")
+$E kill "$A" >/dev/null 2>"$TMP/ka.err"
+rc=$?
+check "vm: kill leaves nothing: no ember or supervisor, no directory, socket or disk copy" \
+	"exit $rc; $(show "$TMP/ka.err"; ls -la "$EMBER_STATE_DIR")" \
+	ev '[ $rc = 0 ] && gone "$A" "$pa"'
+$E kill "$A" 2>"$TMP/ka2.err"
+rc=$?
+check "vm: killing it again: no sandbox" "exit $rc; $(show "$TMP/ka2.err")" \
+	ev '[ $rc = 1 ] && grep -qx "emberctl: no sandbox $A" "$TMP/ka2.err"'
+$E exec "$A" -- true 2>"$TMP/ea.err"
+check "vm: exec on the killed id: no sandbox" "$(show "$TMP/ea.err")" \
+	grep -qx "emberctl: no sandbox $A" "$TMP/ea.err"
+wait $watch
+check "vm: the --ttl 5 sandbox is gone, leaving nothing, within 10 s of run" \
+	"gone after $(cat "$TMP/c.gone" 2>/dev/null) ms" \
+	ev '[ -s "$TMP/c.clean" ] && [ "$(cat "$TMP/c.gone")" -le 10000 ]'
+pb=$(pids "$B")
+$E kill "$B" >/dev/null
+check "vm: all gone: empty state directory, no ember left, shared image unchanged" \
+	"$(ls -la "$EMBER_STATE_DIR")" \
+	ev 'gone "$B" "$pb" && state_empty && cmp -s "$EMBER_ROOTFS" "$TMP/rootfs.orig"'
+check "vm: no stray temporary files" "" no_tmp_files
+touch "$TMP/supervisor.log"
+check "vm: no sanitizer report (emberctl, supervisors)" "$(show "$TMP/supervisor.log")" \
+	no_sanitizer_report "$TMP"/*.err "$TMP/supervisor.log"

@@ -1,0 +1,1001 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Unit tests for emberctl's agent client (api/agent_client.c), without a
+ * VM: a fake sandbox listens on a Unix socket, answers the hybrid vsock
+ * handshake (`CONNECT 1024\n` -> `OK 1\n`) and hands the connection to the
+ * real agent built for this host (build/test/agent-host --fd N).  Then:
+ * ping, exec (output, status, signals, timeout, stdin, env, cwd, signal
+ * forwarding, EPIPE), files both ways, several operations on one
+ * connection; handshake failures; and a hostile fake agent whose
+ * malformed or oversized frames must end the operation with an error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../api/agent_client.h"
+#include "../../guest-init/protocol.h"
+
+#define AGENT_BIN "build/test/agent-host"
+#define TIMEOUT	  10000
+
+/* What the fake sandbox does with the connection after CONNECT. */
+enum fake_mode {
+	FAKE_AGENT, /* OK, then the real agent */
+	FAKE_REFUSE, /* close: nothing listens on the guest port */
+	FAKE_GARBAGE, /* a reply that is not OK */
+	FAKE_SILENT, /* never answer */
+	FAKE_HOSTILE, /* OK, then hostile() answers the first frame */
+};
+
+/* A hostile agent's answer to the first frame it got (header @h). */
+typedef void (*hostile_fn)(int fd, const struct ember_agent_hdr *h);
+
+struct fake {
+	char dir[64];
+	char sock[128];
+	pid_t pid;
+	struct agent_client *c;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void put(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n <= 0)
+			_exit(5);
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void put_frame(int fd, uint16_t type, uint32_t stream, const void *p,
+		      uint32_t len)
+{
+	uint8_t h[EMBER_AGENT_HDR_SIZE];
+
+	ember_agent_hdr_encode(h, type, stream, len);
+	put(fd, h, sizeof(h));
+	if (len)
+		put(fd, p, len);
+}
+
+static int get(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The fake sandbox's side; runs in a child. */
+__attribute__((noreturn)) static void fake_serve(int lfd, enum fake_mode mode,
+						 hostile_fn hostile)
+{
+	char line[32];
+	size_t n = 0;
+	int fd = accept(lfd, NULL, NULL);
+
+	if (fd < 0)
+		_exit(2);
+	close(lfd);
+	while (n < sizeof(line) - 1 && read(fd, line + n, 1) == 1)
+		if (line[n++] == '\n')
+			break;
+	line[n] = '\0';
+	if (strcmp(line, "CONNECT 1024\n"))
+		_exit(3);
+	switch (mode) {
+	case FAKE_AGENT:
+		put(fd, "OK 1\n", 5);
+		if (dup2(fd, 3) < 0)
+			_exit(4);
+		execl(AGENT_BIN, "agent-host", "--fd", "3", (char *)NULL);
+		_exit(127);
+	case FAKE_REFUSE:
+		_exit(0);
+	case FAKE_GARBAGE:
+		put(fd, "HELLO 1024\n", 11);
+		break;
+	case FAKE_SILENT:
+		break;
+	case FAKE_HOSTILE: {
+		uint8_t hb[EMBER_AGENT_HDR_SIZE];
+		struct ember_agent_hdr h;
+		static uint8_t skip[EMBER_AGENT_MAX_PAYLOAD];
+
+		put(fd, "OK 1\n", 5);
+		if (get(fd, hb, sizeof(hb)) ||
+		    ember_agent_hdr_decode(hb, sizeof(hb), &h) ||
+		    get(fd, skip, h.len))
+			_exit(6);
+		hostile(fd, &h);
+		break;
+	}
+	}
+	/* Hold the connection until the client lets go. */
+	while (read(fd, line, sizeof(line)) > 0)
+		;
+	_exit(0);
+}
+
+static void fake_start(struct fake *f, enum fake_mode mode, hostile_fn hostile)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd;
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/ember-ac-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->sock, sizeof(f->sock), "%s/vsock.sock", f->dir);
+	strcpy(sa.sun_path, f->sock);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	f->pid = fork();
+	assert_true(f->pid >= 0);
+	if (f->pid == 0)
+		fake_serve(lfd, mode, hostile);
+	close(lfd);
+	f->c = agent_client__new();
+	assert_non_null(f->c);
+}
+
+/* Stop the fake; with @agent, the agent must have exited 0 by itself. */
+static void fake_stop(struct fake *f, int agent)
+{
+	int st = 0;
+
+	agent_client__free(f->c);
+	f->c = NULL;
+	if (!agent)
+		kill(f->pid, SIGKILL);
+	assert_int_equal(waitpid(f->pid, &st, 0), f->pid);
+	if (agent) {
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+	unlink(f->sock);
+	rmdir(f->dir);
+}
+
+/* A fake sandbox with the real agent, connected. */
+static void agent_up(struct fake *f)
+{
+	fake_start(f, FAKE_AGENT, NULL);
+	assert_int_equal(
+		agent_client__connect(f->c, f->sock, EMBER_AGENT_PORT, TIMEOUT),
+		0);
+}
+
+/* ---- exec helpers ------------------------------------------------------- */
+
+struct run {
+	char out[1 << 16], err[1 << 16];
+	size_t out_len, err_len;
+	struct agent_exec_result res;
+};
+
+static size_t slurp(int fd, char *buf, size_t cap)
+{
+	ssize_t n;
+	size_t len = 0;
+
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	while (len < cap - 1 && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	return len;
+}
+
+/* Run @argv with @req's other fields; output captured in @r. */
+static int run_req(struct agent_client *c, struct agent_exec_req *req,
+		   struct run *r)
+{
+	int out = memfd_create("out", MFD_CLOEXEC);
+	int err = memfd_create("err", MFD_CLOEXEC);
+	int rc;
+
+	assert_true(out >= 0 && err >= 0);
+	req->stdout_fd = out;
+	req->stderr_fd = err;
+	memset(&r->res, 0xff, sizeof(r->res));
+	rc = agent_client__exec(c, req, &r->res);
+	r->out_len = slurp(out, r->out, sizeof(r->out));
+	r->err_len = slurp(err, r->err, sizeof(r->err));
+	close(out);
+	close(err);
+	return rc;
+}
+
+static int run_argv(struct agent_client *c, const char *const *argv,
+		    struct run *r)
+{
+	struct agent_exec_req req = { .argv = argv,
+				      .stdin_fd = -1,
+				      .sig_fd = -1 };
+
+	return run_req(c, &req, r);
+}
+
+static struct run R;
+
+/* ---- the real agent ----------------------------------------------------- */
+
+static void test_ping(void **state)
+{
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(agent_client__ping(f.c, TIMEOUT), 0);
+	assert_int_equal(agent_client__connect(f.c, f.sock, 1024, TIMEOUT),
+			 -EISCONN);
+	fake_stop(&f, 1);
+}
+
+static void test_exec_output_and_status(void **state)
+{
+	const char *echo[] = { "echo", "hi", NULL };
+	const char *oops[] = { "sh", "-c", "echo out; echo oops >&2; exit 3",
+			       NULL };
+	const char *sig[] = { "sh", "-c", "kill -TERM $$", NULL };
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(run_argv(f.c, echo, &R), 0);
+	assert_int_equal(R.res.kind, EMBER_AGENT_EXITED);
+	assert_int_equal(R.res.code, 0);
+	assert_string_equal(R.out, "hi\n");
+	assert_int_equal(R.err_len, 0);
+	assert_int_equal(run_argv(f.c, oops, &R), 0);
+	assert_int_equal(R.res.kind, EMBER_AGENT_EXITED);
+	assert_int_equal(R.res.code, 3);
+	assert_string_equal(R.out, "out\n");
+	assert_string_equal(R.err, "oops\n");
+	assert_int_equal(run_argv(f.c, sig, &R), 0);
+	assert_int_equal(R.res.kind, EMBER_AGENT_SIGNALLED);
+	assert_int_equal(R.res.code, SIGTERM);
+	fake_stop(&f, 1);
+}
+
+/* Output larger than pipes and frames, in order, byte for byte. */
+static void test_exec_big_output(void **state)
+{
+	const char *argv[] = { "sh", "-c", "seq 1 9000; seq 1 5000 >&2", NULL };
+	char want[1 << 16];
+	size_t len = 0;
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(run_argv(f.c, argv, &R), 0);
+	for (int i = 1; i <= 9000; i++)
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "%d\n",
+					i);
+	assert_int_equal(R.out_len, len);
+	assert_memory_equal(R.out, want, len);
+	assert_int_equal(R.err_len, 23893);
+	fake_stop(&f, 1);
+}
+
+static void test_exec_timeout(void **state)
+{
+	const char *argv[] = { "sleep", "10", NULL };
+	struct agent_exec_req req = {
+		.argv = argv, .stdin_fd = -1, .sig_fd = -1, .timeout_ms = 300
+	};
+	int64_t t0 = mono_ms();
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.kind, EMBER_AGENT_TIMEOUT);
+	assert_int_equal(R.res.code, SIGKILL);
+	assert_true(mono_ms() - t0 >= 250);
+	assert_true(mono_ms() - t0 < 5000);
+	fake_stop(&f, 1);
+}
+
+static void test_exec_not_found(void **state)
+{
+	const char *argv[] = { "no-such-command-xyz", NULL };
+	const char *ok[] = { "true", NULL };
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(run_argv(f.c, argv, &R), -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), ENOENT);
+	assert_non_null(strstr(agent_client__error(f.c),
+			       "no-such-command-xyz: No such file"));
+	/* The connection goes on. */
+	assert_int_equal(run_argv(f.c, ok, &R), 0);
+	assert_int_equal(R.res.code, 0);
+	assert_int_equal(agent_client__guest_errno(f.c), 0);
+	fake_stop(&f, 1);
+}
+
+static void test_exec_env_cwd(void **state)
+{
+	const char *argv[] = { "sh", "-c", "echo \"$FOO\"; pwd; echo $HOME",
+			       NULL };
+	const char *env[] = { "FOO=bar baz", NULL };
+	struct agent_exec_req req = { .argv = argv,
+				      .env = env,
+				      .cwd = "/tmp",
+				      .stdin_fd = -1,
+				      .sig_fd = -1 };
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_string_equal(R.out, "bar baz\n/tmp\n\n");
+	req.cwd = "/nonexistent-dir";
+	assert_int_equal(run_req(f.c, &req, &R), -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), ENOENT);
+	fake_stop(&f, 1);
+}
+
+static int fill_memfd(const uint8_t *data, size_t len)
+{
+	int fd = memfd_create("in", MFD_CLOEXEC);
+	size_t off = 0;
+
+	assert_true(fd >= 0);
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+
+		assert_true(n > 0);
+		off += (size_t)n;
+	}
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+static void test_exec_stdin(void **state)
+{
+	const char *cat[] = { "cat", NULL };
+	const char *wc[] = { "wc", "-c", NULL };
+	const size_t big = 1U << 20;
+	struct agent_exec_req req = { .argv = cat, .sig_fd = -1 };
+	uint8_t *data = malloc(big);
+	int pfd[2];
+	struct fake f;
+
+	(void)state;
+	assert_non_null(data);
+	agent_up(&f);
+	/* A pipe. */
+	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(write(pfd[1], "hello world", 11), 11);
+	close(pfd[1]);
+	req.stdin_fd = pfd[0];
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	close(pfd[0]);
+	assert_int_equal(R.res.code, 0);
+	assert_string_equal(R.out, "hello world");
+	/* 1 MiB counted in the guest. */
+	assert_int_equal(getrandom(data, big, 0), (ssize_t)big);
+	req.argv = wc;
+	req.stdin_fd = fill_memfd(data, big);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	close(req.stdin_fd);
+	assert_string_equal(R.out, "1048576\n");
+	/* Empty stdin. */
+	req.argv = cat;
+	req.stdin_fd = fill_memfd(data, 0);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	close(req.stdin_fd);
+	assert_int_equal(R.out_len, 0);
+	/* No stdin at all: /dev/null, cat ends. */
+	req.stdin_fd = -1;
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.out_len, 0);
+	free(data);
+	fake_stop(&f, 1);
+}
+
+/* stdin streamed while output streams back: 256 KiB through cat. */
+static void test_exec_stdin_echo(void **state)
+{
+	const char *cat[] = { "cat", NULL };
+	const size_t len = 256U << 10;
+	struct agent_exec_req req = { .argv = cat, .sig_fd = -1 };
+	int out = memfd_create("out", MFD_CLOEXEC), err;
+	uint8_t *data = malloc(len), *back = malloc(len);
+	struct agent_exec_result res;
+	struct fake f;
+
+	(void)state;
+	assert_non_null(data);
+	assert_non_null(back);
+	err = memfd_create("err", MFD_CLOEXEC);
+	for (size_t i = 0; i < len; i++)
+		data[i] = (uint8_t)(i * 2654435761U >> 11);
+	agent_up(&f);
+	req.stdin_fd = fill_memfd(data, len);
+	req.stdout_fd = out;
+	req.stderr_fd = err;
+	assert_int_equal(agent_client__exec(f.c, &req, &res), 0);
+	assert_int_equal(res.code, 0);
+	assert_int_equal(lseek(out, 0, SEEK_END), (off_t)len);
+	assert_int_equal(pread(out, back, len, 0), (ssize_t)len);
+	assert_memory_equal(back, data, len);
+	close(req.stdin_fd);
+	close(out);
+	close(err);
+	free(data);
+	free(back);
+	fake_stop(&f, 1);
+}
+
+/* A signal read from sig_fd becomes KILL for the guest process group. */
+static void test_exec_signal_forward(void **state)
+{
+	const char *argv[] = { "sleep", "10", NULL };
+	struct agent_exec_req req = { .argv = argv, .stdin_fd = -1 };
+	sigset_t set, old;
+	struct fake f;
+
+	(void)state;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	req.sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	assert_true(req.sig_fd >= 0);
+	agent_up(&f);
+	raise(SIGUSR1); /* pending: readable from the signalfd at once */
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.kind, EMBER_AGENT_SIGNALLED);
+	assert_int_equal(R.res.code, SIGUSR1);
+	close(req.sig_fd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	fake_stop(&f, 1);
+}
+
+/* The third SIGINT sends SIGKILL: for commands that ignore SIGINT. */
+static void test_exec_third_interrupt_kills(void **state)
+{
+	const char *argv[] = { "sh", "-c", "trap '' INT; sleep 10", NULL };
+	struct agent_exec_req req = { .argv = argv, .stdin_fd = -1 };
+	sigset_t set, old;
+	pid_t me = getpid(), pid;
+	struct fake f;
+
+	(void)state;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	req.sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	agent_up(&f);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (int i = 0; i < 3; i++) {
+			usleep(300000);
+			kill(me, SIGINT);
+		}
+		_exit(0);
+	}
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.kind, EMBER_AGENT_SIGNALLED);
+	assert_int_equal(R.res.code, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(req.sig_fd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	fake_stop(&f, 1);
+}
+
+/* A reader that went away: the guest writer gets SIGPIPE, like locally. */
+static void test_exec_epipe(void **state)
+{
+	const char *argv[] = { "yes", NULL };
+	struct agent_exec_req req = { .argv = argv,
+				      .stdin_fd = -1,
+				      .sig_fd = -1 };
+	struct agent_exec_result res;
+	int pfd[2];
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(pipe(pfd), 0);
+	close(pfd[0]);
+	req.stdout_fd = pfd[1];
+	req.stderr_fd = 2;
+	assert_int_equal(agent_client__exec(f.c, &req, &res), 0);
+	assert_int_equal(res.kind, EMBER_AGENT_SIGNALLED);
+	assert_int_equal(res.code, SIGPIPE);
+	close(pfd[1]);
+	assert_int_equal(agent_client__ping(f.c, TIMEOUT), 0);
+	fake_stop(&f, 1);
+}
+
+static void test_exec_too_big(void **state)
+{
+	static const char *argv[EMBER_AGENT_MAX_ARGS + 2];
+	static char huge[EMBER_AGENT_MAX_PAYLOAD];
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	for (int i = 0; i <= EMBER_AGENT_MAX_ARGS; i++)
+		argv[i] = "x";
+	argv[EMBER_AGENT_MAX_ARGS + 1] = NULL;
+	assert_int_equal(run_argv(f.c, argv, &R), -E2BIG);
+	memset(huge, 'a', sizeof(huge) - 1);
+	argv[0] = "echo";
+	argv[1] = huge;
+	argv[2] = NULL;
+	assert_int_equal(run_argv(f.c, argv, &R), -E2BIG);
+	/* Nothing was sent: the connection is fine. */
+	assert_int_equal(agent_client__ping(f.c, TIMEOUT), 0);
+	fake_stop(&f, 1);
+}
+
+/* The agent dies mid-exec: the exec fails cleanly. */
+static void test_exec_agent_dies(void **state)
+{
+	const char *argv[] = { "sh", "-c", "echo x; kill -9 $PPID; sleep 5",
+			       NULL };
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(run_argv(f.c, argv, &R), -ECONNRESET);
+	assert_int_equal(agent_client__ping(f.c, 100), -ENOTCONN);
+	agent_client__free(f.c);
+	f.c = NULL;
+	waitpid(f.pid, NULL, 0);
+	unlink(f.sock);
+	rmdir(f.dir);
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+static void test_file_roundtrip(void **state)
+{
+	const size_t len = 1U << 20;
+	uint8_t *data = malloc(len), *back = malloc(len);
+	char path[128];
+	struct stat st;
+	struct fake f;
+	int in, out;
+
+	(void)state;
+	assert_non_null(data);
+	assert_non_null(back);
+	assert_int_equal(getrandom(data, len, 0), (ssize_t)len);
+	agent_up(&f);
+	snprintf(path, sizeof(path), "%s/file", f.dir);
+	in = fill_memfd(data, len);
+	assert_int_equal(agent_client__write_file(f.c, in, path, 0640, 0), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, (off_t)len);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	out = memfd_create("back", MFD_CLOEXEC);
+	assert_int_equal(agent_client__read_file(f.c, path, out, 0), 0);
+	assert_int_equal(lseek(out, 0, SEEK_END), (off_t)len);
+	assert_int_equal(pread(out, back, len, 0), (ssize_t)len);
+	assert_memory_equal(back, data, len);
+	/* An empty file, and the mode applied past the umask. */
+	close(in);
+	in = fill_memfd(data, 0);
+	assert_int_equal(agent_client__write_file(f.c, in, path, 0777, 60000),
+			 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(st.st_mode & 07777, 0777);
+	unlink(path);
+	close(in);
+	close(out);
+	free(data);
+	free(back);
+	fake_stop(&f, 1);
+}
+
+static void test_file_errors(void **state)
+{
+	char path[128];
+	struct fake f;
+	int in, out = memfd_create("o", MFD_CLOEXEC);
+
+	(void)state;
+	agent_up(&f);
+	in = fill_memfd((const uint8_t *)"abc", 3);
+	/* A directory: the guest says EISDIR after FILE_END. */
+	assert_int_equal(agent_client__write_file(f.c, in, f.dir, 0644, 0),
+			 -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), EISDIR);
+	assert_non_null(strstr(agent_client__error(f.c), "Is a directory"));
+	snprintf(path, sizeof(path), "%s/no/such/dir", f.dir);
+	assert_int_equal(lseek(in, 0, SEEK_SET), 0);
+	assert_int_equal(agent_client__write_file(f.c, in, path, 0644, 0),
+			 -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), ENOENT);
+	assert_int_equal(agent_client__read_file(f.c, path, out, 0),
+			 -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), ENOENT);
+	assert_int_equal(agent_client__read_file(f.c, f.dir, out, 0),
+			 -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), EISDIR);
+	/* Bad requests never reach the guest. */
+	assert_int_equal(agent_client__write_file(f.c, in, path, 010000, 0),
+			 -EINVAL);
+	assert_int_equal(agent_client__read_file(f.c, "", out, 0), -EINVAL);
+	assert_int_equal(agent_client__ping(f.c, TIMEOUT), 0);
+	close(in);
+	close(out);
+	fake_stop(&f, 1);
+}
+
+/* ---- handshake failures ------------------------------------------------- */
+
+static void test_connect_no_socket(void **state)
+{
+	struct agent_client *c = agent_client__new();
+	char longp[200];
+
+	(void)state;
+	assert_int_equal(agent_client__connect(c, "/nonexistent/vsock.sock",
+					       1024, TIMEOUT),
+			 -ENOENT);
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = '\0';
+	assert_int_equal(agent_client__connect(c, longp, 1024, TIMEOUT),
+			 -ENAMETOOLONG);
+	assert_int_equal(agent_client__ping(c, 100), -ENOTCONN);
+	agent_client__free(c);
+}
+
+/* A socket file nobody listens on: the VMM is gone. */
+static void test_connect_refused(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct agent_client *c = agent_client__new();
+	char dir[] = "/tmp/ember-ac-XXXXXX";
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", dir);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	assert_int_equal(agent_client__connect(c, sa.sun_path, 1024, TIMEOUT),
+			 -ECONNREFUSED);
+	unlink(sa.sun_path);
+	rmdir(dir);
+	agent_client__free(c);
+}
+
+static void test_connect_eof(void **state)
+{
+	struct fake f;
+
+	(void)state;
+	fake_start(&f, FAKE_REFUSE, NULL);
+	assert_int_equal(agent_client__connect(f.c, f.sock, 1024, TIMEOUT),
+			 -ECONNRESET);
+	assert_non_null(strstr(agent_client__error(f.c), "nothing listens"));
+	fake_stop(&f, 1);
+}
+
+static void test_connect_garbage(void **state)
+{
+	struct fake f;
+
+	(void)state;
+	fake_start(&f, FAKE_GARBAGE, NULL);
+	assert_int_equal(agent_client__connect(f.c, f.sock, 1024, TIMEOUT),
+			 -EPROTO);
+	assert_non_null(strstr(agent_client__error(f.c), "HELLO"));
+	fake_stop(&f, 0);
+}
+
+static void test_connect_timeout(void **state)
+{
+	int64_t t0 = mono_ms();
+	struct fake f;
+
+	(void)state;
+	fake_start(&f, FAKE_SILENT, NULL);
+	assert_int_equal(agent_client__connect(f.c, f.sock, 1024, 300),
+			 -ETIMEDOUT);
+	assert_true(mono_ms() - t0 >= 290);
+	assert_true(mono_ms() - t0 < 3000);
+	fake_stop(&f, 0);
+}
+
+/* ---- a hostile agent ---------------------------------------------------- */
+
+static void h_bad_magic(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t b[EMBER_AGENT_HDR_SIZE];
+
+	ember_agent_hdr_encode(b, EMBER_AGENT_PONG, h->stream, 0);
+	b[0] = 'X';
+	put(fd, b, sizeof(b));
+}
+
+static void h_bad_version(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t b[EMBER_AGENT_HDR_SIZE];
+
+	ember_agent_hdr_encode(b, EMBER_AGENT_PONG, h->stream, 0);
+	b[4] = 9;
+	put(fd, b, sizeof(b));
+}
+
+static void h_oversized(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t b[EMBER_AGENT_HDR_SIZE];
+
+	ember_agent_hdr_encode(b, EMBER_AGENT_STDOUT, h->stream,
+			       EMBER_AGENT_MAX_PAYLOAD + 1);
+	put(fd, b, sizeof(b));
+	put(fd, "xxxxxxxxxxxxxxxx", 16);
+}
+
+static void h_huge_len(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t b[EMBER_AGENT_HDR_SIZE];
+
+	ember_agent_hdr_encode(b, EMBER_AGENT_FILE_DATA, h->stream, UINT32_MAX);
+	put(fd, b, sizeof(b));
+}
+
+static void h_unknown_type(int fd, const struct ember_agent_hdr *h)
+{
+	put_frame(fd, 99, h->stream, NULL, 0);
+}
+
+static void h_wrong_cookie(int fd, const struct ember_agent_hdr *h)
+{
+	put_frame(fd, EMBER_AGENT_PONG, h->stream, "12345678", 8);
+}
+
+static void h_other_stream(int fd, const struct ember_agent_hdr *h)
+{
+	put_frame(fd, EMBER_AGENT_STDOUT, h->stream + 77, "x", 1);
+}
+
+static void h_truncated(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t b[EMBER_AGENT_HDR_SIZE];
+
+	ember_agent_hdr_encode(b, EMBER_AGENT_STDOUT, h->stream, 100);
+	put(fd, b, sizeof(b));
+	put(fd, "0123456789", 10);
+	_exit(0); /* and close */
+}
+
+static void h_half_header(int fd, const struct ember_agent_hdr *h)
+{
+	(void)h;
+	put(fd, "EMBA\x01", 5);
+	_exit(0);
+}
+
+static void h_exit_short(int fd, const struct ember_agent_hdr *h)
+{
+	put_frame(fd, EMBER_AGENT_STDOUT, h->stream, "partial\n", 8);
+	put_frame(fd, EMBER_AGENT_EXIT, h->stream, "\0\0\0\0\0\0\0", 7);
+}
+
+static void h_exit_bad_kind(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t p[EMBER_AGENT_EXIT_SIZE];
+
+	ember_agent_exit_encode(p, 7, 0);
+	put_frame(fd, EMBER_AGENT_EXIT, h->stream, p, sizeof(p));
+}
+
+static void h_exit_bad_code(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t p[EMBER_AGENT_EXIT_SIZE];
+
+	ember_agent_exit_encode(p, EMBER_AGENT_EXITED, 300);
+	put_frame(fd, EMBER_AGENT_EXIT, h->stream, p, sizeof(p));
+}
+
+static void h_exit_bad_signal(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t p[EMBER_AGENT_EXIT_SIZE];
+
+	ember_agent_exit_encode(p, EMBER_AGENT_SIGNALLED, -5);
+	put_frame(fd, EMBER_AGENT_EXIT, h->stream, p, sizeof(p));
+}
+
+static void h_error_short(int fd, const struct ember_agent_hdr *h)
+{
+	put_frame(fd, EMBER_AGENT_ERROR, h->stream, "\x02\0", 2);
+}
+
+static void h_error_zero(int fd, const struct ember_agent_hdr *h)
+{
+	put_frame(fd, EMBER_AGENT_ERROR, h->stream, "\0\0\0\0oops", 8);
+}
+
+static void h_error_stream0(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t p[64];
+	long n = ember_agent_error_encode(p, sizeof(p), EPROTO, "bad magic");
+
+	(void)h;
+	put_frame(fd, EMBER_AGENT_ERROR, 0, p, (uint32_t)n);
+}
+
+static void h_error_binary(int fd, const struct ember_agent_hdr *h)
+{
+	static const uint8_t p[] = { 2,	  0,   0,   0,	  'a',	0,  0x1b,
+				     '[', '2', 'J', 0xff, '\n', 'z' };
+
+	put_frame(fd, EMBER_AGENT_ERROR, h->stream, p, sizeof(p));
+}
+
+static void h_ok_instead(int fd, const struct ember_agent_hdr *h)
+{
+	put_frame(fd, EMBER_AGENT_OK, h->stream, NULL, 0);
+}
+
+static void h_file_end_payload(int fd, const struct ember_agent_hdr *h)
+{
+	put_frame(fd, EMBER_AGENT_FILE_DATA, h->stream, "abc", 3);
+	put_frame(fd, EMBER_AGENT_FILE_END, h->stream, "x", 1);
+}
+
+/* A full-size frame is fine, then a sound EXIT. */
+static void h_max_frame(int fd, const struct ember_agent_hdr *h)
+{
+	static uint8_t big[EMBER_AGENT_MAX_PAYLOAD];
+	uint8_t p[EMBER_AGENT_EXIT_SIZE];
+
+	memset(big, 'z', sizeof(big));
+	put_frame(fd, EMBER_AGENT_STDOUT, h->stream, big, sizeof(big));
+	ember_agent_exit_encode(p, EMBER_AGENT_EXITED, 42);
+	put_frame(fd, EMBER_AGENT_EXIT, h->stream, p, sizeof(p));
+}
+
+enum op_kind { OP_PING, OP_EXEC, OP_READ };
+
+/* Connect to a hostile agent, run @op, expect @want. */
+static void hostile(hostile_fn fn, enum op_kind op, int want, const char *msg)
+{
+	const char *argv[] = { "true", NULL };
+	struct fake f;
+	int rc = 0, fd;
+
+	fake_start(&f, FAKE_HOSTILE, fn);
+	assert_int_equal(agent_client__connect(f.c, f.sock, 1024, TIMEOUT), 0);
+	switch (op) {
+	case OP_PING:
+		rc = agent_client__ping(f.c, TIMEOUT);
+		break;
+	case OP_EXEC:
+		rc = run_argv(f.c, argv, &R);
+		break;
+	case OP_READ:
+		fd = memfd_create("r", MFD_CLOEXEC);
+		rc = agent_client__read_file(f.c, "/x", fd, TIMEOUT);
+		close(fd);
+		break;
+	}
+	if (rc != want)
+		fail_msg("got %d (%s), want %d", rc, agent_client__error(f.c),
+			 want);
+	if (msg && !strstr(agent_client__error(f.c), msg))
+		fail_msg("error '%s' lacks '%s'", agent_client__error(f.c),
+			 msg);
+	/* A broken connection is closed: nothing more goes over it. */
+	if (rc < 0 && rc != -EREMOTEIO)
+		assert_int_equal(agent_client__ping(f.c, 100), -ENOTCONN);
+	fake_stop(&f, 0);
+}
+
+static void test_hostile_headers(void **state)
+{
+	(void)state;
+	hostile(h_bad_magic, OP_PING, -EPROTO, "bad magic");
+	hostile(h_bad_version, OP_PING, -EPROTO, "version");
+	hostile(h_oversized, OP_EXEC, -EPROTO, "too long");
+	hostile(h_huge_len, OP_READ, -EPROTO, "too long");
+	hostile(h_unknown_type, OP_PING, -EPROTO, "unknown frame type");
+	hostile(h_truncated, OP_EXEC, -ECONNRESET, "middle of a frame");
+	hostile(h_half_header, OP_PING, -ECONNRESET, "middle of a frame");
+}
+
+static void test_hostile_payloads(void **state)
+{
+	(void)state;
+	hostile(h_wrong_cookie, OP_PING, -EPROTO, "PONG");
+	hostile(h_other_stream, OP_EXEC, -EPROTO, "unknown stream");
+	hostile(h_exit_short, OP_EXEC, -EPROTO, "EXIT");
+	assert_string_equal(R.out, "partial\n");
+	hostile(h_exit_bad_kind, OP_EXEC, -EPROTO, "EXIT");
+	hostile(h_exit_bad_code, OP_EXEC, -EPROTO, "EXIT");
+	hostile(h_exit_bad_signal, OP_EXEC, -EPROTO, "EXIT");
+	hostile(h_error_short, OP_EXEC, -EPROTO, "ERROR");
+	hostile(h_error_zero, OP_EXEC, -EPROTO, "ERROR");
+	hostile(h_error_stream0, OP_PING, -EPROTO, "framing");
+	hostile(h_ok_instead, OP_EXEC, -EPROTO, "unexpected OK");
+	hostile(h_ok_instead, OP_PING, -EPROTO, "unexpected OK");
+	hostile(h_file_end_payload, OP_READ, -EPROTO, "FILE_END");
+	/* Binary junk in a message is made printable. */
+	hostile(h_error_binary, OP_EXEC, -EREMOTEIO, "a?");
+	hostile(h_max_frame, OP_EXEC, 0, NULL);
+	assert_int_equal(R.res.code, 42);
+	assert_int_equal(R.out_len, sizeof(R.out) - 1); /* capped by slurp */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ping),
+		cmocka_unit_test(test_exec_output_and_status),
+		cmocka_unit_test(test_exec_big_output),
+		cmocka_unit_test(test_exec_timeout),
+		cmocka_unit_test(test_exec_not_found),
+		cmocka_unit_test(test_exec_env_cwd),
+		cmocka_unit_test(test_exec_stdin),
+		cmocka_unit_test(test_exec_stdin_echo),
+		cmocka_unit_test(test_exec_signal_forward),
+		cmocka_unit_test(test_exec_third_interrupt_kills),
+		cmocka_unit_test(test_exec_epipe),
+		cmocka_unit_test(test_exec_too_big),
+		cmocka_unit_test(test_exec_agent_dies),
+		cmocka_unit_test(test_file_roundtrip),
+		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_connect_no_socket),
+		cmocka_unit_test(test_connect_refused),
+		cmocka_unit_test(test_connect_eof),
+		cmocka_unit_test(test_connect_garbage),
+		cmocka_unit_test(test_connect_timeout),
+		cmocka_unit_test(test_hostile_headers),
+		cmocka_unit_test(test_hostile_payloads),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
