@@ -139,6 +139,12 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 
 $(BUILD)/fuzz/fuzz_agent_protocol: guest-init/protocol.h
 
+# emberctl's agent client: api/ is not in LIB_SRCS.
+$(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c api/agent_client.c \
+		api/agent_client.h guest-init/protocol.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< api/agent_client.c
+
 fuzz-build: $(FUZZ_TARGETS)
 
 # Each target runs FUZZ_SECONDS on a corpus kept in build/fuzz/corpus-*.
