@@ -107,10 +107,14 @@ $(BUILD)/guests/%.elf: tests/guests/start.S tests/guests/%.c $(wildcard tests/gu
 deps:
 	@tests/install-deps.sh
 
+# The main job: a sandbox on the default kernel and rootfs, a command in
+# it through the guest agent, then nothing left of it.
 run: deps
 	$(MAKE) all guest
-	$(BUILD)/ember --kernel $(GUEST)/vmlinux --initrd $(GUEST)/initramfs.cpio \
-		--mem 128 --run 'uname -a'
+	@id=$$($(BUILD)/emberctl run --ttl 600) || exit 1; \
+	echo "sandbox $$id is up; emberctl exec $$id -- uname -a:"; \
+	$(BUILD)/emberctl exec $$id -- uname -a; rc=$$?; \
+	$(BUILD)/emberctl kill $$id >/dev/null; exit $$rc
 
 unit: $(UNIT_BINS)
 asan: unit $(BUILD)/ember-asan
@@ -141,9 +145,9 @@ $(BUILD)/fuzz/fuzz_agent_protocol: guest-init/protocol.h
 
 # emberctl's agent client: api/ is not in LIB_SRCS.
 $(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c api/agent_client.c \
-		api/agent_client.h guest-init/protocol.h
+		api/clock.c api/agent_client.h guest-init/protocol.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< api/agent_client.c
+	clang $(FUZZ_CFLAGS) -o $@ $< api/agent_client.c api/clock.c
 
 fuzz-build: $(FUZZ_TARGETS)
 
@@ -176,7 +180,8 @@ clean:
 # sanitizer build the tests drive; test_agent_client links the client alone
 # (not $(ASAN_LIB_OBJS)) and runs build/test/agent-host behind a fake
 # sandbox socket.
-EMBERCTL_SRCS := api/emberctl.c api/sandbox.c api/agent_client.c
+EMBERCTL_SRCS := api/emberctl.c api/sandbox.c api/supervisor.c \
+		 api/files.c api/proc.c api/clock.c api/agent_client.c
 
 all: $(BUILD)/emberctl
 asan: $(BUILD)/emberctl-asan
@@ -188,9 +193,11 @@ $(BUILD)/emberctl-asan: $(EMBERCTL_SRCS:%.c=$(BUILD)/asan/%.o)
 	$(CC) $(SAN) -pie -o $@ $^ $(LDLIBS)
 
 $(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
-		$(BUILD)/asan/api/agent_client.o $(BUILD)/test/agent-host
+		$(BUILD)/asan/api/agent_client.o $(BUILD)/asan/api/clock.o \
+		$(BUILD)/test/agent-host
 	@mkdir -p $(dir $@)
-	$(CC) $(TCFLAGS) -o $@ $< $(BUILD)/asan/api/agent_client.o -lcmocka $(LDLIBS)
+	$(CC) $(TCFLAGS) -o $@ $< $(BUILD)/asan/api/agent_client.o \
+		$(BUILD)/asan/api/clock.o -lcmocka $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

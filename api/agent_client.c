@@ -29,6 +29,7 @@
 
 #include "../guest-init/protocol.h"
 #include "agent_client.h"
+#include "clock.h"
 
 #define FRAME_MAX (EMBER_AGENT_HDR_SIZE + EMBER_AGENT_MAX_PAYLOAD)
 /* Room for one frame of any size plus the small ones queued behind it. */
@@ -78,14 +79,6 @@ struct op {
 	int late_esrch; /* an ERROR(ESRCH) on this stream is not final */
 	void *ctx;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 __attribute__((format(printf, 3, 4))) static int
 fail(struct agent_client *c, int rc, const char *fmt, ...)
@@ -150,7 +143,7 @@ static int wait_fd(int fd, short events, int64_t deadline)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = events };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - clock__mono_ms();
 		int r;
 
 		if (left <= 0)
@@ -240,7 +233,7 @@ int agent_client__connect(struct agent_client *c, const char *uds_path,
 			  uint32_t port, int timeout_ms)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = clock__mono_ms() + timeout_ms;
 	int fd, rc;
 
 	c->guest_errno = 0;
@@ -272,7 +265,7 @@ int agent_client__connect(struct agent_client *c, const char *uds_path,
 				rc = -err;
 			if (rc == 0)
 				break;
-		} else if (rc == -EAGAIN && now_ms() < deadline) {
+		} else if (rc == -EAGAIN && clock__mono_ms() < deadline) {
 			usleep(10000);
 			continue;
 		}
@@ -371,7 +364,7 @@ static int tx_flush(struct agent_client *c)
 
 		if (n > 0) {
 			c->tx_off += (size_t)n;
-			c->last_io_ms = now_ms();
+			c->last_io_ms = clock__mono_ms();
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -411,7 +404,7 @@ static int rx_step(struct agent_client *c, struct ember_agent_hdr *h)
 			    c->rx_have ? "the agent closed the connection in "
 					 "the middle of a frame" :
 					 "the agent closed the connection");
-	c->last_io_ms = now_ms();
+	c->last_io_ms = clock__mono_ms();
 	c->rx_have += (size_t)n;
 	if (c->rx_have == EMBER_AGENT_HDR_SIZE) {
 		rc = ember_agent_hdr_decode(c->rx, c->rx_have, &c->rx_hdr);
@@ -562,11 +555,11 @@ static int pump(struct op *op)
 	if (c->fd < 0)
 		return fail(c, -ENOTCONN, "not connected to the agent");
 	c->guest_errno = 0;
-	c->last_io_ms = now_ms();
+	c->last_io_ms = clock__mono_ms();
 	while (!op->done) {
 		struct pollfd pfd[3];
 		int n = 0, i_in = -1, i_sig = -1, timeout = -1, r;
-		int64_t now = now_ms(), limit = INT64_MAX;
+		int64_t now = clock__mono_ms(), limit = INT64_MAX;
 		struct ember_agent_hdr h;
 
 		rc = tx_flush(c);
@@ -673,7 +666,7 @@ int agent_client__ping(struct agent_client *c, int timeout_ms)
 		return fail(c, -EINVAL, "bad timeout");
 	if (c->fd < 0)
 		return fail(c, -ENOTCONN, "not connected to the agent");
-	op.deadline_ms = now_ms() + timeout_ms;
+	op.deadline_ms = clock__mono_ms() + timeout_ms;
 	if (getrandom(x.cookie, sizeof(x.cookie), GRND_NONBLOCK) !=
 	    (ssize_t)sizeof(x.cookie))
 		memcpy(x.cookie, &op.deadline_ms, sizeof(x.cookie));
@@ -867,7 +860,8 @@ int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 	op.stream = new_stream(c);
 	tx_commit(c, EMBER_AGENT_EXEC, op.stream, (uint32_t)len);
 	if (req->timeout_ms)
-		op.deadline_ms = now_ms() + req->timeout_ms + EXEC_GRACE_MS;
+		op.deadline_ms =
+			clock__mono_ms() + req->timeout_ms + EXEC_GRACE_MS;
 	rc = pump(&op);
 	if (rc == -ETIMEDOUT)
 		fail(c, rc, "no EXIT from the agent %d s after the timeout",

@@ -26,6 +26,7 @@
 
 #include "../guest-init/protocol.h"
 #include "agent_client.h"
+#include "clock.h"
 #include "sandbox.h"
 
 /* exec's exit statuses for its own troubles (docker's, coreutils'). */
@@ -280,7 +281,6 @@ static struct agent_client *open_agent(const char *ref, struct sandbox_info *sb)
 {
 	int64_t start, left;
 	struct agent_client *c;
-	struct timespec ts;
 	char err[512];
 	int rc;
 
@@ -294,12 +294,9 @@ static struct agent_client *open_agent(const char *ref, struct sandbox_info *sb)
 		report("out of memory");
 		return NULL;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	start = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	start = clock__mono_ms();
 	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		left = start + CONNECT_MS -
-		       ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+		left = start + CONNECT_MS - clock__mono_ms();
 		if (left <= 0)
 			break;
 		rc = agent_client__connect(c, sb->uds, EMBER_AGENT_PORT,

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Clocks and sleeps: see clock.h. */
+#include <errno.h>
+#include <time.h>
+
+#include "clock.h"
+
+int64_t clock__mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t clock__wall_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+void clock__sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}

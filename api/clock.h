@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Clocks and sleeps for emberctl. */
+#ifndef EMBER_API_CLOCK_H
+#define EMBER_API_CLOCK_H
+
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in milliseconds: for deadlines and timeouts. */
+int64_t clock__mono_ms(void);
+
+/* The wall clock: Unix time in seconds. */
+int64_t clock__wall_s(void);
+
+/* Sleep @ms milliseconds (>= 0), all of them even when signals come. */
+void clock__sleep_ms(int ms);
+
+#endif /* EMBER_API_CLOCK_H */

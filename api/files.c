@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+/* File helpers: see files.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "files.h"
+
+int files__pathf(char *out, size_t outsz, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, outsz, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= outsz ? -ENAMETOOLONG : 0;
+}
+
+static int rm_tree_at(int dfd, const char *name, int depth)
+{
+	struct dirent *e;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if ((errno != EISDIR && errno != EPERM) || depth > 8)
+		return -errno;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (rm_tree_at(fd, e->d_name, depth + 1) < 0)
+			rc = -EIO;
+	}
+	closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		rc = -errno;
+	return rc;
+}
+
+int files__rm_tree(const char *path)
+{
+	return rm_tree_at(AT_FDCWD, path, 0);
+}
+
+int files__write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int files__mkdir_p(const char *path)
+{
+	char p[PATH_MAX];
+	size_t i;
+
+	if (files__pathf(p, sizeof(p), "%s", path))
+		return -ENAMETOOLONG;
+	for (i = 1; p[i]; i++) {
+		if (p[i] != '/')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		p[i] = '/';
+	}
+	if (mkdir(p, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Copy @len bytes at @off, kernel-side if it can. */
+static int copy_range(int in, int out, off_t off, off_t len)
+{
+	/* Static: too big for the stack; emberctl copies one image at a time. */
+	static char buf[1 << 20];
+	off_t oin = off, oout = off;
+
+	while (len > 0) {
+		size_t want = len > (1 << 30) ? (1 << 30) : (size_t)len;
+		ssize_t n = copy_file_range(in, &oin, out, &oout, want, 0);
+
+		if (n > 0) {
+			len -= n;
+			continue;
+		}
+		if (n == 0)
+			return -EIO; /* the image shrank under us */
+		if (errno == EINTR)
+			continue;
+		if (errno != ENOSYS && errno != EXDEV && errno != EINVAL &&
+		    errno != EOPNOTSUPP && errno != EPERM)
+			return -errno;
+		break;
+	}
+	/* Fallback: read and write, skipping zero blocks (holes already). */
+	while (len > 0) {
+		size_t want =
+			len > (off_t)sizeof(buf) ? sizeof(buf) : (size_t)len;
+		ssize_t n = pread(in, buf, want, oin);
+		size_t z = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		while (z < (size_t)n && !buf[z])
+			z++;
+		if (z < (size_t)n) {
+			ssize_t done = 0;
+
+			while (done < n) {
+				ssize_t w =
+					pwrite(out, buf + done,
+					       (size_t)(n - done), oin + done);
+
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0)
+					return w < 0 ? -errno : -EIO;
+				done += w;
+			}
+		}
+		oin += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int files__copy_sparse(int in, int out)
+{
+	struct stat st;
+	off_t data = 0, hole;
+	int rc;
+
+	if (fstat(in, &st) < 0)
+		return -errno;
+	if (ftruncate(out, st.st_size) < 0)
+		return -errno;
+	while (data < st.st_size) {
+		data = lseek(in, data, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break; /* only a hole is left */
+		if (data < 0)
+			return copy_range(in, out, 0, st.st_size);
+		hole = lseek(in, data, SEEK_HOLE);
+		if (hole < 0 || hole > st.st_size)
+			hole = st.st_size;
+		rc = copy_range(in, out, data, hole - data);
+		if (rc < 0)
+			return rc;
+		data = hole;
+	}
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * File helpers for emberctl: bounded path formatting, whole writes, rm -rf,
+ * mkdir -p, and a sparse copy of a disk image.  Every function returns 0
+ * or a negative errno.
+ */
+#ifndef EMBER_API_FILES_H
+#define EMBER_API_FILES_H
+
+#include <stddef.h>
+
+/*
+ * snprintf() into @out (@outsz bytes, > 0), which is always terminated:
+ * 0, or -ENAMETOOLONG when the text did not fit (or could not be formatted).
+ */
+__attribute__((format(printf, 3, 4))) int files__pathf(char *out, size_t outsz,
+						       const char *fmt, ...);
+
+/*
+ * Write all @len bytes of @buf to @fd, going on after short writes and
+ * EINTR.  0, the write's negative errno, or -EIO when it wrote nothing.
+ */
+int files__write_all(int fd, const void *buf, size_t len);
+
+/*
+ * rm -rf @path, not following symlinks (a symlink is removed, not what it
+ * points to); directories more than 8 levels below @path are not entered.
+ * 0, also when @path does not exist; the negative errno of removing @path
+ * itself; or -EIO when only something below @path could not be removed.
+ */
+int files__rm_tree(const char *path);
+
+/*
+ * mkdir -p @path: create it and its missing parents with mode 0700 (less
+ * the umask); existing ones stay as they are.  0, -ENAMETOOLONG (over
+ * PATH_MAX), or mkdir()'s negative errno.
+ */
+int files__mkdir_p(const char *path);
+
+/*
+ * Copy the whole regular file @in into @out, an empty file opened for
+ * writing, keeping @in's holes (SEEK_DATA/SEEK_HOLE) and with
+ * copy_file_range() where the file systems allow, else by reads and
+ * writes that skip all-zero chunks (1 MiB at most).  @out ends as long as @in;
+ * both fds stay open and owned by the caller, @in's offset is left
+ * anywhere.  -EIO when @in shrinks meanwhile, else the failing call's
+ * negative errno (@out then holds part of the copy).  Not reentrant: it
+ * uses one static buffer.
+ */
+int files__copy_sparse(int in, int out);
+
+#endif /* EMBER_API_FILES_H */

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Processes as /proc shows them: see proc.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+int proc__start_time(pid_t pid, uint64_t *start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v;
+	ssize_t n;
+	int fd, field;
+
+	if (pid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: fields start after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X' || p[2] == 'x')
+		return -ESRCH;
+	p += 2; /* field 3, state */
+	for (field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || sscanf(p, "%llu", &v) != 1)
+		return -ESRCH;
+	*start = v;
+	return 0;
+}
+
+int proc__alive(pid_t pid, uint64_t start)
+{
+	uint64_t now;
+
+	if (proc__start_time(pid, &now) < 0)
+		return 0;
+	return !start || now == start;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Processes as /proc shows them.  A pid alone can name a recycled
+ * process: a pid plus its start time names one process for good.
+ */
+#ifndef EMBER_API_PROC_H
+#define EMBER_API_PROC_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * The start time of the live, non-zombie process @pid, in clock ticks
+ * since boot (field 22 of /proc/@pid/stat): 0 with *@start set, or -ESRCH
+ * when there is no such process, it is a zombie or dead, @pid <= 0, or
+ * its stat file cannot be read or parsed (*@start is then untouched).
+ */
+int proc__start_time(pid_t pid, uint64_t *start);
+
+/*
+ * 1 when @pid is alive and not a zombie and, if @start (from
+ * proc__start_time()) is not 0, it is still the process that started
+ * then; else 0.
+ */
+int proc__alive(pid_t pid, uint64_t start);
+
+#endif /* EMBER_API_PROC_H */

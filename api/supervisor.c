@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The supervisor of one sandbox: see supervisor.h.
+ *
+ *   emberctl run --fork--> supervisor (setsid) --fork/exec--> ember
+ *
+ * The supervisor holds the directory's lock for its whole life, arms the
+ * TTL only after "R", and ends the sandbox on TTL expiry,
+ * SIGTERM/SIGINT/SIGHUP or ember's own exit: SIGTERM to ember, SIGKILL
+ * after SUPERVISOR_STOP_GRACE_MS, then the directory is renamed to
+ * .<id>.dead and removed.  ember gets SIGTERM should the supervisor die
+ * (PR_SET_PDEATHSIG); what such a death leaves is found by the next
+ * lookup or listing through the free lock (sandbox.c), and removed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../guest-init/protocol.h"
+#include "agent_client.h"
+#include "clock.h"
+#include "files.h"
+#include "proc.h"
+#include "sandbox.h"
+#include "sandbox_internal.h"
+#include "supervisor.h"
+
+#define PROBE_MS   5000 /* one readiness probe: connect + PING */
+#define TAIL_LINES 6
+
+struct sup {
+	const struct sandbox_opts *o;
+	const char *state; /* the state directory */
+	struct sandbox_info info;
+	int lock_fd; /* held, shared with `run` until it exits */
+	int verdict_fd; /* the pipe to `run`; -1 once written */
+	int sig_fd; /* SIGTERM, SIGINT, SIGHUP, SIGCHLD */
+	int ember_status; /* valid once ember_reaped */
+	int ember_reaped;
+};
+
+/* Append the last TAIL_LINES lines of @path to @out as "\n<label>: ...". */
+static void tail(const char *path, const char *label, char *out, size_t outsz)
+{
+	char buf[4096], *lines[TAIL_LINES];
+	size_t len = strlen(out), nl = 0, i;
+	ssize_t n;
+	off_t size;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	if (size < 0)
+		size = 0;
+	n = pread(fd, buf, sizeof(buf) - 1,
+		  size > (off_t)sizeof(buf) - 1 ?
+			  size - (off_t)sizeof(buf) + 1 :
+			  0);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* Keep printable text only: the console has escapes and CRs. */
+	for (i = 0; i < (size_t)n; i++)
+		if (buf[i] == '\r' || buf[i] == '\t')
+			buf[i] = ' ';
+		else if (buf[i] != '\n' && ((unsigned char)buf[i] < 0x20 ||
+					    (unsigned char)buf[i] == 0x7f))
+			buf[i] = '?';
+	for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		while (*l == ' ')
+			l++;
+		if (!*l)
+			continue;
+		if (nl == TAIL_LINES) {
+			memmove(lines, lines + 1, sizeof(lines[0]) * (nl - 1));
+			nl--;
+		}
+		lines[nl++] = l;
+	}
+	for (i = 0; i < nl && len < outsz; i++) {
+		snprintf(out + len, outsz - len, "\n%s: %.200s", label,
+			 lines[i]);
+		len += strlen(out + len);
+	}
+}
+
+/* Tell `run` (once): 0, or -EPIPE when nobody reads any more. */
+static int verdict(struct sup *s, const char *msg)
+{
+	int rc;
+
+	if (s->verdict_fd < 0)
+		return 0;
+	rc = files__write_all(s->verdict_fd, msg, strlen(msg));
+	close(s->verdict_fd);
+	s->verdict_fd = -1;
+	return rc;
+}
+
+static pid_t start_ember(struct sup *s)
+{
+	char mem[16], vcpus[16], console[PATH_MAX + 8], drive[PATH_MAX + 16],
+		vsock[PATH_MAX + 32], log[PATH_MAX];
+	pid_t parent = getpid(), pid;
+	const char *dir = s->info.dir;
+
+	snprintf(mem, sizeof(mem), "%u", s->o->mem_mib);
+	snprintf(vcpus, sizeof(vcpus), "%u", s->o->vcpus);
+	if (files__pathf(console, sizeof(console),
+			 "file:%s/" SANDBOX_CONSOLE_NAME, dir) ||
+	    files__pathf(drive, sizeof(drive),
+			 "path=%s/" SANDBOX_ROOTFS_NAME ",root", dir) ||
+	    files__pathf(vsock, sizeof(vsock), "cid=%d,uds=%s",
+			 SANDBOX_GUEST_CID, s->info.uds) ||
+	    files__pathf(log, sizeof(log), "%s/" SANDBOX_EMBER_LOG, dir))
+		return -ENAMETOOLONG;
+	pid = fork();
+	if (pid != 0)
+		return pid < 0 ? -errno : pid;
+	{
+		const char *argv[] = { s->o->ember, "--kernel",	 s->o->kernel,
+				       "--mem",	    mem,	 "--vcpus",
+				       vcpus,	    "--console", console,
+				       "--drive",   drive,	 "--vsock",
+				       vsock,	    NULL };
+		sigset_t none;
+		int fd;
+
+		/* ember must not outlive its supervisor. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(125);
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd >= 0 && fd != 2) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		execv(s->o->ember, (char *const *)argv);
+		dprintf(2, "emberctl: cannot run %s: %s\n", s->o->ember,
+			strerror(errno));
+		_exit(127);
+	}
+}
+
+/*
+ * Take the signals that came: -EINTR for a stop request, -ECHILD once
+ * ember has ended (s->ember_status), else 0.  Waits up to @ms for one.
+ */
+static int sup_events(struct sup *s, int ms)
+{
+	struct pollfd pfd = { .fd = s->sig_fd, .events = POLLIN };
+	struct signalfd_siginfo si;
+	int rc = 0, st;
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return s->ember_reaped ? -ECHILD : 0;
+	while (read(s->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD)
+			rc = -EINTR;
+	}
+	if (!s->ember_reaped && waitpid(s->info.ember, &st, WNOHANG) > 0) {
+		s->ember_reaped = 1;
+		s->ember_status = st;
+	}
+	if (rc)
+		return rc;
+	return s->ember_reaped ? -ECHILD : 0;
+}
+
+static void describe_exit(int st, char *out, size_t outsz)
+{
+	if (WIFEXITED(st))
+		snprintf(out, outsz, "ember exited with status %d",
+			 WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(out, outsz, "ember was killed by signal %d",
+			 WTERMSIG(st));
+	else
+		snprintf(out, outsz, "ember ended");
+}
+
+/* Probe the agent until it answers a PING: 0 or -errno with @why. */
+static int wait_ready(struct sup *s, char *why, size_t whylen)
+{
+	int64_t deadline =
+		clock__mono_ms() + (int64_t)s->o->boot_timeout_s * 1000;
+	struct agent_client *c = agent_client__new();
+	int delay = 10, rc;
+
+	if (!c)
+		return sandbox__errf(why, whylen, -ENOMEM, "out of memory");
+	for (;;) {
+		int64_t left = deadline - clock__mono_ms();
+		int att = left > PROBE_MS ? PROBE_MS : (int)left;
+
+		rc = sup_events(s, 0);
+		if (rc)
+			break;
+		if (left <= 0) {
+			rc = sandbox__errf(
+				why, whylen, -ETIMEDOUT,
+				"the guest agent did not answer within %u s "
+				"(last: %s)",
+				s->o->boot_timeout_s,
+				agent_client__error(c)[0] ?
+					agent_client__error(c) :
+					"no attempt");
+			break;
+		}
+		rc = agent_client__connect(c, s->info.uds, EMBER_AGENT_PORT,
+					   att);
+		if (rc == 0)
+			rc = agent_client__ping(c, att);
+		agent_client__close(c);
+		if (rc == 0)
+			break;
+		left = deadline - clock__mono_ms();
+		rc = sup_events(s, left < delay ? (int)(left > 0 ? left : 0) :
+						  delay);
+		if (rc)
+			break;
+		delay = delay * 2 > 250 ? 250 : delay * 2;
+	}
+	if (rc == -EINTR)
+		sandbox__errf(why, whylen, rc, "stopped while booting");
+	else if (rc == -ECHILD)
+		describe_exit(s->ember_status, why, whylen);
+	agent_client__free(c);
+	return rc;
+}
+
+/* SIGTERM ember, SIGKILL after SUPERVISOR_STOP_GRACE_MS, reap it. */
+static void stop_ember(struct sup *s)
+{
+	int64_t end = clock__mono_ms() + SUPERVISOR_STOP_GRACE_MS;
+
+	if (s->ember_reaped || s->info.ember <= 0)
+		return;
+	kill(s->info.ember, SIGTERM);
+	while (!s->ember_reaped) {
+		int64_t left = end - clock__mono_ms();
+
+		if (left <= 0)
+			break;
+		if (sup_events(s, (int)left) == -ECHILD)
+			break;
+	}
+	if (!s->ember_reaped) {
+		kill(s->info.ember, SIGKILL);
+		while (waitpid(s->info.ember, &s->ember_status, 0) < 0 &&
+		       errno == EINTR)
+			;
+		s->ember_reaped = 1;
+	}
+}
+
+/* Remove the sandbox directory: hidden first, so no lookup finds it. */
+static void remove_dir(struct sup *s)
+{
+	char dead[PATH_MAX];
+
+	if (files__pathf(dead, sizeof(dead), "%s/.%s.dead", s->state,
+			 s->info.id) == 0 &&
+	    rename(s->info.dir, dead) == 0)
+		files__rm_tree(dead);
+	else
+		files__rm_tree(s->info.dir);
+}
+
+static void sup_stdio(void)
+{
+	const char *logp = getenv("EMBER_SUPERVISOR_LOG");
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), log = -1;
+
+	if (logp && *logp)
+		log = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			   0600);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(log >= 0 ? log : null, 2);
+		close(null);
+	}
+	if (log >= 0)
+		close(log);
+}
+
+/* Close every fd but 0-2 and @keep1, @keep2 (both >= 3). */
+static void close_others(int keep1, int keep2)
+{
+	unsigned int lo = (unsigned int)(keep1 < keep2 ? keep1 : keep2);
+	unsigned int hi = (unsigned int)(keep1 < keep2 ? keep2 : keep1);
+	int ok = 1;
+
+	if (lo > 3)
+		ok &= close_range(3, lo - 1, 0) == 0;
+	if (hi > lo + 1)
+		ok &= close_range(lo + 1, hi - 1, 0) == 0;
+	ok &= close_range(hi + 1, ~0U, 0) == 0;
+	if (ok)
+		return;
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != keep1 && fd != keep2)
+			close(fd);
+}
+
+__attribute__((noreturn)) static void supervise(struct sup *s)
+{
+	char why[SUPERVISOR_VERDICT_MAX - 16], msg[SUPERVISOR_VERDICT_MAX],
+		path[PATH_MAX];
+	int64_t ttl_end = 0;
+	sigset_t set;
+	int rc;
+
+	setsid();
+	sup_stdio();
+	close_others(s->lock_fd, s->verdict_fd);
+	prctl(PR_SET_NAME, "emberctl-sup");
+	if (chdir("/") < 0)
+		_exit(125);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	s->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->sig_fd < 0) {
+		rc = sandbox__errf(why, sizeof(why), -errno, "signalfd: %s",
+				   strerror(errno));
+		goto fail;
+	}
+	s->info.supervisor = getpid();
+	proc__start_time(s->info.supervisor, &s->info.supervisor_start);
+	rc = sandbox__write_info(s->info.dir, &s->info);
+	if (rc == 0) {
+		s->info.ember = start_ember(s);
+		if (s->info.ember < 0)
+			rc = s->info.ember;
+	}
+	if (rc < 0) {
+		s->info.ember = 0;
+		sandbox__errf(why, sizeof(why), rc, "starting ember: %s",
+			      strerror(-rc));
+		goto fail;
+	}
+	proc__start_time(s->info.ember, &s->info.ember_start);
+	sandbox__write_info(s->info.dir, &s->info);
+	rc = wait_ready(s, why, sizeof(why));
+	if (rc < 0)
+		goto fail;
+	/* ember holds the disk open: no crash can leave the copy behind. */
+	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_ROOTFS_NAME,
+			 s->info.dir) == 0)
+		unlink(path);
+	s->info.ready = clock__wall_s();
+	sandbox__write_info(s->info.dir, &s->info);
+	if (s->o->ttl_s)
+		ttl_end = clock__mono_ms() + (int64_t)s->o->ttl_s * 1000;
+	if (verdict(s, "R") < 0) {
+		/* `run` died: nobody knows the id, nobody would use it. */
+		stop_ember(s);
+		remove_dir(s);
+		_exit(1);
+	}
+	for (;;) {
+		int64_t left = ttl_end ? ttl_end - clock__mono_ms() : -1;
+
+		if (ttl_end && left <= 0)
+			break;
+		if (sup_events(s, left < 0     ? -1 :
+				  left > 60000 ? 60000 :
+						 (int)left) < 0)
+			break;
+	}
+	stop_ember(s);
+	remove_dir(s);
+	_exit(0);
+fail:
+	/* What the guest and ember said, before it all goes. */
+	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_CONSOLE_NAME,
+			 s->info.dir) == 0)
+		tail(path, "console", why, sizeof(why));
+	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_EMBER_LOG,
+			 s->info.dir) == 0)
+		tail(path, "ember", why, sizeof(why));
+	if (s->sig_fd >= 0)
+		stop_ember(s);
+	else if (s->info.ember > 0)
+		kill(s->info.ember, SIGKILL);
+	remove_dir(s);
+	snprintf(msg, sizeof(msg), "F%d %s", -rc, why);
+	verdict(s, msg);
+	_exit(1);
+}
+
+void supervisor__run(const struct sandbox_opts *o, const char *state,
+		     const struct sandbox_info *info, int lock_fd,
+		     int verdict_fd)
+{
+	struct sup s = { .o = o,
+			 .state = state,
+			 .info = *info,
+			 .lock_fd = lock_fd,
+			 .verdict_fd = verdict_fd,
+			 .sig_fd = -1 };
+
+	supervise(&s);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The supervisor of one sandbox (see sandbox.h): the process that
+ * sandbox__run() forks.  It starts ember, waits until the guest agent
+ * answers, tells `run` its verdict through a pipe, and from then on owns
+ * the sandbox's life: the TTL, a stop on a signal or on ember's own exit,
+ * the removal of the directory.
+ *
+ * The verdict is written once, at most SUPERVISOR_VERDICT_MAX - 1 bytes,
+ * and the pipe closed: "R" when the agent answered a PING, or
+ * "F<errno> <text>" once everything is removed again: a positive errno,
+ * a one-line reason, then the last lines of the guest console and of
+ * ember's log as "\n<console|ember>: <line>" when there are any.
+ */
+#ifndef EMBER_API_SUPERVISOR_H
+#define EMBER_API_SUPERVISOR_H
+
+#include "sandbox.h"
+
+#define SUPERVISOR_VERDICT_MAX	 4096 /* bytes, with a terminating NUL */
+#define SUPERVISOR_STOP_GRACE_MS 5000 /* SIGTERM to SIGKILL for ember */
+
+/*
+ * Become the supervisor of the sandbox @info, in the child of the fork(),
+ * and never return.  @info has id, dir, uds, created, ttl_s, mem_mib and
+ * vcpus set, and its directory in the state directory @state is complete
+ * (info file, rootfs copy, lock); @o are the options it was made with.
+ * @info is copied; @o and @state are used for the supervisor's whole life
+ * (the caller's memory stays valid: this never returns).  @lock_fd is the
+ * directory's lock, flock()ed by the caller and held here for life;
+ * @verdict_fd is the write end of the pipe to `run`.  Every other fd above
+ * 2 is closed; stdin and stdout become /dev/null, stderr
+ * $EMBER_SUPERVISOR_LOG (appended to) or /dev/null.  Exit status: 0 after
+ * an end by TTL, signal or ember's exit; 1 after a failure (verdict "F...")
+ * or when nobody read "R" (everything is removed then too); 125 when it
+ * cannot chdir("/") (nothing removed: `run` sees the pipe close without a
+ * verdict).
+ */
+__attribute__((noreturn)) void supervisor__run(const struct sandbox_opts *o,
+					       const char *state,
+					       const struct sandbox_info *info,
+					       int lock_fd, int verdict_fd);
+
+#endif /* EMBER_API_SUPERVISOR_H */
