@@ -422,10 +422,26 @@ static void do_kill(struct conn *c, const struct ember_agent_hdr *h,
 
 /* ---- files ------------------------------------------------------------ */
 
+/*
+ * open(2) that cannot hang the connection on a FIFO: no writer (read)
+ * gives an empty file, no reader (write) ENXIO.  Blocking I/O after.
+ * Returns the fd or -errno.
+ */
+static int open_file(const char *path, int flags, mode_t mode)
+{
+	int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, mode);
+
+	if (fd < 0)
+		return -errno;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
 static void do_write_file(struct conn *c, const struct ember_agent_hdr *h,
 			  const uint8_t *payload)
 {
 	struct ember_agent_file f;
+	struct stat st;
 	struct slot *s;
 	int rc;
 
@@ -438,12 +454,11 @@ static void do_write_file(struct conn *c, const struct ember_agent_hdr *h,
 	if (!s)
 		return;
 	s->kind = SLOT_WRITE;
-	s->file_fd =
-		open(f.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, f.mode);
+	s->file_fd = open_file(f.path, O_WRONLY | O_CREAT | O_TRUNC, f.mode);
 	if (s->file_fd < 0)
-		s->file_err = errno;
-	else
-		fchmod(s->file_fd, f.mode); /* past the umask */
+		s->file_err = -s->file_fd;
+	else if (fstat(s->file_fd, &st) == 0 && S_ISREG(st.st_mode))
+		fchmod(s->file_fd, f.mode); /* past the umask; not devices */
 }
 
 static void do_file_data(struct conn *c, const struct ember_agent_hdr *h,
@@ -509,9 +524,9 @@ static void do_read_file(struct conn *c, const struct ember_agent_hdr *h,
 		send_proto_error(c, h->stream, rc);
 		return;
 	}
-	fd = open(f.path, O_RDONLY | O_CLOEXEC);
+	fd = open_file(f.path, O_RDONLY, 0);
 	if (fd < 0) {
-		send_errno(c, h->stream, errno, f.path);
+		send_errno(c, h->stream, -fd, f.path);
 		return;
 	}
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {

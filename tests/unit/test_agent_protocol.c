@@ -750,6 +750,22 @@ static void test_e2e_files(void **state)
 	wait_done(a, 13);
 	assert_int_equal(a->res[13].error, ENOENT);
 
+	/* A FIFO nobody writes reads as empty; nobody reads: ENXIO. */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, path);
+	send_frame(a, EMBER_AGENT_READ_FILE, 14, pl, off);
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_int_equal(h.stream, 14);
+	assert_int_equal(h.type, EMBER_AGENT_FILE_END);
+	send_frame(a, EMBER_AGENT_WRITE_FILE, 15, pl, off);
+	send_frame(a, EMBER_AGENT_FILE_END, 15, NULL, 0);
+	wait_done(a, 15);
+	assert_int_equal(a->res[15].error, ENXIO);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+
 	unlink(path);
 	rmdir(dir);
 	free(data);
