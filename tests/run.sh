@@ -23,7 +23,8 @@ echo "== unit tests"
 for t in build/test/test_*; do
 	[ -x "$t" ] && [ "${t%.d}" = "$t" ] || continue
 	name=${t##*/}
-	out=$("$t" 2>&1)
+	# A hung test must fail, not stall the whole run.
+	out=$(timeout 600 "$t" 2>&1)
 	rc=$?
 	p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p')
 	f=$(printf '%s\n' "$out" | grep -c '^\[  FAILED  \] [a-z_0-9]*$')
