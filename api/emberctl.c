@@ -74,6 +74,18 @@ static void usage(FILE *f)
 	      f);
 }
 
+/*
+ * getopt's '?' (opterr is 0): one line naming the option, not getopt's
+ * message (which would carry the sandbox id as the program name).
+ */
+static void bad_option(const char *cmd, char **argv)
+{
+	fprintf(stderr,
+		"emberctl: %s: unknown option or missing value: '%s' (see "
+		"emberctl --help)\n",
+		cmd, argv[optind - 1]);
+}
+
 /* Print "emberctl: <first line>" and the other lines of @msg indented. */
 static void report(const char *msg)
 {
@@ -243,7 +255,7 @@ static int cmd_run(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			bad_option("run", argv);
 			return 2;
 		}
 	}
@@ -461,7 +473,7 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 			usage(stdout);
 			return -1;
 		default:
-			usage(stderr);
+			bad_option("exec", argv);
 			return EXIT_OWN;
 		}
 	}
@@ -856,6 +868,7 @@ int main(int argc, char **argv)
 
 	sane_stdio();
 	signal(SIGPIPE, SIG_IGN);
+	opterr = 0; /* bad_option() speaks instead */
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -878,7 +891,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "emberctl: unknown command '%s'\n", cmd);
-	usage(stderr);
+	fprintf(stderr,
+		"emberctl: unknown command '%s' (run, exec, cp, ls, kill; "
+		"see emberctl --help)\n",
+		cmd);
 	return 2;
 }

@@ -518,8 +518,9 @@ static void conn__service(struct vsock_uds *u, struct uconn *c)
 					      id.guest_port);
 
 		if (r) {
-			log_info("vsock: cannot connect to guest port %u: %s",
-				 id.guest_port, strerror(-r));
+			/* -ENOTCONN: the guest's driver is not up yet. */
+			log_debug("vsock: cannot connect to guest port %u: %s",
+				  id.guest_port, strerror(-r));
 			uds__close_id(u, c, id);
 		}
 		return;
