@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "event.h"
@@ -21,7 +22,14 @@
 /* Connections still sending their CONNECT line count here too. */
 #define UDS_MAX_CONNS (VIRTIO_VSOCK_MAX_CONNS + 64)
 #define UDS_LINE_MAX  32 /* "CONNECT 4294967295\n" is 19 */
-#define UDS_PATH_MAX  100 /* room for "_4294967295" in sun_path */
+/*
+ * Connections still owing their CONNECT line: at most UDS_MAX_LINE at
+ * once, and one gets UDS_LINE_MS to send it before a new arrival may
+ * close it, so silent clients cannot hold the table.
+ */
+#define UDS_MAX_LINE 64
+#define UDS_LINE_MS  5000
+#define UDS_PATH_MAX 100 /* room for "_4294967295" in sun_path */
 /* Guest data the device lets us hold, plus the "OK <port>\n" line. */
 #define UDS_OUT_CAP (VIRTIO_VSOCK_BUF_ALLOC + UDS_LINE_MAX)
 
@@ -37,9 +45,14 @@ struct uconn {
 	int fd;
 	uint32_t events; /* epoll mask registered; 0: not registered */
 	struct vsock_conn_id id;
+	/* UC_LINE: the CONNECT line so far, and when the client came */
+	char line[UDS_LINE_MAX];
+	uint32_t line_len;
+	int64_t since_ms;
 	/* guest -> host: bytes not written to the socket yet */
 	uint8_t *out;
 	uint32_t out_off, out_len;
+	uint32_t ok_len; /* the head of out is our "OK <port>\n", not data */
 	uint32_t unreported; /* written, not yet passed to consumed() */
 	uint32_t peer_shut; /* the guest's SHUTDOWN bits */
 	/* host -> guest */
@@ -221,6 +234,8 @@ static void uds__connected(void *backend, struct vsock_conn_id id)
 		c->reading = true;
 		if (conn__queue_out(c, ok, (uint32_t)n))
 			c->gone = true; /* no memory: the service pass RSTs */
+		else
+			c->ok_len = (uint32_t)n;
 		c->dirty = true;
 		conn__arm(u, c);
 		uds__kick(u);
@@ -353,32 +368,41 @@ static uint32_t uds__pick_port(struct vsock_uds *u, uint32_t guest_port)
 }
 
 /*
- * UC_LINE: take the CONNECT line, and only it, off the socket (data may
- * follow it at once).  Returns true when the REQUEST should go out.
+ * UC_LINE: take the CONNECT line a byte at a time, so that data behind
+ * it stays in the socket and every byte read is consumed (a partial line
+ * must not leave the socket readable forever).  Returns true when the
+ * REQUEST should go out.
  */
 static bool conn__read_line(struct vsock_uds *u, struct uconn *c)
 {
-	char line[UDS_LINE_MAX];
 	uint32_t port;
 	ssize_t n;
-	char *nl;
+	char b;
 
-	n = recv(c->fd, line, sizeof(line), MSG_PEEK | MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return false;
-	nl = n > 0 ? memchr(line, '\n', (size_t)n) : NULL;
-	if (!nl) {
-		if (n <= 0 || n == sizeof(line)) {
-			if (n > 0)
-				log_warn("vsock: no CONNECT line on %s",
+	for (;;) {
+		n = recv(c->fd, &b, 1, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return false;
+		if (n <= 0) {
+			if (c->line_len)
+				log_warn("vsock: client left %s before its "
+					 "CONNECT line ended",
 					 u->path);
 			conn__close(u, c);
+			return false;
 		}
-		return false;
+		c->line[c->line_len++] = b;
+		if (b == '\n')
+			break;
+		if (c->line_len == sizeof(c->line)) {
+			log_warn("vsock: no CONNECT line on %s", u->path);
+			conn__close(u, c);
+			return false;
+		}
 	}
-	n = nl - line + 1;
-	if (recv(c->fd, line, (size_t)n, MSG_DONTWAIT) != n ||
-	    uds__parse_connect(line, (size_t)n, &port)) {
+	if (uds__parse_connect(c->line, c->line_len, &port)) {
 		log_warn("vsock: bad CONNECT line on %s", u->path);
 		conn__close(u, c);
 		return false;
@@ -392,6 +416,7 @@ static bool conn__read_line(struct vsock_uds *u, struct uconn *c)
 /* UC_OPEN: write what the guest sent.  Returns -errno on a dead socket. */
 static int conn__flush(struct uconn *c)
 {
+	uint32_t ok;
 	ssize_t n;
 
 	while (c->out_len) {
@@ -402,9 +427,11 @@ static int conn__flush(struct uconn *c)
 				continue;
 			return errno == EAGAIN ? 0 : -errno;
 		}
+		ok = (uint32_t)n < c->ok_len ? (uint32_t)n : c->ok_len;
+		c->ok_len -= ok;
 		c->out_off += (uint32_t)n;
 		c->out_len -= (uint32_t)n;
-		c->unreported += (uint32_t)n;
+		c->unreported += (uint32_t)n - ok; /* guest bytes only */
 	}
 	c->out_off = 0;
 	return 0;
@@ -540,6 +567,39 @@ static void conn__service(struct vsock_uds *u, struct uconn *c)
 		uds__close_id(u, c, id);
 }
 
+static int64_t uds__now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Close the connections that have owed their CONNECT line longer than
+ * UDS_LINE_MS (u->lock held).  Returns how many still owe one.
+ */
+static unsigned int uds__sweep_lines(struct vsock_uds *u)
+{
+	int64_t now = uds__now_ms();
+	unsigned int i, n = 0;
+
+	for (i = 0; i < UDS_MAX_CONNS; i++) {
+		struct uconn *c = &u->conns[i];
+
+		if (c->state != UC_LINE)
+			continue;
+		if (now - c->since_ms > UDS_LINE_MS) {
+			log_warn("vsock: no CONNECT line within %d ms on %s",
+				 UDS_LINE_MS, u->path);
+			conn__close(u, c);
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
 static void uds__accept(struct vsock_uds *u)
 {
 	struct uconn *c;
@@ -555,13 +615,18 @@ static void uds__accept(struct vsock_uds *u)
 			return;
 		}
 		pthread_mutex_lock(&u->lock);
-		c = conn__alloc(u, fd, UC_LINE);
-		if (c)
+		c = uds__sweep_lines(u) < UDS_MAX_LINE ?
+			    conn__alloc(u, fd, UC_LINE) :
+			    NULL;
+		if (c) {
+			c->since_ms = uds__now_ms();
 			conn__arm(u, c);
+		}
 		pthread_mutex_unlock(&u->lock);
 		if (!c) {
-			log_warn("vsock: %d connections open, refusing one",
-				 UDS_MAX_CONNS);
+			log_warn("vsock: too many connections on %s (%d, %d "
+				 "without their CONNECT line), refusing one",
+				 u->path, UDS_MAX_CONNS, UDS_MAX_LINE);
 			close(fd);
 		}
 	}
