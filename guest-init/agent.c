@@ -302,15 +302,23 @@ fail:
 }
 
 /* Forward what is readable on *@fd; close it at EOF or error. */
-static void pump(struct conn *c, struct slot *s, int *fd, uint16_t type)
+/*
+ * Forward at most @limit bytes of a child's output: a child that writes
+ * faster than the host reads must not keep the agent from its poll loop
+ * (connection input, KILL, timeouts).
+ */
+static void pump(struct conn *c, struct slot *s, int *fd, uint16_t type,
+		 size_t limit)
 {
 	uint8_t buf[EMBER_AGENT_CHUNK];
+	size_t done = 0;
 	ssize_t n;
 
-	for (;;) {
+	while (done < limit) {
 		n = read(*fd, buf, sizeof(buf));
 		if (n > 0) {
 			send_frame(c, type, s->stream, buf, (size_t)n);
+			done += (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -324,17 +332,20 @@ static void pump(struct conn *c, struct slot *s, int *fd, uint16_t type)
 
 /*
  * A reaped child: forward what its pipes still hold (everything it wrote
- * before exiting), then EXIT.  Output of leftover background processes
- * after that point is dropped.
+ * before exiting: a pipe holds 64 KiB by default, FINISH_DRAIN bounds it
+ * against leftover background writers that keep them full), then EXIT.
+ * Output of leftover background processes after that point is dropped.
  */
+#define FINISH_DRAIN (1U << 20)
+
 static void finish_exec(struct conn *c, struct slot *s)
 {
 	uint8_t p[EMBER_AGENT_EXIT_SIZE];
 
 	if (s->out_fd >= 0)
-		pump(c, s, &s->out_fd, EMBER_AGENT_STDOUT);
+		pump(c, s, &s->out_fd, EMBER_AGENT_STDOUT, FINISH_DRAIN);
 	if (s->err_fd >= 0)
-		pump(c, s, &s->err_fd, EMBER_AGENT_STDERR);
+		pump(c, s, &s->err_fd, EMBER_AGENT_STDERR, FINISH_DRAIN);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
 	close_fd(&s->in_fd);
@@ -371,6 +382,8 @@ static void reap(struct conn *c)
 	}
 }
 
+static void conn_timeouts(struct conn *c, int64_t now);
+
 static void do_stdin(struct conn *c, const struct ember_agent_hdr *h,
 		     const uint8_t *payload)
 {
@@ -387,17 +400,32 @@ static void do_stdin(struct conn *c, const struct ember_agent_hdr *h,
 		close_fd(&s->in_fd);
 		return;
 	}
-	/* Blocking: a child that never reads its stdin stalls the agent. */
+	/*
+	 * The frame is delivered before the next is read (the protocol has
+	 * no stdin flow control), so a child slow to read its stdin stalls
+	 * this connection; but timeouts still fire meanwhile (the killed
+	 * child's pipe then fails the write) and a host that leaves ends it.
+	 */
+	fcntl(s->in_fd, F_SETFL, fcntl(s->in_fd, F_GETFL) | O_NONBLOCK);
 	while (off < h->len) {
+		struct pollfd p[2] = { { .fd = s->in_fd, .events = POLLOUT },
+				       { .fd = c->fd, .events = POLLRDHUP } };
 		ssize_t n = write(s->in_fd, payload + off, h->len - off);
 
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			close_fd(&s->in_fd); /* EPIPE: the child closed it */
-			return;
+		if (n < 0 && errno == EAGAIN) {
+			poll(p, 2, 200);
+			conn_timeouts(c, now_ms());
+			if (!(p[1].revents & (POLLHUP | POLLERR)))
+				continue;
 		}
-		off += (size_t)n;
+		close_fd(&s->in_fd); /* EPIPE: the child closed it */
+		return;
 	}
 }
 
@@ -728,9 +756,11 @@ static void serve(int fd, int sig_fd)
 			if (!pfd[i].revents || s->kind != SLOT_EXEC)
 				continue;
 			if (pfd[i].fd == s->out_fd)
-				pump(c, s, &s->out_fd, EMBER_AGENT_STDOUT);
+				pump(c, s, &s->out_fd, EMBER_AGENT_STDOUT,
+				     EMBER_AGENT_CHUNK);
 			else if (pfd[i].fd == s->err_fd)
-				pump(c, s, &s->err_fd, EMBER_AGENT_STDERR);
+				pump(c, s, &s->err_fd, EMBER_AGENT_STDERR,
+				     EMBER_AGENT_CHUNK);
 		}
 		if (pfd[1].revents)
 			reap(c);

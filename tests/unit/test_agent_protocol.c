@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -658,6 +659,104 @@ static void test_e2e_kill(void **state)
 	assert_int_equal(a->res[5].error, ESRCH);
 }
 
+/*
+ * Frames of @stream until its EXIT (output discarded), within 20 s:
+ * a child that writes without pause must not keep the agent from its
+ * timeouts or from KILL.  After @kill_after frames a KILL(SIGKILL) goes.
+ */
+static void flood_until_exit(struct agent *a, uint32_t stream, int kill_after,
+			     struct stream_res *r)
+{
+	int64_t end = mono_ms() + 20000;
+	struct ember_agent_hdr h;
+	uint8_t sig[4];
+	int n = 0;
+
+	memset(r, 0, sizeof(*r));
+	for (;;) {
+		assert_true(mono_ms() < end);
+		assert_int_equal(recv_frame(a, &h), 0);
+		assert_int_equal(h.stream, stream);
+		if (h.type == EMBER_AGENT_EXIT) {
+			assert_int_equal(ember_agent_exit_decode(rxbuf, h.len,
+								 &r->exit_kind,
+								 &r->exit_code),
+					 0);
+			return;
+		}
+		assert_int_equal(h.type, EMBER_AGENT_STDOUT);
+		if (++n == kill_after) {
+			ember_agent_put32(sig, SIGKILL);
+			send_frame(a, EMBER_AGENT_KILL, stream, sig, 4);
+		}
+	}
+}
+
+static void test_e2e_flood(void **state)
+{
+	struct agent *a = *state;
+	const char *yes[] = { "yes", NULL };
+	const char *bg[] = { "sh", "-c", "yes & sleep 0.2; exit 4", NULL };
+	struct stream_res r;
+
+	exec_on(a, 1, 300, 0, yes);
+	flood_until_exit(a, 1, -1, &r);
+	assert_int_equal(r.exit_kind, EMBER_AGENT_TIMEOUT);
+	exec_on(a, 2, 0, 0, yes);
+	flood_until_exit(a, 2, 20, &r);
+	assert_int_equal(r.exit_kind, EMBER_AGENT_SIGNALLED);
+	assert_int_equal(r.exit_code, SIGKILL);
+	/* A background writer left behind does not hold back the EXIT. */
+	exec_on(a, 3, 0, 0, bg);
+	flood_until_exit(a, 3, -1, &r);
+	assert_int_equal(r.exit_kind, EMBER_AGENT_EXITED);
+	assert_int_equal(r.exit_code, 4);
+}
+
+struct stdin_flood {
+	struct agent *a;
+	uint32_t stream;
+};
+
+static void *stdin_flood(void *arg)
+{
+	struct stdin_flood *f = arg;
+	static uint8_t chunk[64 << 10];
+
+	for (int i = 0; i < 32; i++)
+		send_frame(f->a, EMBER_AGENT_STDIN, f->stream, chunk,
+			   sizeof(chunk));
+	return NULL;
+}
+
+/* A child that never reads its stdin still times out. */
+static void test_e2e_stdin_unread_timeout(void **state)
+{
+	struct agent *a = *state;
+	const char *argv[] = { "sleep", "100", NULL };
+	struct stdin_flood f = { a, 6 };
+	int64_t t0 = mono_ms();
+	pthread_t th;
+
+	exec_on(a, 6, 300, EMBER_AGENT_F_STDIN, argv);
+	assert_int_equal(pthread_create(&th, NULL, stdin_flood, &f), 0);
+	wait_done(a, 6);
+	expect_exit(&a->res[6], EMBER_AGENT_TIMEOUT, SIGKILL);
+	assert_true(mono_ms() - t0 < 20000);
+	pthread_join(th, NULL);
+	/* STDIN after the EXIT finds no exec (ESRCH); then the PONG. */
+	send_frame(a, EMBER_AGENT_PING, 15, "p", 1);
+	for (;;) {
+		struct ember_agent_hdr h;
+
+		assert_int_equal(recv_frame(a, &h), 0);
+		if (h.type == EMBER_AGENT_PONG)
+			break;
+		assert_int_equal(h.type, EMBER_AGENT_ERROR);
+		assert_int_equal(h.stream, 6);
+	}
+}
+
 static void test_e2e_exec_missing(void **state)
 {
 	struct agent *a = *state;
@@ -880,6 +979,8 @@ int main(void)
 		E(test_e2e_concurrent),
 		E(test_e2e_timeout),
 		E(test_e2e_kill),
+		E(test_e2e_flood),
+		E(test_e2e_stdin_unread_timeout),
 		E(test_e2e_exec_missing),
 		E(test_e2e_files),
 		E(test_e2e_malformed),
