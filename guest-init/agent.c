@@ -74,6 +74,8 @@ struct slot {
 	int file_fd; /* -1 after an error */
 	int file_err;
 	uint64_t file_bytes;
+	/* a regular file is written here and renamed at FILE_END; else NULL */
+	char *tmp_path, *final_path;
 };
 
 struct conn {
@@ -465,11 +467,68 @@ static int open_file(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
+/*
+ * A regular file (or a new one) is written to a temporary file beside
+ * it and renamed over it at FILE_END, so a copy that fails or is cut
+ * off leaves the old file as it was; a symbolic link is written through.
+ * Devices and FIFOs are written in place.  Returns the fd or -errno.
+ */
+static int write_file_open(struct slot *s, const char *path, mode_t mode)
+{
+	char *real = realpath(path, NULL), *slash, *tmp;
+	const char *target = real ? real : path;
+	struct stat st;
+	int fd;
+
+	if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+		free(real);
+		return open_file(path, O_WRONLY | O_TRUNC, 0);
+	}
+	tmp = malloc(strlen(target) + 32);
+	if (!tmp) {
+		free(real);
+		return -ENOMEM;
+	}
+	slash = strrchr(target, '/');
+	if (slash)
+		sprintf(tmp, "%.*s/.%s.ember-XXXXXX", (int)(slash - target),
+			target, slash + 1);
+	else
+		sprintf(tmp, ".%s.ember-XXXXXX", target);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		free(tmp);
+		free(real);
+		return fd;
+	}
+	fchmod(fd, mode); /* past the umask */
+	s->tmp_path = tmp;
+	s->final_path = real ? real : strdup(path);
+	if (!s->final_path) {
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		s->tmp_path = NULL;
+		return -ENOMEM;
+	}
+	return fd;
+}
+
+/* Forget @s's temporary file: renamed already, or unlinked now. */
+static void write_file_drop(struct slot *s)
+{
+	if (s->tmp_path)
+		unlink(s->tmp_path);
+	free(s->tmp_path);
+	free(s->final_path);
+	s->tmp_path = s->final_path = NULL;
+}
+
 static void do_write_file(struct conn *c, const struct ember_agent_hdr *h,
 			  const uint8_t *payload)
 {
 	struct ember_agent_file f;
-	struct stat st;
 	struct slot *s;
 	int rc;
 
@@ -482,11 +541,10 @@ static void do_write_file(struct conn *c, const struct ember_agent_hdr *h,
 	if (!s)
 		return;
 	s->kind = SLOT_WRITE;
-	s->file_fd = open_file(f.path, O_WRONLY | O_CREAT | O_TRUNC, f.mode);
+	s->tmp_path = s->final_path = NULL;
+	s->file_fd = write_file_open(s, f.path, f.mode);
 	if (s->file_fd < 0)
 		s->file_err = -s->file_fd;
-	else if (fstat(s->file_fd, &st) == 0 && S_ISREG(st.st_mode))
-		fchmod(s->file_fd, f.mode); /* past the umask; not devices */
 }
 
 static void do_file_data(struct conn *c, const struct ember_agent_hdr *h,
@@ -532,6 +590,14 @@ static void do_file_end(struct conn *c, const struct ember_agent_hdr *h)
 	if (s->file_fd >= 0 && close(s->file_fd) < 0 && !s->file_err)
 		s->file_err = errno;
 	s->file_fd = -1;
+	if (!s->file_err && s->tmp_path &&
+	    rename(s->tmp_path, s->final_path) < 0)
+		s->file_err = errno;
+	if (!s->file_err) {
+		free(s->tmp_path); /* renamed: nothing to unlink */
+		s->tmp_path = NULL;
+	}
+	write_file_drop(s);
 	if (s->file_err)
 		send_errno(c, h->stream, s->file_err, "write file");
 	else
@@ -559,6 +625,12 @@ static void do_read_file(struct conn *c, const struct ember_agent_hdr *h,
 	}
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		send_errno(c, h->stream, EISDIR, f.path);
+		close(fd);
+		return;
+	}
+	/* A tty blocks and a device may never end: files only. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		send_error(c, h->stream, EINVAL, "not a regular file");
 		close(fd);
 		return;
 	}
@@ -783,6 +855,7 @@ static void serve(int fd, int sig_fd)
 			close_fd(&s->in_fd);
 		} else if (s->kind == SLOT_WRITE) {
 			close_fd(&s->file_fd);
+			write_file_drop(s); /* cut off: the old file stays */
 		}
 	}
 	free(c->rx);

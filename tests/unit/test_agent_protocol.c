@@ -782,7 +782,7 @@ static void test_e2e_exec_missing(void **state)
 static void test_e2e_files(void **state)
 {
 	struct agent *a = *state;
-	char dir[] = "/tmp/ember-agent-XXXXXX", path[64];
+	char dir[] = "/tmp/ember-agent-XXXXXX", path[64], link[64];
 	const size_t total = 1U << 20, chunk = 100000;
 	struct ember_agent_hdr h;
 	uint8_t *data, *back;
@@ -849,15 +849,39 @@ static void test_e2e_files(void **state)
 	wait_done(a, 13);
 	assert_int_equal(a->res[13].error, ENOENT);
 
-	/* A FIFO nobody writes reads as empty; nobody reads: ENXIO. */
+	/* A write cut short by an error leaves the old file as it was. */
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, path);
+	send_frame(a, EMBER_AGENT_WRITE_FILE, 2, pl, off);
+	send_frame(a, EMBER_AGENT_FILE_DATA, 2, "new", 3);
+	send_frame(a, EMBER_AGENT_FILE_END, 2, "x", 1); /* EPROTO */
+	wait_done(a, 2);
+	assert_int_equal(a->res[2].error, EPROTO);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, total);
+	/* Through a symbolic link: the target gets the bytes. */
+	snprintf(link, sizeof(link), "%s/l", dir);
+	assert_int_equal(symlink(path, link), 0);
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, link);
+	send_frame(a, EMBER_AGENT_WRITE_FILE, 3, pl, off);
+	send_frame(a, EMBER_AGENT_FILE_DATA, 3, "new", 3);
+	send_frame(a, EMBER_AGENT_FILE_END, 3, NULL, 0);
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_int_equal(h.type, EMBER_AGENT_OK);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	assert_int_equal(unlink(link), 0);
+	/* A FIFO (any non-regular file) is not read; nobody reads: ENXIO. */
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkfifo(path, 0600), 0);
 	off = 0;
 	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, path);
 	send_frame(a, EMBER_AGENT_READ_FILE, 14, pl, off);
-	assert_int_equal(recv_frame(a, &h), 0);
-	assert_int_equal(h.stream, 14);
-	assert_int_equal(h.type, EMBER_AGENT_FILE_END);
+	wait_done(a, 14);
+	assert_int_equal(a->res[14].error, EINVAL);
 	send_frame(a, EMBER_AGENT_WRITE_FILE, 15, pl, off);
 	send_frame(a, EMBER_AGENT_FILE_END, 15, NULL, 0);
 	wait_done(a, 15);
@@ -866,7 +890,8 @@ static void test_e2e_files(void **state)
 	assert_true(S_ISFIFO(st.st_mode));
 
 	unlink(path);
-	rmdir(dir);
+	/* No temporary file was left behind: the directory is empty. */
+	assert_int_equal(rmdir(dir), 0);
 	free(data);
 	free(back);
 }
