@@ -280,7 +280,18 @@ static int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	printf("%s\n", id);
-	return fflush(stdout) == 0 ? 0 : 1;
+	if (fflush(stdout) == 0)
+		return 0;
+	/* Nobody learnt the id: nobody could use or kill the sandbox. */
+	fprintf(stderr, "emberctl: writing the id: %s; sandbox removed\n",
+		strerror(errno));
+	{
+		struct sandbox_info sb;
+
+		if (sandbox__find(id, &sb, err, sizeof(err)) == 0)
+			sandbox__kill(&sb, err, sizeof(err));
+	}
+	return 1;
 }
 
 /* --- the agent of a sandbox ---------------------------------------------- */
@@ -604,6 +615,7 @@ static int cp_in(struct agent_client *c, const char *src, const char *gdst)
 	char base[NAME_MAX + 1], path[PATH_MAX];
 	size_t len = strlen(gdst);
 	struct stat st;
+	uint32_t mode;
 	int fd, rc;
 
 	fd = open(src, O_RDONLY | O_CLOEXEC);
@@ -628,13 +640,13 @@ static int cp_in(struct agent_client *c, const char *src, const char *gdst)
 		snprintf(path, sizeof(path), "%s%s", gdst, base);
 	else
 		snprintf(path, sizeof(path), "%s", gdst);
-	rc = agent_client__write_file(c, fd, path, st.st_mode & 07777,
-				      FILE_IDLE_MS);
+	/* A device or FIFO source has no mode a file should get. */
+	mode = S_ISREG(st.st_mode) ? st.st_mode & 07777 : 0644;
+	rc = agent_client__write_file(c, fd, path, mode, FILE_IDLE_MS);
 	if (rc == -EREMOTEIO && agent_client__guest_errno(c) == EISDIR &&
 	    gdst[len - 1] != '/' && lseek(fd, 0, SEEK_SET) == 0) {
 		snprintf(path, sizeof(path), "%s/%s", gdst, base);
-		rc = agent_client__write_file(c, fd, path, st.st_mode & 07777,
-					      FILE_IDLE_MS);
+		rc = agent_client__write_file(c, fd, path, mode, FILE_IDLE_MS);
 	}
 	close(fd);
 	if (rc < 0) {
@@ -643,6 +655,27 @@ static int cp_in(struct agent_client *c, const char *src, const char *gdst)
 		return 1;
 	}
 	return 0;
+}
+
+/* To a device or FIFO (/dev/null, /dev/stdout): written in place. */
+static int cp_out_in_place(struct agent_client *c, const char *gsrc,
+			   const char *path)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), rc;
+
+	if (fd < 0) {
+		fprintf(stderr, "emberctl: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	rc = agent_client__read_file(c, gsrc, fd, FILE_IDLE_MS);
+	if (rc < 0)
+		fprintf(stderr, "emberctl: copying %s: %s\n", gsrc,
+			agent_client__error(c));
+	if (close(fd) < 0 && rc == 0) {
+		fprintf(stderr, "emberctl: %s: %s\n", path, strerror(errno));
+		rc = -EIO;
+	}
+	return rc < 0 ? 1 : 0;
 }
 
 static int cp_out(struct agent_client *c, const char *gsrc, const char *dst)
@@ -668,6 +701,11 @@ static int cp_out(struct agent_client *c, const char *gsrc, const char *dst)
 		fprintf(stderr, "emberctl: %s: path too long\n", dst);
 		return 1;
 	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return cp_out_in_place(c, gsrc, path);
+	/* Through a symbolic link: the file it names is replaced. */
+	if (realpath(path, dir))
+		snprintf(path, sizeof(path), "%s", dir);
 	snprintf(dir, sizeof(dir), "%s", path);
 	snprintf(name, sizeof(name), "%s", path);
 	rc = snprintf(cp_tmp, sizeof(cp_tmp), "%s/.%s.emberctl-XXXXXX",

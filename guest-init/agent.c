@@ -213,6 +213,9 @@ static struct slot *slot_open(struct conn *c, uint32_t stream)
 	return s;
 }
 
+/* Set in the errno a child reports when its chdir(), not exec, failed. */
+#define CHILD_CWD (1 << 30)
+
 static void do_exec(struct conn *c, const struct ember_agent_hdr *h,
 		    const uint8_t *payload)
 {
@@ -261,7 +264,7 @@ static void do_exec(struct conn *c, const struct ember_agent_hdr *h,
 		    dup2(err[1], 2) < 0)
 			child_fail(ep[1], errno);
 		if (e.cwd && chdir(e.cwd) < 0)
-			child_fail(ep[1], errno);
+			child_fail(ep[1], errno | CHILD_CWD);
 		execvpe(e.argv[0], (char *const *)e.argv,
 			e.env_given ? (char *const *)e.env : environ);
 		child_fail(ep[1], errno);
@@ -279,7 +282,10 @@ static void do_exec(struct conn *c, const struct ember_agent_hdr *h,
 	if (n == sizeof(cerr)) {
 		/* The child is exiting: reap it here, no EXIT follows. */
 		waitpid(pid, NULL, 0);
-		send_errno(c, h->stream, cerr, e.argv[0]);
+		if (cerr & CHILD_CWD)
+			send_errno(c, h->stream, cerr & ~CHILD_CWD, e.cwd);
+		else
+			send_errno(c, h->stream, cerr, e.argv[0]);
 		goto fail;
 	}
 	s->kind = SLOT_EXEC;

@@ -119,6 +119,9 @@ check "fake: without -i the command's stdin is empty" "got: $out" [ -z "$out" ]
 out=$($E exec --env FOO=bar --cwd /tmp "$id" -- sh -c 'echo $FOO $(pwd); command -v sh' | tr '\n' ' ')
 check "fake: --env adds to the environment; --cwd" "got: $out" \
 	ev '[ "${out% /*sh }" = "bar /tmp" ]'
+$E exec --cwd /nonexistent "$id" -- true 2>"$TMP/cwd.err"
+check "fake: a missing --cwd is named as such" "$(show "$TMP/cwd.err")" \
+	grep -q "/nonexistent: No such file" "$TMP/cwd.err"
 $E exec "$id" -- sleep 10 &
 ep=$!
 sleep 0.5
@@ -145,6 +148,22 @@ check "fake: cp of a missing file fails and leaves no file" "$(show "$TMP/cp.err
 $E cp "$H/data.bin" "$H/x" 2>/dev/null
 rc=$?
 check "fake: cp wants exactly one ID:PATH" "exit $rc" [ $rc = 2 ]
+mkdir "$H/l"
+printf old >"$H/l/target"
+ln -s target "$H/l/link"
+mkfifo "$H/l/fifo"
+cat "$H/l/fifo" >"$H/l/fifo.out" &
+$E cp "$id:$G/in.bin" "$H/l/link" && $E cp "$id:$G/in.bin" "$H/l/fifo"
+wait
+check "fake: cp out through a symbolic link and into a FIFO, in place" "$(ls -la "$H/l")" \
+	ev '[ -L "$H/l/link" ] && [ -p "$H/l/fifo" ] && cmp -s "$H/data.bin" "$H/l/target" && cmp -s "$H/data.bin" "$H/l/fifo.out"'
+printf old >"$G/keep"
+timeout -s INT 1 $E cp /dev/zero "$id:$G/keep" 2>/dev/null
+# The agent drops its temporary file when it sees the connection go.
+for _ in $(seq 50); do ls -A "$G" | grep -q ember- || break; sleep 0.1; done
+check "fake: a cp in cut off leaves the old guest file and no temporary" "$(ls -la "$G")" \
+	ev '[ "$(cat "$G/keep")" = old ] && ! ls -A "$G" | grep -q ember-'
+rm -rf "$H/l" "$G/keep"
 
 p=$(pids "$id")
 $E kill "$id" >"$TMP/kill.out" 2>&1
