@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "../vmm/mem.h"
 #include "layout.h"
 
 /*
@@ -40,22 +41,6 @@
 #define BZ_DEFAULT_SETUP_SECTS 4
 #define BZ_ENTRY64_OFF	       0x200
 
-static uint16_t get_le16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16toh(v);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
 /* True when [off, off + size) lies inside a buffer of @len bytes. */
 static bool range_in(uint64_t off, uint64_t size, uint64_t len)
 {
@@ -81,8 +66,8 @@ static int elf_check_ident(const Elf64_Ehdr *eh)
 static bool bz_has_magic(const uint8_t *p, size_t len)
 {
 	return len >= BZ_HEADER_OFF + 4 &&
-	       get_le16(p + BZ_BOOT_FLAG_OFF) == BZ_BOOT_FLAG &&
-	       get_le32(p + BZ_HEADER_OFF) == BZ_HEADER_MAGIC;
+	       mem__get_le16(p + BZ_BOOT_FLAG_OFF) == BZ_BOOT_FLAG &&
+	       mem__get_le32(p + BZ_HEADER_OFF) == BZ_HEADER_MAGIC;
 }
 
 /*
@@ -93,9 +78,9 @@ static int bz_check_ident(const uint8_t *p, size_t len)
 {
 	if (len < BZ_XLOADFLAGS_OFF + 2)
 		return -EINVAL;
-	if (get_le16(p + BZ_VERSION_OFF) < BZ_MIN_VERSION)
+	if (mem__get_le16(p + BZ_VERSION_OFF) < BZ_MIN_VERSION)
 		return -ENOEXEC;
-	if (!(get_le16(p + BZ_XLOADFLAGS_OFF) & XLF_KERNEL_64))
+	if (!(mem__get_le16(p + BZ_XLOADFLAGS_OFF) & XLF_KERNEL_64))
 		return -ENOEXEC;
 	return 0;
 }

@@ -146,10 +146,8 @@ static uint32_t blk__request(struct virtio_blk *b, const struct virtq_chain *c)
 		status = VIRTIO_BLK_S_IOERR;
 		goto out;
 	}
-	memcpy(&type, hdr, sizeof(type));
-	type = le32toh(type);
-	memcpy(&sector, hdr + 8, sizeof(sector));
-	sector = le64toh(sector);
+	type = mem__get_le32(hdr);
+	sector = mem__get_le64(hdr + 8);
 
 	switch (type) {
 	case VIRTIO_BLK_T_IN:
@@ -246,19 +244,12 @@ static const struct virtio_dev_ops virtio_blk_ops = {
 	/* No .reset: requests complete inside notify, none is in flight. */
 };
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
 struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
 				      struct irq_line irq, int fd,
 				      uint64_t size_bytes, bool read_only,
 				      const char *serial)
 {
 	struct virtio_blk *b;
-	uint64_t cap;
 
 	if (fd < 0 || !m)
 		return NULL;
@@ -275,11 +266,10 @@ struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
 	if (serial)
 		memcpy(b->id, serial, strnlen(serial, sizeof(b->id)));
 
-	cap = htole64(b->sectors);
-	memcpy(b->cfg + VIRTIO_BLK_CFG_CAPACITY, &cap, sizeof(cap));
+	mem__put_le64(b->cfg + VIRTIO_BLK_CFG_CAPACITY, b->sectors);
 	/* size_max 0 (no SIZE_MAX), geometry 0 (no GEOMETRY). */
-	put_le32(b->cfg + VIRTIO_BLK_CFG_SEG_MAX, VIRTQ_MAX_SIZE - 2);
-	put_le32(b->cfg + VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
+	mem__put_le32(b->cfg + VIRTIO_BLK_CFG_SEG_MAX, VIRTQ_MAX_SIZE - 2);
+	mem__put_le32(b->cfg + VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
 	return b;
 }
 

@@ -65,60 +65,18 @@ struct vsock_hdr {
 	uint32_t flags, buf_alloc, fwd_cnt;
 };
 
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16toh(v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htole16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
 static void hdr__parse(struct vsock_hdr *h, const uint8_t *b)
 {
-	h->src_cid = get64(b);
-	h->dst_cid = get64(b + 8);
-	h->src_port = get32(b + 16);
-	h->dst_port = get32(b + 20);
-	h->len = get32(b + 24);
-	h->type = get16(b + 28);
-	h->op = get16(b + 30);
-	h->flags = get32(b + 32);
-	h->buf_alloc = get32(b + 36);
-	h->fwd_cnt = get32(b + 40);
+	h->src_cid = mem__get_le64(b);
+	h->dst_cid = mem__get_le64(b + 8);
+	h->src_port = mem__get_le32(b + 16);
+	h->dst_port = mem__get_le32(b + 20);
+	h->len = mem__get_le32(b + 24);
+	h->type = mem__get_le16(b + 28);
+	h->op = mem__get_le16(b + 30);
+	h->flags = mem__get_le32(b + 32);
+	h->buf_alloc = mem__get_le32(b + 36);
+	h->fwd_cnt = mem__get_le32(b + 40);
 }
 
 static bool id_eq(struct vsock_conn_id a, struct vsock_conn_id b)
@@ -271,18 +229,18 @@ static uint32_t pkt__deliver(struct virtio_vsock *v, struct vsock_pkt *p,
 	uint64_t room = c->in_bytes - VIRTIO_VSOCK_HDR_BYTES;
 	uint32_t n = p->len < room ? p->len : (uint32_t)room;
 
-	put64(h, VIRTIO_VSOCK_CID_HOST);
-	put64(h + 8, v->guest_cid);
-	put32(h + 16, p->id.host_port);
-	put32(h + 20, p->id.guest_port);
-	put32(h + 24, n);
-	put16(h + 28, VIRTIO_VSOCK_TYPE_STREAM);
-	put16(h + 30, p->op);
-	put32(h + 32, p->flags);
+	mem__put_le64(h, VIRTIO_VSOCK_CID_HOST);
+	mem__put_le64(h + 8, v->guest_cid);
+	mem__put_le32(h + 16, p->id.host_port);
+	mem__put_le32(h + 20, p->id.guest_port);
+	mem__put_le32(h + 24, n);
+	mem__put_le16(h + 28, VIRTIO_VSOCK_TYPE_STREAM);
+	mem__put_le16(h + 30, p->op);
+	mem__put_le32(h + 32, p->flags);
 	if (conn && p->op != VIRTIO_VSOCK_OP_RST) {
 		/* Credit fields are current when the guest reads them. */
-		put32(h + 36, VIRTIO_VSOCK_BUF_ALLOC);
-		put32(h + 40, conn->fwd_cnt);
+		mem__put_le32(h + 36, VIRTIO_VSOCK_BUF_ALLOC);
+		mem__put_le32(h + 40, conn->fwd_cnt);
 		conn->last_fwd_sent = conn->fwd_cnt;
 		if (p->op == VIRTIO_VSOCK_OP_CREDIT_UPDATE)
 			conn->update_queued = false;
@@ -663,7 +621,7 @@ struct virtio_vsock *virtio_vsock__create(const struct guest_mem *m,
 	v->guest_cid = guest_cid;
 	v->ops = ops;
 	v->backend = backend;
-	put64(v->cfg, guest_cid);
+	mem__put_le64(v->cfg, guest_cid);
 	if (virtio_mmio__init(&v->t, &virtio_vsock_ops, v, m, irq)) {
 		free(v);
 		return NULL;

@@ -80,18 +80,11 @@ struct virtq_desc {
 static void virtq__desc(const uint8_t *table, uint16_t i, struct virtq_desc *d)
 {
 	const uint8_t *p = table + (size_t)i * DESC_BYTES;
-	uint64_t addr;
-	uint32_t len;
-	uint16_t flags, next;
 
-	memcpy(&addr, p, 8);
-	memcpy(&len, p + 8, 4);
-	memcpy(&flags, p + 12, 2);
-	memcpy(&next, p + 14, 2);
-	d->addr = le64toh(addr);
-	d->len = le32toh(len);
-	d->flags = le16toh(flags);
-	d->next = le16toh(next);
+	d->addr = mem__get_le64(p);
+	d->len = mem__get_le32(p + 8);
+	d->flags = mem__get_le16(p + 12);
+	d->next = mem__get_le16(p + 14);
 }
 
 /*

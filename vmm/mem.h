@@ -8,8 +8,10 @@
 #ifndef EMBER_VMM_MEM_H
 #define EMBER_VMM_MEM_H
 
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MEM_MAX_REGIONS 2
 
@@ -74,5 +76,52 @@ int mem__write(const struct guest_mem *m, uint64_t gpa, const void *src,
  * highest address below the MMIO gap that holds RAM.
  */
 uint64_t mem__low_ram_end(const struct guest_mem *m);
+
+/*
+ * Little-endian values at any alignment: what virtio structures, device
+ * config space and x86 boot images hold.  @p must point to 2, 4 or 8
+ * readable (writable) bytes; the caller checked the range (mem__ptr()).
+ */
+static inline uint16_t mem__get_le16(const void *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
+}
+
+static inline uint32_t mem__get_le32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+static inline uint64_t mem__get_le64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+static inline void mem__put_le16(void *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void mem__put_le32(void *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void mem__put_le64(void *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
 
 #endif /* EMBER_VMM_MEM_H */

@@ -77,49 +77,37 @@ static inline int test_ram__teardown(void **state)
 /* Read a little-endian 16-bit value at @p + @off (unaligned is fine). */
 static inline uint16_t rd16(const uint8_t *p, size_t off)
 {
-	uint16_t v;
-
-	memcpy(&v, p + off, sizeof(v));
-	return le16toh(v);
+	return mem__get_le16(p + off);
 }
 
 /* Read a little-endian 32-bit value at @p + @off (unaligned is fine). */
 static inline uint32_t rd32(const uint8_t *p, size_t off)
 {
-	uint32_t v;
-
-	memcpy(&v, p + off, sizeof(v));
-	return le32toh(v);
+	return mem__get_le32(p + off);
 }
 
 /* Read a little-endian 64-bit value at @p + @off (unaligned is fine). */
 static inline uint64_t rd64(const uint8_t *p, size_t off)
 {
-	uint64_t v;
-
-	memcpy(&v, p + off, sizeof(v));
-	return le64toh(v);
+	return mem__get_le64(p + off);
 }
 
 /* Store @v little-endian as 16 bits at @p + @off (unaligned is fine). */
 static inline void wr16(uint8_t *p, size_t off, uint16_t v)
 {
-	v = htole16(v);
-	memcpy(p + off, &v, sizeof(v));
+	mem__put_le16(p + off, v);
 }
 
 /* Store @v little-endian as 32 bits at @p + @off (unaligned is fine). */
 static inline void wr32(uint8_t *p, size_t off, uint32_t v)
 {
-	v = htole32(v);
-	memcpy(p + off, &v, sizeof(v));
+	mem__put_le32(p + off, v);
 }
 
 /* Store @v little-endian as 64 bits at @p + @off (unaligned is fine). */
 static inline void wr64(uint8_t *p, size_t off, uint64_t v)
 {
-	v = htole64(v);
-	memcpy(p + off, &v, sizeof(v));
+	mem__put_le64(p + off, v);
 }
 
 #endif /* EMBER_TESTS_UNIT_TEST_UTIL_H */
