@@ -137,7 +137,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/x86_decode.c vmm/gva.c vmm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c,$(LIB_SRCS))
 

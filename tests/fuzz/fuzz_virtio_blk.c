@@ -19,21 +19,9 @@
 
 #include "devices/virtio_blk.h"
 #include "vmm/mem.h"
+#include "fuzz_virtio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REG_DEV_FEATURES     0x010
-#define REG_DEV_FEATURES_SEL 0x014
-#define REG_DRV_FEATURES     0x020
-#define REG_DRV_FEATURES_SEL 0x024
-#define REG_QUEUE_SEL	     0x030
-#define REG_QUEUE_NUM	     0x038
-#define REG_QUEUE_READY	     0x044
-#define REG_INT_ACK	     0x064
-#define REG_STATUS	     0x070
-#define REG_DESC_LOW	     0x080
-#define REG_DRIVER_LOW	     0x090
-#define REG_DEVICE_LOW	     0x0a0
 
 #define FUZZ_RAM_BYTES	(1 << 20)
 #define FUZZ_DISK_BYTES (64 * 1024)
@@ -58,32 +46,11 @@ static struct virtio_blk *blk;
 static struct virtio_mmio *t;
 static unsigned int qsize; /* the queue's entries, this input */
 
-static void fuzz_irq(void *opaque, unsigned int gsi, int level)
-{
-	(void)opaque;
-	(void)gsi;
-	(void)level;
-}
-
-static uint32_t rd(uint64_t off)
-{
-	uint32_t v = 0;
-
-	t->dev.ops->read(&t->dev, off, &v, 4);
-	return le32toh(v);
-}
-
-static void wr(uint64_t off, uint32_t v)
-{
-	v = htole32(v);
-	t->dev.ops->write(&t->dev, off, &v, 4);
-}
-
 /* The image and the device, once; abort if the host cannot give them. */
 static void fuzz_setup(void)
 {
 	char path[] = "/tmp/ember-fuzz-blk-XXXXXX";
-	struct irq_line irq = { .set = fuzz_irq };
+	struct irq_line irq = { .set = fuzz_virtio__irq };
 	int fd;
 
 	if (mem__wrap(&mem, ram, sizeof(ram)))
@@ -106,38 +73,12 @@ static void fuzz_setup(void)
  */
 static void fuzz_driver_init(uint8_t feat_sel, uint8_t qlog)
 {
-	uint32_t st = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
-	uint64_t offered, feat;
+	uint32_t st = fuzz_virtio__negotiate(t, feat_sel);
 
-	wr(REG_STATUS, 0);
-	wr(REG_STATUS, st);
-	wr(REG_DEV_FEATURES_SEL, 0);
-	offered = rd(REG_DEV_FEATURES);
-	wr(REG_DEV_FEATURES_SEL, 1);
-	offered |= (uint64_t)rd(REG_DEV_FEATURES) << 32;
-	feat = (1ULL << VIRTIO_F_VERSION_1) |
-	       (feat_sel & 1 ? 1ULL << VIRTIO_F_EVENT_IDX : 0) |
-	       (feat_sel & 2 ? 1ULL << VIRTIO_F_INDIRECT_DESC : 0) |
-	       (feat_sel & 4 ? 0xffffffffULL : 0); /* the blk bits */
-	feat &= offered;
-	wr(REG_DRV_FEATURES_SEL, 0);
-	wr(REG_DRV_FEATURES, (uint32_t)feat);
-	wr(REG_DRV_FEATURES_SEL, 1);
-	wr(REG_DRV_FEATURES, (uint32_t)(feat >> 32));
-	st |= VIRTIO_STATUS_FEATURES_OK;
-	wr(REG_STATUS, st);
-	wr(REG_QUEUE_SEL, 0);
 	qsize = 1u << (qlog % 9);
-	wr(REG_QUEUE_NUM, qsize);
-	wr(REG_DESC_LOW, FUZZ_DESC);
-	wr(REG_DRIVER_LOW, FUZZ_AVAIL(qsize));
-	wr(REG_DEVICE_LOW, FUZZ_USED(qsize));
-	wr(REG_QUEUE_READY, 1);
-	st |= VIRTIO_STATUS_DRIVER_OK;
-	wr(REG_STATUS, st);
-	/* A layout this fixed is valid: anything else is a harness bug. */
-	if (rd(REG_STATUS) != st)
-		__builtin_trap();
+	fuzz_virtio__queue(t, 0, qsize, FUZZ_DESC, FUZZ_AVAIL(qsize),
+			   FUZZ_USED(qsize));
+	fuzz_virtio__live(t, st);
 }
 
 static void set_avail_idx(uint16_t idx)
@@ -172,13 +113,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	set_avail_idx(idx1);
 	virtio_mmio__notify(t, 0);
 	/* More work on a live queue, as a driver would add it. */
-	if (!(rd(REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET)) {
+	if (!(fuzz_virtio__rd(t, REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET)) {
 		set_avail_idx((uint16_t)(idx1 + idx2));
-		wr(REG_INT_ACK, VIRTIO_MMIO_INT_VRING);
+		fuzz_virtio__wr(t, REG_INT_ACK, VIRTIO_MMIO_INT_VRING);
 		virtio_mmio__notify(t, 0);
 	}
 	/* A device that needs a reset gets one (the next input re-inits). */
-	if (rd(REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET)
-		wr(REG_STATUS, 0);
+	if (fuzz_virtio__rd(t, REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET)
+		fuzz_virtio__wr(t, REG_STATUS, 0);
 	return 0;
 }

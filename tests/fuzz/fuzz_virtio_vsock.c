@@ -23,21 +23,9 @@
 
 #include "devices/virtio_vsock.h"
 #include "vmm/mem.h"
+#include "fuzz_virtio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REG_DEV_FEATURES     0x010
-#define REG_DEV_FEATURES_SEL 0x014
-#define REG_DRV_FEATURES     0x020
-#define REG_DRV_FEATURES_SEL 0x024
-#define REG_QUEUE_SEL	     0x030
-#define REG_QUEUE_NUM	     0x038
-#define REG_QUEUE_READY	     0x044
-#define REG_INT_ACK	     0x064
-#define REG_STATUS	     0x070
-#define REG_DESC_LOW	     0x080
-#define REG_DRIVER_LOW	     0x090
-#define REG_DEVICE_LOW	     0x0a0
 
 #define FUZZ_RAM_BYTES (1 << 20)
 #define FUZZ_CID       3
@@ -88,13 +76,6 @@ static struct fuzz_id ids[FUZZ_IDS];
 static unsigned int next_id;
 static uint8_t scratch[VIRTIO_VSOCK_MAX_PAYLOAD]; /* recv() copies here */
 static uint8_t tx_data[VIRTIO_VSOCK_BUF_ALLOC]; /* what send() sends */
-
-static void fuzz_irq(void *opaque, unsigned int gsi, int level)
-{
-	(void)opaque;
-	(void)gsi;
-	(void)level;
-}
 
 /* --- the fake backend (called with the transport lock held) ------------ */
 
@@ -203,24 +184,10 @@ static const struct vsock_backend_ops be_ops = {
 
 /* --- the driver -------------------------------------------------------- */
 
-static uint32_t rd(uint64_t off)
-{
-	uint32_t v = 0;
-
-	t->dev.ops->read(&t->dev, off, &v, 4);
-	return le32toh(v);
-}
-
-static void wr(uint64_t off, uint32_t v)
-{
-	v = htole32(v);
-	t->dev.ops->write(&t->dev, off, &v, 4);
-}
-
 /* The device, once; abort if the host cannot give it. */
 static void fuzz_setup(void)
 {
-	struct irq_line irq = { .set = fuzz_irq };
+	struct irq_line irq = { .set = fuzz_virtio__irq };
 
 	if (mem__wrap(&mem, ram, sizeof(ram)))
 		abort();
@@ -237,47 +204,22 @@ static void fuzz_setup(void)
  */
 static void fuzz_driver_init(uint8_t feat_sel, uint8_t qlogs)
 {
-	uint32_t st = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
-	uint64_t offered, feat;
+	uint32_t st = fuzz_virtio__negotiate(t, feat_sel);
 	uint32_t base = 0;
 	unsigned int i;
 
-	wr(REG_STATUS, 0);
-	wr(REG_STATUS, st);
-	wr(REG_DEV_FEATURES_SEL, 0);
-	offered = rd(REG_DEV_FEATURES);
-	wr(REG_DEV_FEATURES_SEL, 1);
-	offered |= (uint64_t)rd(REG_DEV_FEATURES) << 32;
-	feat = (1ULL << VIRTIO_F_VERSION_1) |
-	       (feat_sel & 1 ? 1ULL << VIRTIO_F_EVENT_IDX : 0) |
-	       (feat_sel & 2 ? 1ULL << VIRTIO_F_INDIRECT_DESC : 0) |
-	       (feat_sel & 4 ? 0xffffffffULL : 0); /* the vsock bits */
-	feat &= offered;
-	wr(REG_DRV_FEATURES_SEL, 0);
-	wr(REG_DRV_FEATURES, (uint32_t)feat);
-	wr(REG_DRV_FEATURES_SEL, 1);
-	wr(REG_DRV_FEATURES, (uint32_t)(feat >> 32));
-	st |= VIRTIO_STATUS_FEATURES_OK;
-	wr(REG_STATUS, st);
 	qsize[VIRTIO_VSOCK_Q_RX] = 1u << (qlogs % 16 % 7);
 	qsize[VIRTIO_VSOCK_Q_TX] = 1u << (qlogs / 16 % 7);
 	qsize[VIRTIO_VSOCK_Q_EVENT] = qsize[VIRTIO_VSOCK_Q_RX];
 	for (i = 0; i < FUZZ_NR_QUEUES; i++) {
 		qbase[i] = base;
 		avail[i] = 0;
-		wr(REG_QUEUE_SEL, i);
-		wr(REG_QUEUE_NUM, qsize[i]);
-		wr(REG_DESC_LOW, base);
-		wr(REG_DRIVER_LOW, base + FUZZ_AVAIL(qsize[i]));
-		wr(REG_DEVICE_LOW, base + FUZZ_USED(qsize[i]));
-		wr(REG_QUEUE_READY, 1);
+		fuzz_virtio__queue(t, i, qsize[i], base,
+				   base + FUZZ_AVAIL(qsize[i]),
+				   base + FUZZ_USED(qsize[i]));
 		base += FUZZ_QEND(qsize[i]);
 	}
-	st |= VIRTIO_STATUS_DRIVER_OK;
-	wr(REG_STATUS, st);
-	/* A layout this fixed is valid: anything else is a harness bug. */
-	if (rd(REG_STATUS) != st)
-		__builtin_trap();
+	fuzz_virtio__live(t, st);
 }
 
 static void add_avail(unsigned int qi, uint8_t n)
@@ -291,7 +233,7 @@ static void add_avail(unsigned int qi, uint8_t n)
 
 static void notify(unsigned int qi)
 {
-	wr(REG_INT_ACK, VIRTIO_MMIO_INT_VRING);
+	fuzz_virtio__wr(t, REG_INT_ACK, VIRTIO_MMIO_INT_VRING);
 	virtio_mmio__notify(t, qi);
 }
 
@@ -357,7 +299,7 @@ static void host_op(const uint8_t *op)
 
 static int needs_reset(void)
 {
-	return !!(rd(REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+	return !!(fuzz_virtio__rd(t, REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -402,6 +344,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * connection left.
 	 */
 	if (needs_reset())
-		wr(REG_STATUS, 0);
+		fuzz_virtio__wr(t, REG_STATUS, 0);
 	return 0;
 }
