@@ -18,15 +18,6 @@
  */
 #include "guest.h"
 
-#define CR0_MP	       (1UL << 1)
-#define CR0_EM	       (1UL << 2)
-#define CR0_TS	       (1UL << 3)
-#define CR4_OSFXSR     (1UL << 9)
-#define CR4_OSXMMEXCPT (1UL << 10)
-#define CR4_OSXSAVE    (1UL << 18)
-#define CPUID1_XSAVE   (1U << 26)
-#define CPUID1_AVX     (1U << 28)
-
 #define MXCSR_RZ   (0x1f80 | 0x6000) /* masked, round to zero */
 #define MXCSR_PAT  (0x1f80 | 0x2000) /* round down */
 #define MXCSR_CLOB (0x1f80 | 0x4000) /* round up */
@@ -91,26 +82,6 @@ static int all_zero(const u8 *a, u32 len)
 		if (x[i])
 			return 0;
 	return 1;
-}
-
-static void put64(u8 *p, u64 v)
-{
-	volatile u8 *d = p;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		d[i] = (u8)(v >> (8 * i));
-}
-
-static u64 get64(const u8 *p)
-{
-	const volatile u8 *s = p;
-	u64 v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | s[i];
-	return v;
 }
 
 static u32 get32(const u8 *p)

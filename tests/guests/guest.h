@@ -30,6 +30,22 @@ typedef uint64_t u64;
 #define KERNEL_CS	0x10 /* ember's boot GDT */
 #define IDT_VECTORS	256
 
+/* Architectural bits the guests set or test (SDM vol. 3, 2.5; vol. 2 CPUID). */
+#define CR0_MP	       (1UL << 1)
+#define CR0_EM	       (1UL << 2)
+#define CR0_TS	       (1UL << 3)
+#define CR0_WP	       (1UL << 16)
+#define CR4_OSFXSR     (1UL << 9)
+#define CR4_OSXMMEXCPT (1UL << 10)
+#define CR4_OSXSAVE    (1UL << 18)
+#define CPUID1_XSAVE   (1U << 26)
+#define CPUID1_AVX     (1U << 28)
+#define PTE_P	       0x1UL
+#define PTE_RW	       0x2UL
+#define PTE_PS	       0x80UL /* a 2 MiB page in a PD entry */
+#define PTE_ADDR       0x000ffffffffff000UL
+#define PAGE	       0x1000UL
+
 static inline void outb(u16 port, u8 v)
 {
 	asm volatile("outb %0, %1" : : "a"(v), "Nd"(port));
@@ -197,6 +213,30 @@ static inline int same(const u8 *a, const u8 *b, u32 len)
 		if (x[i] != b[i])
 			return 0;
 	return 1;
+}
+
+/*
+ * Little-endian u64 in memory the CPU (xsave, emulated or not) writes:
+ * byte by byte through volatile, so the compiler assumes nothing.
+ */
+static inline void put64(u8 *p, u64 v)
+{
+	volatile u8 *d = p;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		d[i] = (u8)(v >> (8 * i));
+}
+
+static inline u64 get64(const u8 *p)
+{
+	const volatile u8 *s = p;
+	u64 v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | s[i];
+	return v;
 }
 
 #endif /* EMBER_TESTS_GUEST_H */

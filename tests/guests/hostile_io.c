@@ -15,16 +15,13 @@
  * tiny_guests.sh): RAM ends at 64 MiB.
  */
 #include "guest.h"
+#include "recover.h"
 
 #define RAM_END	       0x4000000UL /* --mem 64 */
 #define BOOT_TIMER_GPA 0xd0000000UL
 #define UNCLAIMED_PORT 0x2f8 /* COM2: ember has one UART */
 #define IOAPIC_GPA     0xfec00000UL
 #define LAPIC_GPA      0xfee00000UL
-#define PTE_P	       0x1UL
-#define PTE_RW	       0x2UL
-#define PTE_PS	       0x80UL
-#define PTE_ADDR       0x000ffffffffff000UL
 #define WINDOW_VA      0x100000000UL /* 4 GiB: ember maps nothing here */
 #define WINDOW_PA      0x2000000UL /* 32 MiB of RAM, one 2 MiB page */
 #define WINDOW_END     (WINDOW_VA + 0x200000UL) /* unmapped from here */
@@ -36,50 +33,11 @@
 #define UART_MCR_LOOP  0x10
 #define UART_MCR_OUT2  0x08
 #define UART_FIFO      64
-#define CR4_OSFXSR     (1UL << 9)
-#define CR4_OSXMMEXCPT (1UL << 10)
 #define ALL_ONES       0xffffffffffffffffUL
 
 static struct idt_gate idt[IDT_VECTORS] __attribute__((aligned(16)));
 static u64 window_pd[512] __attribute__((aligned(4096)));
 static u8 ram_buf[4096] __attribute__((aligned(64)));
-
-/* Fault bookkeeping, written by the handlers (asm below). */
-volatile u64 f_count, f_vec, f_ec, f_rip, f_cr2, f_recover;
-
-/*
- * #GP and #PF: when f_recover is set, record the fault and resume there;
- * otherwise the catch-all ends the VM with 100 + vector.
- */
-void pf_handler(void);
-void gp_handler(void);
-asm(".macro recover_handler name, vec\n"
-    ".globl \\name\n"
-    "\\name:\n"
-    "	pushq %rax\n"
-    "	movq $\\vec, %rax\n"
-    "	movq %rax, f_vec(%rip)\n"
-    "	movq 8(%rsp), %rax\n"
-    "	movq %rax, f_ec(%rip)\n"
-    "	movq 16(%rsp), %rax\n"
-    "	movq %rax, f_rip(%rip)\n"
-    "	movq %cr2, %rax\n"
-    "	movq %rax, f_cr2(%rip)\n"
-    "	movq f_recover(%rip), %rax\n"
-    "	testq %rax, %rax\n"
-    "	jz 1f\n"
-    "	movq %rax, 16(%rsp)\n"
-    "	movq $0, f_recover(%rip)\n"
-    "	incq f_count(%rip)\n"
-    "	popq %rax\n"
-    "	addq $8, %rsp\n"
-    "	iretq\n"
-    "1:	popq %rax\n"
-    "	jmp *guest_exc_stubs+\\vec*8(%rip)\n"
-    ".endm\n"
-    ".text\n"
-    "recover_handler pf_handler, 14\n"
-    "recover_handler gp_handler, 13\n");
 
 /* rep outsb/insb that may fault: the caller sees the registers after. */
 static void rep_outsb(u16 port, u64 *src, u64 *count)

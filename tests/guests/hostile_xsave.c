@@ -31,24 +31,11 @@
  * stops the VM there by design.
  */
 #include "guest.h"
+#include "recover.h"
 
-#define CR0_MP	       (1UL << 1)
-#define CR0_EM	       (1UL << 2)
-#define CR0_TS	       (1UL << 3)
-#define CR0_WP	       (1UL << 16)
-#define CR4_OSFXSR     (1UL << 9)
-#define CR4_OSXMMEXCPT (1UL << 10)
-#define CR4_OSXSAVE    (1UL << 18)
-#define CPUID1_XSAVE   (1U << 26)
-#define CPUID1_AVX     (1U << 28)
 #define CPUIDD1_XSAVEC (1U << 1)
 
-#define PTE_P	 0x1UL
-#define PTE_RW	 0x2UL
-#define PTE_PS	 0x80UL
-#define PTE_ADDR 0x000ffffffffff000UL
-#define PAGE	 0x1000UL
-#define MB2	 0x200000UL
+#define MB2 0x200000UL
 
 #define RAM_END	 0x4000000UL /* --mem 64 */
 #define PT_BASE	 0x3000000UL /* 48 MiB: the 2 MiB mapped by pt[] */
@@ -86,51 +73,6 @@ static u8 bad[XS_AREA] __attribute__((aligned(64)));
 static u32 area_size;
 static u64 xcr0;
 
-/* Fault bookkeeping, written by the handlers (asm below). */
-volatile u64 f_count, f_vec, f_ec, f_rip, f_cr2, f_recover;
-
-/*
- * #UD, #GP, #PF: when f_recover is set, record the fault and resume
- * there; otherwise the catch-all ends the VM with 100 + vector.
- */
-void ud_handler(void);
-void gp_handler(void);
-void pf_handler(void);
-asm(".macro recover_handler name, vec, has_ec\n"
-    ".globl \\name\n"
-    "\\name:\n"
-    "	.if !\\has_ec\n"
-    "	pushq $0\n"
-    "	.endif\n"
-    "	pushq %rax\n"
-    "	movq $\\vec, %rax\n"
-    "	movq %rax, f_vec(%rip)\n"
-    "	movq 8(%rsp), %rax\n"
-    "	movq %rax, f_ec(%rip)\n"
-    "	movq 16(%rsp), %rax\n"
-    "	movq %rax, f_rip(%rip)\n"
-    "	movq %cr2, %rax\n"
-    "	movq %rax, f_cr2(%rip)\n"
-    "	movq f_recover(%rip), %rax\n"
-    "	testq %rax, %rax\n"
-    "	jz 1f\n"
-    "	movq %rax, 16(%rsp)\n"
-    "	movq $0, f_recover(%rip)\n"
-    "	incq f_count(%rip)\n"
-    "	popq %rax\n"
-    "	addq $8, %rsp\n"
-    "	iretq\n"
-    "1:	popq %rax\n"
-    "	.if !\\has_ec\n"
-    "	addq $8, %rsp\n"
-    "	.endif\n"
-    "	jmp *guest_exc_stubs+\\vec*8(%rip)\n"
-    ".endm\n"
-    ".text\n"
-    "recover_handler ud_handler, 6, 0\n"
-    "recover_handler gp_handler, 13, 1\n"
-    "recover_handler pf_handler, 14, 1\n");
-
 /*
  * Run one instruction on @area (in RDI, RFBM all ones) and resume after
  * it if it faults.  Return the vector, or -1 when it did not fault.
@@ -154,26 +96,6 @@ TRY_INSN(try_xsave, "xsave64 (%0)")
 TRY_INSN(try_xrstor, "xrstor64 (%0)")
 /* lock xsave64 (%rdi): f0 48 0f ae 27 */
 TRY_INSN(try_lock_xsave, ".byte 0xf0, 0x48, 0x0f, 0xae, 0x27")
-
-static void put64(u8 *p, u64 v)
-{
-	volatile u8 *d = p;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		d[i] = (u8)(v >> (8 * i));
-}
-
-static u64 get64(const u8 *p)
-{
-	const volatile u8 *s = p;
-	u64 v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | s[i];
-	return v;
-}
 
 static void cpuid(u32 leaf, u32 sub, u32 *a, u32 *b, u32 *c, u32 *d)
 {

@@ -22,19 +22,7 @@
  *      no MMIO write may reach it, the VM must not end with a status
  */
 #include "guest.h"
-
-#define CR0_MP	       (1UL << 1)
-#define CR0_EM	       (1UL << 2)
-#define CR0_TS	       (1UL << 3)
-#define CR4_OSFXSR     (1UL << 9)
-#define CR4_OSXMMEXCPT (1UL << 10)
-#define CR4_OSXSAVE    (1UL << 18)
-#define CPUID1_XSAVE   (1U << 26)
-
-#define PTE_P	 0x1UL
-#define PTE_RW	 0x2UL
-#define PTE_ADDR 0x000ffffffffff000UL
-#define PAGE	 0x1000UL
+#include "recover.h"
 
 #define ZERO_PAGE_GPA	 0x7000UL /* boot/layout.h */
 #define CMD_LINE_PTR_OFF 0x228 /* struct boot_params: hdr.cmd_line_ptr */
@@ -46,33 +34,6 @@ static struct idt_gate idt[IDT_VECTORS] __attribute__((aligned(16)));
 static u64 pd[512] __attribute__((aligned(4096)));
 static u64 pt[512] __attribute__((aligned(4096)));
 static u8 good[4096] __attribute__((aligned(64)));
-
-volatile u64 f_count, f_vec, f_recover;
-
-/* #GP and #PF, as far as hardware raises them: note and skip. */
-void pf_handler(void);
-void gp_handler(void);
-asm(".macro recover_handler name, vec\n"
-    ".globl \\name\n"
-    "\\name:\n"
-    "	pushq %rax\n"
-    "	movq $\\vec, %rax\n"
-    "	movq %rax, f_vec(%rip)\n"
-    "	movq f_recover(%rip), %rax\n"
-    "	testq %rax, %rax\n"
-    "	jz 1f\n"
-    "	movq %rax, 16(%rsp)\n"
-    "	movq $0, f_recover(%rip)\n"
-    "	incq f_count(%rip)\n"
-    "	popq %rax\n"
-    "	addq $8, %rsp\n"
-    "	iretq\n"
-    "1:	popq %rax\n"
-    "	jmp *guest_exc_stubs+\\vec*8(%rip)\n"
-    ".endm\n"
-    ".text\n"
-    "recover_handler pf_handler, 14\n"
-    "recover_handler gp_handler, 13\n");
 
 #define TRY_INSN(name, insn)                                             \
 	static void name(u64 area)                                       \
