@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
+
 #define BLK_HDR_BYTES 16 /* struct virtio_blk_req: type, reserved, sector */
 #define BLK_BOUNCE    (64 * 1024) /* bytes per pread/pwrite */
 
@@ -21,46 +23,6 @@ struct virtio_blk {
 	struct virtq_chain chain; /* ~6 KiB: not on the event thread's stack */
 	uint8_t bounce[BLK_BOUNCE];
 };
-
-/* pread/pwrite the whole of @len at @off; 0 or -errno (-EIO at EOF). */
-static int blk__pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
-{
-	ssize_t n;
-
-	while (len) {
-		n = pread(fd, buf, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO; /* the image shrank under us */
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-static int blk__pwrite_full(int fd, const uint8_t *buf, size_t len,
-			    uint64_t off)
-{
-	ssize_t n;
-
-	while (len) {
-		n = pwrite(fd, buf, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
 
 /* Do @len bytes from @sector lie on the disk?  (No overflow possible.) */
 static bool blk__in_range(const struct virtio_blk *b, uint64_t sector,
@@ -83,7 +45,7 @@ static uint8_t blk__in(struct virtio_blk *b, const struct virtq_chain *c,
 		return VIRTIO_BLK_S_IOERR;
 	for (done = 0; done < len; done += chunk) {
 		chunk = len - done < BLK_BOUNCE ? len - done : BLK_BOUNCE;
-		if (blk__pread_full(b->fd, b->bounce, chunk, off + done))
+		if (fileio__pread_all(b->fd, b->bounce, chunk, off + done))
 			return VIRTIO_BLK_S_IOERR;
 		n = virtq__write(c, m, done, b->bounce, chunk);
 		*written += n;
@@ -109,7 +71,7 @@ static uint8_t blk__out(struct virtio_blk *b, const struct virtq_chain *c,
 		if (virtq__read(c, m, BLK_HDR_BYTES + done, b->bounce, chunk) !=
 		    chunk)
 			return VIRTIO_BLK_S_IOERR;
-		if (blk__pwrite_full(b->fd, b->bounce, chunk, off + done))
+		if (fileio__pwrite_all(b->fd, b->bounce, chunk, off + done))
 			return VIRTIO_BLK_S_IOERR;
 	}
 	return VIRTIO_BLK_S_OK;

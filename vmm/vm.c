@@ -23,6 +23,7 @@
 #include "../boot/layout.h"
 #include "../boot/zeropage.h"
 #include "../devices/cmos.h"
+#include "../devices/fileio.h"
 #include "../devices/guest_signal.h"
 #include "../devices/i8042.h"
 #include "../devices/serial.h"
@@ -132,32 +133,10 @@ static int vm__open_file(const char *role, const char *path, uint64_t *size)
 	return fd;
 }
 
-/* pread() all of [@off, @off + @len) into @dst; -EIO if the file shrank. */
-static int vm__pread_all(int fd, uint64_t off, void *dst, uint64_t len)
-{
-	uint8_t *p = dst;
-
-	while (len) {
-		ssize_t n = pread(fd, p, len > (1U << 30) ? (1U << 30) : len,
-				  (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
 static int vm__kernel_read(const struct kernel_src *s, uint64_t off, void *dst,
 			   uint64_t len)
 {
-	return vm__pread_all(s->fd, off, dst, len);
+	return fileio__pread_all(s->fd, dst, len, off);
 }
 
 static int vm__open_kvm(struct vm *vm)
@@ -359,7 +338,7 @@ static int vm__load(struct vm *vm)
 		}
 		/* One copy, from the file straight into guest RAM. */
 		idst = mem__ptr(&vm->mem, zp.initrd_gpa, isize);
-		ret = idst ? vm__pread_all(ifd, 0, idst, isize) : -EFAULT;
+		ret = idst ? fileio__pread_all(ifd, idst, isize, 0) : -EFAULT;
 		if (ret) {
 			log_error("initrd %s: read: %s", cfg->initrd_path,
 				  strerror(-ret));
