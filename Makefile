@@ -145,9 +145,9 @@ $(BUILD)/fuzz/fuzz_agent_protocol: guest-init/protocol.h
 
 # emberctl's agent client: api/ is not in LIB_SRCS.
 $(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c api/agent_client.c \
-		api/clock.c api/agent_client.h guest-init/protocol.h
+		api/clock.c api/files.c api/agent_client.h guest-init/protocol.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< api/agent_client.c api/clock.c
+	clang $(FUZZ_CFLAGS) -o $@ $< api/agent_client.c api/clock.c api/files.c
 
 fuzz-build: $(FUZZ_TARGETS)
 
@@ -194,10 +194,10 @@ $(BUILD)/emberctl-asan: $(EMBERCTL_SRCS:%.c=$(BUILD)/asan/%.o)
 
 $(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
 		$(BUILD)/asan/api/agent_client.o $(BUILD)/asan/api/clock.o \
-		$(BUILD)/test/agent-host
+		$(BUILD)/asan/api/files.o $(BUILD)/test/agent-host
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $< $(BUILD)/asan/api/agent_client.o \
-		$(BUILD)/asan/api/clock.o -lcmocka $(LDLIBS)
+		$(BUILD)/asan/api/clock.o $(BUILD)/asan/api/files.o -lcmocka $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -30,6 +30,7 @@
 #include "../guest-init/protocol.h"
 #include "agent_client.h"
 #include "clock.h"
+#include "files.h"
 
 #define FRAME_MAX (EMBER_AGENT_HDR_SIZE + EMBER_AGENT_MAX_PAYLOAD)
 /* Room for one frame of any size plus the small ones queued behind it. */
@@ -510,31 +511,6 @@ static int dispatch(struct op *op, const struct ember_agent_hdr *h,
 		    why);
 }
 
-/* Write all of @buf to the host fd @fd: 0 or -errno. */
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n > 0) {
-			buf += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-
-			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-				return -errno;
-			continue;
-		}
-		return n < 0 ? -errno : -EIO;
-	}
-	return 0;
-}
-
 static uint32_t new_stream(struct agent_client *c)
 {
 	if (++c->last_stream == 0) /* stream 0 is the agent's own */
@@ -713,7 +689,7 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 	case EMBER_AGENT_STDOUT:
 		if (x->out_gone || !h->len)
 			return 0;
-		rc = write_all(x->req->stdout_fd, p, h->len);
+		rc = files__write_all(x->req->stdout_fd, p, h->len);
 		if (rc == -EPIPE) {
 			/* Like a local pipeline: the writer gets SIGPIPE. */
 			x->out_gone = 1;
@@ -726,7 +702,7 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 	case EMBER_AGENT_STDERR:
 		/* Nowhere to report a failing stderr: drop it from then on. */
 		if (!x->err_gone && h->len &&
-		    write_all(x->req->stderr_fd, p, h->len) < 0)
+		    files__write_all(x->req->stderr_fd, p, h->len) < 0)
 			x->err_gone = 1;
 		return 0;
 	case EMBER_AGENT_EXIT:
@@ -979,7 +955,7 @@ static int rfile_frame(struct op *op, const struct ember_agent_hdr *h,
 			return fail(op->c, -EFBIG,
 				    "the agent sent more than %llu MiB",
 				    EMBER_AGENT_MAX_FILE >> 20);
-		rc = write_all(x->fd, p, h->len);
+		rc = files__write_all(x->fd, p, h->len);
 		if (rc < 0)
 			return fail(op->c, -EIO, "writing the host file: %s",
 				    strerror(-rc));

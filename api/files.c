@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,12 +66,22 @@ int files__write_all(int fd, const void *buf, size_t len)
 	while (len) {
 		ssize_t n = write(fd, p, len);
 
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
+		if (n < 0 && errno == EAGAIN) {
+			/* Someone else's non-blocking fd (our stdout). */
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+				return -errno;
+			continue;
+		}
+		return n < 0 ? -errno : -EIO;
 	}
 	return 0;
 }

@@ -18,7 +18,8 @@ __attribute__((format(printf, 3, 4))) int files__pathf(char *out, size_t outsz,
 
 /*
  * Write all @len bytes of @buf to @fd, going on after short writes and
- * EINTR.  0, the write's negative errno, or -EIO when it wrote nothing.
+ * EINTR, and waiting in poll(2) when a non-blocking @fd is full.  0, the
+ * write's negative errno, or -EIO when it wrote nothing.
  */
 int files__write_all(int fd, const void *buf, size_t len);
 
