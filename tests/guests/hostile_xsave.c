@@ -77,25 +77,11 @@ static u64 xcr0;
  * Run one instruction on @area (in RDI, RFBM all ones) and resume after
  * it if it faults.  Return the vector, or -1 when it did not fault.
  */
-#define TRY_INSN(name, insn)                                             \
-	static int name(u64 area)                                        \
-	{                                                                \
-		u64 before = f_count;                                    \
-                                                                         \
-		asm volatile("leaq 1f(%%rip), %%r8\n\t"                  \
-			     "movq %%r8, f_recover(%%rip)\n\t" insn "\n" \
-			     "1:\n\t"                                    \
-			     "movq $0, f_recover(%%rip)"                 \
-			     :                                           \
-			     : "D"(area), "a"(~0U), "d"(~0U)             \
-			     : "r8", "memory");                          \
-		return f_count != before ? (int)f_vec : -1;              \
-	}
 
-TRY_INSN(try_xsave, "xsave64 (%0)")
-TRY_INSN(try_xrstor, "xrstor64 (%0)")
+RECOVER_TRY(try_xsave, "xsave64 (%0)")
+RECOVER_TRY(try_xrstor, "xrstor64 (%0)")
 /* lock xsave64 (%rdi): f0 48 0f ae 27 */
-TRY_INSN(try_lock_xsave, ".byte 0xf0, 0x48, 0x0f, 0xae, 0x27")
+RECOVER_TRY(try_lock_xsave, ".byte 0xf0, 0x48, 0x0f, 0xae, 0x27")
 
 static void cpuid(u32 leaf, u32 sub, u32 *a, u32 *b, u32 *c, u32 *d)
 {

@@ -56,4 +56,25 @@ asm(".macro recover_handler name, vec, has_ec\n"
     "recover_handler gp_handler, 13, 1\n"
     "recover_handler pf_handler, 14, 1\n");
 
+/*
+ * RECOVER_TRY(name, insn) defines int name(u64 area): run @insn (an asm
+ * string; %0 is @area in rdi, eax and edx hold ~0: an all-components
+ * XSAVE mask) with f_recover set, and return the vector it faulted with,
+ * or -1 when it did not fault.
+ */
+#define RECOVER_TRY(name, insn)                                          \
+	static int name(u64 area)                                        \
+	{                                                                \
+		u64 before = f_count;                                    \
+                                                                         \
+		asm volatile("leaq 1f(%%rip), %%r8\n\t"                  \
+			     "movq %%r8, f_recover(%%rip)\n\t" insn "\n" \
+			     "1:\n\t"                                    \
+			     "movq $0, f_recover(%%rip)"                 \
+			     :                                           \
+			     : "D"(area), "a"(~0U), "d"(~0U)             \
+			     : "r8", "memory");                          \
+		return f_count != before ? (int)f_vec : -1;              \
+	}
+
 #endif /* EMBER_TESTS_GUEST_RECOVER_H */

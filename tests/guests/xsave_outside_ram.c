@@ -35,20 +35,8 @@ static u64 pd[512] __attribute__((aligned(4096)));
 static u64 pt[512] __attribute__((aligned(4096)));
 static u8 good[4096] __attribute__((aligned(64)));
 
-#define TRY_INSN(name, insn)                                             \
-	static void name(u64 area)                                       \
-	{                                                                \
-		asm volatile("leaq 1f(%%rip), %%r8\n\t"                  \
-			     "movq %%r8, f_recover(%%rip)\n\t" insn "\n" \
-			     "1:\n\t"                                    \
-			     "movq $0, f_recover(%%rip)"                 \
-			     :                                           \
-			     : "D"(area), "a"(~0U), "d"(~0U)             \
-			     : "r8", "memory");                          \
-	}
-
-TRY_INSN(try_xsave, "xsave64 (%0)")
-TRY_INSN(try_xrstor, "xrstor64 (%0)")
+RECOVER_TRY(try_xsave, "xsave64 (%0)")
+RECOVER_TRY(try_xrstor, "xrstor64 (%0)")
 
 /* The N of "xcase=N" on the kernel command line, or 0. */
 static int xcase(void)
