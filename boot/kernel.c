@@ -40,6 +40,7 @@
 #define BZ_SECTOR	       512
 #define BZ_DEFAULT_SETUP_SECTS 4
 #define BZ_ENTRY64_OFF	       0x200
+#define BZ_PARAGRAPH	       16 /* syssize unit */
 
 /* True when [off, off + size) lies inside a buffer of @len bytes. */
 static bool range_in(uint64_t off, uint64_t size, uint64_t len)
@@ -103,6 +104,13 @@ int kernel__probe(const void *buf, size_t len)
 	return -ENOEXEC;
 }
 
+/* Record which check refused the image (kernel.h); returns @err. */
+static int kernel_why(struct kernel_image *out, int err, const char *why)
+{
+	out->why = why;
+	return err;
+}
+
 /* Checks one PT_LOAD against the file and guest RAM; copies nothing. */
 static int elf_check_load(const struct guest_mem *m, const Elf64_Phdr *ph,
 			  size_t len)
@@ -133,16 +141,18 @@ static int elf_load(const struct guest_mem *m, const struct kernel_src *src,
 	int ret;
 
 	if (head_len < sizeof(eh))
-		return -EINVAL;
+		return kernel_why(out, -EINVAL, "truncated ELF header");
 	memcpy(&eh, head, sizeof(eh));
 	ret = elf_check_ident(&eh);
 	if (ret)
 		return ret;
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
 	    eh.e_phnum > KERNEL_ELF_MAX_PHDRS)
-		return -EINVAL;
+		return kernel_why(out, -EINVAL, "bad ELF program header table");
 	if (!range_in(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(phdrs[0]), len))
-		return -EINVAL;
+		return kernel_why(out, -EINVAL,
+				  "truncated ELF: the program headers lie "
+				  "past the end of the file");
 	ret = src->read(src, eh.e_phoff, phdrs,
 			(uint64_t)eh.e_phnum * sizeof(phdrs[0]));
 	if (ret)
@@ -155,6 +165,14 @@ static int elf_load(const struct guest_mem *m, const struct kernel_src *src,
 		if (ph->p_type != PT_LOAD || ph->p_memsz == 0)
 			continue;
 		ret = elf_check_load(m, ph, len);
+		if (ret == -EINVAL)
+			return kernel_why(
+				out, ret,
+				range_in(ph->p_offset, ph->p_filesz, len) ?
+					"bad ELF: a segment is malformed or "
+					"below 1 MiB" :
+					"truncated ELF: a segment lies "
+					"past the end of the file");
 		if (ret)
 			return ret;
 		if (ph->p_paddr < lo)
@@ -168,7 +186,11 @@ static int elf_load(const struct guest_mem *m, const struct kernel_src *src,
 	}
 	/* An entry outside every segment would run whatever RAM holds. */
 	if (!nr_load || !entry_ok)
-		return -EINVAL;
+		return kernel_why(out, -EINVAL,
+				  nr_load ?
+					  "bad ELF: the entry point is outside "
+					  "every segment" :
+					  "bad ELF: no loadable segment");
 
 	/* One copy: straight from the source into guest RAM. */
 	for (i = 0; i < eh.e_phnum; i++) {
@@ -205,7 +227,9 @@ static int bz_load(const struct guest_mem *m, const struct kernel_src *src,
 
 	ret = bz_check_ident(p, head_len);
 	if (ret)
-		return ret;
+		return kernel_why(
+			out, ret,
+			"truncated bzImage: the setup header is cut off");
 
 	/*
 	 * boot.rst: the header ends at 0x202 + the byte at 0x201 (the
@@ -217,25 +241,63 @@ static int bz_load(const struct guest_mem *m, const struct kernel_src *src,
 		hdr_len = sizeof(hdr);
 	if (hdr_len <
 	    offsetof(struct setup_header, init_size) + sizeof(hdr.init_size))
-		return -EINVAL;
+		return kernel_why(out, -EINVAL,
+				  "bad bzImage: the setup header ends before "
+				  "init_size");
 	if (!range_in(BZ_HDR_OFF, hdr_len, head_len))
-		return -EINVAL;
+		return kernel_why(
+			out, -EINVAL,
+			"truncated bzImage: the setup header is cut off");
 	memset(&hdr, 0, sizeof(hdr));
 	memcpy(&hdr, p + BZ_HDR_OFF, hdr_len);
 
+	/*
+	 * boot.rst: the setup code is setup_sects 512-byte sectors after
+	 * the boot sector (0 meaning 4), and the protected-mode kernel that
+	 * follows is syssize 16-byte paragraphs (a 32-bit field since
+	 * 2.04).  A file shorter than that sum was cut off; longer is fine
+	 * (a signature may follow) but only the kernel is loaded.
+	 */
 	setup_sects = p[BZ_SETUP_SECTS_OFF];
 	if (setup_sects == 0)
 		setup_sects = BZ_DEFAULT_SETUP_SECTS;
 	pm_off = (setup_sects + 1) * BZ_SECTOR;
+	if (pm_off >= len)
+		return kernel_why(out, -EINVAL,
+				  "truncated bzImage: the file ends inside the "
+				  "setup code (setup_sects)");
+	pm_len = (uint64_t)le32toh(hdr.syssize) * BZ_PARAGRAPH;
+	if (pm_len == 0)
+		return kernel_why(out, -EINVAL, "bad bzImage: syssize is 0");
+	if (pm_len > len - pm_off)
+		return kernel_why(out, -EINVAL,
+				  "truncated bzImage: the file is shorter than "
+				  "setup_sects and syssize announce");
 	/* The 64-bit entry itself must be part of what we load. */
-	if (pm_off >= len || len - pm_off <= BZ_ENTRY64_OFF)
-		return -EINVAL;
-	pm_len = len - pm_off;
+	if (pm_len <= BZ_ENTRY64_OFF)
+		return kernel_why(
+			out, -EINVAL,
+			"bad bzImage: too short to hold the 64-bit entry");
+	/* 2.08+: the compressed payload lies inside the protected-mode part. */
+	if (hdr.payload_length == 0 ||
+	    (uint64_t)le32toh(hdr.payload_offset) +
+			    le32toh(hdr.payload_length) >
+		    pm_len)
+		return kernel_why(
+			out, -EINVAL,
+			"bad bzImage: payload_offset and payload_length "
+			"point past the kernel");
+	/* init_size covers at least the image itself (boot.rst). */
+	if (le32toh(hdr.init_size) < pm_len)
+		return kernel_why(
+			out, -EINVAL,
+			"bad bzImage: init_size is smaller than the kernel");
 
 	/* Both terms are < 2^64: pm_len < len, pref_address + a u32 checked. */
 	end = LAYOUT_BZIMAGE_GPA + pm_len;
 	if (le64toh(hdr.pref_address) > UINT64_MAX - UINT32_MAX)
-		return -EINVAL;
+		return kernel_why(out, -EINVAL,
+				  "bad bzImage: pref_address overflows");
 	need = le64toh(hdr.pref_address) + le32toh(hdr.init_size);
 	if (need > end)
 		end = need;
@@ -282,6 +344,7 @@ int kernel__load_src(const struct guest_mem *m, const struct kernel_src *src,
 	size_t head_len = src->size < sizeof(head) ? src->size : sizeof(head);
 	int ret;
 
+	out->why = NULL;
 	ret = src->read(src, 0, head, head_len);
 	if (ret)
 		return ret;

@@ -34,6 +34,12 @@ struct kernel_image {
 	 * fields a loader must set are filled by zeropage__build().
 	 */
 	struct setup_header hdr;
+	/*
+	 * Set when a loader returns -EINVAL: which check refused the image,
+	 * a static string for one error line ("truncated: ...").  NULL
+	 * otherwise.
+	 */
+	const char *why;
 };
 
 /*
@@ -75,7 +81,8 @@ int kernel__probe(const void *buf, size_t len);
  * pass the end of low RAM.
  * Returns 0; -ENOEXEC for neither format; -EINVAL for a truncated or
  * malformed image (offsets or sizes past the file, overlapping boot data
- * below LAYOUT_HIGH_MEM_GPA, overflow); -E2BIG if it does not fit in RAM.
+ * below LAYOUT_HIGH_MEM_GPA, overflow), with @out->why naming the check;
+ * -E2BIG if it does not fit in RAM.
  * On error guest RAM may hold partial data but nothing outside it is
  * touched.
  */

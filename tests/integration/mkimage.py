@@ -6,12 +6,16 @@
                        [--entry N] [--phnum N] [--phoff N] [--overlap]
                        [--status N]
     mkimage.py OUT bz  [--setup-sects N] [--init-size N] [--pref N]
-                       [--jump N] [--size N] [--status N]
+                       [--jump N] [--size N] [--syssize N]
+                       [--payload-offset N] [--payload-length N]
+                       [--status N]
 
 ELF: one PT_LOAD (defaults: file offset 0x1000, 16 MiB, 0x20 bytes of
 code, entry at its start); --overlap adds a second PT_LOAD that overlaps
 the first and carries the code.  bzImage: a protocol-2.15 64-bit header
-and the code at the 64-bit entry (protected-mode start + 0x200).  The
+and the code at the 64-bit entry (protected-mode start + 0x200);
+syssize covers the rest of the file and the payload lies after the code
+unless given.  The
 code stores --status at the exit-status device (0xd0001000) and halts;
 without --status it just halts.
 """
@@ -69,6 +73,12 @@ def bz(a):
     struct.pack_into("<H", b, 0x236, 1)  # XLF_KERNEL_64
     struct.pack_into("<Q", b, 0x258, a.pref)
     struct.pack_into("<I", b, 0x260, a.init_size)
+    pm_len = max(a.size - (a.setup_sects + 1) * 512, 0)
+    struct.pack_into("<I", b, 0x1F4,
+                     pm_len // 16 if a.syssize is None else a.syssize)
+    struct.pack_into("<II", b, 0x248, a.payload_offset,
+                     max(pm_len - a.payload_offset, 1)
+                     if a.payload_length is None else a.payload_length)
     entry = (a.setup_sects + 1) * 512 + 0x200
     body = code(a.status)
     if entry + len(body) <= len(b):
@@ -93,6 +103,9 @@ def main():
     p.add_argument("--pref", type=num, default=KERNEL_GPA)
     p.add_argument("--jump", type=num, default=0x6A)
     p.add_argument("--size", type=num, default=0x10000)
+    p.add_argument("--syssize", type=num)
+    p.add_argument("--payload-offset", type=num, default=0x300)
+    p.add_argument("--payload-length", type=num)
     p.add_argument("--status", type=num)
     a = p.parse_args()
     with open(a.out, "wb") as f:

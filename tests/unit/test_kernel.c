@@ -131,6 +131,9 @@ static void make_bz(struct fixture *f)
 	wr64(f->img, BZ_HDR(pref_address), BZ_PREF);
 	wr32(f->img, BZ_HDR(init_size), BZ_INIT_SIZE);
 	wr32(f->img, BZ_HDR(kernel_info_offset), 0x12345678);
+	wr32(f->img, BZ_HDR(syssize), BZ_PM_LEN / 16);
+	wr32(f->img, BZ_HDR(payload_offset), 0x300);
+	wr32(f->img, BZ_HDR(payload_length), BZ_PM_LEN - 0x300);
 	for (i = BZ_PM_OFF; i < BZ_LEN; i++)
 		f->img[i] = (uint8_t)(i * 13 + 5);
 	f->len = BZ_LEN;
@@ -396,10 +399,10 @@ static void test_bz_load_end_from_payload(void **state)
 {
 	struct fixture *f = *state;
 
-	/* A tiny init_size: the payload end is the larger one. */
+	/* pref_address below the load address: the image end is larger. */
 	make_bz(f);
-	wr64(f->img, BZ_HDR(pref_address), LAYOUT_BZIMAGE_GPA);
-	wr32(f->img, BZ_HDR(init_size), 0x10);
+	wr64(f->img, BZ_HDR(pref_address), LAYOUT_BZIMAGE_GPA - 0x800);
+	wr32(f->img, BZ_HDR(init_size), BZ_PM_LEN);
 	assert_int_equal(load(f), 0);
 	assert_int_equal(f->k.load_end, LAYOUT_BZIMAGE_GPA + BZ_PM_LEN);
 }
@@ -410,6 +413,8 @@ static void test_bz_setup_sects_zero(void **state)
 
 	make_bz(f);
 	f->img[BZ_HDR(setup_sects)] = 0; /* means 4: payload at 0xa00 */
+	wr32(f->img, BZ_HDR(syssize), (BZ_LEN - 0xa00) / 16);
+	wr32(f->img, BZ_HDR(payload_length), BZ_LEN - 0xa00 - 0x300);
 	assert_int_equal(load(f), 0);
 	assert_int_equal(f->k.hdr.setup_sects, 0);
 	assert_memory_equal(f->r.ram + LAYOUT_BZIMAGE_GPA, f->img + 0xa00,
@@ -480,6 +485,78 @@ static void test_bz_truncated(void **state)
 	assert_ram_untouched(f, LAYOUT_BZIMAGE_GPA, BZ_PM_LEN);
 }
 
+/*
+ * A bzImage cut anywhere inside its kernel (`head -c` of a real one) is
+ * refused before anything is loaded, and the reason says so.
+ */
+static void test_bz_cut_short(void **state)
+{
+	struct fixture *f = *state;
+	size_t cut;
+
+	for (cut = BZ_PM_OFF + 0x201; cut < BZ_LEN; cut += 0x1f3) {
+		make_bz(f);
+		f->len = cut;
+		assert_int_equal(load(f), -EINVAL);
+		assert_non_null(f->k.why);
+		assert_non_null(strstr(f->k.why, "truncated"));
+	}
+	make_bz(f);
+	f->len = BZ_LEN - 1;
+	assert_int_equal(load(f), -EINVAL);
+	assert_ram_untouched(f, LAYOUT_BZIMAGE_GPA, BZ_PM_LEN);
+	/* Bytes after the kernel (a signature) are fine, and not loaded. */
+	make_bz(f);
+	f->len = BZ_LEN;
+	wr32(f->img, BZ_HDR(syssize), BZ_PM_LEN / 16 - 1);
+	wr32(f->img, BZ_HDR(payload_length), BZ_PM_LEN - 0x310);
+	assert_int_equal(load(f), 0);
+	assert_null(f->k.why);
+	assert_int_equal(f->r.ram[LAYOUT_BZIMAGE_GPA + BZ_PM_LEN - 16],
+			 RAM_FILL);
+}
+
+/* Header fields that disagree with each other or with the file. */
+static void test_bz_inconsistent(void **state)
+{
+	struct fixture *f = *state;
+
+	make_bz(f);
+	wr32(f->img, BZ_HDR(syssize), 0);
+	assert_int_equal(load(f), -EINVAL);
+	/* syssize * 16 past the file, and as large as a u32 allows. */
+	make_bz(f);
+	wr32(f->img, BZ_HDR(syssize), BZ_PM_LEN / 16 + 1);
+	assert_int_equal(load(f), -EINVAL);
+	make_bz(f);
+	wr32(f->img, BZ_HDR(syssize), 0xffffffff);
+	assert_int_equal(load(f), -EINVAL);
+	/* The payload runs past the kernel, or overflows a u32 sum. */
+	make_bz(f);
+	wr32(f->img, BZ_HDR(payload_length), BZ_PM_LEN - 0x2ff);
+	assert_int_equal(load(f), -EINVAL);
+	assert_non_null(strstr(f->k.why, "payload"));
+	make_bz(f);
+	wr32(f->img, BZ_HDR(payload_offset), 0xffffffff);
+	wr32(f->img, BZ_HDR(payload_length), 0xffffffff);
+	assert_int_equal(load(f), -EINVAL);
+	make_bz(f);
+	wr32(f->img, BZ_HDR(payload_length), 0);
+	assert_int_equal(load(f), -EINVAL);
+	/* init_size smaller than the image it must hold. */
+	make_bz(f);
+	wr32(f->img, BZ_HDR(init_size), BZ_PM_LEN - 1);
+	assert_int_equal(load(f), -EINVAL);
+	assert_non_null(strstr(f->k.why, "init_size"));
+	/* A syssize that leaves no room for the 64-bit entry. */
+	make_bz(f);
+	wr32(f->img, BZ_HDR(syssize), 0x200 / 16);
+	wr32(f->img, BZ_HDR(payload_length), 0x100);
+	wr32(f->img, BZ_HDR(payload_offset), 0);
+	assert_int_equal(load(f), -EINVAL);
+	assert_ram_untouched(f, LAYOUT_BZIMAGE_GPA, BZ_PM_LEN);
+}
+
 static void test_bz_too_big(void **state)
 {
 	struct fixture *f = *state;
@@ -507,7 +584,7 @@ static void test_bz_small_ram(void **state)
 		0);
 	make_bz(f);
 	wr64(f->img, BZ_HDR(pref_address), LAYOUT_BZIMAGE_GPA);
-	wr32(f->img, BZ_HDR(init_size), 0x10);
+	wr32(f->img, BZ_HDR(init_size), BZ_PM_LEN);
 	assert_int_equal(kernel__load(&small, f->img, f->len, &f->k), -E2BIG);
 	assert_ram_untouched(f, LAYOUT_BZIMAGE_GPA, BZ_PM_LEN / 2);
 }
@@ -536,6 +613,8 @@ int main(void)
 		T(test_bz_not_64bit),
 		T(test_bz_bad_magic),
 		T(test_bz_truncated),
+		T(test_bz_cut_short),
+		T(test_bz_inconsistent),
 		T(test_bz_too_big),
 		T(test_bz_small_ram),
 #undef T
