@@ -176,12 +176,14 @@ clean:
 	rm -rf $(BUILD)
 
 # --- emberctl (api/): the sandbox client -----------------------------------
-# Its own objects only: it links nothing of the VMM.  emberctl-asan is the
+# Its own objects, and of the VMM only the configuration's limits
+# (vmm/config.c), so that both check them alike.  emberctl-asan is the
 # sanitizer build the tests drive; test_agent_client links the client alone
 # (not $(ASAN_LIB_OBJS)) and runs build/test/agent-host behind a fake
 # sandbox socket.
 EMBERCTL_SRCS := api/emberctl.c api/sandbox.c api/supervisor.c \
-		 api/files.c api/proc.c api/clock.c api/agent_client.c
+		 api/files.c api/proc.c api/clock.c api/agent_client.c \
+		 vmm/config.c
 
 all: $(BUILD)/emberctl
 asan: $(BUILD)/emberctl-asan

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../vmm/config.h"
 #include "clock.h"
 #include "files.h"
 #include "proc.h"
@@ -640,15 +641,25 @@ static int wait_verdict(pid_t sup, int fd, const struct sandbox_opts *o,
 int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 		 char *err, size_t errlen)
 {
-	char state[PATH_MAX], tmp[PATH_MAX], path[PATH_MAX];
+	char state[PATH_MAX], tmp[PATH_MAX], path[PATH_MAX], num[24], why[160];
 	struct sandbox_info info = { 0 };
+	unsigned int vcpus;
+	uint64_t mib;
 	int in = -1, out = -1, pfd[2] = { -1, -1 }, lock_fd = -1, rc, st, tries;
 	pid_t sup;
 
-	if (!o->mem_mib || o->mem_mib > 1048576 || !o->vcpus || o->vcpus > 32 ||
-	    !o->boot_timeout_s)
+	if (!o->boot_timeout_s)
 		return sandbox__errf(err, errlen, -EINVAL,
-				     "bad sandbox options");
+				     "bad sandbox options: no boot timeout");
+	snprintf(num, sizeof(num), "%u", o->mem_mib);
+	rc = config__parse_mem(num, &mib, why, sizeof(why));
+	if (rc)
+		return sandbox__errf(err, errlen, rc, "memory %s MiB: %s", num,
+				     why);
+	snprintf(num, sizeof(num), "%u", o->vcpus);
+	rc = config__parse_vcpus(num, &vcpus, why, sizeof(why));
+	if (rc)
+		return sandbox__errf(err, errlen, rc, "%s vCPUs: %s", num, why);
 	rc = sandbox__state_dir(state, sizeof(state), err, errlen);
 	if (rc)
 		return rc;

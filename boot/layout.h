@@ -70,7 +70,7 @@
 #define LAYOUT_IRQ_VIRTIO_FIRST 5
 #define LAYOUT_IOAPIC_PINS	24
 
-/* Guest RAM limits accepted by ember (MiB granularity on the command line). */
+/* Guest RAM limits accepted by ember (vmm/config.h: in MiB, checked). */
 #define LAYOUT_RAM_MIN (16 * LAYOUT_MiB)
 #define LAYOUT_RAM_MAX (256 * LAYOUT_GiB)
 

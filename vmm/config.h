@@ -11,10 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../boot/layout.h"
+
 enum console_kind { CONSOLE_STDIO = 0, CONSOLE_NONE, CONSOLE_FILE };
 enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
 
 #define CONFIG_MAX_VCPUS 32 /* the MP table at the EBDA holds 37 */
+
+/* Guest RAM in MiB. */
+#define CONFIG_MEM_MIN_MIB (LAYOUT_RAM_MIN >> 20)
+#define CONFIG_MEM_MAX_MIB (LAYOUT_RAM_MAX >> 20)
 
 #define CONFIG_MAX_DRIVES 8
 
@@ -53,5 +59,34 @@ struct vm_config {
 	bool no_rng; /* no virtio-rng device */
 	struct vsock_config vsock;
 };
+
+/*
+ * The limits, checked in one place for every client (ember's flags,
+ * emberctl, the coming control API), each with the same one-line reason
+ * in @err (@errlen bytes, no prefix: the caller names the flag).
+ */
+
+/*
+ * config__parse_uint() - @s as a plain decimal (no sign, no spaces) in
+ * [@lo, @hi] into *@out.  Returns 0 or -EINVAL.
+ */
+int config__parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/*
+ * config__parse_mem() - guest RAM: @s in MiB, CONFIG_MEM_MIN_MIB to
+ * CONFIG_MEM_MAX_MIB (-EINVAL) and at most this host's RAM (-E2BIG).
+ * Returns 0 with *@mib set, or the negative errno with @err filled.
+ */
+int config__parse_mem(const char *s, uint64_t *mib, char *err, size_t errlen);
+
+/*
+ * config__parse_vcpus() - @s vCPUs, 1 to CONFIG_MAX_VCPUS.  Returns 0
+ * with *@vcpus set, or -EINVAL with @err filled.
+ */
+int config__parse_vcpus(const char *s, unsigned int *vcpus, char *err,
+			size_t errlen);
+
+/* config__host_ram_mib() - this host's RAM in MiB (sysinfo); 0: unknown. */
+uint64_t config__host_ram_mib(void);
 
 #endif /* EMBER_VMM_CONFIG_H */

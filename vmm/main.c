@@ -91,8 +91,6 @@ static int parse_drive(char *arg, struct drive_config *d)
 	return 0;
 }
 
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
-
 /*
  * --vsock cid=N,uds=PATH: fill @v from @arg (split in place).  Returns 0
  * or -1 after logging the problem.
@@ -106,7 +104,8 @@ static int parse_vsock(char *arg, struct vsock_config *v)
 	for (tok = strtok_r(arg, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (!strncmp(tok, "cid=", 4) &&
-		    !parse_u64(tok + 4, 3, UINT32_MAX, &v->guest_cid)) {
+		    !config__parse_uint(tok + 4, 3, UINT32_MAX,
+					&v->guest_cid)) {
 			cid = true;
 		} else if (!strncmp(tok, "uds=", 4) && tok[4]) {
 			v->uds_path = tok + 4;
@@ -121,22 +120,6 @@ static int parse_vsock(char *arg, struct vsock_config *v)
 		log_error("--vsock: cid=N and uds=PATH are both required");
 		return -1;
 	}
-	return 0;
-}
-
-/* Parse a decimal count in [lo, hi]; -1 on anything else. */
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
 	return 0;
 }
 
@@ -178,10 +161,8 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	const uint64_t mem_min = LAYOUT_RAM_MIN >> 20,
-		       mem_max = LAYOUT_RAM_MAX >> 20;
 	int verbose = 0, roots = 0, c;
-	uint64_t v;
+	char err[160];
 
 	memset(cfg, 0, sizeof(*cfg));
 	opterr = 0; /* one error line of ours instead of getopt's */
@@ -199,22 +180,18 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 			cfg->append = optarg;
 			break;
 		case OPT_MEM:
-			if (parse_u64(optarg, mem_min, mem_max, &v)) {
-				log_error(
-					"--mem %s: guest RAM must be a whole number "
-					"of MiB from %" PRIu64 " to %" PRIu64,
-					optarg, mem_min, mem_max);
+			if (config__parse_mem(optarg, &cfg->mem_mib, err,
+					      sizeof(err))) {
+				log_error("--mem %s: %s", optarg, err);
 				return -1;
 			}
-			cfg->mem_mib = v;
 			break;
 		case OPT_VCPUS:
-			if (parse_u64(optarg, 1, CONFIG_MAX_VCPUS, &v)) {
-				log_error("--vcpus %s: must be 1 to %d", optarg,
-					  CONFIG_MAX_VCPUS);
+			if (config__parse_vcpus(optarg, &cfg->vcpus, err,
+						sizeof(err))) {
+				log_error("--vcpus %s: %s", optarg, err);
 				return -1;
 			}
-			cfg->vcpus = (unsigned int)v;
 			break;
 		case OPT_CONSOLE:
 			if (!strcmp(optarg, "stdio")) {
@@ -345,6 +322,12 @@ int main(int argc, char **argv)
 	std_fds_open();
 	if (parse_args(argc, argv, &cfg))
 		return 2;
+	/*
+	 * A console reader that has gone (ember ... | head) must not kill
+	 * ember: its writes fail with EPIPE instead, and the guest's output
+	 * is dropped while the VM runs on (vmm/console_out.h).
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	/* Stop the guest cleanly (and restore the terminal) on these. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -37,13 +37,21 @@ expect "not a kernel" 125 'neither an x86_64 ELF vmlinux nor a 64-bit bzImage' -
 printf '#!/bin/sh\necho not a kernel\n' >"$TMP/script"
 expect "script as kernel" 125 'neither an x86_64 ELF' -- --kernel "$TMP/script"
 head -c 65536 "$K" >"$TMP/vmlinux.trunc"
-expect "truncated vmlinux" 125 'truncated or malformed' -- \
+expect "truncated vmlinux" 125 'kernel .*: (truncated|bad) ELF' -- \
 	--kernel "$TMP/vmlinux.trunc"
 head -c 8192 "$GUEST/bzImage" >"$TMP/bzImage.trunc"
-expect "truncated bzImage" 125 'truncated or malformed' -- \
+expect "truncated bzImage (in the setup code)" 125 \
+	'truncated bzImage: the file ends inside the setup code' -- \
 	--kernel "$TMP/bzImage.trunc"
+# Cut inside the kernel: refused before the guest runs (it triple-faulted).
+head -c 1048576 "$GUEST/bzImage" >"$TMP/bz1m"
+expect "truncated bzImage (1 MiB of it)" 125 \
+	'kernel .*/bz1m: truncated bzImage: the file is shorter than setup_sects and syssize announce' -- \
+	--kernel "$TMP/bz1m"
+head -c -1 "$GUEST/bzImage" >"$TMP/bz-1"
+expect "bzImage one byte short" 125 'truncated bzImage' -- --kernel "$TMP/bz-1"
 cp /bin/true "$TMP/dynexe"
-expect "ELF that is not a kernel" 125 'kernel .*(neither|truncated or malformed)' -- \
+expect "ELF that is not a kernel" 125 'kernel .*(neither|truncated|bad) ' -- \
 	--kernel "$TMP/dynexe"
 mkfifo "$TMP/fifo"
 expect "FIFO as kernel (no hang)" 125 'kernel .*/fifo: not a regular file' -- \
@@ -58,9 +66,20 @@ expect "initrd larger than RAM" 125 'initrd .* do not fit in guest RAM' -- \
 expect "missing initrd" 125 'initrd /nonexistent.cpio: No such file' -- \
 	--kernel "$K" --initrd /nonexistent.cpio
 expect "--mem 1" 2 '--mem 1: guest RAM must be' -- --kernel "$K" --mem 1
+expect "--mem 300000 (above 256 GiB)" 2 \
+	'--mem 300000: guest RAM must be a whole number of MiB from 16 to 262144$' -- \
+	--kernel "$K" --mem 300000
+host_mib=$(awk '/^MemTotal:/ { print int($2 / 1024) + 1 }' /proc/meminfo)
+if [ "$host_mib" -le 262144 ]; then
+	expect "--mem beyond this host's RAM" 2 \
+		"--mem $host_mib: more guest RAM than this host has" -- \
+		--kernel "$K" --mem "$host_mib"
+fi
+expect "--vcpus 33" 2 '--vcpus 33: vCPUs must be a whole number from 1 to 32' -- \
+	--kernel "$K" --vcpus 33
 expect "--mem not a number" 2 '--mem 12x' -- --kernel "$K" --mem 12x
 expect "--mem huge" 2 '--mem 99999999999' -- --kernel "$K" --mem 99999999999
-expect "--vcpus 0" 2 '--vcpus 0: must be 1 to' -- --kernel "$K" --vcpus 0
+expect "--vcpus 0" 2 '--vcpus 0: vCPUs must be a whole number from 1 to' -- --kernel "$K" --vcpus 0
 expect "--vcpus 1000" 2 '--vcpus 1000' -- --kernel "$K" --vcpus 1000
 expect "--console bogus" 2 '--console tty9' -- --kernel "$K" --console tty9
 expect "no kernel given" 2 '--kernel PATH is required' --
@@ -98,32 +117,32 @@ expect "console file unwritable" 125 'console file /nonexistent/dir/log' -- \
 # Crafted kernel images (tests/integration/mkimage.py writes them).
 mk() { python3 tests/integration/mkimage.py "$TMP/$1" "${@:2}"; }
 mk elf-offset-overflow elf --offset 0xfffffffffffff000 --filesz 0x2000
-expect "ELF p_offset+p_filesz overflows" 125 'truncated or malformed' -- \
+expect "ELF p_offset+p_filesz overflows" 125 'kernel .*: (truncated|bad) ELF' -- \
 	--kernel "$TMP/elf-offset-overflow" --mem 64
 mk elf-filesz-huge elf --filesz 0xffffffffffffffff --memsz 0xffffffffffffffff
-expect "ELF p_filesz 2^64-1" 125 'truncated or malformed' -- \
+expect "ELF p_filesz 2^64-1" 125 'kernel .*: (truncated|bad) ELF' -- \
 	--kernel "$TMP/elf-filesz-huge" --mem 64
 mk elf-paddr-overflow elf --paddr 0xfffffffffffff000 --memsz 0x2000 \
 	--entry 0xfffffffffffff000
-expect "ELF p_paddr+p_memsz overflows" 125 'truncated or malformed' -- \
+expect "ELF p_paddr+p_memsz overflows" 125 'kernel .*: (truncated|bad) ELF' -- \
 	--kernel "$TMP/elf-paddr-overflow" --mem 64
 mk elf-mmio-gap elf --paddr 0xd0000000 --entry 0xd0000000
 expect "ELF segment in the MMIO gap" 125 'does not fit in 64 MiB' -- \
 	--kernel "$TMP/elf-mmio-gap" --mem 64
 mk elf-low elf --paddr 0x9000 --entry 0x9000
-expect "ELF segment over the boot page tables" 125 'truncated or malformed' -- \
+expect "ELF segment over the boot page tables" 125 'kernel .*: (truncated|bad) ELF' -- \
 	--kernel "$TMP/elf-low" --mem 64
 mk elf-memsz-huge elf --memsz 0x10000000000
 expect "ELF p_memsz 1 TiB" 125 'does not fit in 64 MiB' -- \
 	--kernel "$TMP/elf-memsz-huge" --mem 64
 mk elf-phnum elf --phnum 0xffff
-expect "ELF e_phnum 0xffff" 125 'truncated or malformed' -- \
+expect "ELF e_phnum 0xffff" 125 'kernel .*: (truncated|bad) ELF' -- \
 	--kernel "$TMP/elf-phnum" --mem 64
 mk elf-phoff elf --phoff 0xfffffffffffffff0
-expect "ELF e_phoff near 2^64" 125 'truncated or malformed' -- \
+expect "ELF e_phoff near 2^64" 125 'kernel .*: (truncated|bad) ELF' -- \
 	--kernel "$TMP/elf-phoff" --mem 64
 mk elf-entry elf --entry 0x5000000
-expect "ELF entry outside every segment" 125 'truncated or malformed' -- \
+expect "ELF entry outside every segment" 125 'kernel .*: (truncated|bad) ELF' -- \
 	--kernel "$TMP/elf-entry" --mem 64
 mk elf-sparse elf --offset 0xff000000
 truncate -s 4G "$TMP/elf-sparse"
@@ -131,17 +150,31 @@ expect "4 GiB sparse ELF" 125 'larger than 2 GiB' -- \
 	--kernel "$TMP/elf-sparse" --mem 64
 rm -f "$TMP/elf-sparse"
 mk bz-sects bz --setup-sects 255
-expect "bzImage setup_sects 255 past the file's end" 125 'truncated or malformed' -- \
+expect "bzImage setup_sects 255 past the file's end" 125 \
+	'truncated bzImage: the file ends inside the setup code' -- \
 	--kernel "$TMP/bz-sects" --mem 64
 mk bz-init-size bz --init-size 0xffffffff
 expect "bzImage init_size 4 GiB" 125 'does not fit in 64 MiB' -- \
 	--kernel "$TMP/bz-init-size" --mem 64
 mk bz-pref bz --pref 0xfffffffffffff000
-expect "bzImage pref_address near 2^64" 125 'truncated or malformed' -- \
+expect "bzImage pref_address near 2^64" 125 'bad bzImage: pref_address overflows' -- \
 	--kernel "$TMP/bz-pref" --mem 64
 mk bz-jump bz --jump 0
-expect "bzImage header shorter than init_size" 125 'truncated or malformed' -- \
+expect "bzImage header shorter than init_size" 125 \
+	'bad bzImage: the setup header ends before init_size' -- \
 	--kernel "$TMP/bz-jump" --mem 64
+mk bz-syssize bz --syssize 0x10000
+expect "bzImage syssize past the file's end" 125 \
+	'truncated bzImage: the file is shorter than' -- \
+	--kernel "$TMP/bz-syssize" --mem 64
+mk bz-payload bz --payload-offset 0x8000 --payload-length 0x8000
+expect "bzImage payload past the kernel" 125 \
+	'bad bzImage: payload_offset and payload_length point past the kernel' -- \
+	--kernel "$TMP/bz-payload" --mem 64
+mk bz-small-init bz --init-size 0x1000
+expect "bzImage init_size smaller than the kernel" 125 \
+	'bad bzImage: init_size is smaller than the kernel' -- \
+	--kernel "$TMP/bz-small-init" --mem 64
 
 # expect_guest NAME STATUS -- ARGS...: a crafted image that ember loads;
 # its code reports STATUS through the exit-status device within 30 s,

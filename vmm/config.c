@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The configuration's limits, checked in one place (see config.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/sysinfo.h>
+
+int config__parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+uint64_t config__host_ram_mib(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si) < 0)
+		return 0;
+	return (uint64_t)si.totalram * si.mem_unit >> 20;
+}
+
+int config__parse_mem(const char *s, uint64_t *mib, char *err, size_t errlen)
+{
+	uint64_t v, host;
+
+	if (config__parse_uint(s, CONFIG_MEM_MIN_MIB, CONFIG_MEM_MAX_MIB, &v)) {
+		snprintf(err, errlen,
+			 "guest RAM must be a whole number of MiB from %llu to "
+			 "%llu",
+			 (unsigned long long)CONFIG_MEM_MIN_MIB,
+			 (unsigned long long)CONFIG_MEM_MAX_MIB);
+		return -EINVAL;
+	}
+	/*
+	 * Guest RAM is only allocated as the guest touches it, but the
+	 * guest's kernel touches its page tables for all of it at boot, and
+	 * a guest bigger than the host ends in swap or the OOM killer.
+	 */
+	host = config__host_ram_mib();
+	if (host && v > host) {
+		snprintf(err, errlen,
+			 "more guest RAM than this host has (%llu MiB)",
+			 (unsigned long long)host);
+		return -E2BIG;
+	}
+	*mib = v;
+	return 0;
+}
+
+int config__parse_vcpus(const char *s, unsigned int *vcpus, char *err,
+			size_t errlen)
+{
+	uint64_t v;
+
+	if (config__parse_uint(s, 1, CONFIG_MAX_VCPUS, &v)) {
+		snprintf(err, errlen,
+			 "vCPUs must be a whole number from 1 to %d",
+			 CONFIG_MAX_VCPUS);
+		return -EINVAL;
+	}
+	*vcpus = (unsigned int)v;
+	return 0;
+}
