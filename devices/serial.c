@@ -2,10 +2,9 @@
 /* 16550A UART model (see serial.h). */
 #include "serial.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <time.h>
 
 /* Register offsets. */
 #define UART_RX	 0 /* in:  receive buffer (DLAB=0) */
@@ -41,15 +40,27 @@
 
 #define RX_FIFO_SIZE 64
 
+/* The UART's clock (1.8432 MHz / 16): the baud rate at divisor 1. */
+#define UART_BASE_BAUD 115200ULL
+#define NS_PER_S       1000000000ULL
+/*
+ * The longest the guest's own time makes the next byte wait (see
+ * serial.h): a guest that was stopped or descheduled for a while must not
+ * stall its input for as long.
+ */
+#define RX_PACE_MAX_NS (100ULL * 1000 * 1000)
+
 struct serial {
 	struct device dev; /* first: container_of by cast */
-	int out_fd;
+	struct serial_host host;
 	struct irq_line irq;
 	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
 	int thr_ipending; /* transmitter-empty interrupt pending */
 	int irq_level;
 	uint8_t rx[RX_FIFO_SIZE];
 	unsigned int rx_head, rx_count;
+	uint64_t rx_next_ns; /* the next host byte may arrive from then on */
+	uint64_t rx_busy_ns; /* when host input last found the FIFO empty */
 };
 
 static struct serial *to_serial(struct device *d)
@@ -67,6 +78,44 @@ static void serial__update_irq(struct serial *s)
 		if (s->irq.set)
 			s->irq.set(s->irq.opaque, s->irq.gsi, level);
 	}
+}
+
+static uint64_t serial__now(const struct serial *s)
+{
+	struct timespec t;
+
+	if (s->host.now_ns)
+		return s->host.now_ns(s->host.opaque);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * NS_PER_S + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * One character's time on the line: a start bit, 5-8 data bits, the
+ * parity bit, 1 or 2 stop bits (LCR), at 115200 / divisor baud (a zero
+ * divisor, the reset value, counts as 1).  At most ~6.8 s.
+ */
+static uint64_t serial__char_ns(const struct serial *s)
+{
+	uint64_t divisor = ((uint64_t)s->dlm << 8) | s->dll;
+	uint64_t bits = 1 + 5 + (s->lcr & 0x03) + ((s->lcr & 0x08) ? 1 : 0) +
+			((s->lcr & 0x04) ? 2 : 1);
+
+	if (!divisor)
+		divisor = 1;
+	return bits * divisor * NS_PER_S / UART_BASE_BAUD;
+}
+
+/* The guest emptied the FIFO: give it as much time again (serial.h). */
+static void serial__rx_drained(struct serial *s)
+{
+	uint64_t now = serial__now(s);
+	uint64_t busy = now > s->rx_busy_ns ? now - s->rx_busy_ns : 0;
+
+	if (busy > RX_PACE_MAX_NS)
+		busy = RX_PACE_MAX_NS;
+	if (s->rx_next_ns < now + busy)
+		s->rx_next_ns = now + busy;
 }
 
 static uint8_t serial__iir(struct serial *s)
@@ -87,13 +136,8 @@ static void serial__tx(struct serial *s, uint8_t c)
 			s->rx[(s->rx_head + s->rx_count) % RX_FIFO_SIZE] = c;
 			s->rx_count++;
 		}
-	} else if (s->out_fd >= 0) {
-		ssize_t n;
-
-		do
-			n = write(s->out_fd, &c, 1);
-		while (n < 0 && errno == EINTR);
-		/* A closed or full console loses bytes, never the guest. */
+	} else if (s->host.tx) {
+		s->host.tx(s->host.opaque, c);
 	}
 	s->thr_ipending = 1;
 }
@@ -109,7 +153,8 @@ static uint8_t serial__readb(struct serial *s, uint64_t off)
 		if (s->rx_count) {
 			v = s->rx[s->rx_head];
 			s->rx_head = (s->rx_head + 1) % RX_FIFO_SIZE;
-			s->rx_count--;
+			if (!--s->rx_count)
+				serial__rx_drained(s);
 		}
 		break;
 	case UART_IER:
@@ -171,8 +216,10 @@ static void serial__writeb(struct serial *s, uint64_t off, uint8_t v)
 		break;
 	case UART_FCR:
 		s->fcr = v;
-		if (v & UART_FCR_CLR_RX)
+		if ((v & UART_FCR_CLR_RX) && s->rx_count) {
 			s->rx_head = s->rx_count = 0;
+			serial__rx_drained(s);
+		}
 		break;
 	case UART_LCR:
 		s->lcr = v;
@@ -215,7 +262,8 @@ static const struct device_ops serial_ops = {
 	.write = serial__write,
 };
 
-struct device *serial__create(int out_fd, struct irq_line irq)
+struct device *serial__create(const struct serial_host *host,
+			      struct irq_line irq)
 {
 	struct serial *s = calloc(1, sizeof(*s));
 
@@ -223,29 +271,46 @@ struct device *serial__create(int out_fd, struct irq_line irq)
 		return NULL;
 	s->dev.ops = &serial_ops;
 	pthread_mutex_init(&s->dev.lock, NULL);
-	s->out_fd = out_fd;
+	if (host)
+		s->host = *host;
 	s->irq = irq;
 	s->mcr = 0x08; /* OUT2 */
 	return &s->dev;
 }
 
-size_t serial__input(struct device *d, const void *buf, size_t len)
+size_t serial__input(struct device *d, const void *buf, size_t len,
+		     uint64_t *retry_ns)
 {
 	struct serial *s = to_serial(d);
 	const uint8_t *p = buf;
+	uint64_t now, ct, burst;
 	size_t n = 0;
 
 	pthread_mutex_lock(&d->lock);
+	*retry_ns = 0;
 	/*
 	 * Until the guest's driver enables the receive interrupt (the tty is
 	 * open) input would be lost (its start-up clears the FIFO): leave it
 	 * with the caller, which keeps it for later.
 	 */
-	while (n < len && s->rx_count < RX_FIFO_SIZE &&
-	       (s->ier & UART_IER_RDI) && !(s->mcr & UART_MCR_LOOP)) {
+	if (!(s->ier & UART_IER_RDI) || (s->mcr & UART_MCR_LOOP))
+		goto out;
+	now = serial__now(s);
+	ct = serial__char_ns(s);
+	/* An idle line banks at most SERIAL_RX_BURST characters. */
+	burst = (SERIAL_RX_BURST - 1) * ct;
+	if (s->rx_next_ns + burst < now)
+		s->rx_next_ns = now - burst;
+	while (n < len && s->rx_count < RX_FIFO_SIZE && s->rx_next_ns <= now) {
+		if (!s->rx_count)
+			s->rx_busy_ns = now;
 		s->rx[(s->rx_head + s->rx_count) % RX_FIFO_SIZE] = p[n++];
 		s->rx_count++;
+		s->rx_next_ns += ct;
 	}
+	if (n < len && s->rx_count < RX_FIFO_SIZE && s->rx_next_ns > now)
+		*retry_ns = s->rx_next_ns - now;
+out:
 	serial__update_irq(s);
 	pthread_mutex_unlock(&d->lock);
 	return n;

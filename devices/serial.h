@@ -16,20 +16,52 @@
 #define SERIAL_PORT_LEN	 8
 
 /*
- * serial__create() - a UART whose transmitted bytes go to @out_fd (not
- * owned; -1 discards them) and whose interrupt is @irq.
- * Returns the device (free with serial__destroy) or NULL without memory.
+ * The host side of a UART.  @tx gets each byte the guest transmits, on the
+ * vCPU thread that wrote it, with the device lock held (it may wait for a
+ * slow reader; NULL drops the bytes).  @now_ns is a monotonic clock in
+ * nanoseconds for the receive pacing (NULL: CLOCK_MONOTONIC; tests pass
+ * their own).
  */
-struct device *serial__create(int out_fd, struct irq_line irq);
+struct serial_host {
+	void (*tx)(void *opaque, uint8_t byte);
+	uint64_t (*now_ns)(void *opaque);
+	void *opaque;
+};
 
 /*
- * serial__input() - queue @len received bytes (host -> guest), as many as
- * fit in the 64-byte receive FIFO, and raise the interrupt.  Nothing is
- * queued while the guest has the receive interrupt disabled (no tty open
- * yet) or the UART in loopback: the caller keeps those bytes and retries.
- * Takes the device lock.  Returns the number of bytes queued.
+ * serial__create() - a UART with host side @host (copied) whose interrupt
+ * is @irq.  Returns the device (free with serial__destroy) or NULL without
+ * memory.
  */
-size_t serial__input(struct device *d, const void *buf, size_t len);
+struct device *serial__create(const struct serial_host *host,
+			      struct irq_line irq);
+
+/*
+ * Receive pacing, so that no input stream can starve the guest on any
+ * host: a byte enters the receive FIFO no faster than the line carries it
+ * at the rate the guest programmed (divisor latch and LCR: about 11.5 KB/s
+ * at 115200 8N1; up to SERIAL_RX_BURST bytes at once after the line was
+ * idle), and once the guest has emptied the FIFO, the next byte waits at
+ * least as long as the guest took from the first byte's arrival to the
+ * empty FIFO, which leaves the guest at least half of its time whatever
+ * its interrupt handling costs (an emulated guest kernel pays
+ * milliseconds per interrupt).  Nothing is ever dropped: the sender
+ * keeps what does not fit (hardware flow control, in effect).
+ */
+#define SERIAL_RX_BURST 16
+
+/*
+ * serial__input() - queue up to @len received bytes (host -> guest) as
+ * the pacing above allows, and raise the interrupt.  Nothing is queued
+ * while the guest has the receive interrupt disabled (no tty open yet) or
+ * the UART in loopback.  The caller keeps the bytes not taken and calls
+ * again after *@retry_ns nanoseconds: the time until the line can carry
+ * the next byte, or 0 when the guest must act first (open its tty, read
+ * the FIFO), which the caller polls for.  Takes the device lock.
+ * Returns the number of bytes queued.
+ */
+size_t serial__input(struct device *d, const void *buf, size_t len,
+		     uint64_t *retry_ns);
 
 /* serial__destroy() - free a device from serial__create() (NULL is ok). */
 void serial__destroy(struct device *d);

@@ -9,13 +9,17 @@
 #include <string.h>
 #include <sys/timerfd.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../devices/serial.h"
 #include "log.h"
 
-#define CTRL_A		 0x01
-#define CONSOLE_RETRY_NS (5 * 1000 * 1000)
+#define CTRL_A 0x01
+/* Polling for the guest (its tty to open, its FIFO to drain), or a file. */
+#define CONSOLE_RETRY_NS (5ULL * 1000 * 1000)
+/* The UART's pacing asks for waits of a character time: batch them. */
+#define CONSOLE_MIN_WAIT_NS (1ULL * 1000 * 1000)
 
 struct console {
 	struct event_loop *el;
@@ -26,7 +30,7 @@ struct console {
 	bool in_polled; /* in_fd is watched by epoll (not a regular file) */
 	bool in_open; /* no EOF yet */
 	bool in_watched; /* in_fd is in the epoll set right now */
-	bool timer_on;
+	uint64_t timer_ns; /* the armed one-shot wait; 0: disarmed */
 	bool tty, escape;
 	struct termios saved;
 	/* Bytes read but not yet taken by the UART. */
@@ -54,19 +58,29 @@ static bool console__filter(struct console *c, uint8_t ch)
 	return true;
 }
 
-/* Retries run on a timer only while input waits or cannot be polled. */
-static void console__timer(struct console *c, bool on)
+/*
+ * Retries run on a one-shot timer, armed only while input waits for the
+ * UART or stdin cannot be polled; @ns 0 disarms it.
+ */
+static void console__timer(struct console *c, uint64_t ns)
 {
 	struct itimerspec its = { 0 };
 
-	if (on == c->timer_on)
+	if (!ns && !c->timer_ns)
 		return;
-	if (on) {
-		its.it_value.tv_nsec = CONSOLE_RETRY_NS;
-		its.it_interval.tv_nsec = CONSOLE_RETRY_NS;
-	}
+	its.it_value.tv_sec = (time_t)(ns / 1000000000ULL);
+	its.it_value.tv_nsec = (long)(ns % 1000000000ULL);
 	timerfd_settime(c->timer_fd, 0, &its, NULL);
-	c->timer_on = on;
+	c->timer_ns = ns;
+}
+
+/* Hand pending bytes to the UART; *@retry_ns as serial__input() says. */
+static void console__feed(struct console *c, uint64_t *retry_ns)
+{
+	c->off += serial__input(c->serial, c->pending + c->off,
+				c->npending - c->off, retry_ns);
+	if (c->off == c->npending)
+		c->npending = c->off = 0;
 }
 
 static void console__on_input(void *opaque, int fd);
@@ -74,14 +88,11 @@ static void console__on_input(void *opaque, int fd);
 static void console__pump(struct console *c)
 {
 	uint8_t buf[sizeof(c->pending)];
+	uint64_t retry = 0, wait = 0;
 	ssize_t r, i;
 
-	if (c->npending) {
-		c->off += serial__input(c->serial, c->pending + c->off,
-					c->npending - c->off);
-		if (c->off == c->npending)
-			c->npending = c->off = 0;
-	}
+	if (c->npending)
+		console__feed(c, &retry);
 	if (!c->npending && c->in_open) {
 		r = read(c->in_fd, buf, sizeof(buf));
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
@@ -96,12 +107,8 @@ static void console__pump(struct console *c)
 		for (i = 0; i < r; i++)
 			if (console__filter(c, buf[i]))
 				c->pending[c->npending++] = buf[i];
-		if (c->npending) {
-			c->off = serial__input(c->serial, c->pending,
-					       c->npending);
-			if (c->off == c->npending)
-				c->npending = c->off = 0;
-		}
+		if (c->npending)
+			console__feed(c, &retry);
 	}
 	/* Back-pressure: stdin is not watched while input is pending. */
 	if (c->in_polled && c->in_open) {
@@ -114,7 +121,13 @@ static void console__pump(struct console *c)
 			c->in_watched = true;
 		}
 	}
-	console__timer(c, c->npending || (c->in_open && !c->in_polled));
+	if (c->npending)
+		wait = !retry			   ? CONSOLE_RETRY_NS :
+		       retry < CONSOLE_MIN_WAIT_NS ? CONSOLE_MIN_WAIT_NS :
+						     retry;
+	else if (c->in_open && !c->in_polled)
+		wait = CONSOLE_RETRY_NS;
+	console__timer(c, wait);
 }
 
 static void console__on_input(void *opaque, int fd)
@@ -169,7 +182,7 @@ struct console *console__start(struct event_loop *el, int in_fd,
 		if (tcsetattr(in_fd, TCSANOW, &raw) == 0)
 			c->tty = true;
 	}
-	console__timer(c, !c->in_polled);
+	console__timer(c, c->in_polled ? 0 : CONSOLE_RETRY_NS);
 	return c;
 fail:
 	if (c->timer_fd >= 0)

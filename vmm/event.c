@@ -120,6 +120,7 @@ int event__start(struct event_loop *el)
 		log_error("event thread: %s", strerror(ret));
 		return -ret;
 	}
+	pthread_setname_np(el->thread, "ember-event");
 	el->started = true;
 	return 0;
 }

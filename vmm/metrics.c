@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "console_out.h"
 #include "vm.h"
 
 static long metrics__rss_kib(void)
@@ -63,12 +64,14 @@ void metrics__print(const struct vm *vm)
 		"ember-stats: first_run_ms=%.3f first_console_ms=%.3f "
 		"boot_timer_ms=%.3f stop_ms=%.3f exits_io=%llu exits_mmio=%llu "
 		"exits_emulated=%llu exits_intr=%llu exits_other=%llu "
-		"rss_kib=%ld guest_resident_kib=%ld vmm_rss_kib=%ld\n",
+		"console_dropped_bytes=%llu rss_kib=%ld guest_resident_kib=%ld "
+		"vmm_rss_kib=%ld\n",
 		vm->t_first_run_ms, vm->t_console_ms, vm->t_boot_timer_ms,
 		vm->t_stop_ms, (unsigned long long)vm->exits[EXIT_IO],
 		(unsigned long long)vm->exits[EXIT_MMIO],
 		(unsigned long long)vm->exits[EXIT_EMULATED],
 		(unsigned long long)vm->exits[EXIT_INTR],
-		(unsigned long long)vm->exits[EXIT_OTHER], rss, guest,
-		rss >= 0 && guest >= 0 ? rss - guest : -1);
+		(unsigned long long)vm->exits[EXIT_OTHER],
+		(unsigned long long)console_out__dropped(vm->console_out), rss,
+		guest, rss >= 0 && guest >= 0 ? rss - guest : -1);
 }

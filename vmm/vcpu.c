@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -350,14 +351,17 @@ static int vcpu__handle_exit(struct vcpu *v)
 		return -1;
 	case KVM_EXIT_SHUTDOWN:
 		vcpu__count(vm, EXIT_OTHER);
-		log_info("vCPU %u: triple fault: the guest reset", v->id);
-		vm__request_stop(vm, VM_STOP_RESET);
+		log_info("vCPU %u: triple fault: the guest crashed", v->id);
+		vm__request_stop(vm, VM_STOP_CRASH);
 		return -1;
 	case KVM_EXIT_SYSTEM_EVENT:
 		vcpu__count(vm, EXIT_OTHER);
 		log_info("vCPU %u: system event %u", v->id,
 			 run->system_event.type);
-		vm__request_stop(vm, VM_STOP_RESET);
+		vm__request_stop(vm, run->system_event.type ==
+						     KVM_SYSTEM_EVENT_CRASH ?
+					     VM_STOP_CRASH :
+					     VM_STOP_REBOOT);
 		return -1;
 	case KVM_EXIT_FAIL_ENTRY:
 		log_error("vCPU %u: VM entry failed, reason 0x%llx", v->id,
@@ -408,12 +412,16 @@ static void *vcpu__thread(void *arg)
 
 int vcpu__start(struct vcpu *v)
 {
+	char name[16];
 	int ret = pthread_create(&v->thread, NULL, vcpu__thread, v);
 
 	if (ret) {
 		log_error("vCPU %u: thread: %s", v->id, strerror(ret));
 		return -ret;
 	}
+	/* Named for top, perf and bench/idle; at most 15 characters. */
+	snprintf(name, sizeof(name), "ember-vcpu%u", v->id);
+	pthread_setname_np(v->thread, name);
 	v->started = true;
 	return 0;
 }

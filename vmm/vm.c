@@ -30,6 +30,7 @@
 #include "../devices/virtio_blk.h"
 #include "../devices/virtio_rng.h"
 #include "console.h"
+#include "console_out.h"
 #include "event.h"
 #include "irq.h"
 #include "log.h"
@@ -46,16 +47,33 @@ static void vm__sigusr1(int sig)
 }
 
 /*
- * The one signal that asked ember to stop (SIGINT, SIGTERM, SIGHUP).
- * Global because a signal handler can reach nothing else; vm__run()
- * polls it.
+ * The one signal that asked ember to stop (SIGINT, SIGTERM, SIGHUP), and
+ * the eventfd that wakes the event thread for it.  Global because a
+ * signal handler can reach nothing else.
  */
 static volatile sig_atomic_t vm_stop_signal;
+static volatile int vm_signal_fd = -1;
 
 void vm__signal_stop(int sig)
 {
+	uint64_t one = 1;
+	int saved = errno, fd = vm_signal_fd;
+
 	if (!vm_stop_signal)
 		vm_stop_signal = sig;
+	/* A failed write means the counter is already non-zero: woken. */
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
+		one = 0;
+	errno = saved;
+}
+
+static void vm__on_signal(void *opaque, int fd)
+{
+	uint64_t n;
+
+	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	vm__request_stop(opaque, VM_STOP_SIGNAL);
 }
 
 void vm__request_stop(struct vm *vm, enum vm_stop_reason reason)
@@ -76,7 +94,7 @@ static void vm__device_event(void *opaque, enum device_event ev, uint32_t value)
 	switch (ev) {
 	case DEVICE_EVENT_RESET:
 		log_info("guest reset through the i8042");
-		vm__request_stop(vm, VM_STOP_RESET);
+		vm__request_stop(vm, VM_STOP_REBOOT);
 		break;
 	case DEVICE_EVENT_EXIT_STATUS:
 		pthread_mutex_lock(&vm->lock);
@@ -235,6 +253,14 @@ static int vm__build_cmdline(struct vm *vm, struct cmdline *c)
 			cfg->console == CONSOLE_NONE ? "null" : "ttyS0");
 	if (!ret)
 		ret = cmdline__add_default(c, "reboot", "k");
+	/*
+	 * Above 4 GiB of RAM the kernel would set up (and clear) 64 MiB of
+	 * DMA bounce buffers that no ember device uses: virtio-mmio without
+	 * VIRTIO_F_ACCESS_PLATFORM bypasses the DMA API.  That cost 23 s of
+	 * boot on a PVM host, and 64 MiB of guest RAM everywhere.
+	 */
+	if (!ret)
+		ret = cmdline__add_default(c, "swiotlb", "noforce");
 	if (!ret)
 		ret = cmdline__add_default(c, "panic", "-1");
 	if (!ret)
@@ -308,8 +334,9 @@ static int vm__load(struct vm *vm)
 				cfg->kernel_path,
 				(unsigned long long)cfg->mem_mib);
 		else if (ret == -EINVAL)
-			log_error("kernel %s: truncated or malformed image",
-				  cfg->kernel_path);
+			log_error("kernel %s: %s", cfg->kernel_path,
+				  k.why ? k.why :
+					  "truncated or malformed image");
 		else
 			log_error("kernel %s: read: %s", cfg->kernel_path,
 				  strerror(-ret));
@@ -599,11 +626,13 @@ static int vm__add_devices(struct vm *vm)
 {
 	struct device_events ev = { .notify = vm__device_event, .opaque = vm };
 	struct irq_line serial_irq = irq__line(&vm->vm_fd, LAYOUT_IRQ_SERIAL);
+	struct serial_host con = { .tx = console_out__tx,
+				   .opaque = vm->console_out };
 	int ret;
 
 	vm->pio.name = "pio";
 	vm->mmio.name = "mmio";
-	vm->serial = serial__create(vm->console_fd, serial_irq);
+	vm->serial = serial__create(&con, serial_irq);
 	vm->i8042 = i8042__create(ev);
 	vm->cmos = cmos__create();
 	vm->boot_timer_dev = guest_signal__boot_timer(ev);
@@ -642,10 +671,10 @@ static int vm__open_console(struct vm *vm)
 	switch (vm->cfg.console) {
 	case CONSOLE_STDIO:
 		vm->console_fd = STDOUT_FILENO;
-		return 0;
+		break;
 	case CONSOLE_NONE:
 		vm->console_fd = -1;
-		return 0;
+		break;
 	case CONSOLE_FILE:
 		/*
 		 * O_NONBLOCK for the open only: a FIFO without a reader fails
@@ -661,9 +690,12 @@ static int vm__open_console(struct vm *vm)
 				  strerror(errno));
 			return -errno;
 		}
-		return 0;
+		break;
+	default:
+		return -EINVAL;
 	}
-	return -EINVAL;
+	vm->console_out = console_out__create(vm->console_fd);
+	return vm->console_out ? 0 : -ENOMEM;
 }
 
 int vm__create(const struct vm_config *cfg, struct vm **out)
@@ -680,7 +712,7 @@ int vm__create(const struct vm_config *cfg, struct vm **out)
 	if (!vm)
 		return -ENOMEM;
 	vm->cfg = *cfg;
-	vm->kvm_fd = vm->vm_fd = vm->console_fd = -1;
+	vm->kvm_fd = vm->vm_fd = vm->console_fd = vm->signal_fd = -1;
 	vm->nr_vcpus = cfg->vcpus;
 	vm->root_drive = -1;
 	for (i = 0; i < cfg->nr_drives && i < CONFIG_MAX_DRIVES; i++)
@@ -698,6 +730,14 @@ int vm__create(const struct vm_config *cfg, struct vm **out)
 		ret = -ENOMEM;
 		goto fail;
 	}
+	vm->signal_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->signal_fd < 0 ||
+	    event__add(vm->events, vm->signal_fd, vm__on_signal, vm)) {
+		log_error("signal eventfd: %s", strerror(errno));
+		ret = -EINVAL;
+		goto fail;
+	}
+	vm_signal_fd = vm->signal_fd;
 	vm->pvm = cfg->pvm == PVM_ON || (cfg->pvm == PVM_AUTO && pvm__detect());
 	if (vm->pvm) {
 		log_info(
@@ -748,17 +788,59 @@ fail:
 	return ret ? ret : -EINVAL;
 }
 
+/* What ember exits with once the VM has stopped (see vm__run()). */
+static int vm__exit_status(const struct vm *vm)
+{
+	const char *panic = console_out__panic(vm->console_out);
+	const char *run = vm->cfg.run_cmd ? " before the command reported its "
+					    "exit status" :
+					    "";
+
+	if (vm->stop == VM_STOP_ERROR)
+		return VM_EXIT_EMBER_ERROR;
+	if (vm->stop == VM_STOP_SIGNAL) {
+		log_warn("stopped by signal %d", (int)vm_stop_signal);
+		return 128 + vm_stop_signal;
+	}
+	if (vm->have_status)
+		return (int)(vm->exit_status & 0xff);
+	if (panic) {
+		/* Without the patch guest init dies of SIGSEGV (README). */
+		log_error("the guest kernel panicked%s: %s%s", run, panic,
+			  vm->pvm && strstr(panic, "Attempted to kill init") ?
+				  " (on PVM hosts, a guest kernel without "
+				  "ember's SYSCALL patch ends this way: see "
+				  "README)" :
+				  "");
+		return VM_EXIT_EMBER_ERROR;
+	}
+	if (vm->stop == VM_STOP_CRASH) {
+		log_error("the guest crashed (triple fault)%s", run);
+		return VM_EXIT_EMBER_ERROR;
+	}
+	if (vm->stop == VM_STOP_REBOOT && vm->cfg.run_cmd) {
+		log_error("the guest rebooted%s: a reboot from inside the "
+			  "guest%s",
+			  run,
+			  vm->cfg.console == CONSOLE_NONE ?
+				  ", or a kernel panic (its message does not "
+				  "reach ember with --console none)" :
+				  "");
+		return VM_EXIT_EMBER_ERROR;
+	}
+	return 0; /* a reboot without --run, or Ctrl-A x */
+}
+
 static void vm__console_quit(void *opaque)
 {
 	log_info("console: Ctrl-A x, stopping the VM");
-	vm__request_stop(opaque, VM_STOP_RESET);
+	vm__request_stop(opaque, VM_STOP_QUIT);
 }
 
 int vm__run(struct vm *vm)
 {
 	struct console *con = NULL;
 	unsigned int i;
-	int status;
 
 	/* A --run command's stdin is empty (guest init): nothing to pass. */
 	if (vm->cfg.console == CONSOLE_STDIO && !vm->cfg.run_cmd)
@@ -772,23 +854,17 @@ int vm__run(struct vm *vm)
 			break;
 		}
 	}
+	/* No timeout: signals arrive through vm->signal_fd. */
 	pthread_mutex_lock(&vm->lock);
-	while (vm->stop == VM_STOP_NONE) {
-		struct timespec t;
-
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 50 * 1000 * 1000;
-		if (t.tv_nsec >= 1000000000) {
-			t.tv_sec++;
-			t.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&vm->cond, &vm->lock, &t);
-		if (vm_stop_signal && vm->stop == VM_STOP_NONE) {
-			vm->stop = VM_STOP_SIGNAL;
-			vm->t_stop_ms = log__ms();
-		}
+	while (vm->stop == VM_STOP_NONE && !vm_stop_signal)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	if (vm->stop == VM_STOP_NONE) {
+		vm->stop = VM_STOP_SIGNAL;
+		vm->t_stop_ms = log__ms();
 	}
 	pthread_mutex_unlock(&vm->lock);
+	/* A vCPU waiting on a stalled console reader must not hold us. */
+	console_out__stop(vm->console_out);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vcpu__kick(&vm->vcpus[i]);
 	for (i = 0; i < vm->nr_vcpus; i++)
@@ -796,28 +872,7 @@ int vm__run(struct vm *vm)
 	event__destroy(vm->events);
 	vm->events = NULL;
 	console__destroy(con);
-
-	if (vm->stop == VM_STOP_ERROR)
-		return VM_EXIT_EMBER_ERROR;
-	if (vm->stop == VM_STOP_SIGNAL) {
-		log_warn("stopped by signal %d", (int)vm_stop_signal);
-		return 128 + vm_stop_signal;
-	}
-	if (vm->have_status)
-		status = (int)(vm->exit_status & 0xff);
-	else if (vm->cfg.run_cmd) {
-		log_error(
-			"the guest reset without reporting the command's exit "
-			"status (kernel panic, or no ember guest init?%s)",
-			vm->pvm ?
-				" On PVM hosts the guest kernel needs ember's "
-				"SYSCALL patch: see README" :
-				"");
-		status = VM_EXIT_EMBER_ERROR;
-	} else {
-		status = 0;
-	}
-	return status;
+	return vm__exit_status(vm);
 }
 
 void vm__destroy(struct vm *vm)
@@ -832,6 +887,10 @@ void vm__destroy(struct vm *vm)
 		free(vm->vcpus);
 	}
 	event__destroy(vm->events);
+	if (vm->signal_fd >= 0) {
+		vm_signal_fd = -1;
+		close(vm->signal_fd);
+	}
 	vm__virtio_destroy(vm);
 	serial__destroy(vm->serial);
 	i8042__destroy(vm->i8042);
@@ -840,6 +899,7 @@ void vm__destroy(struct vm *vm)
 	guest_signal__destroy(vm->exit_status_dev);
 	if (vm->console_fd > STDERR_FILENO)
 		close(vm->console_fd);
+	console_out__destroy(vm->console_out);
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
 	if (vm->kvm_fd >= 0)

@@ -18,11 +18,14 @@
 
 struct vcpu;
 struct event_loop;
+struct console_out;
 
 /* Why the VM stopped. */
 enum vm_stop_reason {
 	VM_STOP_NONE = 0,
-	VM_STOP_RESET, /* guest reset (i8042 or triple fault) */
+	VM_STOP_REBOOT, /* the guest reset itself (i8042: reboot or panic) */
+	VM_STOP_CRASH, /* the guest crashed (triple fault) */
+	VM_STOP_QUIT, /* the user asked from the console (Ctrl-A x) */
 	VM_STOP_GUEST_EXIT, /* guest init reported its exit status */
 	VM_STOP_ERROR, /* fatal error, already logged */
 	VM_STOP_SIGNAL, /* ember got SIGINT, SIGTERM or SIGHUP */
@@ -68,6 +71,7 @@ struct vm {
 	uint32_t tsc_khz;
 	uint64_t entry;
 	int console_fd; /* -1: discard */
+	struct console_out *console_out; /* the UART's output side */
 	struct event_loop *events; /* the event thread's loop */
 	struct vm_virtio virtio[VM_MAX_VIRTIO];
 	unsigned int nr_virtio;
@@ -84,6 +88,7 @@ struct vm {
 	bool have_status;
 	uint32_t exit_status;
 	double t_first_run_ms, t_console_ms, t_boot_timer_ms, t_stop_ms;
+	int signal_fd; /* eventfd the stop signals' handler writes; -1 */
 	uint64_t exits[EXIT_KINDS];
 };
 
@@ -99,8 +104,11 @@ int vm__create(const struct vm_config *cfg, struct vm **out);
 /*
  * vm__run() - start the vCPU threads and wait until the guest resets or
  * a fatal error or a signal stops it.  Returns the process exit status
- * ember should end with: the guest's reported status, 0 for a plain reset
- * without --run, 128 + N after signal N, or VM_EXIT_EMBER_ERROR.
+ * ember should end with: the guest's reported status; without --run, 0
+ * when the guest rebooted itself or the user quit; 128 + N after signal
+ * N; VM_EXIT_EMBER_ERROR for ember's failures and for a guest that ended
+ * without the status it owed (a kernel panic, a crash, a reboot before
+ * the --run command reported), each told apart in one error line.
  */
 int vm__run(struct vm *vm);
 

@@ -100,6 +100,9 @@ boot panic --kernel "$K" --initrd "$TMP/bad.cpio" --mem 64 --run true
 # and its exit status becomes ember's.
 printf 'echo interactive-$((6 * 7))\nexit 3\n' >"$TMP/typed"
 STDIN=$TMP/typed boot interactive --kernel "$K" --initrd "$I" --mem 96
+# Boot 8: `--run 'reboot -f'`: a reboot from inside the guest is told
+# apart from a crash or a panic.
+boot reboot --kernel "$K" --initrd "$I" --mem 64 --run 'reboot -f'
 # Boot 7: the root filesystem on virtio-blk (a copy: the build's image is
 # shared), Python from it, and a file written there.
 cp --sparse=always "$GUEST/rootfs.ext4" "$TMP/root.ext4"
@@ -110,14 +113,16 @@ wait
 check "bzImage: boots and runs the command" "$(show bzimage)" status_is bzimage 0
 check "SMP: the guest sees 2 vCPUs" "$(show bzimage)" out_has bzimage "cpus=2"
 check "panic: ember exits 125" "$(show panic)" status_is panic 125
-check "panic: ember says the guest reset without a status" "$(show panic)" \
-	grep -q 'reset without reporting' "$TMP/panic.err"
+check "panic: ember says the guest kernel panicked and quotes why" "$(show panic)" \
+	grep -qE 'error: the guest kernel panicked before the command reported its exit status: (No working init|VFS: |Attempted to kill init)' "$TMP/panic.err"
 check "panic: the kernel's panic is on the console" "$(show panic)" \
 	grep -q 'Kernel panic' "$TMP/panic.out"
 check "interactive: the shell ran the typed command" "$(show interactive)" \
 	grep -q 'interactive-42' "$TMP/interactive.out"
 check "interactive: the shell's exit status is ember's" "$(show interactive)" \
 	status_is interactive 3
+check "reboot: ember exits 125 and says the guest rebooted itself" "$(show reboot)" \
+	sh -c "[ \"\$(cat '$TMP/reboot.rc')\" = 125 ] && grep -q 'error: the guest rebooted before the command reported its exit status: a reboot from inside the guest' '$TMP/reboot.err' && ! grep -qi 'panic\\|syscall' '$TMP/reboot.err'"
 check "rootfs: Python on the virtio-blk root prints 5050" "$(show rootfs)" \
 	out_has rootfs "5050"
 check "rootfs: exit 0" "$(show rootfs)" status_is rootfs 0
@@ -125,3 +130,66 @@ check "rootfs: the file written in the guest is in the image (debugfs)" \
 	"$(show rootfs)" sh -c "debugfs -R 'cat /root/f' '$TMP/root.ext4' 2>/dev/null | grep -qx from-root"
 check "rootfs: the image is clean after the run (e2fsck)" "$(show rootfs)" \
 	e2fsck -fn "$TMP/root.ext4"
+
+# The console's reader goes away.  Boot 9: at once (`ember ... | true`);
+# ember must not die of SIGPIPE (141) but end with the guest's status.
+# Boot 10: a reader that stalls with its pipe full (4 KiB here, so that
+# the guest's output is short), then goes: the guest waits meanwhile,
+# then its output is dropped and counted, and ember ends with its status.
+: >"$TMP/gone.out"
+: >"$TMP/stalled.out"
+( "$EMBER" --kernel "$K" --initrd "$I" --mem 64 --run 'echo hi; exit 7' \
+	2>"$TMP/gone.err" </dev/null | true
+  echo "${PIPESTATUS[0]}" >"$TMP/gone.rc" ) &
+python3 - "$TMP/stalled" "$EMBER" --kernel "$K" --initrd "$I" --mem 64 --stats \
+	--run 'yes | head -c 12000; exit 7' <<'EOF' &
+import fcntl, os, subprocess, sys, time
+out = sys.argv[1]
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: one page
+p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=w,
+                     stderr=open(out + ".err", "w"))
+os.close(w)
+got = b""
+while len(got) < 4096:  # the guest has started to print
+    got += os.read(r, 4096)
+time.sleep(3)  # stalled: the pipe fills, ember must wait, not die
+os.close(r)  # gone
+try:
+    rc = p.wait(timeout=300)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = "hung"
+open(out + ".rc", "w").write("%s\n" % rc)
+EOF
+# Boot 11: a stdin stream that never ends (`yes | ember`, the shell's
+# console): it reaches the guest at a bounded rate and never starves it.
+# The guest boots and runs the streamed commands; SIGTERM then stops it.
+( yes 'echo $((6*7))' | "$EMBER" --kernel "$K" --initrd "$I" --mem 96 \
+	--boot-timer >"$TMP/flood.out" 2>"$TMP/flood.err" &
+  pid=$!
+  for _ in $(seq 480); do
+	tr -d '\r' <"$TMP/flood.out" | grep -qx 42 && break
+	sleep 0.5
+  done
+  kill -TERM "$pid"
+  wait "$pid"
+  echo $? >"$TMP/flood.rc" ) &
+wait
+
+check "console reader gone at once: ember exits with the guest's status (7, not SIGPIPE's 141)" \
+	"$(show gone)" status_is gone 7
+check "console reader gone at once: no sanitizer report" "$(show gone)" \
+	no_sanitizer_report gone
+check "console reader stalled, then gone: the guest's status (7), no hang" \
+	"$(show stalled)" status_is stalled 7
+check "console reader stalled, then gone: the dropped output is counted" \
+	"$(show stalled)" grep -qE 'console_dropped_bytes=[1-9]' "$TMP/stalled.err"
+check "console reader stalled, then gone: no sanitizer report" "$(show stalled)" \
+	no_sanitizer_report stalled
+check "stdin flood: the guest still boots (boot timer)" "$(show flood)" \
+	grep -q 'guest boot time' "$TMP/flood.err"
+check "stdin flood: the shell runs the streamed commands" "$(show flood)" \
+	sh -c "tr -d '\r' <'$TMP/flood.out' | grep -qx 42"
+check "stdin flood: SIGTERM stops it (143), no sanitizer report" "$(show flood)" \
+	sh -c "[ \"\$(cat '$TMP/flood.rc')\" = 143 ] && ! grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' '$TMP/flood.err'"

@@ -30,9 +30,14 @@
 #define GSI	  4
 #define FIFO_SIZE 64
 
+/* 8N1 at 115200 baud (divisor 1): 10 bits. */
+#define CHAR_NS 86805ULL
+#define MS	1000000ULL
+
 struct fixture {
 	struct device *d;
 	int pipe[2];
+	uint64_t now; /* the fake clock, ns */
 	unsigned int irq_calls;
 	int irq_level;
 	unsigned int irq_gsi;
@@ -47,9 +52,22 @@ static void fake_irq(void *opaque, unsigned int gsi, int level)
 	f->irq_gsi = gsi;
 }
 
+static void fake_tx(void *opaque, uint8_t byte)
+{
+	struct fixture *f = opaque;
+
+	assert_int_equal(write(f->pipe[1], &byte, 1), 1);
+}
+
+static uint64_t fake_now(void *opaque)
+{
+	return ((struct fixture *)opaque)->now;
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
+	struct serial_host host = { .tx = fake_tx, .now_ns = fake_now };
 	struct irq_line irq;
 
 	if (!f)
@@ -59,8 +77,10 @@ static int setup(void **state)
 		return -1;
 	}
 	f->irq_gsi = ~0u;
+	f->now = 1000000 * MS;
+	host.opaque = f;
 	irq = (struct irq_line){ .set = fake_irq, .opaque = f, .gsi = GSI };
-	f->d = serial__create(f->pipe[1], irq);
+	f->d = serial__create(&host, irq);
 	if (!f->d) {
 		close(f->pipe[0]);
 		close(f->pipe[1]);
@@ -93,6 +113,14 @@ static uint8_t rd(struct fixture *f, uint64_t off)
 static void wr(struct fixture *f, uint64_t off, uint8_t v)
 {
 	f->d->ops->write(f->d, off, &v, 1);
+}
+
+/* serial__input() with the retry time dropped. */
+static size_t input(struct fixture *f, const void *buf, size_t len)
+{
+	uint64_t retry;
+
+	return serial__input(f->d, buf, len, &retry);
 }
 
 /* Bytes waiting in the pipe (non-blocking), at most @len. */
@@ -136,7 +164,7 @@ static void test_transmit(void **state)
 static void test_transmit_discard(void **state)
 {
 	struct irq_line irq = { 0 };
-	struct device *d = serial__create(-1, irq);
+	struct device *d = serial__create(NULL, irq);
 	uint8_t v = 'x';
 
 	(void)state;
@@ -237,7 +265,7 @@ static void test_receive(void **state)
 
 	wr(f, IER, 0x01);
 	assert_int_equal(f->irq_calls, 0);
-	assert_int_equal(serial__input(f->d, "hi", 2), 2);
+	assert_int_equal(input(f, "hi", 2), 2);
 	assert_int_equal(f->irq_calls, 1);
 	assert_int_equal(f->irq_level, 1);
 	assert_int_equal(rd(f, LSR), 0x61);
@@ -262,7 +290,7 @@ static void test_receive_priority(void **state)
 
 	/* RDI outranks THRI; THRI shows once the data is read. */
 	wr(f, IER, 0x03);
-	assert_int_equal(serial__input(f->d, "x", 1), 1);
+	assert_int_equal(input(f, "x", 1), 1);
 	assert_int_equal(rd(f, IIR), 0x04);
 	assert_int_equal(rd(f, RX), 'x');
 	assert_int_equal(f->irq_level, 1);
@@ -275,14 +303,14 @@ static void test_receive_without_ier(void **state)
 	struct fixture *f = *state;
 
 	/* No tty open (RDI off): input stays with the caller. */
-	assert_int_equal(serial__input(f->d, "ab", 2), 0);
+	assert_int_equal(input(f, "ab", 2), 0);
 	assert_int_equal(f->irq_calls, 0);
 	assert_int_equal(rd(f, LSR), 0x60);
 	assert_int_equal(rd(f, IIR), 0x01);
 	/* Once the driver listens, input is queued and interrupts. */
 	wr(f, IER, 0x01);
 	assert_int_equal(f->irq_calls, 0);
-	assert_int_equal(serial__input(f->d, "ab", 2), 2);
+	assert_int_equal(input(f, "ab", 2), 2);
 	assert_int_equal(f->irq_calls, 1);
 	assert_int_equal(f->irq_level, 1);
 	assert_int_equal(rd(f, LSR), 0x61);
@@ -293,30 +321,127 @@ static void test_receive_without_ier(void **state)
 	assert_int_equal(rd(f, RX), 0);
 	/* Loopback disconnects the input, as on a real 16550. */
 	wr(f, MCR, 0x10);
-	assert_int_equal(serial__input(f->d, "c", 1), 0);
+	assert_int_equal(input(f, "c", 1), 0);
 }
 
 static void test_fifo_limit(void **state)
 {
 	struct fixture *f = *state;
 	uint8_t in[100];
+	size_t n = 0, got;
 	unsigned int i;
 
 	for (i = 0; i < sizeof(in); i++)
 		in[i] = (uint8_t)i;
 	wr(f, IER, 0x01);
-	assert_int_equal(serial__input(f->d, in, sizeof(in)), FIFO_SIZE);
-	assert_int_equal(serial__input(f->d, in, 1), 0);
+	/* Bursts of SERIAL_RX_BURST as the line time passes; the FIFO fills. */
+	do {
+		got = input(f, in + n, sizeof(in) - n);
+		assert_true(got <= SERIAL_RX_BURST);
+		n += got;
+		f->now += SERIAL_RX_BURST * CHAR_NS;
+	} while (got);
+	assert_int_equal(n, FIFO_SIZE);
+	assert_int_equal(input(f, in, 1), 0);
 	for (i = 0; i < 10; i++)
 		assert_int_equal(rd(f, RX), i);
 	/* Room for 10 more; the ring wraps. */
-	assert_int_equal(serial__input(f->d, in + 80, 20), 10);
+	f->now += 1000 * MS;
+	assert_int_equal(input(f, in + 80, 20), 10);
 	for (i = 10; i < FIFO_SIZE; i++)
 		assert_int_equal(rd(f, RX), i);
 	for (i = 80; i < 90; i++)
 		assert_int_equal(rd(f, RX), i);
 	assert_int_equal(rd(f, LSR), 0x60);
-	assert_int_equal(serial__input(f->d, in, 0), 0);
+	assert_int_equal(input(f, in, 0), 0);
+}
+
+/*
+ * A stream that never ends (`yes | ember`) reaches the guest at the
+ * line's rate, whatever the host offers: about 11.5 KB/s at 115200 8N1,
+ * 960 B/s at 9600 baud; after an idle line, SERIAL_RX_BURST at once.
+ */
+static void test_receive_pacing_baud(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		uint8_t dll;
+		size_t per_s;
+	} rates[] = { { 1, 11520 }, { 12, 960 } };
+	uint8_t in[256] = { 0 };
+	uint64_t retry;
+	unsigned int r, step;
+
+	wr(f, LCR, 0x03);
+	wr(f, IER, 0x01);
+	assert_int_equal(serial__input(f->d, in, sizeof(in), &retry),
+			 SERIAL_RX_BURST);
+	assert_int_equal(retry, CHAR_NS);
+	/* Nothing more before the line has carried the next character. */
+	f->now += CHAR_NS - 1;
+	assert_int_equal(input(f, in, sizeof(in)), 0);
+	for (r = 0; r < 2; r++) {
+		size_t total = 0;
+
+		wr(f, LCR, 0x83);
+		wr(f, DLL, rates[r].dll);
+		wr(f, DLM, 0);
+		wr(f, LCR, 0x03);
+		/* One second in 1 ms steps; the guest reads at once. */
+		for (step = 0; step < 1000; step++) {
+			f->now += MS;
+			total += input(f, in, sizeof(in));
+			while (rd(f, LSR) & 0x01)
+				rd(f, RX);
+		}
+		assert_true(total <= rates[r].per_s + SERIAL_RX_BURST);
+		assert_true(total >= rates[r].per_s * 95 / 100);
+	}
+	/* An idle line banks no more than a burst. */
+	f->now += 60000 * MS;
+	assert_int_equal(input(f, in, sizeof(in)), SERIAL_RX_BURST);
+}
+
+/*
+ * However slow the guest is at taking input (an emulated guest kernel
+ * pays milliseconds per interrupt), it gets as much time again for its
+ * own work before the next byte: input can slow it down by half at most.
+ */
+static void test_receive_pacing_guest(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t in[64] = { 0 };
+	uint64_t retry;
+	unsigned int i;
+
+	wr(f, IER, 0x01);
+	assert_int_equal(input(f, in, 4), 4);
+	/* The guest takes 5 ms to empty the FIFO. */
+	for (i = 0; i < 4; i++) {
+		f->now += 5 * MS / 4;
+		rd(f, RX);
+	}
+	assert_int_equal(serial__input(f->d, in, 4, &retry), 0);
+	assert_int_equal(retry, 5 * MS);
+	f->now += 5 * MS - 1;
+	assert_int_equal(input(f, in, 4), 0);
+	f->now += 1;
+	assert_true(input(f, in, 4) > 0);
+	/* A guest stopped for a minute does not stall its input a minute. */
+	while (rd(f, LSR) & 0x01)
+		rd(f, RX);
+	f->now += 1000 * MS;
+	assert_int_equal(input(f, in, 1), 1);
+	f->now += 60000 * MS;
+	rd(f, RX);
+	assert_int_equal(serial__input(f->d, in, 1, &retry), 0);
+	assert_true(retry <= 100 * MS);
+	f->now += 100 * MS;
+	assert_int_equal(input(f, in, 1), 1);
+	/* Waiting on the guest (FIFO full, or no tty): retry 0, poll. */
+	wr(f, IER, 0x00);
+	assert_int_equal(serial__input(f->d, in, 1, &retry), 0);
+	assert_int_equal(retry, 0);
 }
 
 static void test_loopback(void **state)
@@ -435,6 +560,8 @@ int main(void)
 		T(test_receive_priority),
 		T(test_receive_without_ier),
 		T(test_fifo_limit),
+		T(test_receive_pacing_baud),
+		T(test_receive_pacing_guest),
 		T(test_loopback),
 		T(test_loopback_fifo_full),
 		T(test_odd_accesses),
