@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../guest-init/protocol.h"
+#include "../vmm/config.h"
 #include "agent_client.h"
 #include "clock.h"
 #include "sandbox.h"
@@ -107,18 +108,14 @@ static void report(const char *msg)
 }
 
 /* A decimal in [@min, @max]: 0, or -1 after saying what is wrong. */
-static int parse_uint(const char *opt, const char *s, unsigned long min,
-		      unsigned long max, unsigned int *out)
+static int parse_uint(const char *opt, const char *s, unsigned int min,
+		      unsigned int max, unsigned int *out)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+	if (config__parse_uint(s, min, max, &v)) {
 		fprintf(stderr,
-			"emberctl: %s wants a number from %lu to %lu, "
-			"not '%s'\n",
+			"emberctl: %s wants a number from %u to %u, not '%s'\n",
 			opt, min, max, s);
 		return -1;
 	}
@@ -216,6 +213,7 @@ static int cmd_run(int argc, char **argv)
 	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX], err[4096];
 	char id[SANDBOX_ID_LEN + 1];
 	const char *kernel_opt = NULL, *rootfs_opt = NULL;
+	uint64_t mem;
 	struct sandbox_opts o = {
 		.mem_mib = SANDBOX_DEF_MEM,
 		.vcpus = 1,
@@ -227,13 +225,21 @@ static int cmd_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (parse_uint("--mem", optarg, 16, 1048576,
-				       &o.mem_mib))
+			/* ember's own limits and words (vmm/config.h). */
+			if (config__parse_mem(optarg, &mem, err, sizeof(err))) {
+				fprintf(stderr, "emberctl: --mem %s: %s\n",
+					optarg, err);
 				return 2;
+			}
+			o.mem_mib = (unsigned int)mem;
 			break;
 		case 'c':
-			if (parse_uint("--vcpus", optarg, 1, 32, &o.vcpus))
+			if (config__parse_vcpus(optarg, &o.vcpus, err,
+						sizeof(err))) {
+				fprintf(stderr, "emberctl: --vcpus %s: %s\n",
+					optarg, err);
 				return 2;
+			}
 			break;
 		case 't':
 			if (parse_uint("--ttl", optarg, 0, 100U * 365 * 86400,
@@ -591,6 +597,20 @@ static int split_remote(char *arg, char **ref, char **path)
 	return 1;
 }
 
+/*
+ * Not ID:PATH, but meant as one?  "a/b:/tmp/x" has a ':' after a part
+ * that is no path (a local path with ':' starts with '/' or '.' there);
+ * returns the length of that would-be id, else 0.
+ */
+static int bad_ref(const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+
+	if (!colon || colon == arg || arg[0] == '/' || arg[0] == '.')
+		return 0;
+	return (int)(colon - arg);
+}
+
 /* The last component of @p (trailing slashes ignored) in @out. */
 static int base_name(const char *p, char *out, size_t outsz)
 {
@@ -765,7 +785,7 @@ static int cmd_cp(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = cp_stop };
 	struct agent_client *c;
 	struct sandbox_info sb;
-	int in, out, rc;
+	int in, out, bad, rc;
 
 	if (argc == 2 &&
 	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -779,6 +799,12 @@ static int cmd_cp(int argc, char **argv)
 	}
 	out = split_remote(argv[1], &sref, &spath);
 	in = split_remote(argv[2], &dref, &dpath);
+	bad = bad_ref(argv[1]) ? 1 : bad_ref(argv[2]) ? 2 : 0;
+	if (!in && !out && bad) {
+		fprintf(stderr, "emberctl: cp: not a sandbox id: %.*s\n",
+			bad_ref(argv[bad]), argv[bad]);
+		return 2;
+	}
 	if (in == out) {
 		fprintf(stderr, "emberctl: cp: exactly one of SRC and DST must "
 				"be ID:PATH\n");

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,40 +50,57 @@ struct sup {
 	int ember_reaped;
 };
 
-/* Append the last TAIL_LINES lines of @path to @out as "\n<label>: ...". */
-static void tail(const char *path, const char *label, char *out, size_t outsz)
+/*
+ * The last 4 KiB of @path in @buf (@bufsz bytes, NUL-terminated), printable
+ * text only (the console has escapes and CRs).  Returns the length, or 0.
+ */
+static size_t read_end(const char *path, char *buf, size_t bufsz)
 {
-	char buf[4096], *lines[TAIL_LINES];
-	size_t len = strlen(out), nl = 0, i;
 	ssize_t n;
 	off_t size;
+	size_t i;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return;
+		return 0;
 	size = lseek(fd, 0, SEEK_END);
 	if (size < 0)
 		size = 0;
-	n = pread(fd, buf, sizeof(buf) - 1,
-		  size > (off_t)sizeof(buf) - 1 ?
-			  size - (off_t)sizeof(buf) + 1 :
-			  0);
+	n = pread(fd, buf, bufsz - 1,
+		  size > (off_t)bufsz - 1 ? size - (off_t)bufsz + 1 : 0);
 	close(fd);
 	if (n <= 0)
-		return;
+		return 0;
 	buf[n] = '\0';
-	/* Keep printable text only: the console has escapes and CRs. */
 	for (i = 0; i < (size_t)n; i++)
 		if (buf[i] == '\r' || buf[i] == '\t')
 			buf[i] = ' ';
 		else if (buf[i] != '\n' && ((unsigned char)buf[i] < 0x20 ||
 					    (unsigned char)buf[i] == 0x7f))
 			buf[i] = '?';
+	return (size_t)n;
+}
+
+/*
+ * Append the last TAIL_LINES lines of @path to @out as "\n<label>: ...",
+ * each without @strip where it starts with it (ember's log lines start
+ * with "ember: " themselves).
+ */
+static void tail(const char *path, const char *label, const char *strip,
+		 char *out, size_t outsz)
+{
+	char buf[4096], *lines[TAIL_LINES];
+	size_t len = strlen(out), nl = 0, i;
+
+	if (!read_end(path, buf, sizeof(buf)))
+		return;
 	for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
 		while (*l == ' ')
 			l++;
+		if (strip && !strncmp(l, strip, strlen(strip)))
+			l += strlen(strip);
 		if (!*l)
 			continue;
 		if (nl == TAIL_LINES) {
@@ -182,6 +200,30 @@ static int sup_events(struct sup *s, int ms)
 	if (rc)
 		return rc;
 	return s->ember_reaped ? -ECHILD : 0;
+}
+
+/*
+ * Why ember ended: its last error line ("ember: [ ms] error: WHY"), WHY
+ * into @out.  Returns 0, or -1 when its log @path has none.
+ */
+static int ember_error(const char *path, char *out, size_t outsz)
+{
+	static const char mark[] = "] error: ";
+	char buf[4096], *why = NULL;
+
+	if (!read_end(path, buf, sizeof(buf)))
+		return -1;
+	for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char *m = strstr(l, mark);
+
+		if (!strncmp(l, "ember: [", 8) && m)
+			why = m + sizeof(mark) - 1;
+	}
+	if (!why || !*why)
+		return -1;
+	snprintf(out, outsz, "%s", why);
+	return 0;
 }
 
 static void describe_exit(int st, char *out, size_t outsz)
@@ -327,6 +369,7 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 		path[PATH_MAX];
 	int64_t ttl_end = 0;
 	sigset_t set;
+	bool logged;
 	int rc;
 
 	setsid();
@@ -395,13 +438,20 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	remove_dir(s);
 	_exit(0);
 fail:
-	/* What the guest and ember said, before it all goes. */
+	/*
+	 * What the guest and ember said, before it all goes.  When ember
+	 * ended on an error (a guest kernel panic, a bad option), that line
+	 * is the reason: the console's last lines follow it.
+	 */
+	logged = files__pathf(path, sizeof(path), "%s/" SANDBOX_EMBER_LOG,
+			      s->info.dir) == 0 &&
+		 rc == -ECHILD && ember_error(path, why, sizeof(why)) == 0;
 	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_CONSOLE_NAME,
 			 s->info.dir) == 0)
-		tail(path, "console", why, sizeof(why));
-	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_EMBER_LOG,
-			 s->info.dir) == 0)
-		tail(path, "ember", why, sizeof(why));
+		tail(path, "console", NULL, why, sizeof(why));
+	if (!logged && files__pathf(path, sizeof(path), "%s/" SANDBOX_EMBER_LOG,
+				    s->info.dir) == 0)
+		tail(path, "ember", "ember: ", why, sizeof(why));
 	if (s->sig_fd >= 0)
 		stop_ember(s);
 	else if (s->info.ember > 0)

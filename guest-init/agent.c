@@ -73,6 +73,7 @@ struct slot {
 	/* SLOT_WRITE */
 	int file_fd; /* -1 after an error */
 	int file_err;
+	char file_msg[160]; /* what failed, for file_err; "" for "write file" */
 	uint64_t file_bytes;
 	/* a regular file is written here and renamed at FILE_END; else NULL */
 	char *tmp_path, *final_path;
@@ -488,6 +489,7 @@ static int write_file_open(struct slot *s, const char *path, mode_t mode)
 
 	if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
 		free(real);
+		snprintf(s->file_msg, sizeof(s->file_msg), "cannot open it");
 		return open_file(path, O_WRONLY | O_TRUNC, 0);
 	}
 	tmp = malloc(strlen(target) + 32);
@@ -504,6 +506,17 @@ static int write_file_open(struct slot *s, const char *path, mode_t mode)
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		fd = -errno;
+		/*
+		 * /proc and the like take no new files: say that it is the
+		 * temporary copy that failed, not the file named.
+		 */
+		snprintf(s->file_msg, sizeof(s->file_msg),
+			 "cannot create a file in %.*s, where the copy is "
+			 "written before it replaces the old one",
+			 slash && slash > target ? (int)(slash - target) : 1,
+			 !slash		? "." :
+			 slash > target ? target :
+					  "/");
 		free(tmp);
 		free(real);
 		return fd;
@@ -548,6 +561,7 @@ static void do_write_file(struct conn *c, const struct ember_agent_hdr *h,
 		return;
 	s->kind = SLOT_WRITE;
 	s->tmp_path = s->final_path = NULL;
+	s->file_msg[0] = '\0';
 	s->file_fd = write_file_open(s, f.path, f.mode);
 	if (s->file_fd < 0)
 		s->file_err = -s->file_fd;
@@ -567,6 +581,7 @@ static void do_file_data(struct conn *c, const struct ember_agent_hdr *h,
 		return;
 	if (s->file_bytes + h->len > EMBER_AGENT_MAX_FILE) {
 		s->file_err = EFBIG;
+		snprintf(s->file_msg, sizeof(s->file_msg), "writing");
 		return;
 	}
 	s->file_bytes += h->len;
@@ -577,6 +592,7 @@ static void do_file_data(struct conn *c, const struct ember_agent_hdr *h,
 			continue;
 		if (n <= 0) {
 			s->file_err = n < 0 ? errno : EIO;
+			snprintf(s->file_msg, sizeof(s->file_msg), "writing");
 			return;
 		}
 		off += (size_t)n;
@@ -593,19 +609,25 @@ static void do_file_end(struct conn *c, const struct ember_agent_hdr *h)
 	}
 	if (h->len)
 		s->file_err = s->file_err ? s->file_err : EPROTO;
-	if (s->file_fd >= 0 && close(s->file_fd) < 0 && !s->file_err)
+	if (s->file_fd >= 0 && close(s->file_fd) < 0 && !s->file_err) {
 		s->file_err = errno;
+		snprintf(s->file_msg, sizeof(s->file_msg), "writing");
+	}
 	s->file_fd = -1;
 	if (!s->file_err && s->tmp_path &&
-	    rename(s->tmp_path, s->final_path) < 0)
+	    rename(s->tmp_path, s->final_path) < 0) {
 		s->file_err = errno;
+		snprintf(s->file_msg, sizeof(s->file_msg),
+			 "cannot replace it with the copy");
+	}
 	if (!s->file_err) {
 		free(s->tmp_path); /* renamed: nothing to unlink */
 		s->tmp_path = NULL;
 	}
 	write_file_drop(s);
 	if (s->file_err)
-		send_errno(c, h->stream, s->file_err, "write file");
+		send_errno(c, h->stream, s->file_err,
+			   s->file_msg[0] ? s->file_msg : "write file");
 	else
 		send_frame(c, EMBER_AGENT_OK, h->stream, NULL, 0);
 	s->kind = SLOT_FREE;

@@ -148,6 +148,18 @@ check "fake: cp of a missing file fails and leaves no file" "$(show "$TMP/cp.err
 $E cp "$H/data.bin" "$H/x" 2>/dev/null
 rc=$?
 check "fake: cp wants exactly one ID:PATH" "exit $rc" [ $rc = 2 ]
+$E cp "$H/data.bin" "a/b:/tmp/x" 2>"$TMP/cpid.err"
+rc=$?
+check "fake: cp to an id with a '/' in it: not a sandbox id" \
+	"exit $rc; $(show "$TMP/cpid.err")" \
+	ev '[ $rc = 2 ] && grep -qx "emberctl: cp: not a sandbox id: a/b" "$TMP/cpid.err"'
+# /proc takes no new files: the copy (a new file renamed over the old)
+# cannot even start there, and the error says where it failed.
+$E cp "$H/data.bin" "$id:/proc/version" 2>"$TMP/cpproc.err"
+rc=$?
+check "fake: cp onto /proc/version names the directory that takes no file" \
+	"exit $rc; $(show "$TMP/cpproc.err")" \
+	ev '[ $rc = 1 ] && grep -q "copying to /proc/version: guest: cannot create a file in /proc, where the copy is written" "$TMP/cpproc.err" && ! grep -q "write file" "$TMP/cpproc.err"'
 mkdir "$H/l"
 printf old >"$H/l/target"
 ln -s target "$H/l/link"
@@ -240,6 +252,31 @@ check "fake: kill of a sandbox whose supervisor died: already gone, cleaned up" 
 	"exit $rc; $(show "$TMP/dead.err")" \
 	ev '[ $rc = 1 ] && grep -q "already gone" "$TMP/dead.err" && gone "$id" "$p"'
 
+# A guest kernel panic at boot: the panic's reason is the error, then
+# the console's last lines; ember's log line is not quoted twice.
+FAKE_PANIC=1 $E run >"$TMP/p.out" 2>"$TMP/p.err"
+rc=$?
+check "fake: a guest panic at boot: run says the guest kernel panicked, and why" \
+	"exit $rc; $(show "$TMP/p.err")" \
+	ev '[ $rc = 1 ] && head -1 "$TMP/p.err" | grep -qx "emberctl: the guest kernel panicked: VFS: Unable to mount root fs on unknown-block(254,0)" && grep -q "console: .*kernel_init" "$TMP/p.err" && ! grep -q "ember: ember:\|exited with status" "$TMP/p.err" && ! grep -q "$(printf "\033")" "$TMP/p.err" && state_empty'
+# Limits: ember's own, checked before anything starts, one line each.
+$E run --mem 300000 >"$TMP/m.out" 2>"$TMP/m.err"
+rc=$?
+check "fake: run --mem 300000: ember's limit, one line, status 2" \
+	"exit $rc; $(show "$TMP/m.err")" \
+	ev '[ $rc = 2 ] && [ "$(cat "$TMP/m.err")" = "emberctl: --mem 300000: guest RAM must be a whole number of MiB from 16 to 262144" ] && state_empty'
+host_mib=$(awk '/^MemTotal:/ { print int($2 / 1024) + 1 }' /proc/meminfo)
+if [ "$host_mib" -le 262144 ]; then
+	$E run --mem "$host_mib" >"$TMP/m.out" 2>"$TMP/m.err"
+	rc=$?
+	check "fake: run --mem beyond this host's RAM is refused, status 2" \
+		"exit $rc; $(show "$TMP/m.err")" \
+		ev '[ $rc = 2 ] && grep -q "^emberctl: --mem $host_mib: more guest RAM than this host has" "$TMP/m.err" && state_empty'
+fi
+$E run --vcpus 33 2>"$TMP/m.err"
+rc=$?
+check "fake: run --vcpus 33: ember's limit, status 2" "exit $rc; $(show "$TMP/m.err")" \
+	ev '[ $rc = 2 ] && grep -qx "emberctl: --vcpus 33: vCPUs must be a whole number from 1 to 32" "$TMP/m.err"'
 EMBER_STATE_DIR=$TMP/$(printf 'x%.0s' $(seq 80)) $E run 2>"$TMP/long.err"
 check "fake: a state directory too long for socket paths: a clear error" \
 	"$(show "$TMP/long.err")" grep -q 'too long for Unix socket paths' "$TMP/long.err"
@@ -265,6 +302,14 @@ export EMBER_BIN=$EMBER EMBER_KERNEL=$GUEST/vmlinux EMBER_ROOTFS=$GUEST/rootfs.e
 cp --sparse=always "$EMBER_ROOTFS" "$TMP/rootfs.orig"
 rm -f "$TMP"/*.err "$TMP/supervisor.log"
 
+# A root filesystem cut to 10 MiB: the guest kernel cannot mount it and
+# panics; run must say so, quoting the kernel's reason.  It boots beside
+# the three below.
+head -c 10M "$EMBER_ROOTFS" >"$TMP/rootfs.10m"
+( timeout "$BOOT_TIMEOUT" "$E" run --rootfs "$TMP/rootfs.10m" >"$TMP/pan.id" \
+	2>"$TMP/pan.err"
+  echo $? >"$TMP/pan.rc" ) &
+panic_run=$!
 # Three boots at once: A and B side by side, C with --ttl 5.
 bg_run() { # NAME ARGS...: id in $TMP/NAME.id, status NAME.rc, end NAME.at
 	local n=$1
@@ -293,6 +338,10 @@ bg_run c --ttl 5
 ) &
 watch=$!
 wait "${boots[@]}"
+wait "$panic_run"
+check "vm: a truncated rootfs: run says the guest kernel panicked, and why" \
+	"exit $(cat "$TMP/pan.rc"); $(show "$TMP/pan.err")" \
+	ev '[ "$(cat "$TMP/pan.rc")" = 1 ] && [ ! -s "$TMP/pan.id" ] && head -1 "$TMP/pan.err" | grep -q "^emberctl: the guest kernel panicked: VFS: Unable to mount root fs"'
 A=$(cat "$TMP/a.id")
 B=$(cat "$TMP/b.id")
 check "vm: three sandboxes boot at once and run prints their ids" \

@@ -12,6 +12,8 @@
 #   FAKE_BOOT_S=S      wait S seconds before listening (a slow boot)
 #   FAKE_EXIT_AFTER=S  exit 0 by itself S seconds after listening
 #   FAKE_FAIL=1        print an error and exit 1 at once
+#   FAKE_PANIC=1       a guest kernel panic at boot: a stack trace on the
+#                      console, ember's error line on stderr, exit 125
 #   FAKE_REPORT=FILE   append "size=N blocks=N same=0|1" about the drive
 #   FAKE_ROOTFS=FILE   the original image, for same= in the report
 import fcntl
@@ -58,6 +60,17 @@ def main():
                     (st.st_size, st.st_blocks, same))
     with open(console, "a") as f:
         f.write("fake guest: booting\n")
+    if os.environ.get("FAKE_PANIC"):
+        with open(console, "a") as f:
+            f.write("[    2.5] Kernel panic - not syncing: VFS: Unable to "
+                    "mount root fs on unknown-block(254,0)\r\n")
+            for fn in ("dump_stack_lvl", "panic", "mount_block_root",
+                       "prepare_namespace", "kernel_init", "\x1b[2J"):
+                f.write("[    2.5]  %s+0x10/0x20\r\n" % fn)
+        sys.stderr.write("ember: [ 2500.000 ms] error: the guest kernel "
+                         "panicked: VFS: Unable to mount root fs on "
+                         "unknown-block(254,0)\n")
+        sys.exit(125)
 
     stop = []
     signal.signal(signal.SIGTERM, lambda s, f: stop.append(s))
