@@ -26,6 +26,7 @@ struct console_out {
 	bool gone; /* the reader has gone: drop everything */
 	bool stopping; /* atomic: console_out__stop() was called */
 	uint64_t dropped;
+	double first_ms; /* the first byte's log__ms(); 0: none yet */
 	char line[CONSOLE_OUT_LINE_MAX];
 	size_t line_len; /* SIZE_MAX: this line is too long, skip it */
 	bool have_panic;
@@ -150,6 +151,8 @@ void console_out__tx(void *opaque, uint8_t byte)
 {
 	struct console_out *c = opaque;
 
+	if (!c->first_ms)
+		c->first_ms = log__ms();
 	console_out__watch(c, byte);
 	if (c->fd >= 0)
 		console_out__emit(c, byte);
@@ -164,6 +167,11 @@ void console_out__stop(struct console_out *c)
 uint64_t console_out__dropped(const struct console_out *c)
 {
 	return c ? c->dropped : 0;
+}
+
+double console_out__first_ms(const struct console_out *c)
+{
+	return c ? c->first_ms : 0;
 }
 
 const char *console_out__panic(const struct console_out *c)

@@ -49,6 +49,12 @@ void console_out__stop(struct console_out *c);
 uint64_t console_out__dropped(const struct console_out *c);
 
 /*
+ * console_out__first_ms() - when the guest transmitted its first byte, in
+ * ms since ember started (log__ms()); 0 if it has not (or @c is NULL).
+ */
+double console_out__first_ms(const struct console_out *c);
+
+/*
  * console_out__panic() - the reason of the first guest kernel panic seen
  * on the console (the text after "Kernel panic - not syncing: ", printable
  * ASCII only, at most CONSOLE_OUT_PANIC_MAX bytes), or NULL when none was.

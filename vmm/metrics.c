@@ -66,8 +66,9 @@ void metrics__print(const struct vm *vm)
 		"exits_emulated=%llu exits_intr=%llu exits_other=%llu "
 		"console_dropped_bytes=%llu rss_kib=%ld guest_resident_kib=%ld "
 		"vmm_rss_kib=%ld\n",
-		vm->t_first_run_ms, vm->t_console_ms, vm->t_boot_timer_ms,
-		vm->t_stop_ms, (unsigned long long)vm->exits[EXIT_IO],
+		vm->t_first_run_ms, console_out__first_ms(vm->console_out),
+		vm->t_boot_timer_ms, vm->t_stop_ms,
+		(unsigned long long)vm->exits[EXIT_IO],
 		(unsigned long long)vm->exits[EXIT_MMIO],
 		(unsigned long long)vm->exits[EXIT_EMULATED],
 		(unsigned long long)vm->exits[EXIT_INTR],

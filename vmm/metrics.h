@@ -11,8 +11,8 @@ struct vm;
 
 /*
  * metrics__print() - one line on stderr, "ember-stats: key=value ...":
- * first_run_ms, first_console_ms, boot_timer_ms, stop_ms (0 when it did
- * not happen), exits_io, exits_mmio, exits_emulated, exits_intr,
+ * first_run_ms, first_console_ms (the guest's first transmitted console
+ * byte), boot_timer_ms, stop_ms (0 when it did not happen), exits_io, exits_mmio, exits_emulated, exits_intr,
  * exits_other, console_dropped_bytes (guest console output lost to a
  * reader that went away or errors), rss_kib, guest_resident_kib,
  * vmm_rss_kib.  Call after vm__run() and before vm__destroy().

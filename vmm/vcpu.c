@@ -297,8 +297,6 @@ static void vcpu__io(struct vcpu *v)
 	uint32_t i;
 
 	/* data_offset and count*size come from KVM and lie in the page. */
-	if (out && run->io.port == SERIAL_COM1_PORT && !vm->t_console_ms)
-		vm->t_console_ms = log__ms();
 	for (i = 0; i < run->io.count; i++, data += run->io.size) {
 		if (bus__access(&vm->pio, run->io.port, data, run->io.size,
 				out))

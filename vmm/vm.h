@@ -87,7 +87,7 @@ struct vm {
 	enum vm_stop_reason stop;
 	bool have_status;
 	uint32_t exit_status;
-	double t_first_run_ms, t_console_ms, t_boot_timer_ms, t_stop_ms;
+	double t_first_run_ms, t_boot_timer_ms, t_stop_ms;
 	int signal_fd; /* eventfd the stop signals' handler writes; -1 */
 	uint64_t exits[EXIT_KINDS];
 };
