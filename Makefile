@@ -15,7 +15,8 @@ SAN	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 TCFLAGS	:= -std=gnu11 -O1 -g -D_GNU_SOURCE $(WARN) -fPIE -MMD -MP $(SAN)
 
 # Everything but main.c is a library the unit tests link against.
-LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c devices/*.c boot/*.c snapshot/*.c))
+LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c vmm/*/*.c devices/*.c boot/*.c \
+	snapshot/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -139,15 +140,15 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/x86_decode.c vmm/gva.c vmm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c,$(LIB_SRCS))
+	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/pvm/x86_decode.c vmm/pvm/gva.c vmm/pvm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c,$(LIB_SRCS))
 
 $(BUILD)/fuzz/fuzz_agent_protocol: guest-init/protocol.h
 
 # emberctl's agent client: api/ is not in LIB_SRCS.
-$(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c api/agent_client.c \
-		api/clock.c api/files.c api/agent_client.h guest-init/protocol.h
+$(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c api/sandbox/agent_client.c \
+		api/sandbox/clock.c api/sandbox/files.c api/sandbox/agent_client.h guest-init/protocol.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< api/agent_client.c api/clock.c api/files.c
+	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/agent_client.c api/sandbox/clock.c api/sandbox/files.c
 
 fuzz-build: $(FUZZ_TARGETS)
 
@@ -168,7 +169,7 @@ bench-blk: all guest
 	bench/blk
 
 lint:
-	clang-format --dry-run --Werror $(wildcard */*.c */*.h tests/*/*.c)
+	clang-format --dry-run --Werror $(wildcard */*.c */*.h */*/*.c */*/*.h)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr -I. vmm devices boot api
 
@@ -181,9 +182,10 @@ clean:
 # sanitizer build the tests drive; test_agent_client links the client alone
 # (not $(ASAN_LIB_OBJS)) and runs build/test/agent-host behind a fake
 # sandbox socket.
-EMBERCTL_SRCS := api/emberctl.c api/sandbox.c api/supervisor.c \
-		 api/files.c api/proc.c api/clock.c api/agent_client.c \
-		 vmm/config.c
+SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
+		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
+		api/sandbox/agent_client.c
+EMBERCTL_SRCS := api/emberctl/emberctl.c $(SANDBOX_SRCS) vmm/config.c
 
 all: $(BUILD)/emberctl
 asan: $(BUILD)/emberctl-asan
@@ -195,11 +197,11 @@ $(BUILD)/emberctl-asan: $(EMBERCTL_SRCS:%.c=$(BUILD)/asan/%.o)
 	$(CC) $(SAN) -pie -o $@ $^ $(LDLIBS)
 
 $(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
-		$(BUILD)/asan/api/agent_client.o $(BUILD)/asan/api/clock.o \
-		$(BUILD)/asan/api/files.o $(BUILD)/test/agent-host
+		$(BUILD)/asan/api/sandbox/agent_client.o $(BUILD)/asan/api/sandbox/clock.o \
+		$(BUILD)/asan/api/sandbox/files.o $(BUILD)/test/agent-host
 	@mkdir -p $(dir $@)
-	$(CC) $(TCFLAGS) -o $@ $< $(BUILD)/asan/api/agent_client.o \
-		$(BUILD)/asan/api/clock.o $(BUILD)/asan/api/files.o -lcmocka $(LDLIBS)
+	$(CC) $(TCFLAGS) -o $@ $< $(BUILD)/asan/api/sandbox/agent_client.o \
+		$(BUILD)/asan/api/sandbox/clock.o $(BUILD)/asan/api/sandbox/files.o -lcmocka $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

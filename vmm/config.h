@@ -34,7 +34,7 @@ struct drive_config {
 
 /*
  * The virtio-vsock device (--vsock cid=N,uds=PATH): the guest's CID and
- * the host-side Unix socket (vmm/vsock_uds.h).  uds_path NULL: none.
+ * the host-side Unix socket (vmm/backends/vsock_uds.h).  uds_path NULL: none.
  */
 struct vsock_config {
 	uint64_t guest_cid; /* 3..UINT32_MAX */

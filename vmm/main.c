@@ -325,7 +325,7 @@ int main(int argc, char **argv)
 	/*
 	 * A console reader that has gone (ember ... | head) must not kill
 	 * ember: its writes fail with EPIPE instead, and the guest's output
-	 * is dropped while the VM runs on (vmm/console_out.h).
+	 * is dropped while the VM runs on (vmm/backends/console_out.h).
 	 */
 	signal(SIGPIPE, SIG_IGN);
 	/* Stop the guest cleanly (and restore the terminal) on these. */

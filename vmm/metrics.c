@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "console_out.h"
+#include "backends/console_out.h"
 #include "vm.h"
 
 static long metrics__rss_kib(void)

@@ -16,7 +16,7 @@
 #include "../devices/serial.h"
 #include "cpuid.h"
 #include "log.h"
-#include "pvm.h"
+#include "pvm/pvm.h"
 #include "vm.h"
 
 #define X86_CR0_PE   (1ULL << 0)

@@ -29,14 +29,14 @@
 #include "../devices/serial.h"
 #include "../devices/virtio_blk.h"
 #include "../devices/virtio_rng.h"
-#include "console.h"
-#include "console_out.h"
+#include "backends/console.h"
+#include "backends/console_out.h"
 #include "event.h"
 #include "irq.h"
 #include "log.h"
-#include "pvm.h"
+#include "pvm/pvm.h"
 #include "vcpu.h"
-#include "vsock_uds.h"
+#include "backends/vsock_uds.h"
 
 /* Files bigger than this are not kernels or initrds ember will load. */
 #define VM_MAX_FILE (2ULL << 30)

@@ -14,7 +14,7 @@
 #include "bus.h"
 #include "config.h"
 #include "mem.h"
-#include "xstate.h"
+#include "pvm/xstate.h"
 
 struct vcpu;
 struct event_loop;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target: emberctl's side of the agent protocol
- * (api/agent_client.c) against a hostile guest.  The input, after a first
+ * (api/sandbox/agent_client.c) against a hostile guest.  The input, after a first
  * byte that picks the request (ping, exec with stdin, read file, write
  * file), is everything "the agent" answers: it sits in a socketpair whose
  * far end is then closed, so every call must end (with a result or an
@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "api/agent_client.h"
+#include "api/sandbox/agent_client.h"
 #include "guest-init/protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "vmm/gva.h"
+#include "vmm/pvm/gva.h"
 #include "vmm/mem.h"
-#include "vmm/x86_decode.h"
-#include "vmm/xstate.h"
+#include "vmm/pvm/x86_decode.h"
+#include "vmm/pvm/xstate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
  * FPU/SSE/AVX state at CPL0: ldmxcsr/stmxcsr, fwait, and the standard
  * (non-compacted) xsave64, xsaveopt64 and xrstor64, including their #GP
  * cases.  On a PVM host these are exactly the instructions ember emulates
- * itself (vmm/pvm_emulate.c, vmm/xstate.c); on hardware they run natively
+ * itself (vmm/pvm/pvm_emulate.c, vmm/pvm/xstate.c); on hardware they run natively
  * and the same checks hold.
  *
  * The PVM emulator cannot run VEX-encoded instructions (vmovdqu stops the

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * xsave64/xrstor64 with hostile memory operands and headers: what ember's
- * emulation of them on a PVM host (vmm/pvm_emulate.c, vmm/gva.c,
- * vmm/xstate.c) must answer exactly as the CPU does.  On hardware KVM the
+ * emulation of them on a PVM host (vmm/pvm/pvm_emulate.c, vmm/pvm/gva.c,
+ * vmm/pvm/xstate.c) must answer exactly as the CPU does.  On hardware KVM the
  * instructions run natively and the same checks hold.
  *
  * The guest builds its own 4-level page tables (identity map of RAM in

@@ -2,7 +2,7 @@
 /*
  * int3 at CPL0 raises #BP through the guest's IDT with RIP after the int3.
  * On a PVM host the emulator cannot run int3; ember skips it and injects
- * #BP (vmm/pvm_emulate.c).
+ * #BP (vmm/pvm/pvm_emulate.c).
  */
 #include "guest.h"
 

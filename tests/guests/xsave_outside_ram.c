@@ -3,7 +3,7 @@
  * xsave64/xrstor64 whose memory operand the guest's page tables place
  * outside guest RAM.  On real hardware such accesses go to whatever the
  * physical address holds (MMIO, or nothing: reads of all ones); ember's
- * emulation of these instructions on a PVM host (vmm/pvm_emulate.c) does
+ * emulation of these instructions on a PVM host (vmm/pvm/pvm_emulate.c) does
  * not route them to devices, so by design it stops the VM with one error
  * naming the address ("reaches outside guest RAM") and exits 125.  It
  * must never crash or touch host memory outside guest RAM.  On hardware

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Unit tests for emberctl's agent client (api/agent_client.c), without a
+ * Unit tests for emberctl's agent client (api/sandbox/agent_client.c), without a
  * VM: a fake sandbox listens on a Unix socket, answers the hybrid vsock
  * handshake (`CONNECT 1024\n` -> `OK 1\n`) and hands the connection to the
  * real agent built for this host (build/test/agent-host --fd N).  Then:
@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "../../api/agent_client.h"
+#include "../../api/sandbox/agent_client.h"
 #include "../../guest-init/protocol.h"
 
 #define AGENT_BIN "build/test/agent-host"

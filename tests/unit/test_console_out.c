@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Unit tests for vmm/console_out.c: guest console output to a pipe whose
+ * Unit tests for vmm/backends/console_out.c: guest console output to a pipe whose
  * reader goes away or stalls, and the panic-line watch.
  */
 #include <errno.h>
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "../../vmm/console_out.h"
+#include "../../vmm/backends/console_out.h"
 
 static void send_str(struct console_out *c, const char *s, size_t len)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for vmm/gva.c: the guest page-table walker. */
+/* Unit tests for vmm/pvm/gva.c: the guest page-table walker. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "../../vmm/gva.h"
+#include "../../vmm/pvm/gva.h"
 #include "../../vmm/mem.h"
 #include "test_util.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Unit tests for vmm/vsock_uds.c, the Unix-socket host side of
+ * Unit tests for vmm/backends/vsock_uds.c, the Unix-socket host side of
  * virtio-vsock: a real event thread and real Unix sockets on one side, a
  * fake guest driver (rx/tx queues in test RAM) on the other.  No KVM.
  */
@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "../../vmm/event.h"
-#include "../../vmm/vsock_uds.h"
+#include "../../vmm/backends/vsock_uds.h"
 #include "virtio_driver.h"
 
 #define RAM_BYTES (4 << 20)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for vmm/x86_decode.c: the 0f ae / int3 / fwait decoder. */
+/* Unit tests for vmm/pvm/x86_decode.c: the 0f ae / int3 / fwait decoder. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "../../vmm/x86_decode.h"
+#include "../../vmm/pvm/x86_decode.h"
 
 #define X86_R12 12
 

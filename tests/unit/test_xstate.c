@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for vmm/xstate.c: XSAVE/XRSTOR on standard-format areas. */
+/* Unit tests for vmm/pvm/xstate.c: XSAVE/XRSTOR on standard-format areas. */
 #include <cpuid.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../vmm/xstate.h"
+#include "../../vmm/pvm/xstate.h"
 #include "test_util.h"
 
 /* Legacy region and header offsets (SDM vol. 1 table 10-2, 13.4). */

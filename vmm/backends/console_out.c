@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "../log.h"
 
 /* How long one wait for a slow reader lasts before the stop flag is read. */
 #define CONSOLE_OUT_WAIT_MS 100

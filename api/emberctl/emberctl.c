@@ -24,11 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../guest-init/protocol.h"
-#include "../vmm/config.h"
-#include "agent_client.h"
-#include "clock.h"
-#include "sandbox.h"
+#include "../../guest-init/protocol.h"
+#include "../../vmm/config.h"
+#include "../sandbox/agent_client.h"
+#include "../sandbox/clock.h"
+#include "../sandbox/sandbox.h"
 
 /* exec's exit statuses for its own troubles (docker's, coreutils'). */
 #define EXIT_OWN      125

@@ -8,8 +8,8 @@
 #ifndef EMBER_VMM_CONSOLE_H
 #define EMBER_VMM_CONSOLE_H
 
-#include "../devices/device.h"
-#include "event.h"
+#include "../../devices/device.h"
+#include "../event.h"
 
 struct console;
 

@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../vmm/config.h"
+#include "../../vmm/config.h"
 #include "clock.h"
 #include "files.h"
 #include "proc.h"

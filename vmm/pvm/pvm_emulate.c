@@ -13,9 +13,9 @@
 #include <sys/ioctl.h>
 
 #include "gva.h"
-#include "log.h"
-#include "vcpu.h"
-#include "vm.h"
+#include "../log.h"
+#include "../vcpu.h"
+#include "../vm.h"
 #include "x86_decode.h"
 #include "xstate.h"
 

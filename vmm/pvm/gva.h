@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "mem.h"
+#include "../mem.h"
 
 /* Access kinds, and the #PF error-code bits (SDM 4.7) they map onto. */
 #define GVA_ACCESS_WRITE 0x02u

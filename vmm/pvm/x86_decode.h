@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A deliberately small x86-64 instruction decoder for the few
- * instructions ember emulates where the host cannot (vmm/pvm_emulate.c):
+ * instructions ember emulates where the host cannot (vmm/pvm/pvm_emulate.c):
  * legacy prefixes, REX, one-byte opcodes and 0f-prefixed two-byte opcodes
  * with a ModRM memory operand (Intel SDM vol. 2A chapter 2).  Pure.
  */

@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../guest-init/protocol.h"
+#include "../../guest-init/protocol.h"
 #include "agent_client.h"
 #include "clock.h"
 #include "files.h"

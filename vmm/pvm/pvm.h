@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../boot/cmdline.h"
+#include "../../boot/cmdline.h"
 
 struct vcpu;
 

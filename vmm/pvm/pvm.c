@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "../log.h"
 
 bool pvm__detect(void)
 {

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "event.h"
-#include "log.h"
+#include "../event.h"
+#include "../log.h"
 
 /* Connections still sending their CONNECT line count here too. */
 #define UDS_MAX_CONNS (VIRTIO_VSOCK_MAX_CONNS + 64)

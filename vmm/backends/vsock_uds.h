@@ -26,7 +26,7 @@
 
 #include <stdint.h>
 
-#include "../devices/virtio_vsock.h"
+#include "../../devices/virtio_vsock.h"
 
 struct event_loop;
 struct vsock_uds;

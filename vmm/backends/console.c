@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../devices/serial.h"
-#include "log.h"
+#include "../../devices/serial.h"
+#include "../log.h"
 
 #define CTRL_A 0x01
 /* Polling for the guest (its tty to open, its FIFO to drain), or a file. */
