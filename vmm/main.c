@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "../boot/layout.h"
 #include "config.h"
+#include "event.h"
 #include "log.h"
 #include "metrics.h"
 #include "vm.h"
@@ -312,9 +314,45 @@ static void std_fds_open(void)
 		close(fd);
 }
 
+/*
+ * The signal that asked ember to stop (SIGINT, SIGTERM, SIGHUP), the
+ * eventfd that wakes the event thread for it, and the VM it stops once
+ * built: process-wide because a signal handler can reach nothing else.
+ */
+static volatile sig_atomic_t stop_signal;
+static int stop_fd = -1;
+static struct vm *the_vm;
+
+static void on_signal(int sig)
+{
+	uint64_t one = 1;
+	int saved = errno;
+
+	if (!stop_signal)
+		stop_signal = sig;
+	/* A failed write means the counter is already non-zero: woken. */
+	if (stop_fd >= 0 && write(stop_fd, &one, sizeof(one)) < 0)
+		one = 0;
+	errno = saved;
+}
+
+/* On the event thread: stop the VM, if there is one yet (main checks). */
+static void on_stop_fd(void *opaque, int fd)
+{
+	struct vm *vm = __atomic_load_n(&the_vm, __ATOMIC_ACQUIRE);
+	uint64_t n;
+
+	(void)opaque;
+	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	if (vm)
+		vm__stop_by_signal(vm, stop_signal);
+}
+
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = vm__signal_stop };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct event_loop *el;
 	struct vm_config cfg;
 	struct vm *vm;
 	int status;
@@ -328,13 +366,31 @@ int main(int argc, char **argv)
 	 * is dropped while the VM runs on (vmm/backends/console_out.h).
 	 */
 	signal(SIGPIPE, SIG_IGN);
+	el = event__create();
+	if (!el)
+		return VM_EXIT_EMBER_ERROR;
+	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (stop_fd < 0 || event__add(el, stop_fd, on_stop_fd, NULL) ||
+	    event__start(el)) {
+		log_error("event loop: %s", strerror(errno));
+		event__destroy(el);
+		return VM_EXIT_EMBER_ERROR;
+	}
 	/* Stop the guest cleanly (and restore the terminal) on these. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (vm__create(&cfg, &vm))
+	if (vm__create(&cfg, el, &vm)) {
+		event__destroy(el);
 		return VM_EXIT_EMBER_ERROR;
-	status = vm__run(vm);
+	}
+	__atomic_store_n(&the_vm, vm, __ATOMIC_RELEASE);
+	if (stop_signal)
+		vm__stop_by_signal(vm, stop_signal);
+	else
+		vm__start(vm); /* a failure requests the stop itself */
+	status = vm__wait(vm);
+	event__destroy(el);
 	if (cfg.stats)
 		metrics__print(vm);
 	vm__destroy(vm);

@@ -66,13 +66,13 @@ void metrics__print(const struct vm *vm)
 		"exits_emulated=%llu exits_intr=%llu exits_other=%llu "
 		"console_dropped_bytes=%llu rss_kib=%ld guest_resident_kib=%ld "
 		"vmm_rss_kib=%ld\n",
-		vm->t_first_run_ms, console_out__first_ms(vm->console_out),
+		vm->vctx.t_first_run_ms, console_out__first_ms(vm->console_out),
 		vm->t_boot_timer_ms, vm->t_stop_ms,
-		(unsigned long long)vm->exits[EXIT_IO],
-		(unsigned long long)vm->exits[EXIT_MMIO],
-		(unsigned long long)vm->exits[EXIT_EMULATED],
-		(unsigned long long)vm->exits[EXIT_INTR],
-		(unsigned long long)vm->exits[EXIT_OTHER],
+		(unsigned long long)vm->vctx.exits[EXIT_IO],
+		(unsigned long long)vm->vctx.exits[EXIT_MMIO],
+		(unsigned long long)vm->vctx.exits[EXIT_EMULATED],
+		(unsigned long long)vm->vctx.exits[EXIT_INTR],
+		(unsigned long long)vm->vctx.exits[EXIT_OTHER],
 		(unsigned long long)console_out__dropped(vm->console_out), rss,
 		guest, rss >= 0 && guest >= 0 ? rss - guest : -1);
 }

@@ -9,15 +9,16 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../boot/cpu_tables.h"
 #include "../boot/layout.h"
 #include "../devices/serial.h"
+#include "bus.h"
 #include "cpuid.h"
 #include "log.h"
 #include "pvm/pvm.h"
-#include "vm.h"
 
 #define X86_CR0_PE   (1ULL << 0)
 #define X86_CR0_ET   (1ULL << 4)
@@ -48,12 +49,12 @@
 
 static int vcpu__set_cpuid(struct vcpu *v)
 {
-	struct vm *vm = v->vm;
+	const struct vcpu_ctx *ctx = v->ctx;
 	struct kvm_cpuid2 *c;
 	struct cpuid_cfg cfg = {
 		.vcpu_id = v->id,
-		.nr_vcpus = vm->nr_vcpus,
-		.pvm = vm->pvm,
+		.nr_vcpus = ctx->nr_vcpus,
+		.pvm = ctx->pvm,
 	};
 	int ret = 0;
 
@@ -61,7 +62,7 @@ static int vcpu__set_cpuid(struct vcpu *v)
 	if (!c)
 		return -ENOMEM;
 	c->nent = CPUID_MAX_ENTRIES;
-	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
+	if (ioctl(ctx->kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
 		ret = -errno;
 		log_error("KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
 		goto out;
@@ -174,7 +175,7 @@ static void vcpu__segment(struct kvm_segment *k, const struct boot_segment *b)
 }
 
 /* Linux 64-bit boot protocol entry state (Documentation/x86/boot.rst). */
-int vcpu__set_boot_state(struct vcpu *v)
+int vcpu__set_boot_state(struct vcpu *v, uint64_t entry)
 {
 	struct boot_segment code, data, tss;
 	struct kvm_sregs sregs;
@@ -182,7 +183,7 @@ int vcpu__set_boot_state(struct vcpu *v)
 	struct kvm_fpu fpu;
 	int ret;
 
-	ret = cpu_tables__write(&v->vm->mem, &code, &data, &tss);
+	ret = cpu_tables__write(v->ctx->mem, &code, &data, &tss);
 	if (ret) {
 		log_error("writing page tables and GDT: %s", strerror(-ret));
 		return ret;
@@ -206,7 +207,7 @@ int vcpu__set_boot_state(struct vcpu *v)
 
 	memset(&regs, 0, sizeof(regs));
 	regs.rflags = 0x2;
-	regs.rip = v->vm->entry;
+	regs.rip = entry;
 	regs.rsi = LAYOUT_ZERO_PAGE_GPA;
 	regs.rsp = regs.rbp = LAYOUT_BOOT_STACK_GPA;
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0)
@@ -223,20 +224,22 @@ fail:
 	return -errno;
 }
 
-int vcpu__create(struct vm *vm, unsigned int id, struct vcpu *v)
+int vcpu__create(struct vcpu_ctx *ctx, unsigned int id, struct vcpu *v)
 {
 	int size, ret;
 
 	memset(v, 0, sizeof(*v));
-	v->vm = vm;
+	v->ctx = ctx;
 	v->id = id;
-	v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)id);
+	pthread_mutex_init(&v->lock, NULL);
+	pthread_cond_init(&v->cond, NULL);
+	v->fd = ioctl(ctx->vm_fd, KVM_CREATE_VCPU, (unsigned long)id);
 	if (v->fd < 0) {
 		ret = -errno;
 		log_error("KVM_CREATE_VCPU %u: %s", id, strerror(errno));
 		return ret;
 	}
-	size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	size = ioctl(ctx->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (size < (int)sizeof(struct kvm_run)) {
 		log_error("KVM_GET_VCPU_MMAP_SIZE: %s", strerror(errno));
 		return -EINVAL;
@@ -283,22 +286,28 @@ void vcpu__dump(struct vcpu *v)
 		  s.cr0, s.cr2, s.cr3, s.cr4, s.efer);
 }
 
-static void vcpu__count(struct vm *vm, enum vm_exit_kind k)
+static void vcpu__count(struct vcpu *v, enum vcpu_exit_kind k)
 {
-	__atomic_fetch_add(&vm->exits[k], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&v->ctx->exits[k], 1, __ATOMIC_RELAXED);
+}
+
+/* Report why this vCPU stops; the VM decides what that means. */
+static void vcpu__event(struct vcpu *v, enum vcpu_event ev)
+{
+	if (v->ctx->event)
+		v->ctx->event(v->ctx->opaque, v->id, ev);
 }
 
 static void vcpu__io(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
-	struct vm *vm = v->vm;
 	uint8_t *data = (uint8_t *)run + run->io.data_offset;
 	bool out = run->io.direction == KVM_EXIT_IO_OUT;
 	uint32_t i;
 
 	/* data_offset and count*size come from KVM and lie in the page. */
 	for (i = 0; i < run->io.count; i++, data += run->io.size) {
-		if (bus__access(&vm->pio, run->io.port, data, run->io.size,
+		if (bus__access(v->ctx->pio, run->io.port, data, run->io.size,
 				out))
 			log_debug("unclaimed port %s 0x%x",
 				  out ? "write" : "read", run->io.port);
@@ -312,76 +321,95 @@ static void vcpu__mmio(struct vcpu *v)
 
 	if (len > sizeof(run->mmio.data))
 		len = sizeof(run->mmio.data);
-	if (bus__access(&v->vm->mmio, run->mmio.phys_addr, run->mmio.data, len,
+	if (bus__access(v->ctx->mmio, run->mmio.phys_addr, run->mmio.data, len,
 			run->mmio.is_write))
 		log_debug("unclaimed MMIO %s 0x%llx",
 			  run->mmio.is_write ? "write" : "read",
 			  run->mmio.phys_addr);
 }
 
-/* Returns 0 to go on, non-zero to stop the VM. */
+/* Returns 0 to go on, non-zero when this vCPU stops (reported). */
 static int vcpu__handle_exit(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
-	struct vm *vm = v->vm;
 
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
-		vcpu__count(vm, EXIT_IO);
+		vcpu__count(v, EXIT_IO);
 		vcpu__io(v);
 		return 0;
 	case KVM_EXIT_MMIO:
-		vcpu__count(vm, EXIT_MMIO);
+		vcpu__count(v, EXIT_MMIO);
 		vcpu__mmio(v);
 		return 0;
 	case KVM_EXIT_INTERNAL_ERROR:
-		vcpu__count(vm, EXIT_EMULATED);
+		vcpu__count(v, EXIT_EMULATED);
 		if (run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION &&
-		    vm->pvm && pvm__emulate(v) == 0)
+		    v->ctx->pvm && pvm__emulate(v) == 0)
 			return 0;
 		if (run->internal.suberror != KVM_INTERNAL_ERROR_EMULATION ||
-		    !vm->pvm) {
+		    !v->ctx->pvm) {
 			log_error("vCPU %u: KVM internal error, suberror %u",
 				  v->id, run->internal.suberror);
 			vcpu__dump(v);
 		}
-		vm__request_stop(vm, VM_STOP_ERROR);
+		vcpu__event(v, VCPU_EVENT_ERROR);
 		return -1;
 	case KVM_EXIT_SHUTDOWN:
-		vcpu__count(vm, EXIT_OTHER);
+		vcpu__count(v, EXIT_OTHER);
 		log_info("vCPU %u: triple fault: the guest crashed", v->id);
-		vm__request_stop(vm, VM_STOP_CRASH);
+		vcpu__event(v, VCPU_EVENT_TRIPLE_FAULT);
 		return -1;
 	case KVM_EXIT_SYSTEM_EVENT:
-		vcpu__count(vm, EXIT_OTHER);
+		vcpu__count(v, EXIT_OTHER);
 		log_info("vCPU %u: system event %u", v->id,
 			 run->system_event.type);
-		vm__request_stop(vm, run->system_event.type ==
-						     KVM_SYSTEM_EVENT_CRASH ?
-					     VM_STOP_CRASH :
-					     VM_STOP_REBOOT);
+		vcpu__event(v,
+			    run->system_event.type == KVM_SYSTEM_EVENT_CRASH ?
+				    VCPU_EVENT_CRASH :
+				    VCPU_EVENT_RESET);
 		return -1;
 	case KVM_EXIT_FAIL_ENTRY:
 		log_error("vCPU %u: VM entry failed, reason 0x%llx", v->id,
 			  (unsigned long long)run->fail_entry
 				  .hardware_entry_failure_reason);
 		vcpu__dump(v);
-		vm__request_stop(vm, VM_STOP_ERROR);
+		vcpu__event(v, VCPU_EVENT_ERROR);
 		return -1;
 	default:
-		vcpu__count(vm, EXIT_OTHER);
+		vcpu__count(v, EXIT_OTHER);
 		log_error("vCPU %u: unexpected exit reason %u", v->id,
 			  run->exit_reason);
 		vcpu__dump(v);
-		vm__request_stop(vm, VM_STOP_ERROR);
+		vcpu__event(v, VCPU_EVENT_ERROR);
 		return -1;
 	}
+}
+
+/*
+ * Out of KVM_RUN with nothing pending: honour a pause (wait parked until
+ * resumed) or a stop.  Returns false when the thread must end.
+ */
+static bool vcpu__checkpoint(struct vcpu *v)
+{
+	bool go;
+
+	pthread_mutex_lock(&v->lock);
+	if (v->want == VCPU_WANT_PAUSE) {
+		v->parked = true;
+		pthread_cond_broadcast(&v->cond);
+		while (v->want == VCPU_WANT_PAUSE)
+			pthread_cond_wait(&v->cond, &v->lock);
+		v->parked = false;
+	}
+	go = v->want == VCPU_WANT_RUN;
+	pthread_mutex_unlock(&v->lock);
+	return go;
 }
 
 static void *vcpu__thread(void *arg)
 {
 	struct vcpu *v = arg;
-	struct vm *vm = v->vm;
 	sigset_t set;
 
 	sigemptyset(&set);
@@ -389,22 +417,35 @@ static void *vcpu__thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
 	if (v->id == 0)
-		vm->t_first_run_ms = log__ms();
-	while (!__atomic_load_n(&vm->stop, __ATOMIC_ACQUIRE)) {
+		v->ctx->t_first_run_ms = log__ms();
+	for (;;) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
-			if (errno == EINTR || errno == EAGAIN) {
-				v->run->immediate_exit = 0;
-				vcpu__count(vm, EXIT_INTR);
-				continue;
+			if (errno != EINTR && errno != EAGAIN) {
+				log_error("vCPU %u: KVM_RUN: %s", v->id,
+					  strerror(errno));
+				vcpu__event(v, VCPU_EVENT_ERROR);
+				break;
 			}
-			log_error("vCPU %u: KVM_RUN: %s", v->id,
-				  strerror(errno));
-			vm__request_stop(vm, VM_STOP_ERROR);
-			break;
+			/*
+			 * A kick: KVM_RUN has completed any pending port or
+			 * MMIO read (immediate_exit), so the state is whole.
+			 * Clear the flag before reading the request, so that
+			 * a kick racing with this cannot be lost.
+			 */
+			__atomic_store_n(&v->run->immediate_exit, 0,
+					 __ATOMIC_SEQ_CST);
+			vcpu__count(v, EXIT_INTR);
+			if (!vcpu__checkpoint(v))
+				break;
+			continue;
 		}
 		if (vcpu__handle_exit(v))
 			break;
 	}
+	pthread_mutex_lock(&v->lock);
+	v->ended = true;
+	pthread_cond_broadcast(&v->cond);
+	pthread_mutex_unlock(&v->lock);
 	return NULL;
 }
 
@@ -428,14 +469,78 @@ void vcpu__kick(struct vcpu *v)
 {
 	if (!v->started)
 		return;
-	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_RELEASE);
+	/* The request is visible before the flag the thread clears. */
+	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
 	pthread_kill(v->thread, SIGUSR1);
+}
+
+/* Set the thread's request and kick it out of KVM_RUN. */
+static void vcpu__want(struct vcpu *v, enum vcpu_want want)
+{
+	pthread_mutex_lock(&v->lock);
+	if (v->want != VCPU_WANT_STOP)
+		v->want = want;
+	pthread_cond_broadcast(&v->cond);
+	pthread_mutex_unlock(&v->lock);
+	if (want != VCPU_WANT_RUN)
+		vcpu__kick(v);
+}
+
+int vcpu__pause(struct vcpu *v, unsigned int timeout_ms)
+{
+	struct timespec end;
+	int ret = 0;
+
+	if (!v->started)
+		return 0;
+	vcpu__want(v, VCPU_WANT_PAUSE);
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += timeout_ms / 1000;
+	end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&v->lock);
+	while (!v->parked && !v->ended && !ret) {
+		/* Re-kick now and then: a signal may have come too early. */
+		struct timespec t;
+
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 10 * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		if (t.tv_sec > end.tv_sec ||
+		    (t.tv_sec == end.tv_sec && t.tv_nsec > end.tv_nsec))
+			t = end;
+		if (pthread_cond_timedwait(&v->cond, &v->lock, &t) ==
+		    ETIMEDOUT) {
+			clock_gettime(CLOCK_REALTIME, &t);
+			if (t.tv_sec > end.tv_sec || (t.tv_sec == end.tv_sec &&
+						      t.tv_nsec >= end.tv_nsec))
+				ret = -ETIMEDOUT;
+			else if (!v->parked && !v->ended) {
+				pthread_mutex_unlock(&v->lock);
+				vcpu__kick(v);
+				pthread_mutex_lock(&v->lock);
+			}
+		}
+	}
+	pthread_mutex_unlock(&v->lock);
+	return ret;
+}
+
+void vcpu__resume(struct vcpu *v)
+{
+	vcpu__want(v, VCPU_WANT_RUN);
 }
 
 void vcpu__destroy(struct vcpu *v)
 {
 	if (v->started) {
-		vcpu__kick(v);
+		vcpu__want(v, VCPU_WANT_STOP);
 		pthread_join(v->thread, NULL);
 		v->started = false;
 	}
@@ -443,6 +548,11 @@ void vcpu__destroy(struct vcpu *v)
 		munmap(v->run, v->run_size);
 	if (v->fd >= 0)
 		close(v->fd);
+	if (v->ctx) {
+		pthread_cond_destroy(&v->cond);
+		pthread_mutex_destroy(&v->lock);
+		v->ctx = NULL;
+	}
 	v->run = NULL;
 	v->fd = -1;
 }

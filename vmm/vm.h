@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * One microVM: the KVM VM, its memory, buses, devices and vCPUs, and the
- * life cycle Configured -> Running -> Stopped.
+ * One microVM and its life: Configured -> Running <-> Paused -> Stopped.
+ *
+ *   vm__create()  builds it from a configuration (vmm/builder.c): Configured
+ *   vm__start()   starts the vCPUs: Running
+ *   vm__pause()   parks every vCPU and quiesces the devices: Paused
+ *   vm__resume()  Running again
+ *   vm__request_stop(), a guest reset or exit status, a fatal error: the
+ *                 VM is to stop; vm__wait() returns once it has: Stopped
+ *
+ * The calls that change the state are made from one thread at a time (the
+ * control layer's); the guest's own events arrive on any thread.
  */
 #ifndef EMBER_VMM_VM_H
 #define EMBER_VMM_VM_H
@@ -10,15 +19,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../devices/virtio_mmio.h"
-#include "bus.h"
 #include "config.h"
+#include "devmgr.h"
+#include "kvm.h"
 #include "mem.h"
 #include "pvm/xstate.h"
+#include "vcpu.h"
 
-struct vcpu;
 struct event_loop;
+struct console;
 struct console_out;
+
+enum vm_state {
+	VM_STATE_CONFIGURED = 0, /* built, no vCPU has run */
+	VM_STATE_RUNNING,
+	VM_STATE_PAUSED,
+	VM_STATE_STOPPED,
+};
 
 /* Why the VM stopped. */
 enum vm_stop_reason {
@@ -31,102 +48,102 @@ enum vm_stop_reason {
 	VM_STOP_SIGNAL, /* ember got SIGINT, SIGTERM or SIGHUP */
 };
 
-/* Exit counters, per reason (bench/boot prints them). */
-enum vm_exit_kind {
-	EXIT_IO,
-	EXIT_MMIO,
-	EXIT_EMULATED,
-	EXIT_INTR,
-	EXIT_OTHER,
-	EXIT_KINDS
-};
-
-#define VM_MAX_VIRTIO (CONFIG_MAX_DRIVES + 2) /* drives, rng, vsock */
-
-/* A queue notification arriving on an ioeventfd. */
-struct vm_notify {
-	struct virtio_mmio *t;
-	unsigned int queue;
-	int fd; /* the ioeventfd; -1 when unused */
-};
-
-/* One virtio-mmio slot: its device, interrupt and notification fds. */
-struct vm_virtio {
-	enum { VM_VIRTIO_BLK = 1, VM_VIRTIO_RNG, VM_VIRTIO_VSOCK } kind;
-	void *dev; /* struct virtio_blk, virtio_rng or vsock_uds */
-	struct virtio_mmio *t;
-	uint64_t base; /* guest-physical */
-	unsigned int gsi;
-	int irqfd;
-	struct vm_notify notify[VIRTIO_MMIO_MAX_QUEUES];
-};
+/* How long vm__pause() waits for each vCPU to park. */
+#define VM_PAUSE_TIMEOUT_MS 1000
 
 struct vm {
 	struct vm_config cfg;
-	int kvm_fd, vm_fd;
+	struct event_loop *el; /* not owned */
+
+	/* What the builder made (builder.c). */
+	struct kvm_vm kvm;
 	struct guest_mem mem;
-	struct bus pio, mmio;
+	struct devmgr dm;
+	struct vcpu_ctx vctx;
+	struct vcpu *vcpus;
+	unsigned int nr_vcpus;
 	bool pvm; /* PVM profile active */
 	struct xstate_layout xstate; /* host XSAVE layout (PVM emulation) */
 	uint32_t tsc_khz;
 	uint64_t entry;
+	int root_drive; /* index in cfg.drives, -1: none */
 	int console_fd; /* -1: discard */
 	struct console_out *console_out; /* the UART's output side */
-	struct event_loop *events; /* the event thread's loop */
-	struct vm_virtio virtio[VM_MAX_VIRTIO];
-	unsigned int nr_virtio;
-	int root_drive; /* index in cfg.drives, -1: none */
-
-	struct vcpu *vcpus;
-	unsigned int nr_vcpus;
-
-	struct device *serial, *i8042, *cmos, *boot_timer_dev, *exit_status_dev;
+	struct console *console_in; /* stdin to the UART, while running */
 
 	pthread_mutex_t lock; /* guards the fields below */
 	pthread_cond_t cond;
+	enum vm_state state;
 	enum vm_stop_reason stop;
+	int stop_signal; /* VM_STOP_SIGNAL: which */
 	bool have_status;
 	uint32_t exit_status;
-	double t_first_run_ms, t_boot_timer_ms, t_stop_ms;
-	int signal_fd; /* eventfd the stop signals' handler writes; -1 */
-	uint64_t exits[EXIT_KINDS];
+	double t_boot_timer_ms, t_stop_ms;
+	uint64_t pauses; /* completed vm__pause() calls */
+	double paused_ms; /* time spent paused, closed periods */
+	double t_paused_ms; /* log__ms() of the current pause */
 };
 
 /*
- * vm__create() - build a VM from @cfg: open /dev/kvm, create the VM,
- * irqchip, PIT, memory, load the kernel and initrd, write the boot
- * structures, create devices and vCPUs.  Every failure is logged in one
- * line naming the problem.  Returns 0 with *@out set (free with
- * vm__destroy), or a negative errno.
+ * vm__create() - build a VM from @cfg (copied; its strings must outlive the
+ * VM) with its host-side work on the event loop @el (not owned, outliving
+ * the VM; started or not): /dev/kvm, memory, devices, vCPUs, the kernel
+ * loaded.  Every failure is logged in one line naming the problem.
+ * Returns 0 with *@out in VM_STATE_CONFIGURED (free with vm__destroy), or
+ * a negative errno.
  */
-int vm__create(const struct vm_config *cfg, struct vm **out);
+int vm__create(const struct vm_config *cfg, struct event_loop *el,
+	       struct vm **out);
 
 /*
- * vm__run() - start the vCPU threads and wait until the guest resets or
- * a fatal error or a signal stops it.  Returns the process exit status
- * ember should end with: the guest's reported status; without --run, 0
- * when the guest rebooted itself or the user quit; 128 + N after signal
- * N; VM_EXIT_EMBER_ERROR for ember's failures and for a guest that ended
- * without the status it owed (a kernel panic, a crash, a reboot before
- * the --run command reported), each told apart in one error line.
+ * vm__start() - Configured -> Running: start the vCPU threads (and console
+ * input from stdin for an interactive console).  Returns 0, -EBUSY when
+ * not Configured, or a negative errno (logged; the VM is then stopping).
  */
-int vm__run(struct vm *vm);
+int vm__start(struct vm *vm);
 
-/* vm__destroy() - stop and free everything; NULL is fine. */
-void vm__destroy(struct vm *vm);
+/*
+ * vm__pause() - Running -> Paused: every vCPU leaves KVM_RUN within
+ * VM_PAUSE_TIMEOUT_MS, after KVM completed any port or MMIO access in
+ * flight, and parks; console input is held.  Device work that arrives
+ * through the event thread (a queue notification already in flight, a
+ * vsock packet) is not yet held back: the snapshot issue quiesces it.
+ * Returns 0, -EBUSY when not Running, -ETIMEDOUT when a vCPU did not park
+ * (the VM stays Running, the others resumed).
+ */
+int vm__pause(struct vm *vm);
+
+/* vm__resume() - Paused -> Running.  Returns 0 or -EBUSY (not Paused). */
+int vm__resume(struct vm *vm);
+
+/* vm__state() - the current state (a snapshot of it: it may change). */
+enum vm_state vm__state(struct vm *vm);
 
 /*
  * vm__request_stop() - ask the VM to stop for @reason (first reason wins);
- * safe from any thread.
+ * safe from any thread, in any state.
  */
 void vm__request_stop(struct vm *vm, enum vm_stop_reason reason);
 
+/* vm__stop_by_signal() - vm__request_stop() for signal @sig (128 + @sig). */
+void vm__stop_by_signal(struct vm *vm, int sig);
+
 /*
- * vm__signal_stop() - async-signal-safe: remember that signal @sig asks
- * the running VM to stop; vm__run() then returns 128 + @sig after
- * stopping the vCPUs and restoring the terminal.
+ * vm__wait() - wait until a stop was requested, stop the vCPUs (Stopped)
+ * and return the process exit status ember should end with: the guest's
+ * reported status; without --run, 0 when the guest rebooted itself or the
+ * user quit; 128 + N after signal N; VM_EXIT_EMBER_ERROR for ember's
+ * failures and for a guest that ended without the status it owed (a kernel
+ * panic, a crash, a reboot before the --run command reported), each told
+ * apart in one error line.  Call once, from the thread that started it.
  */
-void vm__signal_stop(int sig);
+int vm__wait(struct vm *vm);
+
+/*
+ * vm__destroy() - stop and free everything; NULL is fine.  Devices with a
+ * host side on the event loop (vsock) expect the loop to have stopped.
+ */
+void vm__destroy(struct vm *vm);
 
 /* The exit status for failures of ember itself (not of the guest). */
 #define VM_EXIT_EMBER_ERROR 125

@@ -32,6 +32,7 @@ struct console {
 	bool in_watched; /* in_fd is in the epoll set right now */
 	uint64_t timer_ns; /* the armed one-shot wait; 0: disarmed */
 	bool tty, escape;
+	bool held; /* atomic: console__hold() */
 	struct termios saved;
 	/* Bytes read but not yet taken by the UART. */
 	uint8_t pending[256];
@@ -91,6 +92,14 @@ static void console__pump(struct console *c)
 	uint64_t retry = 0, wait = 0;
 	ssize_t r, i;
 
+	if (__atomic_load_n(&c->held, __ATOMIC_ACQUIRE)) {
+		/* Paused: nothing moves; console__hold() restarts us. */
+		if (c->in_watched)
+			event__del(c->el, c->in_fd);
+		c->in_watched = false;
+		console__timer(c, 0);
+		return;
+	}
 	if (c->npending)
 		console__feed(c, &retry);
 	if (!c->npending && c->in_open) {
@@ -189,6 +198,18 @@ fail:
 		close(c->timer_fd);
 	free(c);
 	return NULL;
+}
+
+void console__hold(struct console *c, bool hold)
+{
+	struct itimerspec now = { .it_value.tv_nsec = 1 };
+
+	if (!c)
+		return;
+	__atomic_store_n(&c->held, hold, __ATOMIC_RELEASE);
+	/* Released: pump once on the event thread, which re-arms as needed. */
+	if (!hold && timerfd_settime(c->timer_fd, 0, &now, NULL) == 0)
+		c->timer_ns = 1;
 }
 
 void console__destroy(struct console *c)

@@ -8,6 +8,8 @@
 #ifndef EMBER_VMM_CONSOLE_H
 #define EMBER_VMM_CONSOLE_H
 
+#include <stdbool.h>
+
 #include "../../devices/device.h"
 #include "../event.h"
 
@@ -22,6 +24,14 @@ struct console;
 struct console *console__start(struct event_loop *el, int in_fd,
 			       struct device *serial,
 			       void (*quit)(void *opaque), void *opaque);
+
+/*
+ * console__hold() - while @hold (the VM is paused) no input reaches the
+ * UART and stdin is not read; released, input flows again.  Called on the
+ * event thread (the control layer's), or while it cannot run the
+ * console's handlers.  NULL is fine.
+ */
+void console__hold(struct console *c, bool hold);
 
 /* console__destroy() - restore the terminal and free; NULL is fine. */
 void console__destroy(struct console *c);

@@ -25,6 +25,7 @@ struct console_out {
 	bool may_block; /* not a regular file: a write can wait */
 	bool gone; /* the reader has gone: drop everything */
 	bool stopping; /* atomic: console_out__stop() was called */
+	bool held; /* atomic: console_out__hold() */
 	uint64_t dropped;
 	double first_ms; /* the first byte's log__ms(); 0: none yet */
 	char line[CONSOLE_OUT_LINE_MAX];
@@ -100,6 +101,13 @@ static void console_out__drop(struct console_out *c, int err, bool gone)
 	c->dropped++;
 }
 
+/* Stopping or held: a byte that cannot go at once is dropped. */
+static bool console_out__no_wait(struct console_out *c)
+{
+	return __atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&c->held, __ATOMIC_ACQUIRE);
+}
+
 static void console_out__emit(struct console_out *c, uint8_t byte)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLOUT };
@@ -113,8 +121,7 @@ static void console_out__emit(struct console_out *c, uint8_t byte)
 		/* Wait for room first, so that write() itself never blocks. */
 		if (c->may_block) {
 			int r = poll(&p, 1,
-				     __atomic_load_n(&c->stopping,
-						     __ATOMIC_ACQUIRE) ?
+				     console_out__no_wait(c) ?
 					     0 :
 					     CONSOLE_OUT_WAIT_MS);
 
@@ -123,8 +130,7 @@ static void console_out__emit(struct console_out *c, uint8_t byte)
 				return;
 			}
 			if (r <= 0) {
-				if (__atomic_load_n(&c->stopping,
-						    __ATOMIC_ACQUIRE)) {
+				if (console_out__no_wait(c)) {
 					console_out__drop(c, EAGAIN, false);
 					return;
 				}
@@ -156,6 +162,12 @@ void console_out__tx(void *opaque, uint8_t byte)
 	console_out__watch(c, byte);
 	if (c->fd >= 0)
 		console_out__emit(c, byte);
+}
+
+void console_out__hold(struct console_out *c, bool hold)
+{
+	if (c)
+		__atomic_store_n(&c->held, hold, __ATOMIC_RELEASE);
 }
 
 void console_out__stop(struct console_out *c)

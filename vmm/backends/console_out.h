@@ -13,6 +13,7 @@
 #ifndef EMBER_VMM_CONSOLE_OUT_H
 #define EMBER_VMM_CONSOLE_OUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,13 @@ void console_out__tx(void *opaque, uint8_t byte);
  * hangs on a stalled pipe.  Safe from any thread.
  */
 void console_out__stop(struct console_out *c);
+
+/*
+ * console_out__hold() - while @hold (the VM is pausing or paused), no
+ * write waits for the reader either: a vCPU must park within a bounded
+ * time.  Safe from any thread; NULL is fine.
+ */
+void console_out__hold(struct console_out *c, bool hold);
 
 /* console_out__dropped() - bytes of guest output dropped so far. */
 uint64_t console_out__dropped(const struct console_out *c);

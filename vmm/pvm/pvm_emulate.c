@@ -15,7 +15,6 @@
 #include "gva.h"
 #include "../log.h"
 #include "../vcpu.h"
-#include "../vm.h"
 #include "x86_decode.h"
 #include "xstate.h"
 
@@ -137,7 +136,7 @@ static int emu__copy(struct emu *e, uint64_t gva, void *buf, uint64_t len,
 	int ret;
 
 	*faulted = 0;
-	ret = gva__copy(&e->v->vm->mem, &e->ctx, gva, buf, len,
+	ret = gva__copy(e->v->ctx->mem, &e->ctx, gva, buf, len,
 			emu__access(e, write), &pfec, &fault_gva);
 	return emu__result(e, ret, pfec, fault_gva, faulted);
 }
@@ -151,7 +150,7 @@ static int emu__check_write(struct emu *e, uint64_t gva, uint64_t len,
 	int ret;
 
 	*faulted = 0;
-	ret = gva__check(&e->v->vm->mem, &e->ctx, gva, len,
+	ret = gva__check(e->v->ctx->mem, &e->ctx, gva, len,
 			 emu__access(e, true), &pfec, &fault_gva);
 	return emu__result(e, ret, pfec, fault_gva, faulted);
 }
@@ -228,7 +227,7 @@ static int emu__xcr0(const struct emu *e, uint64_t *xcr0)
 static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
 			     uint64_t ea)
 {
-	const struct xstate_layout *l = &e->v->vm->xstate;
+	const struct xstate_layout *l = e->v->ctx->xstate;
 	struct kvm_xsave live;
 	uint8_t area[XSTATE_LIVE_SIZE];
 	uint64_t xcr0 = 0, rfbm;
@@ -320,10 +319,10 @@ static int emu__fetch(struct emu *e)
 	const uint8_t *p;
 
 	for (e->nbytes = 0; e->nbytes < X86_MAX_INSN_LEN; e->nbytes++) {
-		if (gva__translate(&e->v->vm->mem, &e->ctx, rip + e->nbytes,
+		if (gva__translate(e->v->ctx->mem, &e->ctx, rip + e->nbytes,
 				   GVA_ACCESS_FETCH, &gpa, &pfec))
 			break;
-		p = mem__ptr(&e->v->vm->mem, gpa, 1);
+		p = mem__ptr(e->v->ctx->mem, gpa, 1);
 		if (!p)
 			break;
 		e->bytes[e->nbytes] = *p;

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * How each kind of device gets into a VM: one file per device class, each
+ * with its class (struct devmgr_class, registered in classes.c) and the
+ * function that creates such a device from its configuration, registers it
+ * with the device manager and opens the host files it needs.  The builder
+ * (vmm/builder.c) calls these; nothing else does.
+ *
+ * A new device class means: its model in devices/, a file here, one line
+ * in classes.c, and the call in the builder for its configuration.
+ */
+#ifndef EMBER_VMM_DEV_DEV_H
+#define EMBER_VMM_DEV_DEV_H
+
+#include "../../devices/device.h"
+#include "../config.h"
+#include "../devmgr.h"
+
+struct console_out;
+struct event_loop;
+struct guest_mem;
+
+/* What a device's creation may use; all of it outlives the devices. */
+struct dev_env {
+	struct devmgr *dm;
+	const struct guest_mem *mem;
+	struct event_loop *el;
+	int *vm_fd; /* for lines driven with KVM_IRQ_LINE */
+	struct device_events events; /* reset, exit status, boot timer */
+	struct console_out *console; /* where the UART's output goes */
+};
+
+/* The classes, each defined in its own file. */
+extern const struct devmgr_class dev_class_serial;
+extern const struct devmgr_class dev_class_i8042;
+extern const struct devmgr_class dev_class_cmos;
+extern const struct devmgr_class dev_class_guest_signal;
+extern const struct devmgr_class dev_class_virtio_blk;
+extern const struct devmgr_class dev_class_virtio_rng;
+extern const struct devmgr_class dev_class_virtio_vsock;
+
+/*
+ * dev__class() - the registered class named @name, or NULL (the snapshot
+ * code finds a saved device's class this way).
+ */
+const struct devmgr_class *dev__class(const char *name);
+
+/*
+ * dev_legacy__add() - the PC platform every VM has: the 16550 UART at
+ * COM1 ("serial", IRQ 4, output to @env->console), the i8042 reset line
+ * ("i8042"), the CMOS clock ("cmos"), and the boot-timer and exit-status
+ * devices ("boot-timer", "exit-status").  Returns 0 or a negative errno
+ * (logged).
+ */
+int dev_legacy__add(const struct dev_env *env);
+
+/*
+ * dev_blk__add() - a virtio-blk device for drive @d with device id @id:
+ * opens the image (read-only with @d->read_only, O_NONBLOCK so that a FIFO
+ * fails instead of hanging), checks it is a regular file of at least one
+ * sector, locks it (flock: shared read-only, else exclusive) against a
+ * second writer, GET_ID answers @d->id or @id.  Returns 0 or a negative
+ * errno after one error line naming the file.
+ */
+int dev_blk__add(const struct dev_env *env, const char *id,
+		 const struct drive_config *d);
+
+/* dev_rng__add() - the virtio-rng entropy device ("rng").  0 or -errno. */
+int dev_rng__add(const struct dev_env *env);
+
+/*
+ * dev_vsock__add() - the virtio-vsock device ("vsock") with its Unix-socket
+ * host side (vmm/backends/vsock_uds.h) for @v.  Returns 0 or a negative
+ * errno (logged).
+ */
+int dev_vsock__add(const struct dev_env *env, const struct vsock_config *v);
+
+#endif /* EMBER_VMM_DEV_DEV_H */
