@@ -9,14 +9,17 @@ HARDEN	:= -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CFLAGS	:= -std=gnu11 -O2 -g -D_GNU_SOURCE $(WARN) $(HARDEN) -MMD -MP
 LDFLAGS	:= -pie -Wl,-z,relro,-z,now,-z,noexecstack
 LDLIBS	:= -lpthread
+# HTTP for the control socket, JSON for it, --config-file and metrics.
+VMM_LIBS := -lmicrohttpd -ljansson
 SAN	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 	   -fno-sanitize-recover=all
 # Test builds: no _FORTIFY_SOURCE (ASan replaces it), -O1 for usable traces.
 TCFLAGS	:= -std=gnu11 -O1 -g -D_GNU_SOURCE $(WARN) -fPIE -MMD -MP $(SAN)
 
-# Everything but main.c is a library the unit tests link against.
+# Everything but main.c is a library the unit tests link against; the
+# control socket's server (api/server/) is part of ember.
 LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c vmm/*/*.c devices/*.c boot/*.c \
-	snapshot/*.c))
+	snapshot/*.c api/server/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -30,11 +33,11 @@ all: $(BUILD)/ember
 ember: $(BUILD)/ember
 
 $(BUILD)/ember: $(LIB_OBJS) $(BUILD)/obj/vmm/main.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(VMM_LIBS) $(LDLIBS)
 
 # ASan/UBSan build of the VMM itself, used by the integration tests.
 $(BUILD)/ember-asan: $(ASAN_LIB_OBJS) $(BUILD)/asan/vmm/main.o
-	$(CC) $(SAN) -pie -o $@ $^ $(LDLIBS)
+	$(CC) $(SAN) -pie -o $@ $^ $(VMM_LIBS) $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -46,7 +49,7 @@ $(BUILD)/asan/%.o: %.c
 
 $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TCFLAGS) -o $@ $< $(ASAN_LIB_OBJS) -lcmocka $(LDLIBS)
+	$(CC) $(TCFLAGS) -o $@ $< $(ASAN_LIB_OBJS) -lcmocka $(VMM_LIBS) $(LDLIBS)
 
 # The guest agent built for this host (glibc, sanitizers), driven over a
 # socketpair by test_agent_protocol, which finds it as build/test/agent-host.
@@ -142,6 +145,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/pvm/x86_decode.c vmm/pvm/gva.c vmm/pvm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c,$(LIB_SRCS))
 
+# The control socket's routes into the control layer: most of the VMM.
+$(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(VMM_LIBS) -lpthread
+
 $(BUILD)/fuzz/fuzz_agent_protocol: guest-init/protocol.h
 
 # emberctl's agent client: api/ is not in LIB_SRCS.
@@ -184,17 +192,18 @@ clean:
 # sandbox socket.
 SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
-		api/sandbox/agent_client.c
+		api/sandbox/agent_client.c api/sandbox/pause.c
 EMBERCTL_SRCS := api/emberctl/emberctl.c $(SANDBOX_SRCS) vmm/config.c
 
 all: $(BUILD)/emberctl
 asan: $(BUILD)/emberctl-asan
 
+# libcurl speaks to ember's control socket (pause, resume).
 $(BUILD)/emberctl: $(EMBERCTL_SRCS:%.c=$(BUILD)/obj/%.o)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcurl $(LDLIBS)
 
 $(BUILD)/emberctl-asan: $(EMBERCTL_SRCS:%.c=$(BUILD)/asan/%.o)
-	$(CC) $(SAN) -pie -o $@ $^ $(LDLIBS)
+	$(CC) $(SAN) -pie -o $@ $^ -lcurl $(LDLIBS)
 
 $(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
 		$(BUILD)/asan/api/sandbox/agent_client.o $(BUILD)/asan/api/sandbox/clock.o \

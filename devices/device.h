@@ -33,6 +33,18 @@ struct device_events {
 	void *opaque;
 };
 
+/*
+ * What a device did, for the metrics: counters since it was created (the
+ * metrics module turns them into deltas).  Updated under the device's
+ * lock; read on the event thread.
+ */
+struct dev_stats {
+	uint64_t requests; /* requests (or packets) served */
+	uint64_t read_bytes; /* bytes that went to the guest */
+	uint64_t write_bytes; /* bytes that came from the guest */
+	uint64_t errors; /* requests answered with an error */
+};
+
 struct device_ops {
 	const char *name;
 	/*

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * i8042 keyboard controller, reduced to its reset line: the command 0xfe
- * ("pulse output line 0", how Linux resets with reboot=k) written to the
- * command port becomes DEVICE_EVENT_RESET.  Status reads say "both buffers
- * empty", so the kernel's kb_wait() never spins.
+ * i8042 keyboard controller, reduced to its reset line and Ctrl-Alt-Del:
+ * the command 0xfe ("pulse output line 0", how Linux resets with reboot=k)
+ * written to the command port becomes DEVICE_EVENT_RESET; Ctrl-Alt-Del
+ * (Firecracker's SendCtrlAltDel) puts the keys' scancodes (set 2) in the
+ * output buffer, read from the data port, with an edge on IRQ 1 per byte.
+ * The status register says "input empty", and "output full" while bytes
+ * wait, so the kernel's kb_wait() never spins.
  */
 #ifndef EMBER_DEVICES_I8042_H
 #define EMBER_DEVICES_I8042_H
@@ -15,14 +18,23 @@
 #define I8042_CMD_RESET	   0xfe
 
 /*
- * i8042__create() - the controller; register it at I8042_DATA_PORT and at
+ * i8042__create() - the controller, reporting to @ev, raising @irq (IRQ 1); register it at I8042_DATA_PORT and at
  * I8042_COMMAND_PORT (1 byte each): it tells them apart by the range it is
  * reached through, so register the command port with i8042__command().
  * Returns the device or NULL without memory.  Free with i8042__destroy().
  */
-struct device *i8042__create(struct device_events ev);
+struct device *i8042__create(struct device_events ev, struct irq_line irq);
 /* i8042__command() - the device to register at I8042_COMMAND_PORT. */
 struct device *i8042__command(struct device *d);
+
+/*
+ * i8042__ctrl_alt_del() - queue Ctrl, Alt and Delete pressed and released
+ * (set 2 scancodes) for the guest.  Takes the device's queue lock.
+ * Returns 0, or -1 when the output buffer has no room for them.
+ */
+int i8042__ctrl_alt_del(struct device *d);
+
+/* i8042__destroy() - free the controller (NULL is fine). */
 void i8042__destroy(struct device *d);
 
 #endif /* EMBER_DEVICES_I8042_H */

@@ -20,6 +20,7 @@ struct virtio_blk {
 	bool read_only;
 	uint8_t cfg[VIRTIO_BLK_CFG_BYTES]; /* config space, little-endian */
 	char id[VIRTIO_BLK_ID_BYTES]; /* GET_ID answer, NUL-padded */
+	struct dev_stats stats;
 	struct virtq_chain chain; /* ~6 KiB: not on the event thread's stack */
 	uint8_t bounce[BLK_BOUNCE];
 };
@@ -97,7 +98,7 @@ static uint32_t blk__request(struct virtio_blk *b, const struct virtq_chain *c)
 	const struct guest_mem *m = b->t.mem;
 	uint8_t hdr[BLK_HDR_BYTES];
 	uint64_t data_in, written = 0, sector;
-	uint32_t type;
+	uint32_t type = UINT32_MAX;
 	uint8_t status;
 
 	if (!c->in_bytes)
@@ -132,6 +133,13 @@ static uint32_t blk__request(struct virtio_blk *b, const struct virtq_chain *c)
 		break;
 	}
 out:
+	b->stats.requests++;
+	if (status == VIRTIO_BLK_S_OK && type == VIRTIO_BLK_T_IN)
+		b->stats.read_bytes += written;
+	else if (status == VIRTIO_BLK_S_OK && type == VIRTIO_BLK_T_OUT)
+		b->stats.write_bytes += c->out_bytes - BLK_HDR_BYTES;
+	else if (status != VIRTIO_BLK_S_OK)
+		b->stats.errors++;
 	if (virtq__write(c, m, data_in, &status, 1) == 1)
 		written++;
 	/* Segments may alias, so the sum can pass 4 GiB: clamp. */
@@ -238,6 +246,25 @@ struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
 struct virtio_mmio *virtio_blk__transport(struct virtio_blk *blk)
 {
 	return &blk->t;
+}
+
+int virtio_blk__set_backing(struct virtio_blk *blk, int fd, uint64_t size_bytes)
+{
+	if (fd < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&blk->t.dev.lock);
+	close(blk->fd);
+	blk->fd = fd;
+	blk->sectors = size_bytes / VIRTIO_BLK_SECTOR_SIZE;
+	mem__put_le64(blk->cfg + VIRTIO_BLK_CFG_CAPACITY, blk->sectors);
+	virtio_mmio__config_changed(&blk->t);
+	pthread_mutex_unlock(&blk->t.dev.lock);
+	return 0;
+}
+
+void virtio_blk__stats(struct virtio_blk *blk, struct dev_stats *out)
+{
+	*out = blk->stats;
 }
 
 void virtio_blk__destroy(struct virtio_blk *blk)

@@ -71,6 +71,20 @@ struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
 struct virtio_mmio *virtio_blk__transport(struct virtio_blk *blk);
 
 /*
+ * virtio_blk__set_backing() - the drive now reads and writes @fd (owned
+ * from now on; the old image is closed) of @size_bytes: the capacity
+ * follows and the guest gets a configuration-change interrupt (virtio 1.2,
+ * 5.2.4: it re-reads the capacity).  Takes the device lock, so no request
+ * is half-served on the old image.  Returns 0, or -EINVAL for @fd < 0 (the
+ * caller still owns it).
+ */
+int virtio_blk__set_backing(struct virtio_blk *blk, int fd,
+			    uint64_t size_bytes);
+
+/* virtio_blk__stats() - requests, bytes and errors so far. */
+void virtio_blk__stats(struct virtio_blk *blk, struct dev_stats *out);
+
+/*
  * virtio_blk__destroy() - close the image and free a device from
  * virtio_blk__create() (NULL is a no-op).  It must be off the bus and
  * idle.  Writes are not flushed here: the guest flushes (FLUSH).

@@ -367,6 +367,12 @@ void virtio_mmio__needs_reset(struct virtio_mmio *t)
 	virtio_mmio__irq_update(t, VIRTIO_MMIO_INT_CONFIG, 0);
 }
 
+void virtio_mmio__config_changed(struct virtio_mmio *t)
+{
+	t->config_generation++;
+	virtio_mmio__irq_update(t, VIRTIO_MMIO_INT_CONFIG, 0);
+}
+
 bool virtio_mmio__feature(const struct virtio_mmio *t, unsigned int bit)
 {
 	if (bit >= 64 || !(t->status & VIRTIO_STATUS_FEATURES_OK))

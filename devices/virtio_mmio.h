@@ -124,6 +124,13 @@ void virtio_mmio__used(struct virtio_mmio *t, unsigned int idx);
 void virtio_mmio__needs_reset(struct virtio_mmio *t);
 
 /*
+ * virtio_mmio__config_changed() - the device changed its config space
+ * (4.2.2: a new ConfigGeneration, the configuration-change interrupt).
+ * Lock held.
+ */
+void virtio_mmio__config_changed(struct virtio_mmio *t);
+
+/*
  * virtio_mmio__feature() - was feature bit @bit negotiated (offered,
  * accepted by the driver, and FEATURES_OK set)?
  */

@@ -18,6 +18,7 @@
 
 struct virtio_rng {
 	struct virtio_mmio t;
+	struct dev_stats stats;
 	struct virtq_chain chain; /* ~6 KiB: not on the event thread's stack */
 	uint8_t buf[VIRTIO_RNG_MAX_BYTES];
 };
@@ -65,6 +66,8 @@ static void virtio_rng__notify(void *opaque, struct virtio_mmio *t,
 			       VIRTIO_RNG_MAX_BYTES;
 		got = virtio_rng__gather(rng->buf, want);
 		got = virtq__write(c, t->mem, 0, rng->buf, got);
+		rng->stats.requests++;
+		rng->stats.read_bytes += got;
 		if (virtq__push(q, t->mem, c->head, (uint32_t)got)) {
 			r = -EFAULT;
 			break;
@@ -110,4 +113,9 @@ void virtio_rng__destroy(struct virtio_rng *rng)
 		return;
 	virtio_mmio__destroy(&rng->t);
 	free(rng);
+}
+
+void virtio_rng__stats(struct virtio_rng *rng, struct dev_stats *out)
+{
+	*out = rng->stats;
 }

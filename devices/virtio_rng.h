@@ -38,6 +38,9 @@ struct virtio_rng *virtio_rng__create(const struct guest_mem *m,
  */
 struct virtio_mmio *virtio_rng__transport(struct virtio_rng *rng);
 
+/* virtio_rng__stats() - requests served and random bytes given so far. */
+void virtio_rng__stats(struct virtio_rng *rng, struct dev_stats *out);
+
 /*
  * virtio_rng__destroy() - free a device from virtio_rng__create() (NULL
  * is a no-op).  It must be off the bus and idle.

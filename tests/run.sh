@@ -54,8 +54,8 @@ for f in build/fuzz/fuzz_*; do
 done
 
 for s in tests/integration/bad_input.sh tests/integration/tiny_guests.sh \
-	tests/integration/boot.sh tests/integration/vsock.sh \
-	tests/integration/emberctl.sh; do
+	tests/integration/boot.sh tests/integration/api.sh \
+	tests/integration/vsock.sh tests/integration/emberctl.sh; do
 	echo "== ${s#tests/}"
 	while IFS= read -r line; do
 		count_line "$line"

@@ -108,7 +108,14 @@ static int builder__cmdline(struct vm *vm, struct cmdline *c)
 		ret = cmdline__add(c, dev);
 	}
 	if (!ret && vm->root_drive >= 0 && !cmdline__has(c, "root")) {
-		ret = cmdline__add(c, "root=/dev/vda");
+		const char *uuid = cfg->drives[vm->root_drive].partuuid;
+		char root[96];
+
+		if (uuid)
+			snprintf(root, sizeof(root), "root=PARTUUID=%s", uuid);
+		else
+			snprintf(root, sizeof(root), "root=/dev/vda");
+		ret = cmdline__add(c, root);
 		if (!ret)
 			ret = cmdline__add_default(
 				c,

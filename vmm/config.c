@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/sysinfo.h>
 
@@ -31,11 +32,11 @@ uint64_t config__host_ram_mib(void)
 	return (uint64_t)si.totalram * si.mem_unit >> 20;
 }
 
-int config__parse_mem(const char *s, uint64_t *mib, char *err, size_t errlen)
+int config__check_mem(uint64_t mib, char *err, size_t errlen)
 {
-	uint64_t v, host;
+	uint64_t host;
 
-	if (config__parse_uint(s, CONFIG_MEM_MIN_MIB, CONFIG_MEM_MAX_MIB, &v)) {
+	if (mib < CONFIG_MEM_MIN_MIB || mib > CONFIG_MEM_MAX_MIB) {
 		snprintf(err, errlen,
 			 "guest RAM must be a whole number of MiB from %llu to "
 			 "%llu",
@@ -49,14 +50,27 @@ int config__parse_mem(const char *s, uint64_t *mib, char *err, size_t errlen)
 	 * a guest bigger than the host ends in swap or the OOM killer.
 	 */
 	host = config__host_ram_mib();
-	if (host && v > host) {
+	if (host && mib > host) {
 		snprintf(err, errlen,
 			 "more guest RAM than this host has (%llu MiB)",
 			 (unsigned long long)host);
 		return -E2BIG;
 	}
-	*mib = v;
 	return 0;
+}
+
+int config__parse_mem(const char *s, uint64_t *mib, char *err, size_t errlen)
+{
+	uint64_t v = 0;
+	int ret;
+
+	/* Out of range and not a number get the same words. */
+	if (config__parse_uint(s, 0, UINT64_MAX, &v))
+		v = 0;
+	ret = config__check_mem(v, err, errlen);
+	if (!ret)
+		*mib = v;
+	return ret;
 }
 
 int config__parse_vcpus(const char *s, unsigned int *vcpus, char *err,

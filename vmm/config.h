@@ -30,6 +30,7 @@ struct drive_config {
 	const char *id; /* GET_ID serial; NULL: "drive<N>" */
 	bool read_only; /* VIRTIO_BLK_F_RO; the file is opened O_RDONLY */
 	bool root; /* root=/dev/vda unless --append sets root= */
+	const char *partuuid; /* root: root=PARTUUID=<it> instead; NULL */
 };
 
 /*
@@ -78,6 +79,9 @@ int config__parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
  * Returns 0 with *@mib set, or the negative errno with @err filled.
  */
 int config__parse_mem(const char *s, uint64_t *mib, char *err, size_t errlen);
+
+/* config__check_mem() - config__parse_mem() for a number already parsed. */
+int config__check_mem(uint64_t mib, char *err, size_t errlen);
 
 /*
  * config__parse_vcpus() - @s vCPUs, 1 to CONFIG_MAX_VCPUS.  Returns 0

@@ -33,6 +33,13 @@ struct devmgr_class {
 	/* The device's transport (virtio classes), owned by the device. */
 	struct virtio_mmio *(*transport)(void *dev);
 	/*
+	 * The device's counters for the metrics (NULL: none); @metrics_key
+	 * names its group in a metrics line, "%s" standing for the device id
+	 * ("block_%s" for a drive, as Firecracker has it).
+	 */
+	void (*stats)(void *dev, struct dev_stats *out);
+	const char *metrics_key;
+	/*
 	 * Free the device.  Called by devmgr__destroy() once the vCPUs and
 	 * the event thread have stopped.
 	 */

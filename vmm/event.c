@@ -27,7 +27,62 @@ struct event_loop {
 	pthread_t thread;
 	bool started;
 	struct event_handler h[EVENT_MAX_HANDLERS];
+	/* event__call(): one call at a time, handed over through callfd. */
+	int callfd;
+	pthread_mutex_t call_lock; /* held by the caller for the whole call */
+	pthread_mutex_t done_lock;
+	pthread_cond_t done_cond;
+	void (*call_fn)(void *arg);
+	void *call_arg;
+	bool call_done;
 };
+
+/* The event thread's side of event__call(). */
+static void event__on_call(void *opaque, int fd)
+{
+	struct event_loop *el = opaque;
+	uint64_t n;
+
+	if (read(fd, &n, sizeof(n)) != sizeof(n))
+		return;
+	pthread_mutex_lock(&el->done_lock);
+	if (el->call_fn && !el->call_done) {
+		el->call_fn(el->call_arg);
+		el->call_done = true;
+		pthread_cond_broadcast(&el->done_cond);
+	}
+	pthread_mutex_unlock(&el->done_lock);
+}
+
+int event__on_thread(const struct event_loop *el)
+{
+	return el->started && pthread_equal(pthread_self(), el->thread);
+}
+
+void event__call(struct event_loop *el, void (*fn)(void *arg), void *arg)
+{
+	uint64_t one = 1;
+
+	if (!el->started || event__on_thread(el)) {
+		fn(arg);
+		return;
+	}
+	pthread_mutex_lock(&el->call_lock);
+	pthread_mutex_lock(&el->done_lock);
+	el->call_fn = fn;
+	el->call_arg = arg;
+	el->call_done = false;
+	if (write(el->callfd, &one, sizeof(one)) != sizeof(one)) {
+		/* Cannot happen short of a counter overflow: run it here. */
+		fn(arg);
+		el->call_done = true;
+	}
+	while (!el->call_done)
+		pthread_cond_wait(&el->done_cond, &el->done_lock);
+	el->call_fn = NULL;
+	pthread_mutex_unlock(&el->done_lock);
+	pthread_mutex_unlock(&el->call_lock);
+}
 
 struct event_loop *event__create(void)
 {
@@ -39,15 +94,22 @@ struct event_loop *event__create(void)
 		return NULL;
 	for (i = 0; i < EVENT_MAX_HANDLERS; i++)
 		el->h[i].fd = -1;
+	pthread_mutex_init(&el->call_lock, NULL);
+	pthread_mutex_init(&el->done_lock, NULL);
+	pthread_cond_init(&el->done_cond, NULL);
+	el->callfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	el->epfd = epoll_create1(EPOLL_CLOEXEC);
 	el->stopfd = eventfd(0, EFD_CLOEXEC);
-	if (el->epfd < 0 || el->stopfd < 0 ||
-	    epoll_ctl(el->epfd, EPOLL_CTL_ADD, el->stopfd, &ev) < 0) {
+	if (el->epfd < 0 || el->stopfd < 0 || el->callfd < 0 ||
+	    epoll_ctl(el->epfd, EPOLL_CTL_ADD, el->stopfd, &ev) < 0 ||
+	    event__add(el, el->callfd, event__on_call, el) < 0) {
 		log_error("event loop: %s", strerror(errno));
 		if (el->epfd >= 0)
 			close(el->epfd);
 		if (el->stopfd >= 0)
 			close(el->stopfd);
+		if (el->callfd >= 0)
+			close(el->callfd);
 		free(el);
 		return NULL;
 	}
@@ -135,5 +197,9 @@ void event__destroy(struct event_loop *el)
 		pthread_join(el->thread, NULL);
 	close(el->epfd);
 	close(el->stopfd);
+	close(el->callfd);
+	pthread_cond_destroy(&el->done_cond);
+	pthread_mutex_destroy(&el->done_lock);
+	pthread_mutex_destroy(&el->call_lock);
 	free(el);
 }

@@ -27,6 +27,17 @@ int event__add(struct event_loop *el, int fd, event_fn fn, void *opaque);
 /* event__del() - stop watching @fd (a handler may call it for itself). */
 void event__del(struct event_loop *el, int fd);
 
+/*
+ * event__call() - run @fn(@arg) on the event thread and return once it has
+ * run, so that it never races with a handler.  Called on the event thread
+ * itself, or before event__start(), it runs at once.  Calls from other
+ * threads are taken one at a time.
+ */
+void event__call(struct event_loop *el, void (*fn)(void *arg), void *arg);
+
+/* event__on_thread() - is the caller the event thread? */
+int event__on_thread(const struct event_loop *el);
+
 /* event__start() - run the loop on its own thread.  Returns 0 or -errno. */
 int event__start(struct event_loop *el);
 

@@ -10,6 +10,9 @@
 /* Process-wide settings: written once at start-up by main.c. */
 static enum log_level log_level = LOG_WARN;
 static struct timespec log_t0;
+static int log_fd = -1; /* -1: stderr */
+/* The last error line this thread logged, without its prefix. */
+static __thread char log_last_error[512];
 
 __attribute__((constructor)) static void log__start(void)
 {
@@ -19,6 +22,21 @@ __attribute__((constructor)) static void log__start(void)
 void log__set_level(enum log_level level)
 {
 	log_level = level;
+}
+
+const char *log__last_error(void)
+{
+	return log_last_error;
+}
+
+void log__clear_error(void)
+{
+	log_last_error[0] = '\0';
+}
+
+void log__set_fd(int fd)
+{
+	__atomic_store_n(&log_fd, fd, __ATOMIC_RELEASE);
 }
 
 double log__ms(void)
@@ -36,7 +54,7 @@ void log__printf(enum log_level level, const char *fmt, ...)
 					     "debug" };
 	char line[1024];
 	va_list ap;
-	int n, m;
+	int n, m, fd;
 
 	if (level > log_level)
 		return;
@@ -49,10 +67,14 @@ void log__printf(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 	if (m < 0)
 		return;
+	if (level == LOG_ERROR)
+		snprintf(log_last_error, sizeof(log_last_error), "%s",
+			 line + n);
 	n += m;
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
-	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+	fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
+	if (write(fd >= 0 ? fd : STDERR_FILENO, line, (size_t)n) < 0)
 		return;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ember's log: one line per event on stderr, "ember: " prefixed, with the
- * milliseconds since process start.  Thread-safe (one write(2) per line).
+ * ember's log: one line per event on stderr (or the file PUT /logger
+ * names), "ember: " prefixed, with the milliseconds since process start.
+ * Thread-safe (one write(2) per line).
  */
 #ifndef EMBER_VMM_LOG_H
 #define EMBER_VMM_LOG_H
@@ -11,6 +12,21 @@ enum log_level { LOG_NOTE = -1, LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 /* log__set_level() - lines above @level are dropped (default LOG_WARN). */
 void log__set_level(enum log_level level);
+
+/*
+ * log__set_fd() - lines go to @fd (not owned; -1: back to stderr), one
+ * write(2) each, as before.  Any thread.
+ */
+void log__set_fd(int fd);
+
+/*
+ * log__last_error() - the text of the last error line the calling thread
+ * logged (without "ember: [ms] error: "), "" after log__clear_error() or
+ * when none; valid until that thread logs again.  It lets a control call
+ * hand the builder's reason to an API client.
+ */
+const char *log__last_error(void);
+void log__clear_error(void);
 
 /* log__ms() - milliseconds since the process started (CLOCK_MONOTONIC). */
 double log__ms(void);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * ember: the command line.  The only file that knows every module: it
- * turns arguments into a struct vm_config and runs one VM.
+ * starts the event loop and the control interface (vmm/control.h), turns
+ * the flags into control calls (the first client of that interface), a
+ * --config-file into the same calls, serves the control socket with
+ * --api-sock, and waits for the VM's end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +17,13 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "../api/server/config_file.h"
+#include "../api/server/server.h"
 #include "../boot/layout.h"
 #include "config.h"
+#include "control.h"
 #include "event.h"
 #include "log.h"
-#include "metrics.h"
 #include "vm.h"
 
 #define EMBER_VERSION "0.1.0"
@@ -27,8 +32,17 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ember --kernel PATH [options]\n"
+		"       ember --api-sock PATH [options]\n"
+		"       ember --config-file FILE [--no-api] [options]\n"
 		"Boot a Linux microVM on /dev/kvm.\n"
 		"\n"
+		"  --api-sock PATH    serve Firecracker's API (HTTP/1.1, JSON) on the\n"
+		"                     Unix socket PATH; without --kernel or\n"
+		"                     --config-file the VM waits for InstanceStart\n"
+		"  --config-file FILE configure from Firecracker's JSON (the shape of\n"
+		"                     GET /vm/config) and start at once\n"
+		"  --no-api           no control socket (the default without --api-sock)\n"
+		"  --id ID            the instance id GET / reports\n"
 		"  --kernel PATH      ELF vmlinux or bzImage (x86_64, 64-bit boot protocol)\n"
 		"  --initrd PATH      initramfs (uncompressed cpio is fastest)\n"
 		"  --append ARGS      extra kernel arguments (they win over ember's defaults)\n"
@@ -127,6 +141,10 @@ static int parse_vsock(char *arg, struct vsock_config *v)
 
 enum {
 	OPT_KERNEL = 256,
+	OPT_API_SOCK,
+	OPT_CONFIG_FILE,
+	OPT_NO_API,
+	OPT_ID,
 	OPT_DRIVE,
 	OPT_NO_RNG,
 	OPT_VSOCK,
@@ -142,10 +160,21 @@ enum {
 	OPT_VERSION,
 };
 
-static int parse_args(int argc, char **argv, struct vm_config *cfg)
+/* What the flags say beyond the VM's configuration. */
+struct cli {
+	const char *api_sock, *config_file, *id;
+	bool no_api, cpus_set, mem_set, rng_set;
+};
+
+static int parse_args(int argc, char **argv, struct vm_config *cfg,
+		      struct cli *cli)
 {
 	static const struct option opts[] = {
 		{ "kernel", required_argument, NULL, OPT_KERNEL },
+		{ "api-sock", required_argument, NULL, OPT_API_SOCK },
+		{ "config-file", required_argument, NULL, OPT_CONFIG_FILE },
+		{ "no-api", no_argument, NULL, OPT_NO_API },
+		{ "id", required_argument, NULL, OPT_ID },
 		{ "initrd", required_argument, NULL, OPT_INITRD },
 		{ "append", required_argument, NULL, OPT_APPEND },
 		{ "mem", required_argument, NULL, OPT_MEM },
@@ -167,6 +196,7 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 	char err[160];
 
 	memset(cfg, 0, sizeof(*cfg));
+	memset(cli, 0, sizeof(*cli));
 	opterr = 0; /* one error line of ours instead of getopt's */
 	cfg->mem_mib = 128;
 	cfg->vcpus = 1;
@@ -174,6 +204,18 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 		switch (c) {
 		case OPT_KERNEL:
 			cfg->kernel_path = optarg;
+			break;
+		case OPT_API_SOCK:
+			cli->api_sock = optarg;
+			break;
+		case OPT_CONFIG_FILE:
+			cli->config_file = optarg;
+			break;
+		case OPT_NO_API:
+			cli->no_api = true;
+			break;
+		case OPT_ID:
+			cli->id = optarg;
 			break;
 		case OPT_INITRD:
 			cfg->initrd_path = optarg;
@@ -276,21 +318,12 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg)
 			  argv[optind]);
 		return -1;
 	}
-	/* base64 on the kernel command line: 4 bytes per 3, within 2047. */
-	if (cfg->run_cmd &&
-	    ember_b64_encoded_len(cfg->run_len) + strlen(EMBER_RUN_PARAM) >=
-		    LAYOUT_CMDLINE_MAX) {
-		log_error(
-			"--run: a command of %zu bytes does not fit on the kernel "
-			"command line (at most %llu bytes)",
-			cfg->run_len,
-			(unsigned long long)((LAYOUT_CMDLINE_MAX - 1 -
-					      strlen(EMBER_RUN_PARAM)) *
-					     3 / 4));
+	if (!cfg->kernel_path && !cli->api_sock && !cli->config_file) {
+		log_error("--kernel PATH is required (see --help)");
 		return -1;
 	}
-	if (!cfg->kernel_path) {
-		log_error("--kernel PATH is required (see --help)");
+	if (cli->no_api && cli->api_sock) {
+		log_error("--no-api and --api-sock exclude each other");
 		return -1;
 	}
 	log__set_level(verbose >= 2 ? LOG_DEBUG :
@@ -315,13 +348,79 @@ static void std_fds_open(void)
 }
 
 /*
+ * The flags as control calls, in Firecracker's order: machine, boot
+ * source, drives (the root first, named drive0, drive1, ... unless id=
+ * names them), vsock, entropy; ember's own options.  Returns 0, 2 for a
+ * usage error or VM_EXIT_EMBER_ERROR, after one error line.
+ */
+static int apply_cli(struct control *c, const struct vm_config *cfg)
+{
+	struct control_options o = {
+		.console = cfg->console,
+		.console_path = cfg->console_path,
+		.run_cmd = cfg->run_cmd,
+		.boot_timer = cfg->boot_timer,
+		.stats = cfg->stats,
+		.pvm = cfg->pvm,
+	};
+	struct control_err e;
+	unsigned int i, pass, n = 0;
+	char ids[CONFIG_MAX_DRIVES][16];
+
+	if (control__set_options(c, &o, &e)) {
+		log_error("%s", e.msg);
+		return 2;
+	}
+	/*
+	 * Without --kernel the configuration comes from a config file or the
+	 * control socket: the flags below are the VM's, they only come with
+	 * --kernel (and then override a config file's).
+	 */
+	if (!cfg->kernel_path)
+		return 0;
+	if (control__set_machine(c, cfg->vcpus, cfg->mem_mib, false, false, &e))
+		goto fail;
+	if (cfg->kernel_path &&
+	    control__set_boot_source(c, cfg->kernel_path, cfg->initrd_path,
+				     cfg->append, &e))
+		goto fail;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < cfg->nr_drives; i++) {
+			const struct drive_config *d = &cfg->drives[i];
+			struct control_drive cd = {
+				.path_on_host = d->path,
+				.is_root_device = d->root,
+				.is_read_only = d->read_only,
+			};
+
+			if ((pass == 0) != d->root)
+				continue;
+			snprintf(ids[n], sizeof(ids[n]), "drive%u", n);
+			cd.drive_id = d->id ? d->id : ids[n];
+			n++;
+			if (control__set_drive(c, &cd, &e))
+				goto fail;
+		}
+	}
+	if (cfg->vsock.uds_path && control__set_vsock(c, cfg->vsock.guest_cid,
+						      cfg->vsock.uds_path, &e))
+		goto fail;
+	if (control__set_entropy(c, !cfg->no_rng, &e))
+		goto fail;
+	return 0;
+fail:
+	log_error("%s", e.msg);
+	return VM_EXIT_EMBER_ERROR;
+}
+
+/*
  * The signal that asked ember to stop (SIGINT, SIGTERM, SIGHUP), the
  * eventfd that wakes the event thread for it, and the VM it stops once
  * built: process-wide because a signal handler can reach nothing else.
  */
 static volatile sig_atomic_t stop_signal;
 static int stop_fd = -1;
-static struct vm *the_vm;
+static struct control *the_control;
 
 static void on_signal(int sig)
 {
@@ -336,29 +435,32 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-/* On the event thread: stop the VM, if there is one yet (main checks). */
+/* On the event thread: tell the control (main checks before it exists). */
 static void on_stop_fd(void *opaque, int fd)
 {
-	struct vm *vm = __atomic_load_n(&the_vm, __ATOMIC_ACQUIRE);
+	struct control *c = __atomic_load_n(&the_control, __ATOMIC_ACQUIRE);
 	uint64_t n;
 
 	(void)opaque;
 	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return;
-	if (vm)
-		vm__stop_by_signal(vm, stop_signal);
+	if (c)
+		control__signal(c, stop_signal);
 }
 
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct api_server *api = NULL;
 	struct event_loop *el;
+	struct control_err e;
 	struct vm_config cfg;
-	struct vm *vm;
+	struct control *c;
+	struct cli cli;
 	int status;
 
 	std_fds_open();
-	if (parse_args(argc, argv, &cfg))
+	if (parse_args(argc, argv, &cfg, &cli))
 		return 2;
 	/*
 	 * A console reader that has gone (ember ... | head) must not kill
@@ -376,23 +478,41 @@ int main(int argc, char **argv)
 		event__destroy(el);
 		return VM_EXIT_EMBER_ERROR;
 	}
+	c = control__create(el, cli.id);
+	if (!c) {
+		event__destroy(el);
+		return VM_EXIT_EMBER_ERROR;
+	}
+	__atomic_store_n(&the_control, c, __ATOMIC_RELEASE);
 	/* Stop the guest cleanly (and restore the terminal) on these. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (vm__create(&cfg, el, &vm)) {
-		event__destroy(el);
-		return VM_EXIT_EMBER_ERROR;
-	}
-	__atomic_store_n(&the_vm, vm, __ATOMIC_RELEASE);
 	if (stop_signal)
-		vm__stop_by_signal(vm, stop_signal);
-	else
-		vm__start(vm); /* a failure requests the stop itself */
-	status = vm__wait(vm);
+		control__signal(c, stop_signal);
+
+	status = 0;
+	if (cli.config_file && api_config__apply(c, cli.config_file, &e)) {
+		log_error("%s: %s", cli.config_file, e.msg);
+		status = VM_EXIT_EMBER_ERROR;
+	}
+	if (!status)
+		status = apply_cli(c, &cfg);
+	if (!status && cli.api_sock) {
+		api = api_server__start(el, c, cli.api_sock, &e);
+		if (!api) {
+			log_error("%s", e.msg);
+			status = VM_EXIT_EMBER_ERROR;
+		}
+	}
+	/* A failed start has logged its reason (the builder's line). */
+	if (!status && (cfg.kernel_path || cli.config_file) &&
+	    control__start(c, &e))
+		status = VM_EXIT_EMBER_ERROR;
+	if (!status)
+		status = control__wait(c);
+	api_server__stop(api);
 	event__destroy(el);
-	if (cfg.stats)
-		metrics__print(vm);
-	vm__destroy(vm);
+	control__destroy(c);
 	return status;
 }

@@ -392,10 +392,11 @@ static int vcpu__handle_exit(struct vcpu *v)
  */
 static bool vcpu__checkpoint(struct vcpu *v)
 {
-	bool go;
+	bool go, paused = false;
 
 	pthread_mutex_lock(&v->lock);
 	if (v->want == VCPU_WANT_PAUSE) {
+		paused = true;
 		v->parked = true;
 		pthread_cond_broadcast(&v->cond);
 		while (v->want == VCPU_WANT_PAUSE)
@@ -404,6 +405,13 @@ static bool vcpu__checkpoint(struct vcpu *v)
 	}
 	go = v->want == VCPU_WANT_RUN;
 	pthread_mutex_unlock(&v->lock);
+	/*
+	 * Tell a kvm-clock guest it was stopped, so that its watchdogs do
+	 * not take the pause for a soft lockup (api.rst KVM_KVMCLOCK_CTRL).
+	 * A guest without kvm-clock (the PVM profile) answers EINVAL: fine.
+	 */
+	if (paused && go)
+		ioctl(v->fd, KVM_KVMCLOCK_CTRL, 0);
 	return go;
 }
 

@@ -262,10 +262,19 @@ static int vm__exit_status(const struct vm *vm)
 	return 0; /* a reboot without --run, or Ctrl-A x */
 }
 
-int vm__wait(struct vm *vm)
+static void vm__stop_vcpus(void *arg)
 {
+	struct vm *vm = arg;
 	unsigned int i;
 
+	/* A vCPU waiting on a stalled console reader must not hold us. */
+	console_out__stop(vm->console_out);
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vcpu__destroy(&vm->vcpus[i]);
+}
+
+int vm__wait(struct vm *vm)
+{
 	pthread_mutex_lock(&vm->lock);
 	while (vm->stop == VM_STOP_NONE)
 		pthread_cond_wait(&vm->cond, &vm->lock);
@@ -273,10 +282,11 @@ int vm__wait(struct vm *vm)
 		vm->paused_ms += log__ms() - vm->t_paused_ms;
 	vm->state = VM_STATE_STOPPED;
 	pthread_mutex_unlock(&vm->lock);
-	/* A vCPU waiting on a stalled console reader must not hold us. */
-	console_out__stop(vm->console_out);
-	for (i = 0; i < vm->nr_vcpus; i++)
-		vcpu__destroy(&vm->vcpus[i]);
+	/*
+	 * On the event thread, so that no control call (a pause) is at work
+	 * on the vCPUs while they go.
+	 */
+	event__call(vm->el, vm__stop_vcpus, vm);
 	return vm__exit_status(vm);
 }
 

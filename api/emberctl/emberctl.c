@@ -15,6 +15,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,11 @@ static void usage(FILE *f)
 	      "  cp SRC DST\n"
 	      "        copy a file; exactly one of SRC/DST is ID:PATH\n"
 	      "  ls    list the live sandboxes\n"
+	      "  pause ID...\n"
+	      "        freeze sandboxes in memory: no CPU used, the TTL\n"
+	      "        stopped, exec and cp refused until resumed\n"
+	      "  resume ID...\n"
+	      "        let paused sandboxes run on\n"
 	      "  kill ID...\n"
 	      "        end sandboxes and remove everything they used\n"
 	      "\n"
@@ -316,6 +322,12 @@ static struct agent_client *open_agent(const char *ref, struct sandbox_info *sb)
 	rc = sandbox__find(ref, sb, err, sizeof(err));
 	if (rc < 0) {
 		report(err);
+		return NULL;
+	}
+	if (sb->paused) {
+		fprintf(stderr,
+			"emberctl: sandbox %s is paused (emberctl resume %s)\n",
+			sb->id, sb->id);
 		return NULL;
 	}
 	c = agent_client__new();
@@ -860,8 +872,8 @@ static int cmd_ls(int argc, char **argv)
 		report(err);
 		return 1;
 	}
-	printf("%-12s  %-8s  %7s  %5s  %-7s  %s\n", "ID", "PID", "MEM", "VCPUS",
-	       "AGE", "TTL");
+	printf("%-12s  %-8s  %7s  %5s  %-7s  %-7s  %s\n", "ID", "PID", "MEM",
+	       "VCPUS", "STATE", "AGE", "TTL");
 	for (size_t i = 0; i < n; i++) {
 		const struct sandbox_info *s = &v[i];
 
@@ -871,13 +883,17 @@ static int cmd_ls(int argc, char **argv)
 		else if (!s->ttl_s)
 			snprintf(ttl, sizeof(ttl), "-");
 		else
-			fmt_dur(s->ready + s->ttl_s - now, ttl, sizeof(ttl));
+			fmt_dur(sandbox__ttl_left(s, now), ttl, sizeof(ttl));
 		if (s->ember)
 			snprintf(pid, sizeof(pid), "%d", (int)s->ember);
 		else
 			snprintf(pid, sizeof(pid), "-");
-		printf("%-12s  %-8s  %6uM  %5u  %-7s  %s\n", s->id, pid,
-		       s->mem_mib, s->vcpus, age, ttl);
+		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %s\n", s->id, pid,
+		       s->mem_mib, s->vcpus,
+		       !s->ready ? "booting" :
+		       s->paused ? "paused" :
+				   "running",
+		       age, ttl);
 	}
 	free(v);
 	return fflush(stdout) == 0 ? 0 : 1;
@@ -917,6 +933,36 @@ static int cmd_kill(int argc, char **argv)
 	return fflush(stdout) == 0 ? status : 1;
 }
 
+/* pause / resume ID...: each id printed once done. */
+static int cmd_pause(int argc, char **argv, bool pause)
+{
+	struct sandbox_info sb;
+	char err[512];
+	int status = 0, rc;
+
+	if (argc < 2) {
+		fprintf(stderr, "emberctl: usage: emberctl %s ID...\n",
+			pause ? "pause" : "resume");
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (int i = 1; i < argc; i++) {
+		rc = sandbox__find(argv[i], &sb, err, sizeof(err));
+		if (rc == 0)
+			rc = sandbox__pause(&sb, pause, err, sizeof(err));
+		if (rc < 0) {
+			report(err);
+			status = 1;
+			continue;
+		}
+		printf("%s\n", sb.id);
+	}
+	return fflush(stdout) == 0 ? status : 1;
+}
+
 /* Make sure fds 0-2 are open: our own files must not land there. */
 static void sane_stdio(void)
 {
@@ -950,13 +996,18 @@ int main(int argc, char **argv)
 		return cmd_ls(argc, argv);
 	if (!strcmp(cmd, "kill"))
 		return cmd_kill(argc, argv);
+	if (!strcmp(cmd, "pause"))
+		return cmd_pause(argc, argv, true);
+	if (!strcmp(cmd, "resume"))
+		return cmd_pause(argc, argv, false);
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
 	}
 	fprintf(stderr,
-		"emberctl: unknown command '%s' (run, exec, cp, ls, kill; "
+		"emberctl: unknown command '%s' (run, exec, cp, ls, pause, "
+		"resume, kill; "
 		"see emberctl --help)\n",
 		cmd);
 	return 2;

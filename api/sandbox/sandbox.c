@@ -79,10 +79,11 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 		     "supervisor=%d\nsupervisor_start=%" PRIu64 "\n"
 		     "ember=%d\nember_start=%" PRIu64 "\n"
 		     "created=%" PRId64 "\nready=%" PRId64 "\n"
-		     "ttl=%u\nmem=%u\nvcpus=%u\n",
+		     "ttl=%u\nmem=%u\nvcpus=%u\npaused=%" PRId64
+		     "\npaused_s=%" PRId64 "\n",
 		     (int)i->supervisor, i->supervisor_start, (int)i->ember,
 		     i->ember_start, i->created, i->ready, i->ttl_s, i->mem_mib,
-		     i->vcpus);
+		     i->vcpus, i->paused, i->paused_s);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -96,8 +97,7 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 	return rc;
 }
 
-/* Fill @i from @dir's info file (fields it lacks stay as they are). */
-static int read_info(const char *dir, struct sandbox_info *i)
+int sandbox__read_info(const char *dir, struct sandbox_info *i)
 {
 	char path[PATH_MAX], buf[2048], *line, *save = NULL;
 	ssize_t n;
@@ -143,6 +143,10 @@ static int read_info(const char *dir, struct sandbox_info *i)
 			i->mem_mib = (unsigned int)v;
 		else if (!strcmp(line, "vcpus") && v <= UINT_MAX)
 			i->vcpus = (unsigned int)v;
+		else if (!strcmp(line, "paused"))
+			i->paused = v;
+		else if (!strcmp(line, "paused_s"))
+			i->paused_s = v;
 	}
 	return 0;
 }
@@ -277,7 +281,7 @@ static void reap(const char *state, const char *name, const char *dir)
 	char dead[PATH_MAX];
 
 	memset(&i, 0, sizeof(i));
-	if (read_info(dir, &i) == 0 && i.ember)
+	if (sandbox__read_info(dir, &i) == 0 && i.ember)
 		terminate(i.ember, i.ember_start, 2000);
 	if (is_id(name) &&
 	    files__pathf(dead, sizeof(dead), "%s/.%s.dead", state, name) == 0 &&
@@ -330,7 +334,7 @@ static int examine(const char *state, const char *name,
 	if (rc == 1) {
 		if (info_init(info, state, name))
 			return 0;
-		read_info(dir, info);
+		sandbox__read_info(dir, info);
 		return 1;
 	}
 	if (rc == -ENOENT && lstat(dir, &st) < 0)
@@ -521,7 +525,7 @@ int sandbox__kill(const struct sandbox_info *info, char *err, size_t errlen)
 		}
 		if (rc == 1 && !signalled) {
 			memset(&cur, 0, sizeof(cur));
-			read_info(info->dir, &cur);
+			sandbox__read_info(info->dir, &cur);
 			if (cur.supervisor &&
 			    proc__alive(cur.supervisor, cur.supervisor_start) &&
 			    kill(cur.supervisor, SIGTERM) == 0)
@@ -531,7 +535,7 @@ int sandbox__kill(const struct sandbox_info *info, char *err, size_t errlen)
 	}
 	/* The supervisor is stuck or unknown: end everything here. */
 	memset(&cur, 0, sizeof(cur));
-	read_info(info->dir, &cur);
+	sandbox__read_info(info->dir, &cur);
 	if (cur.supervisor && proc__alive(cur.supervisor, cur.supervisor_start))
 		kill(cur.supervisor, SIGKILL);
 	if (cur.ember && proc__alive(cur.ember, cur.ember_start))
@@ -754,7 +758,7 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 	while (waitpid(sup, &st, 0) < 0 && errno == EINTR)
 		;
 	/* The supervisor removes it all; if it died instead, do it here. */
-	read_info(info.dir, &info);
+	sandbox__read_info(info.dir, &info);
 	if (info.ember)
 		terminate(info.ember, info.ember_start,
 			  SUPERVISOR_STOP_GRACE_MS);
@@ -779,4 +783,16 @@ out_lock:
 out_in:
 	close(in);
 	return rc;
+}
+
+int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now)
+{
+	int64_t end;
+
+	if (!i->ttl_s || !i->ready)
+		return -1;
+	/* The clock stopped for every pause, and stands in the current one. */
+	end = i->ready + (int64_t)i->ttl_s + i->paused_s +
+	      (i->paused ? now - i->paused : 0);
+	return end > now ? end - now : 0;
 }

@@ -17,6 +17,8 @@
  *                keeps it open), so no crash can leave it behind
  *   console.log  the guest's console, ember.log ember's stderr
  *   vsock.sock   ember's vsock Unix socket (and vsock.sock_<port>)
+ *   api.sock     ember's control socket (Firecracker's API)
+ *   pause.lock   flock()ed while a pause or resume is under way
  *
  * A directory whose lock nobody holds belongs to a dead supervisor (host
  * crash, SIGKILL): lookups and listings remove it and any ember left.
@@ -29,12 +31,14 @@
 #define EMBER_API_SANDBOX_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #define SANDBOX_ID_LEN	   12
 #define SANDBOX_UDS_NAME   "vsock.sock"
+#define SANDBOX_API_NAME   "api.sock"
 #define SANDBOX_GUEST_CID  3
 #define SANDBOX_DEF_MEM	   256 /* MiB */
 #define SANDBOX_DEF_TTL	   300 /* s */
@@ -65,6 +69,8 @@ struct sandbox_info {
 	unsigned int ttl_s; /* 0: none */
 	unsigned int mem_mib;
 	unsigned int vcpus;
+	int64_t paused; /* Unix time the current pause began; 0: running */
+	int64_t paused_s; /* seconds paused in pauses that ended */
 };
 
 /*
@@ -113,5 +119,22 @@ int sandbox__kill(const struct sandbox_info *info, char *err, size_t errlen);
  */
 int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
 		  size_t errlen);
+
+/*
+ * sandbox__ttl_left() - seconds of TTL @i has left at Unix time @now
+ * (the clock stops while it is paused); -1 for no TTL, 0 when over.
+ */
+int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now);
+
+/*
+ * Pause (@pause true) or resume the sandbox @info: PATCH /vm on ember's
+ * control socket (every vCPU parked: no CPU used, memory kept), the TTL
+ * clock stopped while it is paused (the supervisor is told with SIGUSR1),
+ * the state recorded in its info file.  Pausing a paused sandbox, or
+ * resuming a running one, does nothing.  Returns 0, or a negative errno
+ * with the reason in @err (ember's fault message when it refused).
+ */
+int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
+		   size_t errlen);
 
 #endif /* EMBER_API_SANDBOX_H */

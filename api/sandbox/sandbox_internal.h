@@ -18,6 +18,7 @@
 #define SANDBOX_ROOTFS_NAME  "rootfs.ext4"
 #define SANDBOX_CONSOLE_NAME "console.log"
 #define SANDBOX_EMBER_LOG    "ember.log"
+#define SANDBOX_PAUSE_LOCK   "pause.lock"
 
 /*
  * Write @i as the info file of the sandbox directory @dir, atomically
@@ -27,6 +28,9 @@
  * and then the previous info file is unchanged and no info.tmp is left.
  */
 int sandbox__write_info(const char *dir, const struct sandbox_info *i);
+
+/* Fill @i from @dir's info file (fields it lacks stay as they are). */
+int sandbox__read_info(const char *dir, struct sandbox_info *i);
 
 /*
  * Leave the printf-style message in @err (@errlen bytes, always

@@ -45,7 +45,7 @@ struct sup {
 	struct sandbox_info info;
 	int lock_fd; /* held, shared with `run` until it exits */
 	int verdict_fd; /* the pipe to `run`; -1 once written */
-	int sig_fd; /* SIGTERM, SIGINT, SIGHUP, SIGCHLD */
+	int sig_fd; /* SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR1 */
 	int ember_status; /* valid once ember_reaped */
 	int ember_reaped;
 };
@@ -132,7 +132,7 @@ static int verdict(struct sup *s, const char *msg)
 static pid_t start_ember(struct sup *s)
 {
 	char mem[16], vcpus[16], console[PATH_MAX + 8], drive[PATH_MAX + 16],
-		vsock[PATH_MAX + 32], log[PATH_MAX];
+		vsock[PATH_MAX + 32], log[PATH_MAX], api[PATH_MAX];
 	pid_t parent = getpid(), pid;
 	const char *dir = s->info.dir;
 
@@ -144,17 +144,19 @@ static pid_t start_ember(struct sup *s)
 			 "path=%s/" SANDBOX_ROOTFS_NAME ",root", dir) ||
 	    files__pathf(vsock, sizeof(vsock), "cid=%d,uds=%s",
 			 SANDBOX_GUEST_CID, s->info.uds) ||
-	    files__pathf(log, sizeof(log), "%s/" SANDBOX_EMBER_LOG, dir))
+	    files__pathf(log, sizeof(log), "%s/" SANDBOX_EMBER_LOG, dir) ||
+	    files__pathf(api, sizeof(api), "%s/" SANDBOX_API_NAME, dir))
 		return -ENAMETOOLONG;
 	pid = fork();
 	if (pid != 0)
 		return pid < 0 ? -errno : pid;
 	{
-		const char *argv[] = { s->o->ember, "--kernel",	 s->o->kernel,
-				       "--mem",	    mem,	 "--vcpus",
-				       vcpus,	    "--console", console,
-				       "--drive",   drive,	 "--vsock",
-				       vsock,	    NULL };
+		const char *argv[] = { s->o->ember, "--kernel",	  s->o->kernel,
+				       "--mem",	    mem,	  "--vcpus",
+				       vcpus,	    "--console",  console,
+				       "--drive",   drive,	  "--vsock",
+				       vsock,	    "--api-sock", api,
+				       NULL };
 		sigset_t none;
 		int fd;
 
@@ -179,7 +181,8 @@ static pid_t start_ember(struct sup *s)
 
 /*
  * Take the signals that came: -EINTR for a stop request, -ECHILD once
- * ember has ended (s->ember_status), else 0.  Waits up to @ms for one.
+ * ember has ended (s->ember_status), 1 when the info file changed (a
+ * pause or resume: SIGUSR1), else 0.  Waits up to @ms for one.
  */
 static int sup_events(struct sup *s, int ms)
 {
@@ -190,16 +193,18 @@ static int sup_events(struct sup *s, int ms)
 	if (poll(&pfd, 1, ms) <= 0)
 		return s->ember_reaped ? -ECHILD : 0;
 	while (read(s->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo != SIGCHLD)
+		if (si.ssi_signo == SIGUSR1)
+			rc = rc ? rc : 1;
+		else if (si.ssi_signo != SIGCHLD)
 			rc = -EINTR;
 	}
 	if (!s->ember_reaped && waitpid(s->info.ember, &st, WNOHANG) > 0) {
 		s->ember_reaped = 1;
 		s->ember_status = st;
 	}
-	if (rc)
+	if (rc < 0)
 		return rc;
-	return s->ember_reaped ? -ECHILD : 0;
+	return s->ember_reaped ? -ECHILD : rc;
 }
 
 /*
@@ -367,7 +372,7 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 {
 	char why[SUPERVISOR_VERDICT_MAX - 16], msg[SUPERVISOR_VERDICT_MAX],
 		path[PATH_MAX];
-	int64_t ttl_end = 0;
+	int64_t ttl_end = 0, frozen_ms = 0;
 	sigset_t set;
 	bool logged;
 	int rc;
@@ -384,6 +389,7 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	s->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sig_fd < 0) {
@@ -429,10 +435,24 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 
 		if (ttl_end && left <= 0)
 			break;
-		if (sup_events(s, left < 0     ? -1 :
-				  left > 60000 ? 60000 :
-						 (int)left) < 0)
+		rc = sup_events(s, left < 0	? -1 :
+				   left > 60000 ? 60000 :
+						  (int)left);
+		if (rc < 0)
 			break;
+		if (rc == 1 && s->o->ttl_s) {
+			/* Paused: the TTL clock stops; resumed: it goes on. */
+			struct sandbox_info now = s->info;
+
+			sandbox__read_info(s->info.dir, &now);
+			if (now.paused && ttl_end) {
+				frozen_ms = ttl_end - clock__mono_ms();
+				ttl_end = 0;
+			} else if (!now.paused && !ttl_end) {
+				ttl_end = clock__mono_ms() +
+					  (frozen_ms > 0 ? frozen_ms : 0);
+			}
+		}
 	}
 	stop_ember(s);
 	remove_dir(s);

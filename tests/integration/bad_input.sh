@@ -86,7 +86,7 @@ expect "no kernel given" 2 '--kernel PATH is required' --
 expect "stray argument" 2 "unexpected argument 'extra'" -- --kernel "$K" extra
 expect "--run too long" 2 '--run: a command of 3000 bytes does not fit' -- \
 	--kernel "$K" --initrd "$I" --run "$(head -c 3000 /dev/zero | tr '\0' x)"
-expect "--append too long" 125 'kernel command line longer than 2047 bytes: shorten --append' -- \
+expect "--append too long" 125 'kernel command line longer than 2047 bytes: shorten' -- \
 	--kernel "$K" --initrd "$I" --append "x=$(head -c 2100 /dev/zero | tr '\0' y)"
 expect "unknown option" 2 'unknown option or missing value: --bogus' -- \
 	--kernel "$K" --bogus

@@ -16,6 +16,8 @@ export EMBER_STATE_DIR=$TMP/state
 export EMBER_SUPERVISOR_LOG=$TMP/supervisor.log
 E=$EMBERCTL
 
+# info_of ID KEY: a value from the sandbox's info file.
+info_of() { sed -n "s/^$2=//p" "$EMBER_STATE_DIR/$1/info"; }
 # alive PID: a process that is not a zombie.
 alive() {
 	[ -n "$1" ] && [ "$1" != 0 ] && [ -r "/proc/$1/stat" ] &&
@@ -200,6 +202,33 @@ check "fake: a --ttl 1 sandbox is there when run returns" "" \
 check "fake: ... and gone, with everything, within 3 s" "$(ls -la "$EMBER_STATE_DIR")" \
 	wait_gone "$id" "$p" 3
 
+# Pause and resume: the TTL clock stops while paused.
+id=$($E run --ttl 2)
+p=$(pids "$id")
+$E pause "$id" >"$TMP/pause.out" 2>"$TMP/pause.err"
+rc=$?
+check "fake: pause prints the id" "exit $rc; $(show "$TMP/pause.err")" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/pause.out")" = "$id" ]'
+check "fake: ls says paused" "$($E ls)" ev '$E ls | grep -q "^$id .* paused "'
+$E exec "$id" -- true 2>"$TMP/pexec.err"
+rc=$?
+check "fake: exec on a paused sandbox is refused, saying why" "exit $rc; $(show "$TMP/pexec.err")" \
+	ev '[ $rc = 125 ] && grep -q "is paused (emberctl resume" "$TMP/pexec.err"'
+sleep 3
+check "fake: a paused sandbox outlives its TTL" "" test -d "$EMBER_STATE_DIR/$id"
+$E pause "$id" >/dev/null
+rc=$?
+check "fake: pausing a paused sandbox is fine" "exit $rc" [ $rc = 0 ]
+$E resume "$id" >/dev/null
+rc=$?
+check "fake: resume exits 0" "exit $rc" [ $rc = 0 ]
+check "fake: resumed, the rest of its TTL runs out (within 4 s)" \
+	"$(ls -la "$EMBER_STATE_DIR")" wait_gone "$id" "$p" 4
+$E pause 0123456789ab 2>"$TMP/punk.err"
+rc=$?
+check "fake: pause of an unknown id: 1, one line" "exit $rc; $(show "$TMP/punk.err")" \
+	ev '[ $rc = 1 ] && grep -qx "emberctl: no sandbox 0123456789ab" "$TMP/punk.err"'
+
 # ember ending by itself ends the sandbox.
 id=$(FAKE_EXIT_AFTER=0.5 $E run)
 p=$(pids "$id")
@@ -373,6 +402,23 @@ check "vm: sandboxes side by side do not see each other's files" \
 $E ls >"$TMP/ls.out"
 check "vm: ls lists both" "$(show "$TMP/ls.out")" \
 	ev 'grep -q "^$A " "$TMP/ls.out" && grep -q "^$B " "$TMP/ls.out"'
+
+# A real pause: ember uses no CPU, the agent is out of reach, the
+# guest goes on where it was once resumed.
+$E exec "$A" -- sh -c 'echo before >/root/p' 2>/dev/null
+$E pause "$A" >/dev/null 2>"$TMP/rp.err"
+rc=$?
+ea=$(info_of "$A" ember)
+t0=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$ea/stat")
+sleep 2
+t1=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$ea/stat")
+check "vm: pause: ember uses no CPU while paused (at most 2 ticks in 2 s)" \
+	"exit $rc, ticks $t0 -> $t1; $(show "$TMP/rp.err")" \
+	ev '[ $rc = 0 ] && [ $((t1 - t0)) -le 2 ]'
+$E resume "$A" >/dev/null 2>"$TMP/rr.err"
+out=$($E exec "$A" -- cat /root/p 2>&1)
+check "vm: resumed, the sandbox answers and kept its files" "got: $out; $(show "$TMP/rr.err")" \
+	[ "$out" = before ]
 
 pa=$(pids "$A")
 $E kill "$A" >/dev/null 2>"$TMP/ka.err"

@@ -6,7 +6,9 @@
 # --console file, and serves the hybrid vsock handshake on --vsock's uds
 # (`CONNECT 1024\n` -> `OK <n>\n`), handing each connection to the agent
 # built for this host (build/test/agent-host --fd N): the "guest" is this
-# host.  SIGTERM/SIGINT: clean stop, exit 128+sig, as ember.
+# host.  --api-sock gets a small stand-in of ember's control socket: GET /
+# and PATCH /vm (Paused, Resumed) answered as ember answers them.
+# SIGTERM/SIGINT: clean stop, exit 128+sig, as ember.
 #
 # Environment knobs:
 #   FAKE_BOOT_S=S      wait S seconds before listening (a slow boot)
@@ -17,7 +19,11 @@
 #   FAKE_REPORT=FILE   append "size=N blocks=N same=0|1" about the drive
 #   FAKE_ROOTFS=FILE   the original image, for same= in the report
 import fcntl
+import http.server
+import json
 import os
+import socketserver
+import threading
 import signal
 import socket
 import subprocess
@@ -33,6 +39,51 @@ def opt(args, name):
         if a == name:
             return args[i + 1]
     sys.exit("fake_ember: missing " + name)
+
+
+class Api(http.server.BaseHTTPRequestHandler):
+    state = "Running"
+
+    def address_string(self):
+        return "unix"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, code, body=None):
+        data = json.dumps(body).encode() if body is not None else b""
+        self.send_response(code)
+        if body is not None:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.reply(200, {"id": "fake", "state": Api.state,
+                         "vmm_version": "0", "app_name": "fake"})
+
+    def do_PATCH(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(n) or b"{}")
+        if self.path != "/vm" or body.get("state") not in ("Paused", "Resumed"):
+            self.reply(400, {"fault_message": "fake: bad request"})
+            return
+        Api.state = "Paused" if body["state"] == "Paused" else "Running"
+        self.reply(204)
+
+
+class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+def serve_api(args):
+    if "--api-sock" not in args:
+        return None
+    path = opt(args, "--api-sock")
+    srv = UnixServer(path, Api)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return path
 
 
 def main():
@@ -80,6 +131,7 @@ def main():
         time.sleep(0.02)
     if stop:
         sys.exit(128 + stop[0])
+    api = serve_api(args)
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(uds)
     srv.listen(8)
@@ -120,6 +172,8 @@ def main():
         a.wait()
     srv.close()
     os.unlink(uds)
+    if api:
+        os.unlink(api)
     sys.exit(status)
 
 

@@ -53,7 +53,7 @@ static void test_i8042_reset(void **state)
 {
 	static struct bus pio;
 	struct recorder r;
-	struct device *d = i8042__create(events(&r));
+	struct device *d = i8042__create(events(&r), (struct irq_line){ 0 });
 	uint8_t v;
 	uint16_t w;
 
@@ -106,7 +106,7 @@ static void test_i8042_reset(void **state)
 static void test_i8042_no_notify(void **state)
 {
 	struct device_events none = { 0 };
-	struct device *d = i8042__create(none);
+	struct device *d = i8042__create(none, (struct irq_line){ 0 });
 	struct device *cmd;
 	uint8_t v = I8042_CMD_RESET;
 
@@ -114,6 +114,59 @@ static void test_i8042_no_notify(void **state)
 	assert_non_null(d);
 	cmd = i8042__command(d);
 	cmd->ops->write(cmd, 0, &v, 1); /* must not crash */
+	i8042__destroy(d);
+}
+
+struct irq_count {
+	unsigned int rises;
+	int level;
+};
+
+static void count_irq(void *opaque, unsigned int gsi, int level)
+{
+	struct irq_count *c = opaque;
+
+	assert_int_equal(gsi, 1);
+	if (level && !c->level)
+		c->rises++;
+	c->level = level;
+}
+
+/* SendCtrlAltDel: the scancodes come out of the data port, IRQ 1 each. */
+static void test_i8042_ctrl_alt_del(void **state)
+{
+	static const uint8_t want[] = { 0x14, 0x11, 0xe0, 0x71, 0xe0, 0xf0,
+					0x71, 0xf0, 0x11, 0xf0, 0x14 };
+	struct irq_count irq = { 0 };
+	struct device_events none = { 0 };
+	struct device *d = i8042__create(
+		none, (struct irq_line){
+			      .set = count_irq, .opaque = &irq, .gsi = 1 });
+	struct device *cmd;
+	unsigned int i;
+	uint8_t v;
+
+	(void)state;
+	assert_non_null(d);
+	cmd = i8042__command(d);
+	assert_int_equal(i8042__ctrl_alt_del(d), 0);
+	assert_int_equal(irq.rises, 1);
+	for (i = 0; i < sizeof(want); i++) {
+		v = 0;
+		cmd->ops->read(cmd, 0, &v, 1);
+		assert_int_equal(v, 0x01); /* output buffer full */
+		d->ops->read(d, 0, &v, 1);
+		assert_int_equal(v, want[i]);
+	}
+	/* An edge per byte but the last; then the buffer is empty. */
+	assert_int_equal(irq.rises, sizeof(want));
+	cmd->ops->read(cmd, 0, &v, 1);
+	assert_int_equal(v, 0);
+	d->ops->read(d, 0, &v, 1);
+	assert_int_equal(v, 0);
+	/* A full buffer refuses a second set rather than cut it. */
+	assert_int_equal(i8042__ctrl_alt_del(d), 0);
+	assert_int_equal(i8042__ctrl_alt_del(d), -1);
 	i8042__destroy(d);
 }
 
@@ -294,6 +347,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_i8042_reset),
 		cmocka_unit_test(test_i8042_no_notify),
+		cmocka_unit_test(test_i8042_ctrl_alt_del),
 		cmocka_unit_test(test_boot_timer),
 		cmocka_unit_test(test_exit_status),
 		cmocka_unit_test(test_guest_signal_no_notify),

@@ -65,6 +65,16 @@ int dev_legacy__add(const struct dev_env *env);
 int dev_blk__add(const struct dev_env *env, const char *id,
 		 const struct drive_config *d);
 
+/*
+ * dev_blk__update() - drive @id now reads and writes the image @path
+ * (PATCH /drives: opened and locked as by dev_blk__add(), read-only when
+ * @read_only); the guest sees the new capacity.  On the event thread.
+ * Returns 0, -ENOENT for no such drive, or another negative errno with
+ * the reason in @why (@whylen bytes).
+ */
+int dev_blk__update(struct devmgr *dm, const char *id, const char *path,
+		    bool read_only, char *why, size_t whylen);
+
 /* dev_rng__add() - the virtio-rng entropy device ("rng").  0 or -errno. */
 int dev_rng__add(const struct dev_env *env);
 

@@ -89,7 +89,7 @@ int dev_legacy__add(const struct dev_env *env)
 	if (ret)
 		return ret;
 	/* The i8042 answers on two ports, data and command. */
-	kbd = i8042__create(env->events);
+	kbd = i8042__create(env->events, irq__line(env->vm_fd, 1));
 	ret = dev__add_one(env, "i8042", &dev_class_i8042, kbd, true,
 			   I8042_DATA_PORT, 1);
 	if (ret)

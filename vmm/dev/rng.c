@@ -11,6 +11,11 @@ static struct virtio_mmio *dev__rng_transport(void *dev)
 	return virtio_rng__transport(dev);
 }
 
+static void dev__rng_stats(void *dev, struct dev_stats *out)
+{
+	virtio_rng__stats(dev, out);
+}
+
 static void dev__rng_destroy(void *dev)
 {
 	virtio_rng__destroy(dev);
@@ -20,6 +25,8 @@ const struct devmgr_class dev_class_virtio_rng = {
 	.name = "virtio-rng",
 	.virtio = true,
 	.transport = dev__rng_transport,
+	.stats = dev__rng_stats,
+	.metrics_key = "entropy",
 	.destroy = dev__rng_destroy,
 };
 

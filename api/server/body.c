@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Firecracker's request bodies as control calls (see body.h). */
+#include "body.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* One field of a body's schema. */
+enum body_type { T_UINT, T_BOOL, T_STR, T_NULL_ONLY, T_ANY };
+
+struct body_field {
+	const char *name;
+	enum body_type type;
+	bool required;
+	bool nullable; /* null means absent */
+};
+
+static int body__err(struct control_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int body__err(struct control_err *e, const char *fmt, ...)
+{
+	size_t n = strlen(BODY_JSON_ERROR);
+	va_list ap;
+
+	memcpy(e->msg, BODY_JSON_ERROR, n + 1);
+	va_start(ap, fmt);
+	vsnprintf(e->msg + n, sizeof(e->msg) - n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static const char *body__type_name(enum body_type t)
+{
+	switch (t) {
+	case T_UINT:
+		return "an unsigned integer";
+	case T_BOOL:
+		return "a boolean";
+	case T_STR:
+		return "a string";
+	case T_NULL_ONLY:
+		return "null";
+	default:
+		return "a value";
+	}
+}
+
+static const char *body__json_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "map";
+	case JSON_ARRAY:
+		return "sequence";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+		return json_integer_value(v) < 0 ? "negative integer" :
+						   "integer";
+	case JSON_REAL:
+		return "floating point";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "boolean";
+	default:
+		return "null";
+	}
+}
+
+/*
+ * Check @o against @f: an object, every required field present, every
+ * field of the right type; unknown fields refused unless @allow_unknown.
+ */
+static int body__check(json_t *o, const struct body_field *f, size_t n,
+		       bool allow_unknown, struct control_err *e)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (!json_is_object(o))
+		return body__err(e, "invalid type: %s, expected a map",
+				 body__json_name(o));
+	json_object_foreach(o, key, v)
+	{
+		for (i = 0; i < n && strcmp(f[i].name, key); i++)
+			;
+		if (i == n) {
+			char names[256] = "";
+			size_t len = 0;
+
+			if (allow_unknown)
+				continue;
+			for (i = 0; i < n && len < sizeof(names); i++)
+				len += (size_t)snprintf(
+					names + len, sizeof(names) - len,
+					"%s`%s`", i ? ", " : "", f[i].name);
+			return body__err(e,
+					 "unknown field `%.64s`, expected %s%s",
+					 key, n > 1 ? "one of " : "", names);
+		}
+		if (json_is_null(v) &&
+		    (f[i].nullable || f[i].type == T_NULL_ONLY))
+			continue;
+		if ((f[i].type == T_UINT &&
+		     !(json_is_integer(v) && json_integer_value(v) >= 0)) ||
+		    (f[i].type == T_BOOL && !json_is_boolean(v)) ||
+		    (f[i].type == T_STR && !json_is_string(v)) ||
+		    f[i].type == T_NULL_ONLY)
+			return body__err(e,
+					 "invalid type: %s, expected %s for "
+					 "`%s`",
+					 body__json_name(v),
+					 body__type_name(f[i].type), f[i].name);
+	}
+	for (i = 0; i < n; i++) {
+		v = json_object_get(o, f[i].name);
+		if (f[i].required && (!v || json_is_null(v)))
+			return body__err(e, "missing field `%s`", f[i].name);
+	}
+	return 0;
+}
+
+/* A field's value, NULL when absent or null. */
+static json_t *body__get(json_t *o, const char *name)
+{
+	json_t *v = json_object_get(o, name);
+
+	return v && !json_is_null(v) ? v : NULL;
+}
+
+static const char *body__str(json_t *o, const char *name)
+{
+	json_t *v = body__get(o, name);
+
+	return v ? json_string_value(v) : NULL;
+}
+
+static bool body__bool(json_t *o, const char *name, bool dflt)
+{
+	json_t *v = body__get(o, name);
+
+	return v ? json_is_true(v) : dflt;
+}
+
+/* A string field must not hold a NUL: C strings would cut it. */
+static int body__plain(json_t *o, const char *name, struct control_err *e)
+{
+	json_t *v = body__get(o, name);
+
+	if (v && json_is_string(v) &&
+	    strlen(json_string_value(v)) != json_string_length(v))
+		return body__err(e, "`%s` holds a NUL character", name);
+	return 0;
+}
+
+static int body__strings_plain(json_t *o, const struct body_field *f, size_t n,
+			       struct control_err *e)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i++)
+		if (f[i].type == T_STR)
+			ret = body__plain(o, f[i].name, e);
+	return ret;
+}
+
+#define BODY_CHECK(o, f, allow, e)                                             \
+	({                                                                     \
+		int r_ =                                                       \
+			body__check(o, f, sizeof(f) / sizeof(f[0]), allow, e); \
+		if (!r_)                                                       \
+			r_ = body__strings_plain(o, f,                         \
+						 sizeof(f) / sizeof(f[0]), e); \
+		r_;                                                            \
+	})
+
+int body__machine_config(struct control *c, json_t *o, bool patch,
+			 struct control_err *e)
+{
+	static const struct body_field put[] = {
+		{ "vcpu_count", T_UINT, true, false },
+		{ "mem_size_mib", T_UINT, true, false },
+		{ "smt", T_BOOL, false, false },
+		{ "track_dirty_pages", T_BOOL, false, false },
+		{ "cpu_template", T_STR, false, true },
+		{ "huge_pages", T_STR, false, false },
+	};
+	static const struct body_field opt[] = {
+		{ "vcpu_count", T_UINT, false, false },
+		{ "mem_size_mib", T_UINT, false, false },
+		{ "smt", T_BOOL, false, false },
+		{ "track_dirty_pages", T_BOOL, false, false },
+		{ "cpu_template", T_STR, false, true },
+		{ "huge_pages", T_STR, false, false },
+	};
+	struct control_config cfg = { 0 };
+	const char *tmpl, *huge;
+	uint64_t vcpus, mem;
+	json_t *v;
+	int ret;
+
+	ret = patch ? BODY_CHECK(o, opt, false, e) :
+		      BODY_CHECK(o, put, false, e);
+	if (ret)
+		return ret;
+	if (patch && !json_object_size(o)) {
+		snprintf(e->msg, sizeof(e->msg), "Empty PATCH request.");
+		return -EINVAL;
+	}
+	tmpl = body__str(o, "cpu_template");
+	if (tmpl && strcmp(tmpl, "None")) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "Machine config error: CPU templates are not "
+			 "supported by ember (only \"None\").");
+		return -EINVAL;
+	}
+	huge = body__str(o, "huge_pages");
+	if (huge && strcmp(huge, "None")) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "Machine config error: huge pages are not supported "
+			 "by ember (only \"None\").");
+		return -EINVAL;
+	}
+	control__config(c, &cfg);
+	v = body__get(o, "vcpu_count");
+	vcpus = v ? (uint64_t)json_integer_value(v) : cfg.vcpu_count;
+	if (vcpus > 255)
+		return body__err(e,
+				 "invalid value: integer `%llu`, expected u8",
+				 (unsigned long long)vcpus);
+	v = body__get(o, "mem_size_mib");
+	mem = v ? (uint64_t)json_integer_value(v) : cfg.mem_size_mib;
+	/* PUT resets what it leaves out; PATCH keeps it. */
+	return control__set_machine(
+		c, (unsigned int)vcpus, mem,
+		body__bool(o, "smt", patch ? cfg.smt : false),
+		body__bool(o, "track_dirty_pages",
+			   patch ? cfg.track_dirty_pages : false),
+		e);
+}
+
+int body__boot_source(struct control *c, json_t *o, struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "kernel_image_path", T_STR, true, false },
+		{ "initrd_path", T_STR, false, true },
+		{ "boot_args", T_STR, false, true },
+	};
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (ret)
+		return ret;
+	return control__set_boot_source(c, body__str(o, "kernel_image_path"),
+					body__str(o, "initrd_path"),
+					body__str(o, "boot_args"), e);
+}
+
+/* Only null: rate limiters come with their issue (virtio-net). */
+static int body__no_rate_limiter(json_t *o, const char *name,
+				 struct control_err *e)
+{
+	if (!body__get(o, name))
+		return 0;
+	snprintf(e->msg, sizeof(e->msg),
+		 "%s is not supported by ember yet: leave it out or null",
+		 name);
+	return -EINVAL;
+}
+
+int body__drive(struct control *c, const char *path_id, json_t *o,
+		struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "drive_id", T_STR, true, false },
+		{ "path_on_host", T_STR, false, true },
+		{ "is_root_device", T_BOOL, true, false },
+		{ "is_read_only", T_BOOL, false, true },
+		{ "partuuid", T_STR, false, true },
+		{ "cache_type", T_STR, false, false },
+		{ "io_engine", T_STR, false, false },
+		{ "rate_limiter", T_ANY, false, true },
+		{ "socket", T_STR, false, true },
+	};
+	struct control_drive d = { 0 };
+	const char *cache, *engine;
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (ret)
+		return ret;
+	d.drive_id = body__str(o, "drive_id");
+	if (path_id && strcmp(path_id, d.drive_id)) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "The id from the path does not match the id from the "
+			 "body!");
+		return -EINVAL;
+	}
+	cache = body__str(o, "cache_type");
+	if (cache && strcmp(cache, "Unsafe") && strcmp(cache, "Writeback"))
+		return body__err(e,
+				 "unknown variant `%.64s`, expected `Unsafe` "
+				 "or `Writeback`",
+				 cache);
+	engine = body__str(o, "io_engine");
+	if (engine && strcmp(engine, "Sync") && strcmp(engine, "Async"))
+		return body__err(e,
+				 "unknown variant `%.64s`, expected `Sync` or "
+				 "`Async`",
+				 engine);
+	if (engine && !strcmp(engine, "Async")) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "Drive config error: io_engine \"Async\" is not "
+			 "supported by ember (only \"Sync\").");
+		return -EINVAL;
+	}
+	if (body__get(o, "socket")) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "Drive config error: vhost-user drives (socket) are "
+			 "not supported by ember.");
+		return -EINVAL;
+	}
+	ret = body__no_rate_limiter(o, "rate_limiter", e);
+	if (ret)
+		return ret;
+	d.path_on_host = body__str(o, "path_on_host");
+	d.is_root_device = body__bool(o, "is_root_device", false);
+	d.is_read_only = body__bool(o, "is_read_only", false);
+	d.partuuid = body__str(o, "partuuid");
+	d.cache_writeback = cache && !strcmp(cache, "Writeback");
+	return control__set_drive(c, &d, e);
+}
+
+int body__drive_patch(struct control *c, const char *path_id, json_t *o,
+		      struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "drive_id", T_STR, true, false },
+		{ "path_on_host", T_STR, false, false },
+		{ "rate_limiter", T_ANY, false, true },
+	};
+	const char *path;
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (ret)
+		return ret;
+	if (strcmp(path_id, body__str(o, "drive_id"))) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "The id from the path does not match the id from the "
+			 "body!");
+		return -EINVAL;
+	}
+	ret = body__no_rate_limiter(o, "rate_limiter", e);
+	if (ret)
+		return ret;
+	path = body__str(o, "path_on_host");
+	/* Before the start that is the answer, whatever else is wrong. */
+	if (control__state(c) == CONTROL_NOT_STARTED)
+		return control__update_drive(c, path_id, path ? path : "", e);
+	if (!path) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "Drive config error: nothing to change: give "
+			 "path_on_host.");
+		return -EINVAL;
+	}
+	return control__update_drive(c, path_id, path, e);
+}
+
+int body__vsock(struct control *c, json_t *o, struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "guest_cid", T_UINT, true, false },
+		{ "uds_path", T_STR, true, false },
+		{ "vsock_id", T_STR, false, true },
+	};
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (ret)
+		return ret;
+	return control__set_vsock(
+		c, (uint64_t)json_integer_value(body__get(o, "guest_cid")),
+		body__str(o, "uds_path"), e);
+}
+
+int body__entropy(struct control *c, json_t *o, struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "rate_limiter", T_ANY, false, true },
+	};
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (!ret)
+		ret = body__no_rate_limiter(o, "rate_limiter", e);
+	return ret ? ret : control__set_entropy(c, true, e);
+}
+
+int body__logger(struct control *c, json_t *o, struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "log_path", T_STR, false, true },
+		{ "level", T_STR, false, true },
+		{ "show_level", T_BOOL, false, true },
+		{ "show_log_origin", T_BOOL, false, true },
+		{ "module", T_STR, false, true },
+	};
+	static const struct {
+		const char *name;
+		enum control_log_level level;
+	} levels[] = {
+		{ "Off", CONTROL_LOG_OFF },
+		{ "Error", CONTROL_LOG_ERROR },
+		{ "Warning", CONTROL_LOG_WARNING },
+		{ "Warn", CONTROL_LOG_WARNING },
+		{ "Info", CONTROL_LOG_INFO },
+		{ "Debug", CONTROL_LOG_DEBUG },
+		{ "Trace", CONTROL_LOG_TRACE },
+	};
+	enum control_log_level level = CONTROL_LOG_INFO;
+	const char *name;
+	size_t i;
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (ret)
+		return ret;
+	name = body__str(o, "level");
+	if (name) {
+		for (i = 0; i < sizeof(levels) / sizeof(levels[0]) &&
+			    strcasecmp(levels[i].name, name);
+		     i++)
+			;
+		if (i == sizeof(levels) / sizeof(levels[0]))
+			return body__err(e, "Invalid LevelFilter `%.32s`",
+					 name);
+		level = levels[i].level;
+	}
+	return control__set_logger(c, body__str(o, "log_path"), level, e);
+}
+
+int body__metrics(struct control *c, json_t *o, struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "metrics_path", T_STR, true, false },
+	};
+	int ret = BODY_CHECK(o, f, true, e);
+
+	return ret ? ret :
+		     control__set_metrics(c, body__str(o, "metrics_path"), e);
+}

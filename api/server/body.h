@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Firecracker's request bodies as control calls: each section of the
+ * configuration (machine-config, boot-source, drives, vsock, entropy,
+ * logger, metrics) checked field by field against its schema (types,
+ * required fields, unknown fields refused where Firecracker refuses them)
+ * and applied through vmm/control.h.  The routes (routes.c) and
+ * --config-file (config_file.c) share them, so both take exactly the same
+ * JSON.  JSON goes through jansson; nothing here parses text by hand.
+ */
+#ifndef EMBER_API_SERVER_BODY_H
+#define EMBER_API_SERVER_BODY_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "../../vmm/control.h"
+
+/*
+ * The prefix Firecracker gives a body that does not fit its schema:
+ * "An error occurred when deserializing the json body of a request: ".
+ */
+#define BODY_JSON_ERROR \
+	"An error occurred when deserializing the json body of a request: "
+
+/*
+ * Each body__*() takes the parsed object @o (not owned), checks it and
+ * makes the control call.  Returns 0; -EINVAL with @e filled for a body
+ * that does not fit the schema (BODY_JSON_ERROR...) ; or the control
+ * call's negative errno with its message in @e.
+ */
+
+/* PUT /machine-config (@patch false: vcpu_count and mem_size_mib required,
+ * absent optional fields back to their defaults) or PATCH (every field
+ * optional, at least one). */
+int body__machine_config(struct control *c, json_t *o, bool patch,
+			 struct control_err *e);
+
+/* PUT /boot-source: kernel_image_path, initrd_path, boot_args. */
+int body__boot_source(struct control *c, json_t *o, struct control_err *e);
+
+/*
+ * PUT /drives/{@path_id} (@path_id NULL: from --config-file): drive_id
+ * (equal to @path_id), path_on_host, is_root_device, is_read_only,
+ * partuuid, cache_type, io_engine "Sync", rate_limiter null, socket null.
+ */
+int body__drive(struct control *c, const char *path_id, json_t *o,
+		struct control_err *e);
+
+/* PATCH /drives/{@path_id} after the start: drive_id, path_on_host. */
+int body__drive_patch(struct control *c, const char *path_id, json_t *o,
+		      struct control_err *e);
+
+/* PUT /vsock: guest_cid, uds_path, vsock_id (deprecated, ignored). */
+int body__vsock(struct control *c, json_t *o, struct control_err *e);
+
+/* PUT /entropy: rate_limiter (null or absent). */
+int body__entropy(struct control *c, json_t *o, struct control_err *e);
+
+/* PUT /logger: log_path, level, show_level, show_log_origin, module. */
+int body__logger(struct control *c, json_t *o, struct control_err *e);
+
+/* PUT /metrics: metrics_path (unknown fields ignored, as Firecracker). */
+int body__metrics(struct control *c, json_t *o, struct control_err *e);
+
+#endif /* EMBER_API_SERVER_BODY_H */

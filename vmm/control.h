@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The control interface: typed, synchronous calls that configure, start,
+ * pause, resume, query and stop the one VM of this process.  Every caller
+ * goes through here: ember's command-line flags (main.c), the control
+ * socket (api/server/), a --config-file.  Each call is validated here, in
+ * one place, and runs on the event thread (a call from another thread is
+ * handed to it and waited for), so device state is stable while one runs.
+ *
+ * The configuration follows Firecracker's API (machine config, boot
+ * source, drives, vsock, entropy, logger, metrics; then InstanceStart),
+ * with ember's own options (console, --run, PVM profile) beside it.  Calls
+ * that only make sense before the start fail with -EBUSY after it, and the
+ * reverse with -EAGAIN, each with the reason in struct control_err.
+ */
+#ifndef EMBER_VMM_CONTROL_H
+#define EMBER_VMM_CONTROL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct control;
+struct event_loop;
+
+/* Why a call failed: one line, Firecracker-style ("Machine config error: ..."). */
+struct control_err {
+	char msg[512];
+};
+
+/* The instance's state, as GET / names it. */
+enum control_state {
+	CONTROL_NOT_STARTED = 0,
+	CONTROL_RUNNING,
+	CONTROL_PAUSED,
+	CONTROL_STOPPED, /* the guest ended; the process is about to exit */
+};
+
+/* A drive (PUT /drives/{drive_id}, --drive). Strings are copied. */
+struct control_drive {
+	const char *drive_id; /* [A-Za-z0-9_.-]{1,64} (the API: no '.', '-') */
+	const char *path_on_host;
+	bool is_root_device;
+	bool is_read_only;
+	const char *partuuid; /* NULL: none; root=PARTUUID= for the root */
+	bool cache_writeback; /* "Writeback" (else "Unsafe"); flushes go
+			       * to the disk either way */
+};
+
+/* ember's own options (its flags), beside Firecracker's configuration. */
+struct control_options {
+	enum console_kind console;
+	const char *console_path; /* CONSOLE_FILE */
+	const char *run_cmd; /* --run; NULL: none */
+	bool boot_timer;
+	bool stats;
+	enum pvm_mode pvm;
+};
+
+/* Log levels of PUT /logger, Firecracker's names. */
+enum control_log_level {
+	CONTROL_LOG_OFF = 0,
+	CONTROL_LOG_ERROR,
+	CONTROL_LOG_WARNING,
+	CONTROL_LOG_INFO,
+	CONTROL_LOG_DEBUG,
+	CONTROL_LOG_TRACE,
+};
+
+/* The whole configuration, as GET /vm/config reports it (read-only). */
+struct control_config {
+	unsigned int vcpu_count; /* 1..CONFIG_MAX_VCPUS */
+	uint64_t mem_size_mib;
+	bool smt, track_dirty_pages;
+	bool have_boot_source;
+	const char *kernel_image_path, *initrd_path, *boot_args;
+	unsigned int nr_drives; /* the root drive first */
+	struct control_drive drives[CONFIG_MAX_DRIVES];
+	bool have_vsock;
+	uint64_t guest_cid;
+	const char *uds_path;
+	bool have_entropy;
+	struct control_options opts;
+};
+
+/*
+ * control__create() - the control of a VM yet to be configured, whose
+ * host-side work runs on @el (not owned; it must be started before calls
+ * arrive from other threads, and outlive the control).  @instance_id is
+ * GET /'s id (copied).  Returns it, or NULL without memory.
+ */
+struct control *control__create(struct event_loop *el, const char *instance_id);
+
+/* control__id() - the instance id given at creation. */
+const char *control__id(const struct control *c);
+
+/*
+ * Configuration, before InstanceStart (each returns 0, -EBUSY once started,
+ * or -EINVAL with @e filled; nothing changes on an error):
+ *
+ * control__set_machine() - vCPUs (1..32; with @smt 1 or even) and RAM
+ * (CONFIG_MEM_MIN_MIB..CONFIG_MEM_MAX_MIB, no more than the host's).
+ * ember runs no SMT siblings: @smt true is refused.  @track_dirty_pages is
+ * kept for the snapshot issue (dirty tracking is not done yet).
+ */
+int control__set_machine(struct control *c, unsigned int vcpu_count,
+			 uint64_t mem_size_mib, bool smt,
+			 bool track_dirty_pages, struct control_err *e);
+
+/*
+ * control__set_boot_source() - the kernel (ELF vmlinux or bzImage) and the
+ * initrd (NULL: none) must be readable regular files now; @boot_args (NULL:
+ * none) are added to the kernel command line ahead of ember's defaults,
+ * which they override.  Strings are copied.
+ */
+int control__set_boot_source(struct control *c, const char *kernel,
+			     const char *initrd, const char *boot_args,
+			     struct control_err *e);
+
+/*
+ * control__set_drive() - add drive @d, or replace the drive with its id.
+ * At most CONFIG_MAX_DRIVES, one root; the image must be a readable (and,
+ * unless read-only, writable) regular file now.  Strings are copied.
+ */
+int control__set_drive(struct control *c, const struct control_drive *d,
+		       struct control_err *e);
+
+/*
+ * control__set_vsock() - the virtio-vsock device for guest CID @cid
+ * (3..UINT32_MAX), its host side on the Unix socket @uds_path (bound when
+ * the VM starts; at most 100 bytes).  Replaces an earlier one.
+ */
+int control__set_vsock(struct control *c, uint64_t cid, const char *uds_path,
+		       struct control_err *e);
+
+/* control__set_entropy() - the virtio-rng device on (@on) or off. */
+int control__set_entropy(struct control *c, bool on, struct control_err *e);
+
+/* control__set_options() - ember's own options (copied). */
+int control__set_options(struct control *c, const struct control_options *o,
+			 struct control_err *e);
+
+/*
+ * control__set_logger() - ember's log goes to @path (NULL: unchanged; a
+ * file, created 0600 and appended to, or a FIFO) at @level.  Before the
+ * start only, as Firecracker has it.
+ */
+int control__set_logger(struct control *c, const char *path,
+			enum control_log_level level, struct control_err *e);
+
+/*
+ * control__set_metrics() - metrics go to @path (a file, created 0600 and
+ * appended to, or a FIFO): one JSON object per line on FlushMetrics and
+ * every 60 s while the VM runs (vmm/metrics.h).  Once only; before the
+ * start only.
+ */
+int control__set_metrics(struct control *c, const char *path,
+			 struct control_err *e);
+
+/*
+ * control__update_drive() - PATCH /drives after the start: drive @drive_id
+ * now uses the image @path_on_host (opened and locked as at the start;
+ * the guest sees the new capacity).  -EAGAIN before the start, -ENOENT for
+ * an unknown drive, -EINVAL for a bad image.
+ */
+int control__update_drive(struct control *c, const char *drive_id,
+			  const char *path_on_host, struct control_err *e);
+
+/*
+ * control__dry_run() - for tests and fuzzing: from now on InstanceStart
+ * checks the configuration and fails with -ENOTSUP instead of building a
+ * VM, and the logger and metrics calls open no file (metrics go to
+ * /dev/null, the log level stays).
+ */
+void control__dry_run(struct control *c);
+
+/*
+ * control__start() - InstanceStart: build the VM from the configuration
+ * (vmm/builder.h) and start it.  Returns 0, -EBUSY when already started,
+ * -EINVAL for a configuration without a kernel, or the build's error (the
+ * configuration stays; the call may be made again).
+ */
+int control__start(struct control *c, struct control_err *e);
+
+/*
+ * control__pause() / control__resume() - PATCH /vm Paused / Resumed: park
+ * every vCPU (vm__pause()) or let them run.  Pausing a paused VM and
+ * resuming a running one succeed.  -EAGAIN before the start, -ETIMEDOUT
+ * when a vCPU did not park (the VM then stays running).
+ */
+int control__pause(struct control *c, struct control_err *e);
+int control__resume(struct control *c, struct control_err *e);
+
+/*
+ * control__ctrl_alt_del() - SendCtrlAltDel: the keys' scancodes arrive on
+ * the i8042 (a guest with an i8042 keyboard driver reboots; ember's own
+ * guest kernel has none and ignores them).  -EAGAIN before the start.
+ */
+int control__ctrl_alt_del(struct control *c, struct control_err *e);
+
+/*
+ * control__flush_metrics() - FlushMetrics: write one metrics line now
+ * (nothing without PUT /metrics).  -EAGAIN before the start.
+ */
+int control__flush_metrics(struct control *c, struct control_err *e);
+
+/* control__state() - the instance's state. */
+enum control_state control__state(struct control *c);
+
+/*
+ * control__config() - copy the configuration into @out; its strings stay
+ * valid until the next configuration call.
+ */
+void control__config(struct control *c, struct control_config *out);
+
+/*
+ * control__count_api() - the API server records a request to @endpoint
+ * (a short name, "machine-config", ...) and whether it failed, for the
+ * metrics.  Any thread.
+ */
+void control__count_api(struct control *c, const char *method,
+			const char *endpoint, bool failed);
+
+/*
+ * control__signal() - a stop signal @sig arrived (on the event thread):
+ * stop the VM, or end control__wait() at once when none runs.
+ */
+void control__signal(struct control *c, int sig);
+
+/*
+ * control__wait() - on the main thread: wait until the VM has run and
+ * stopped (or a signal came first) and return the process exit status
+ * (vm__wait()'s, 128 + N after a signal before the start).
+ */
+int control__wait(struct control *c);
+
+/*
+ * control__destroy() - free the VM and everything; after control__wait()
+ * and after the event loop stopped (devices with a host side on it).
+ */
+void control__destroy(struct control *c);
+
+#endif /* EMBER_VMM_CONTROL_H */
