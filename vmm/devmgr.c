@@ -137,6 +137,34 @@ int devmgr__attach_virtio(struct devmgr *dm, struct devmgr_dev *d, void *dev)
 	return 0;
 }
 
+int devmgr__hold(struct devmgr *dm, bool hold)
+{
+	unsigned int i, q;
+	int ret = 0, r;
+
+	for (i = 0; i < dm->nr; i++) {
+		struct devmgr_dev *d = &dm->dev[i];
+
+		for (q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++) {
+			struct devmgr_notify *n = &d->notify[q];
+
+			if (n->fd < 0)
+				continue;
+			if (hold) {
+				event__del(dm->el, n->fd);
+				continue;
+			}
+			r = event__add(dm->el, n->fd, devmgr__on_notify, n);
+			ret = ret ? ret : r;
+		}
+		if (d->dev && d->cls->hold) {
+			r = d->cls->hold(d->dev, hold);
+			ret = ret ? ret : r;
+		}
+	}
+	return ret;
+}
+
 void devmgr__destroy(struct devmgr *dm)
 {
 	unsigned int i, q;

@@ -40,6 +40,12 @@ struct devmgr_class {
 	void (*stats)(void *dev, struct dev_stats *out);
 	const char *metrics_key;
 	/*
+	 * Stop (@hold) or restart the device's own host-side event sources
+	 * (sockets, taps) for a pause; NULL when it has none.  Queue
+	 * notifications are the manager's: devmgr__hold().
+	 */
+	int (*hold)(void *dev, bool hold);
+	/*
 	 * Free the device.  Called by devmgr__destroy() once the vCPUs and
 	 * the event thread have stopped.
 	 */
@@ -107,6 +113,16 @@ int devmgr__map(struct devmgr *dm, struct devmgr_dev *d, void *dev,
  * still belongs to @d (devmgr__destroy() frees it).
  */
 int devmgr__attach_virtio(struct devmgr *dm, struct devmgr_dev *d, void *dev);
+
+/*
+ * devmgr__hold() - a pause (@hold true): queue notifications are no longer
+ * taken from their ioeventfds (they wait there), and each class's own
+ * host-side sources stop, so no device touches guest memory or raises an
+ * interrupt; @hold false restarts it all.  Requests already being served
+ * finish first: this runs on the event thread, between handlers.  Returns
+ * 0 or the first negative errno (the rest is still done).
+ */
+int devmgr__hold(struct devmgr *dm, bool hold);
 
 /* devmgr__find() - the device with id @id, or NULL. */
 struct devmgr_dev *devmgr__find(struct devmgr *dm, const char *id);

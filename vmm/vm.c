@@ -182,6 +182,8 @@ int vm__pause(struct vm *vm)
 		console_out__hold(vm->console_out, false);
 		return ret;
 	}
+	/* Nothing on the event thread touches the guest from now on. */
+	devmgr__hold(&vm->dm, true);
 	pthread_mutex_lock(&vm->lock);
 	vm->state = VM_STATE_PAUSED;
 	vm->pauses++;
@@ -204,6 +206,8 @@ int vm__resume(struct vm *vm)
 	pthread_mutex_unlock(&vm->lock);
 	console_out__hold(vm->console_out, false);
 	console__hold(vm->console_in, false);
+	if (devmgr__hold(&vm->dm, false))
+		log_warn("resume: a device's events could not be restarted");
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vcpu__resume(&vm->vcpus[i]);
 	return 0;

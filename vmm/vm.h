@@ -105,15 +105,20 @@ int vm__start(struct vm *vm);
 /*
  * vm__pause() - Running -> Paused: every vCPU leaves KVM_RUN within
  * VM_PAUSE_TIMEOUT_MS, after KVM completed any port or MMIO access in
- * flight, and parks; console input is held.  Device work that arrives
- * through the event thread (a queue notification already in flight, a
- * vsock packet) is not yet held back: the snapshot issue quiesces it.
- * Returns 0, -EBUSY when not Running, -ETIMEDOUT when a vCPU did not park
- * (the VM stays Running, the others resumed).
+ * flight, and parks; then device work stops (devmgr__hold(): queue
+ * notifications wait in their ioeventfds, vsock's sockets are not read,
+ * console input is held), so that nothing changes guest memory or device
+ * state.  Call it on the event thread (the control layer does): a block
+ * request being served finishes first.  Returns 0, -EBUSY when not
+ * Running, -ETIMEDOUT when a vCPU did not park (the VM stays Running, the
+ * others resumed).
  */
 int vm__pause(struct vm *vm);
 
-/* vm__resume() - Paused -> Running.  Returns 0 or -EBUSY (not Paused). */
+/*
+ * vm__resume() - Paused -> Running: device work, then the vCPUs, go on.
+ * On the event thread.  Returns 0 or -EBUSY (not Paused).
+ */
 int vm__resume(struct vm *vm);
 
 /* vm__state() - the current state (a snapshot of it: it may change). */

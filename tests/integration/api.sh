@@ -180,7 +180,39 @@ s2=$(stat -c %s "$TMP/c1.log")
 check "paused: guest RAM hashed twice 1 s apart is identical" "$h1 $h2" [ "$h1" = "$h2" ]
 check "paused: no console output" "$s1 -> $s2" [ "$s1" = "$s2" ]
 expect_api "FlushMetrics while paused" 204 '' "$S" PUT /actions '{"action_type":"FlushMetrics"}'
+# A host connection to the guest's agent waits, unanswered, while paused
+# (vsock's sockets are not read), and gets through once resumed.
+python3 - "$TMP/v.sock" "$S" "$E1" <<'EOF' >"$TMP/vpause.out" 2>&1 &
+import socket, sys, time, subprocess
+v, api, pid = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(v)
+s.sendall(b"CONNECT 1024\n")
+s.settimeout(1.5)
+try:
+    got = s.recv(64)
+except socket.timeout:
+    got = b""
+print("paused:", got)
+h = subprocess.run(["python3", "tests/integration/api_client.py", "hash", pid,
+                    "128"], capture_output=True, text=True).stdout.strip()
+print("hash:", h)
+s.settimeout(60)
+try:
+    got = s.recv(64)
+except OSError as e:
+    got = repr(e).encode()
+print("resumed:", got)
+EOF
+vp=$!
+sleep 2.5
 expect_api "PATCH /vm Resumed" 204 '' "$S" PATCH /vm '{"state":"Resumed"}'
+wait "$vp"
+check "paused: a vsock connection to the agent waits unanswered, guest RAM unchanged" \
+	"$(cat "$TMP/vpause.out"); before: $h1" \
+	sh -c "grep -qx \"paused: b''\" '$TMP/vpause.out' && grep -qx 'hash: $h1' '$TMP/vpause.out'"
+check "resumed: the waiting vsock connection gets its OK" "$(cat "$TMP/vpause.out")" \
+	grep -q "^resumed: b'OK " "$TMP/vpause.out"
 for _ in $(seq 100); do
 	[ "$(grep '^count' "$TMP/c1.log" | tail -1 | tr -dc '0-9')" -gt "$last" ] && break
 	sleep 0.1

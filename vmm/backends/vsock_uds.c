@@ -65,6 +65,7 @@ struct uconn {
 };
 
 struct vsock_uds {
+	struct event_loop *el; /* not owned */
 	pthread_mutex_t lock; /* taken inside the transport lock */
 	struct virtio_vsock *dev;
 	int epfd, listen_fd, kick_fd;
@@ -762,6 +763,7 @@ struct vsock_uds *vsock_uds__create(struct event_loop *el,
 		log_error("vsock: cannot create the device");
 		goto fail;
 	}
+	u->el = el;
 	ret = event__add(el, u->epfd, uds__event, u);
 	if (ret) {
 		log_error("vsock: event loop: %s", strerror(-ret));
@@ -773,6 +775,15 @@ struct vsock_uds *vsock_uds__create(struct event_loop *el,
 fail:
 	vsock_uds__destroy(u);
 	return NULL;
+}
+
+int vsock_uds__hold(struct vsock_uds *u, bool hold)
+{
+	if (hold) {
+		event__del(u->el, u->epfd);
+		return 0;
+	}
+	return event__add(u->el, u->epfd, uds__event, u);
 }
 
 struct virtio_mmio *vsock_uds__transport(struct vsock_uds *u)

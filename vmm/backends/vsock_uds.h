@@ -26,6 +26,8 @@
 
 #include <stdint.h>
 
+#include <stdbool.h>
+
 #include "../../devices/virtio_vsock.h"
 
 struct event_loop;
@@ -48,6 +50,15 @@ struct vsock_uds *vsock_uds__create(struct event_loop *el,
 				    const struct guest_mem *m,
 				    struct irq_line irq, uint64_t guest_cid,
 				    const char *uds_path);
+
+/*
+ * vsock_uds__hold() - while @hold (the VM is paused) nothing from the host
+ * side reaches the device: the sockets are not watched (their data waits
+ * in them), so the guest's memory and the device stay as they are.
+ * Released, it all flows again.  On the event thread.  Returns 0 or a
+ * negative errno from the event loop.
+ */
+int vsock_uds__hold(struct vsock_uds *u, bool hold);
 
 /* vsock_uds__transport() - the device's virtio-mmio transport (owned). */
 struct virtio_mmio *vsock_uds__transport(struct vsock_uds *u);

@@ -16,10 +16,16 @@ static void dev__vsock_destroy(void *dev)
 	vsock_uds__destroy(dev);
 }
 
+static int dev__vsock_hold(void *dev, bool hold)
+{
+	return vsock_uds__hold(dev, hold);
+}
+
 const struct devmgr_class dev_class_virtio_vsock = {
 	.name = "virtio-vsock",
 	.virtio = true,
 	.transport = dev__vsock_transport,
+	.hold = dev__vsock_hold,
 	.destroy = dev__vsock_destroy,
 };
 
