@@ -138,33 +138,44 @@ static json_t *routes__parse(const char *body, size_t len,
 	return o;
 }
 
-static int routes__actions(struct control *c, json_t *o, struct control_err *e)
+/*
+ * The one string field @name of a body such as {"action_type": "..."}:
+ * its value, or NULL with @e filled (not a map, another field, missing).
+ */
+static const char *routes__only_field(json_t *o, const char *name,
+				      struct control_err *e)
 {
-	const char *key, *action = NULL;
+	const char *key, *value = NULL;
 	json_t *v;
 
 	if (!json_is_object(o)) {
 		snprintf(e->msg, sizeof(e->msg),
 			 BODY_JSON_ERROR "invalid type, expected a map.");
-		return -EINVAL;
+		return NULL;
 	}
 	json_object_foreach(o, key, v)
 	{
-		if (strcmp(key, "action_type")) {
+		if (strcmp(key, name)) {
 			snprintf(e->msg, sizeof(e->msg),
 				 BODY_JSON_ERROR
-				 "unknown field `%.64s`, expected "
-				 "`action_type`.",
-				 key);
-			return -EINVAL;
+				 "unknown field `%.64s`, expected `%s`.",
+				 key, name);
+			return NULL;
 		}
-		action = json_string_value(v);
+		value = json_string_value(v);
 	}
-	if (!action) {
+	if (!value)
 		snprintf(e->msg, sizeof(e->msg),
-			 BODY_JSON_ERROR "missing field `action_type`.");
+			 BODY_JSON_ERROR "missing field `%s`.", name);
+	return value;
+}
+
+static int routes__actions(struct control *c, json_t *o, struct control_err *e)
+{
+	const char *action = routes__only_field(o, "action_type", e);
+
+	if (!action)
 		return -EINVAL;
-	}
 	if (!strcmp(action, "InstanceStart"))
 		return control__start(c, e);
 	if (!strcmp(action, "SendCtrlAltDel"))
@@ -181,30 +192,10 @@ static int routes__actions(struct control *c, json_t *o, struct control_err *e)
 
 static int routes__vm(struct control *c, json_t *o, struct control_err *e)
 {
-	const char *key, *state = NULL;
-	json_t *v;
+	const char *state = routes__only_field(o, "state", e);
 
-	if (!json_is_object(o)) {
-		snprintf(e->msg, sizeof(e->msg),
-			 BODY_JSON_ERROR "invalid type, expected a map.");
+	if (!state)
 		return -EINVAL;
-	}
-	json_object_foreach(o, key, v)
-	{
-		if (strcmp(key, "state")) {
-			snprintf(e->msg, sizeof(e->msg),
-				 BODY_JSON_ERROR
-				 "unknown field `%.64s`, expected `state`.",
-				 key);
-			return -EINVAL;
-		}
-		state = json_string_value(v);
-	}
-	if (!state) {
-		snprintf(e->msg, sizeof(e->msg),
-			 BODY_JSON_ERROR "missing field `state`.");
-		return -EINVAL;
-	}
 	if (!strcmp(state, "Paused"))
 		return control__pause(c, e);
 	if (!strcmp(state, "Resumed"))

@@ -52,6 +52,17 @@ expect_api() {
 	fi
 }
 wait_sock() { for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.05; done; return 1; }
+# The guest's counter (section 2): its last value on the console, and a
+# check that it passes $last, every line 20000 more than the one before.
+last_count() { grep '^count' "$TMP/c1.log" | tail -1 | tr -dc '0-9'; }
+counts_on() {
+	for _ in $(seq 100); do
+		[ "$(last_count)" -gt "$last" ] && break
+		sleep 0.1
+	done
+	check "$1" "$(grep '^count' "$TMP/c1.log" | tail -5 | tr '\n' ' ')" \
+		sh -c "grep '^count' '$TMP/c1.log' | tr -dc '0-9\n' | awk 'NR > 1 && \$1 != p + 20000 { bad = 1 } { p = \$1 } END { exit bad || p <= $last }'"
+}
 b64url() { printf '%s' "$1" | base64 -w0 | tr '+/' '-_' | tr -d '='; }
 
 # ---- 1. before the start: every endpoint's shape and refusals -----------
@@ -171,7 +182,7 @@ check "running: guest RAM changes within 1 s (the hash sees it)" "$h1 $h2" [ "$h
 expect_api "PATCH /vm Paused" 204 '' "$S" PATCH /vm '{"state":"Paused"}'
 expect_api "GET / while paused: Paused" 200 '"state":"Paused"' "$S" GET /
 expect_api "PATCH /vm Paused again (idempotent)" 204 '' "$S" PATCH /vm '{"state":"Paused"}'
-last=$(grep '^count' "$TMP/c1.log" | tail -1 | tr -dc '0-9')
+last=$(last_count)
 h1=$($C hash "$E1" 128)
 s1=$(stat -c %s "$TMP/c1.log")
 sleep 1
@@ -213,23 +224,11 @@ check "paused: a vsock connection to the agent waits unanswered, guest RAM uncha
 	sh -c "grep -qx \"paused: b''\" '$TMP/vpause.out' && grep -qx 'hash: $h1' '$TMP/vpause.out'"
 check "resumed: the waiting vsock connection gets its OK" "$(cat "$TMP/vpause.out")" \
 	grep -q "^resumed: b'OK " "$TMP/vpause.out"
-for _ in $(seq 100); do
-	[ "$(grep '^count' "$TMP/c1.log" | tail -1 | tr -dc '0-9')" -gt "$last" ] && break
-	sleep 0.1
-done
-check "resumed: the counter goes on from where it was, without a gap" \
-	"$(grep '^count' "$TMP/c1.log" | tail -5 | tr '\n' ' ')" \
-	sh -c "grep '^count' '$TMP/c1.log' | tr -dc '0-9\n' | awk 'NR > 1 && \$1 != p + 20000 { bad = 1 } { p = \$1 } END { exit bad || p <= $last }'"
+counts_on "resumed: the counter goes on from where it was, without a gap"
 out=$($C cycles "$S" 1000)
 check "1000 pause/resume cycles, every call answered 204" "$out" [ "$out" = "cycles=1000 fails=0" ]
-last=$(grep '^count' "$TMP/c1.log" | tail -1 | tr -dc '0-9')
-for _ in $(seq 100); do
-	[ "$(grep '^count' "$TMP/c1.log" | tail -1 | tr -dc '0-9')" -gt "$last" ] && break
-	sleep 0.1
-done
-check "after 1000 cycles the guest still counts, in order" \
-	"$(grep '^count' "$TMP/c1.log" | tail -3 | tr '\n' ' ')" \
-	sh -c "grep '^count' '$TMP/c1.log' | tr -dc '0-9\n' | awk 'NR > 1 && \$1 != p + 20000 { bad = 1 } { p = \$1 } END { exit bad || p <= $last }'"
+last=$(last_count)
+counts_on "after 1000 cycles the guest still counts, in order"
 expect_api "PATCH /drives: a new image for a running drive" 204 '' "$S" PATCH /drives/data \
 	"{\"drive_id\":\"data\",\"path_on_host\":\"$TMP/d3.img\"}"
 expect_api "GET /vm/config shows the new image" 200 "\"path_on_host\":\"$TMP/d3.img\"" \
