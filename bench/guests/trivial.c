@@ -13,55 +13,28 @@
  * Nonzero on purpose: neither 0 nor 1 can be mistaken for a VMM's own
  * success or failure.
  */
-#include <stdint.h>
+#include "../../tests/guests/guest.h" /* port I/O, the serial console */
 
 #define TRIVIAL_STATUS	21 /* ember exits 21, QEMU (21 << 1) | 1 = 43 */
-#define SERIAL_PORT	0x3f8
-#define SERIAL_LSR	(SERIAL_PORT + 5)
-#define SERIAL_LSR_THRE 0x20
-#define EMBER_EXIT_GPA	0xd0001000UL
 #define QEMU_DEBUG_EXIT 0xf4
 
-int guest_main(void);
-void guest_exit(uint32_t status) __attribute__((noreturn));
+void guest_exit(u32 status) __attribute__((noreturn));
 
-static inline void outb(uint16_t port, uint8_t v)
-{
-	asm volatile("outb %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline void outl(uint16_t port, uint32_t v)
+static inline void outl(u16 port, u32 v)
 {
 	asm volatile("outl %0, %1" : : "a"(v), "Nd"(port));
 }
 
-static inline uint8_t inb(uint16_t port)
-{
-	uint8_t v;
-
-	asm volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static void serial_puts(const char *s)
-{
-	for (; *s; s++) {
-		while (!(inb(SERIAL_LSR) & SERIAL_LSR_THRE))
-			;
-		outb(SERIAL_PORT, (uint8_t)*s);
-	}
-}
-
 int guest_main(void)
 {
-	serial_puts("hello from the trivial guest\n");
+	puts("hello from the trivial guest\n");
 	return TRIVIAL_STATUS;
 }
 
-void guest_exit(uint32_t status)
+void guest_exit(u32 status)
 {
-	*(volatile uint32_t *)EMBER_EXIT_GPA = status;
+	*(volatile u32 *)EXIT_STATUS_GPA = status;
 	outl(QEMU_DEBUG_EXIT, status);
-	for (;;)
-		asm volatile("cli; hlt");
+	halt_forever();
+	__builtin_unreachable();
 }
