@@ -116,6 +116,12 @@ int vm__create(const struct vm_config *cfg, struct event_loop *el,
 	ev.opaque = vm;
 	ret = builder__build(vm, ev, vm__vcpu_event);
 	if (ret) {
+		/*
+		 * The event loop runs on: take the devices' handlers off it
+		 * before they go, so that a failed start leaves nothing there
+		 * and can be tried again (InstanceStart).
+		 */
+		devmgr__hold(&vm->dm, true);
 		vm__destroy(vm);
 		return ret;
 	}
