@@ -236,6 +236,19 @@ static const char *routes__later(const char *res)
 	return NULL;
 }
 
+/*
+ * Copy @n bytes of a path token to @out, printable ASCII only (others
+ * become '?'), so that a fault message quoting it is always valid JSON.
+ */
+static void routes__token(char *out, const char *in, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
+	out[n] = '\0';
+}
+
 void routes__handle(struct control *c, const char *method, const char *path,
 		    const char *body, size_t len, struct routes_reply *r)
 {
@@ -258,15 +271,13 @@ void routes__handle(struct control *c, const char *method, const char *path,
 	n = q ? (size_t)(q - p) : strlen(p);
 	if (n > ROUTES_TOKEN_MAX)
 		n = ROUTES_TOKEN_MAX;
-	memcpy(res, p, n);
-	res[n] = '\0';
+	routes__token(res, p, n);
 	if (q) {
 		q++;
 		n = strcspn(q, "/");
 		if (n > ROUTES_TOKEN_MAX)
 			n = ROUTES_TOKEN_MAX;
-		memcpy(id, q, n);
-		id[n] = '\0';
+		routes__token(id, q, n);
 	}
 
 	if (get && len) {

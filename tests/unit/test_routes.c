@@ -108,6 +108,9 @@ static void test_unknown(void **state)
 	       "POST", "/actions", "{}");
 	EXPECT(f, 400, "Invalid request method and/or path: GET vm.", "GET",
 	       "/vm", NULL);
+	/* Bytes that are no UTF-8 are quoted as '?', in valid JSON. */
+	EXPECT(f, 400, "Invalid request method and/or path: GET a??b.", "GET",
+	       "/a\xff\x01" "b", NULL);
 	EXPECT(f, 400, "Empty PUT request.", "PUT", "/machine-config", NULL);
 	EXPECT(f, 400, "Empty PATCH request.", "PATCH", "/vm", NULL);
 	EXPECT(f, 400, "virtio-net comes with its issue", "PUT",
