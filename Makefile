@@ -10,7 +10,8 @@ CFLAGS	:= -std=gnu11 -O2 -g -D_GNU_SOURCE $(WARN) $(HARDEN) -MMD -MP
 LDFLAGS	:= -pie -Wl,-z,relro,-z,now,-z,noexecstack
 LDLIBS	:= -lpthread
 # HTTP for the control socket, JSON for it, --config-file and metrics.
-VMM_LIBS := -lmicrohttpd -ljansson
+# zlib: the snapshot files' CRC and compressed memory files.
+VMM_LIBS := -lmicrohttpd -ljansson -lz
 SAN	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 	   -fno-sanitize-recover=all
 # Test builds: no _FORTIFY_SOURCE (ASan replaces it), -O1 for usable traces.
@@ -143,7 +144,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% vmm/mem.c vmm/pvm/x86_decode.c vmm/pvm/gva.c vmm/pvm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c,$(LIB_SRCS))
+	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% snapshot/% vmm/mem.c vmm/pvm/x86_decode.c vmm/pvm/gva.c vmm/pvm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c,$(LIB_SRCS)) -lz
 
 # The control socket's routes into the control layer: most of the VMM.
 $(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRCS)

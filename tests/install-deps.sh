@@ -3,7 +3,7 @@
 # Debian 12's packages.  Quiet and quick when everything is there.
 set -eu
 pkgs="build-essential make gcc clang libclang-rt-14-dev musl-tools libcmocka-dev pkg-config
-libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev curl
+libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev curl zlib1g-dev
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
 util-linux file e2fsprogs python3"
 missing=
