@@ -25,6 +25,8 @@
 
 struct event_loop;
 struct kvm_vm;
+struct snap_buf;
+struct snap_cur;
 
 /* One device class: the ops the manager calls for a device of it. */
 struct devmgr_class {
@@ -45,6 +47,21 @@ struct devmgr_class {
 	 * notifications are the manager's: devmgr__hold().
 	 */
 	int (*hold)(void *dev, bool hold);
+	/*
+	 * Snapshots (vmm/persist.c).  save() writes the device's own state,
+	 * beyond its virtio transport (the manager saves that), into the
+	 * open section of @b, while the VM is paused; @version is the
+	 * section version it writes.  restore() reads it back into a device
+	 * just created from the same configuration, before any vCPU runs,
+	 * checking every value as if the guest had written it; it returns 0
+	 * or a negative errno (-EINVAL for a refused value).  restored()
+	 * runs once every device is restored (a vsock transport reset, a
+	 * queue processed once).  Any of them may be NULL: nothing to do.
+	 */
+	uint32_t version;
+	void (*save)(void *dev, struct snap_buf *b);
+	int (*restore)(void *dev, struct snap_cur *c);
+	void (*restored)(void *dev);
 	/*
 	 * Free the device.  Called by devmgr__destroy() once the vCPUs and
 	 * the event thread have stopped.
