@@ -104,3 +104,23 @@ void cmos__destroy(struct device *d)
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
+
+uint8_t cmos__get_index(struct device *d)
+{
+	struct cmos *c = (struct cmos *)d;
+	uint8_t v;
+
+	pthread_mutex_lock(&d->lock);
+	v = c->index;
+	pthread_mutex_unlock(&d->lock);
+	return v;
+}
+
+void cmos__set_index(struct device *d, uint8_t index)
+{
+	struct cmos *c = (struct cmos *)d;
+
+	pthread_mutex_lock(&d->lock);
+	c->index = index & 0x7f;
+	pthread_mutex_unlock(&d->lock);
+}

@@ -2,11 +2,13 @@
 /* i8042: reset line and Ctrl-Alt-Del (see i8042.h). */
 #include "i8042.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define I8042_STATUS_OBF 0x01 /* output buffer full: data to read */
-#define I8042_QUEUE	 16
+#define I8042_QUEUE	 I8042_QUEUE_BYTES
 
 struct i8042 {
 	struct device data; /* reached through I8042_DATA_PORT */
@@ -140,4 +142,33 @@ void i8042__destroy(struct device *d)
 	pthread_mutex_destroy(&k->cmd.lock);
 	pthread_mutex_destroy(&k->qlock);
 	free(k);
+}
+
+void i8042__get_state(struct device *d, struct i8042_state *s)
+{
+	struct i8042 *k = (struct i8042 *)d;
+	unsigned int i;
+
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&k->qlock);
+	s->len = k->out_len;
+	for (i = 0; i < k->out_len; i++)
+		s->out[i] = k->out[(k->out_head + i) % I8042_QUEUE];
+	pthread_mutex_unlock(&k->qlock);
+}
+
+int i8042__set_state(struct device *d, const struct i8042_state *s)
+{
+	struct i8042 *k = (struct i8042 *)d;
+
+	if (s->len > I8042_QUEUE)
+		return -EINVAL;
+	pthread_mutex_lock(&k->qlock);
+	memcpy(k->out, s->out, s->len);
+	k->out_head = 0;
+	k->out_len = s->len;
+	if (k->out_len)
+		i8042__kick(k);
+	pthread_mutex_unlock(&k->qlock);
+	return 0;
 }

@@ -11,6 +11,8 @@
 #ifndef EMBER_DEVICES_I8042_H
 #define EMBER_DEVICES_I8042_H
 
+#include <stdint.h>
+
 #include "device.h"
 
 #define I8042_DATA_PORT	   0x60
@@ -33,6 +35,26 @@ struct device *i8042__command(struct device *d);
  * Returns 0, or -1 when the output buffer has no room for them.
  */
 int i8042__ctrl_alt_del(struct device *d);
+
+/*
+ * The bytes queued for the guest, as a snapshot holds them: @len (0 to
+ * I8042_QUEUE_BYTES) bytes of @out, oldest first.
+ */
+#define I8042_QUEUE_BYTES 16
+struct i8042_state {
+	uint8_t out[I8042_QUEUE_BYTES];
+	unsigned int len;
+};
+
+/* i8042__get_state() - @d's queue into @s.  Takes the queue lock. */
+void i8042__get_state(struct device *d, struct i8042_state *s);
+
+/*
+ * i8042__set_state() - @d's queue becomes @s's (a @len past the queue is
+ * -EINVAL, nothing changed); raises IRQ 1 when bytes wait.  Returns 0 or
+ * -EINVAL.
+ */
+int i8042__set_state(struct device *d, const struct i8042_state *s);
 
 /* i8042__destroy() - free the controller (NULL is fine). */
 void i8042__destroy(struct device *d);

@@ -2,6 +2,7 @@
 /* 16550A UART model (see serial.h). */
 #include "serial.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,7 +39,7 @@
 #define UART_MSR_RI	0x40
 #define UART_MSR_DCD	0x80
 
-#define RX_FIFO_SIZE 64
+#define RX_FIFO_SIZE SERIAL_RX_FIFO
 
 /* The UART's clock (1.8432 MHz / 16): the baud rate at divisor 1. */
 #define UART_BASE_BAUD 115200ULL
@@ -322,4 +323,49 @@ void serial__destroy(struct device *d)
 		return;
 	pthread_mutex_destroy(&d->lock);
 	free(to_serial(d));
+}
+
+void serial__get_state(struct device *d, struct serial_state *st)
+{
+	struct serial *s = to_serial(d);
+	unsigned int i;
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&d->lock);
+	st->ier = s->ier;
+	st->lcr = s->lcr;
+	st->mcr = s->mcr;
+	st->scr = s->scr;
+	st->fcr = s->fcr;
+	st->dll = s->dll;
+	st->dlm = s->dlm;
+	st->thr_ipending = s->thr_ipending != 0;
+	st->rx_count = s->rx_count;
+	for (i = 0; i < s->rx_count; i++)
+		st->rx[i] = s->rx[(s->rx_head + i) % RX_FIFO_SIZE];
+	pthread_mutex_unlock(&d->lock);
+}
+
+int serial__set_state(struct device *d, const struct serial_state *st)
+{
+	struct serial *s = to_serial(d);
+
+	if (st->rx_count > RX_FIFO_SIZE)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	s->ier = st->ier & 0x0f; /* the bits a 16550 has */
+	s->lcr = st->lcr;
+	s->mcr = st->mcr & 0x1f;
+	s->scr = st->scr;
+	s->fcr = st->fcr;
+	s->dll = st->dll;
+	s->dlm = st->dlm;
+	s->thr_ipending = st->thr_ipending;
+	memcpy(s->rx, st->rx, st->rx_count);
+	s->rx_head = 0;
+	s->rx_count = st->rx_count;
+	s->irq_level = -1; /* drive the line whatever it was */
+	serial__update_irq(s);
+	pthread_mutex_unlock(&d->lock);
+	return 0;
 }

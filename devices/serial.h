@@ -7,6 +7,7 @@
 #ifndef EMBER_DEVICES_SERIAL_H
 #define EMBER_DEVICES_SERIAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,28 @@ struct device *serial__create(const struct serial_host *host,
  */
 size_t serial__input(struct device *d, const void *buf, size_t len,
 		     uint64_t *retry_ns);
+
+/*
+ * The UART's registers and receive FIFO, as a snapshot holds them (the
+ * host side and the pacing clock are not state: they start afresh).
+ */
+#define SERIAL_RX_FIFO 64 /* bytes, as the model's FIFO */
+struct serial_state {
+	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
+	bool thr_ipending;
+	uint8_t rx[SERIAL_RX_FIFO]; /* the oldest byte first */
+	unsigned int rx_count; /* 0..SERIAL_RX_FIFO */
+};
+
+/* serial__get_state() - @d's state into @s.  Takes the device lock. */
+void serial__get_state(struct device *d, struct serial_state *s);
+
+/*
+ * serial__set_state() - @d takes the state @s (from a snapshot: checked,
+ * -EINVAL for an rx_count past the FIFO) and drives its interrupt line to
+ * match.  Takes the device lock.  Returns 0 or -EINVAL (nothing changed).
+ */
+int serial__set_state(struct device *d, const struct serial_state *s);
 
 /* serial__destroy() - free a device from serial__create() (NULL is ok). */
 void serial__destroy(struct device *d);

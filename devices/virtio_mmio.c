@@ -379,3 +379,88 @@ bool virtio_mmio__feature(const struct virtio_mmio *t, unsigned int bit)
 		return false;
 	return (t->driver_features >> bit) & 1;
 }
+
+void virtio_mmio__get_state(struct virtio_mmio *t, struct virtio_mmio_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&t->dev.lock);
+	s->status = t->status;
+	s->device_features_sel = t->device_features_sel;
+	s->driver_features_sel = t->driver_features_sel;
+	s->driver_features = t->driver_features;
+	s->queue_sel = t->queue_sel;
+	s->interrupt_status = t->interrupt_status;
+	s->config_generation = t->config_generation;
+	s->nr_queues = t->ops->nr_queues;
+	memcpy(s->vq, t->vq, sizeof(s->vq));
+	pthread_mutex_unlock(&t->dev.lock);
+}
+
+static int virtio_mmio__check_state(struct virtio_mmio *t,
+				    const struct virtio_mmio_state *s)
+{
+	const uint32_t known = VIRTIO_STATUS_ACKNOWLEDGE |
+			       VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_DRIVER_OK |
+			       VIRTIO_STATUS_FEATURES_OK |
+			       VIRTIO_STATUS_NEEDS_RESET | VIRTIO_STATUS_FAILED;
+	unsigned int i;
+
+	if (s->nr_queues != t->ops->nr_queues || (s->status & ~known) ||
+	    (s->driver_features & ~virtio_mmio__device_features(t)) ||
+	    (s->interrupt_status &
+	     ~(uint32_t)(VIRTIO_MMIO_INT_VRING | VIRTIO_MMIO_INT_CONFIG)))
+		return -EINVAL;
+	for (i = 0; i < VIRTIO_MMIO_MAX_QUEUES; i++) {
+		const struct virtq *q = &s->vq[i];
+
+		if (i >= s->nr_queues) {
+			if (q->ready || q->size)
+				return -EINVAL;
+			continue;
+		}
+		if (q->size &&
+		    (q->size > VIRTQ_MAX_SIZE || (q->size & (q->size - 1))))
+			return -EINVAL;
+		if (q->ready && virtq__valid(q, t->mem))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int virtio_mmio__set_state(struct virtio_mmio *t,
+			   const struct virtio_mmio_state *s)
+{
+	unsigned int i;
+
+	if (virtio_mmio__check_state(t, s))
+		return -EINVAL;
+	pthread_mutex_lock(&t->dev.lock);
+	t->status = s->status;
+	t->device_features_sel = s->device_features_sel;
+	t->driver_features_sel = s->driver_features_sel;
+	t->driver_features = s->driver_features;
+	t->queue_sel = s->queue_sel;
+	t->config_generation = s->config_generation;
+	memcpy(t->vq, s->vq, sizeof(t->vq));
+	for (i = 0; i < VIRTIO_MMIO_MAX_QUEUES; i++)
+		t->vq[i].event_idx =
+			t->vq[i].ready &&
+			virtio_mmio__feature(t, VIRTIO_F_EVENT_IDX);
+	/* Drive the line to the saved level whatever it was. */
+	t->interrupt_status = 0;
+	if (t->irq.set)
+		t->irq.set(t->irq.opaque, t->irq.gsi, 0);
+	virtio_mmio__irq_update(t, s->interrupt_status, 0);
+	pthread_mutex_unlock(&t->dev.lock);
+	return 0;
+}
+
+void virtio_mmio__kick_all(struct virtio_mmio *t)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&t->dev.lock);
+	for (i = 0; i < t->ops->nr_queues; i++)
+		virtio_mmio__notify_locked(t, i);
+	pthread_mutex_unlock(&t->dev.lock);
+}

@@ -136,4 +136,42 @@ void virtio_mmio__config_changed(struct virtio_mmio *t);
  */
 bool virtio_mmio__feature(const struct virtio_mmio *t, unsigned int bit);
 
+/*
+ * The transport's state as a snapshot holds it: the registers the driver
+ * programmed and each queue's layout and progress (struct virtq).
+ */
+struct virtio_mmio_state {
+	uint32_t status;
+	uint32_t device_features_sel, driver_features_sel;
+	uint64_t driver_features;
+	uint32_t queue_sel;
+	uint32_t interrupt_status;
+	uint32_t config_generation;
+	unsigned int nr_queues; /* the device's; must match on restore */
+	struct virtq vq[VIRTIO_MMIO_MAX_QUEUES];
+};
+
+/* virtio_mmio__get_state() - @t's state into @s.  Takes the lock. */
+void virtio_mmio__get_state(struct virtio_mmio *t, struct virtio_mmio_state *s);
+
+/*
+ * virtio_mmio__set_state() - @t takes the state @s from a snapshot, which
+ * is checked as if the driver had written it (virtio 1.2, 4.2.3): the
+ * queue count matches the device, accepted features are a subset of
+ * those offered, status bits are known ones, interrupt status holds only
+ * VRING/CONFIG, each queue's size is a power of two up to VIRTQ_MAX_SIZE
+ * (or 0 when never set), and a ready queue's rings lie in guest RAM with
+ * their alignment (virtq__valid()).  The interrupt line is driven to
+ * match.  Takes the lock.  Returns 0, or -EINVAL with nothing changed.
+ */
+int virtio_mmio__set_state(struct virtio_mmio *t,
+			   const struct virtio_mmio_state *s);
+
+/*
+ * virtio_mmio__kick_all() - after a restore: every live queue is processed
+ * once, as if the driver had notified it (a notification that was pending
+ * in the old process is not lost).  Takes the lock.
+ */
+void virtio_mmio__kick_all(struct virtio_mmio *t);
+
 #endif /* EMBER_DEVICES_VIRTIO_MMIO_H */

@@ -325,7 +325,8 @@ int builder__build(struct vm *vm, struct device_events ev,
 			"CPUID, instruction fallbacks)");
 		xstate__layout_host(&vm->xstate);
 	}
-	ret = mem__create(&vm->mem, cfg->mem_mib << 20);
+	/* A restored VM comes with its RAM (vm__create_restored()). */
+	ret = vm->mem.map ? 0 : mem__create(&vm->mem, cfg->mem_mib << 20);
 	if (ret) {
 		log_error("guest RAM of %llu MiB: %s",
 			  (unsigned long long)cfg->mem_mib, strerror(-ret));
@@ -363,6 +364,8 @@ int builder__build(struct vm *vm, struct device_events ev,
 		return ret;
 	/* The TSC rate goes into the PVM kernel arguments. */
 	vm->tsc_khz = kvm__tsc_khz(vm->vcpus[0].fd);
+	if (vm->restored)
+		return 0; /* its state comes from the snapshot */
 	ret = builder__load(vm);
 	if (!ret)
 		ret = vcpu__set_boot_state(&vm->vcpus[0], vm->entry);

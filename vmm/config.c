@@ -87,3 +87,22 @@ int config__parse_vcpus(const char *s, unsigned int *vcpus, char *err,
 	*vcpus = (unsigned int)v;
 	return 0;
 }
+
+void config__free_strings(struct vm_config *cfg)
+{
+	unsigned int i;
+
+	free((char *)cfg->kernel_path);
+	free((char *)cfg->initrd_path);
+	free((char *)cfg->append);
+	for (i = 0; i < cfg->nr_drives && i < CONFIG_MAX_DRIVES; i++) {
+		free((char *)cfg->drives[i].path);
+		free((char *)cfg->drives[i].id);
+		free((char *)cfg->drives[i].partuuid);
+		cfg->drives[i].path = cfg->drives[i].id = NULL;
+		cfg->drives[i].partuuid = NULL;
+	}
+	free((char *)cfg->vsock.uds_path);
+	cfg->kernel_path = cfg->initrd_path = cfg->append = NULL;
+	cfg->vsock.uds_path = NULL;
+}

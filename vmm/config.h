@@ -90,6 +90,14 @@ int config__check_mem(uint64_t mib, char *err, size_t errlen);
 int config__parse_vcpus(const char *s, unsigned int *vcpus, char *err,
 			size_t errlen);
 
+/*
+ * config__free_strings() - free the strings of @cfg that a snapshot's
+ * configuration holds malloc()ed (kernel, initrd, append, drive paths,
+ * ids and PARTUUIDs, vsock socket) and set them to NULL.  Only for a
+ * configuration whose strings are all malloc()ed (vmm/persist/).
+ */
+void config__free_strings(struct vm_config *cfg);
+
 /* config__host_ram_mib() - this host's RAM in MiB (sysinfo); 0: unknown. */
 uint64_t config__host_ram_mib(void);
 

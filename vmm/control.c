@@ -20,6 +20,7 @@
 #include "event.h"
 #include "log.h"
 #include "metrics.h"
+#include "persist/persist.h"
 #include "vm.h"
 
 /* Firecracker's period for metrics lines while the VM runs. */
@@ -662,13 +663,11 @@ static void ctl__vm_config(const struct control *c, struct vm_config *v)
 	}
 }
 
+static void ctl__start_metrics(struct control *c);
+
 static int ctl__start(struct control *c, const void *args,
 		      struct control_err *e)
 {
-	struct itimerspec period = {
-		.it_value.tv_sec = CONTROL_METRICS_PERIOD_S,
-		.it_interval.tv_sec = CONTROL_METRICS_PERIOD_S,
-	};
 	struct vm_config v;
 	struct vm *vm;
 	int ret = ctl__preboot(c, e);
@@ -699,6 +698,18 @@ static int ctl__start(struct control *c, const void *args,
 	pthread_mutex_unlock(&c->lock);
 	if (!c->signalled)
 		vm__start(vm); /* a failure requests the stop itself */
+	ctl__start_metrics(c);
+	return 0;
+}
+
+/* Metrics once the VM exists: a line at once, then every 60 s. */
+static void ctl__start_metrics(struct control *c)
+{
+	struct itimerspec period = {
+		.it_value.tv_sec = CONTROL_METRICS_PERIOD_S,
+		.it_interval.tv_sec = CONTROL_METRICS_PERIOD_S,
+	};
+
 	if (c->metrics) {
 		/* One line at once, then every 60 s, as Firecracker. */
 		ctl__flush(c);
@@ -711,7 +722,6 @@ static int ctl__start(struct control *c, const void *args,
 			log_warn("metrics: no periodic flush: %s",
 				 strerror(errno));
 	}
-	return 0;
 }
 
 int control__start(struct control *c, struct control_err *e)
@@ -807,6 +817,138 @@ int control__resume(struct control *c, struct control_err *e)
 	bool pause = false;
 
 	return ctl__run(c, ctl__pause, &pause, e);
+}
+
+/* --- snapshots ------------------------------------------------------------ */
+
+static int ctl__snapshot_create(struct control *c, const void *args,
+				struct control_err *e)
+{
+	const struct control_snapshot_create *r = args;
+	struct persist_create req = {
+		.state_path = r->snapshot_path,
+		.mem_path = r->mem_file_path,
+		.kind = r->diff ? PERSIST_DIFF : PERSIST_FULL,
+		.compress = r->compress,
+	};
+	char why[PERSIST_WHY_MAX];
+	int ret = ctl__postboot(c, e);
+
+	if (ret)
+		return ret;
+	switch (vm__state(c->vm)) {
+	case VM_STATE_PAUSED:
+		break;
+	case VM_STATE_STOPPED:
+		return ctl__err(e, -ESRCH, "The microVM has stopped.");
+	default:
+		return ctl__err(e, -EBUSY,
+				"Create snapshot error: the microVM must be "
+				"paused first (PATCH /vm {\"state\": "
+				"\"Paused\"})");
+	}
+	ret = persist__create(c->vm, &req, NULL, why);
+	if (ret)
+		return ctl__err(e, ret, "Create snapshot error: %s", why);
+	return 0;
+}
+
+int control__snapshot_create(struct control *c,
+			     const struct control_snapshot_create *req,
+			     struct control_err *e)
+{
+	return ctl__run(c, ctl__snapshot_create, req, e);
+}
+
+/* GET /vm/config after a load: the snapshot's configuration. */
+static void ctl__config_from_vm(struct control *c, const struct vm *vm)
+{
+	const struct vm_config *v = &vm->cfg;
+	struct control_config *k = &c->cfg;
+	unsigned int i;
+
+	k->vcpu_count = v->vcpus;
+	k->mem_size_mib = v->mem_mib;
+	k->have_boot_source = v->kernel_path != NULL;
+	k->kernel_image_path = v->kernel_path;
+	k->initrd_path = v->initrd_path;
+	k->boot_args = v->append;
+	k->nr_drives = v->nr_drives;
+	for (i = 0; i < v->nr_drives; i++)
+		k->drives[i] = (struct control_drive){
+			.drive_id = v->drives[i].id,
+			.path_on_host = v->drives[i].path,
+			.is_root_device = v->drives[i].root,
+			.is_read_only = v->drives[i].read_only,
+			.partuuid = v->drives[i].partuuid,
+		};
+	k->have_vsock = v->vsock.uds_path != NULL;
+	k->guest_cid = v->vsock.guest_cid;
+	k->uds_path = v->vsock.uds_path;
+	k->have_entropy = !v->no_rng;
+}
+
+static int ctl__snapshot_load(struct control *c, const void *args,
+			      struct control_err *e)
+{
+	const struct control_snapshot_load *r = args;
+	struct persist_load req = {
+		.state_path = r->snapshot_path,
+		.backend =
+			r->uffd ? PERSIST_BACKEND_UFFD : PERSIST_BACKEND_FILE,
+		.backend_path = r->mem_backend_path,
+		.vsock_uds = r->vsock_uds_path,
+	};
+	char why[PERSIST_WHY_MAX];
+	struct vm_config local;
+	struct vm *vm;
+	unsigned int i;
+	int ret = ctl__preboot(c, e);
+
+	if (ret)
+		return ret;
+	if (c->cfg.have_boot_source || c->cfg.nr_drives)
+		return ctl__err(e, -EBUSY,
+				"Loading a microVM snapshot not allowed after "
+				"configuring boot-specific resources.");
+	if (c->dry_run)
+		return ctl__err(e, -ENOTSUP,
+				"Load snapshot error: a dry run builds no "
+				"VM.");
+	if (r->nr_drive_overrides > CONTROL_MAX_OVERRIDES)
+		return ctl__err(e, -EINVAL,
+				"Load snapshot error: at most %u "
+				"drive_overrides",
+				CONTROL_MAX_OVERRIDES);
+	for (i = 0; i < r->nr_drive_overrides; i++) {
+		req.drives[i].drive_id = r->drive_id[i];
+		req.drives[i].path = r->drive_path[i];
+	}
+	req.nr_drives = r->nr_drive_overrides;
+	ctl__vm_config(c, &local);
+	req.local = &local;
+	ret = persist__load(&req, c->el, &vm, why);
+	if (ret)
+		return ctl__err(e, ret, "Load snapshot error: %s", why);
+	pthread_mutex_lock(&c->lock);
+	c->vm = vm;
+	c->started = true;
+	ctl__config_from_vm(c, vm);
+	if (c->signalled)
+		vm__stop_by_signal(vm, c->signal);
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (r->resume_vm && !c->signalled)
+		vm__resume(vm); /* a failure requests the stop itself */
+	ctl__start_metrics(c);
+	return 0;
+}
+
+int control__snapshot_load(struct control *c,
+			   const struct control_snapshot_load *req,
+			   struct control_err *e)
+{
+	return ctl__run(c, ctl__snapshot_load, req, e);
 }
 
 static int ctl__ctrl_alt_del(struct control *c, const void *args,

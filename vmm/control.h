@@ -205,6 +205,53 @@ int control__ctrl_alt_del(struct control *c, struct control_err *e);
  */
 int control__flush_metrics(struct control *c, struct control_err *e);
 
+/* PUT /snapshot/create: strings are the caller's, used during the call. */
+struct control_snapshot_create {
+	const char *snapshot_path;
+	const char *mem_file_path;
+	bool diff; /* snapshot_type "Diff" (else "Full") */
+	bool compress; /* ember's extension: the memory file zlib-compressed */
+};
+
+/*
+ * control__snapshot_create() - write a snapshot of the paused VM
+ * (vmm/persist/persist.h: temporary files renamed into place, mode 0600).
+ * Errors: -EAGAIN before the start, -EBUSY while the VM is not Paused,
+ * else what the snapshot met (Firecracker's "Create snapshot error: ...").
+ */
+int control__snapshot_create(struct control *c,
+			     const struct control_snapshot_create *req,
+			     struct control_err *e);
+
+#define CONTROL_MAX_OVERRIDES CONFIG_MAX_DRIVES
+
+/* PUT /snapshot/load: strings are the caller's, used during the call. */
+struct control_snapshot_load {
+	const char *snapshot_path;
+	const char *mem_backend_path; /* mem_backend.backend_path */
+	bool uffd; /* backend_type "Uffd" (else "File") */
+	bool resume_vm;
+	const char *vsock_uds_path; /* vsock_override.uds_path; NULL: none */
+	/* ember's extension: drive_overrides [{drive_id, path_on_host}] */
+	const char *drive_id[CONTROL_MAX_OVERRIDES];
+	const char *drive_path[CONTROL_MAX_OVERRIDES];
+	unsigned int nr_drive_overrides;
+};
+
+/*
+ * control__snapshot_load() - the instance becomes the VM of a snapshot
+ * (vmm/persist/persist.h), Paused or, with @resume_vm, Running; its
+ * configuration (GET /vm/config) is the snapshot's with the overrides.
+ * Only before a start, and not after a boot source or drive was set
+ * (Firecracker's rule); ember's own options (console, logger, metrics)
+ * apply.  A refused snapshot leaves the instance as it was: it can load
+ * again or boot.  Errors: -EBUSY after a start or boot configuration,
+ * else "Load snapshot error: <why>".
+ */
+int control__snapshot_load(struct control *c,
+			   const struct control_snapshot_load *req,
+			   struct control_err *e);
+
 /* control__state() - the instance's state. */
 enum control_state control__state(struct control *c);
 

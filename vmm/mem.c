@@ -48,6 +48,25 @@ int mem__create(struct guest_mem *m, uint64_t ram_bytes)
 	return 0;
 }
 
+int mem__map_file(struct guest_mem *m, uint64_t ram_bytes, int fd)
+{
+	void *p;
+
+	memset(m, 0, sizeof(*m));
+	if (ram_bytes < LAYOUT_RAM_MIN || ram_bytes > LAYOUT_RAM_MAX ||
+	    (ram_bytes & PAGE_MASK_4K))
+		return -EINVAL;
+	p = mmap(NULL, ram_bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	m->map = p;
+	m->map_bytes = ram_bytes;
+	m->owned = 1;
+	mem__layout(m, p, ram_bytes);
+	return 0;
+}
+
 int mem__wrap(struct guest_mem *m, void *buf, uint64_t bytes)
 {
 	memset(m, 0, sizeof(*m));

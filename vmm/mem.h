@@ -42,6 +42,16 @@ struct guest_mem {
 int mem__create(struct guest_mem *m, uint64_t ram_bytes);
 
 /*
+ * mem__map_file() - guest RAM of @ram_bytes (as mem__create()) mapped
+ * MAP_PRIVATE from the file @fd at offset 0, which must be at least that
+ * long (a snapshot's raw memory file): pages load on first touch, the
+ * guest's writes stay in this process, and every VM mapping the file
+ * shares the pages it has not changed.  @fd may be closed afterwards.
+ * Returns 0, -EINVAL for a bad size, or -errno from mmap.
+ */
+int mem__map_file(struct guest_mem *m, uint64_t ram_bytes, int fd);
+
+/*
  * mem__wrap() - describe caller-owned host memory @buf of @bytes as guest
  * RAM from GPA 0 (one region; @bytes <= LAYOUT_MMIO_GAP_START).  For unit
  * tests and fuzzers.  mem__destroy() will not free @buf.

@@ -91,20 +91,14 @@ static void vm__vcpu_event(void *opaque, unsigned int vcpu, enum vcpu_event ev)
 	}
 }
 
-int vm__create(const struct vm_config *cfg, struct event_loop *el,
-	       struct vm **out)
+/* The common part of a booted and a restored VM's creation. */
+static int vm__build(struct vm *vm, const struct vm_config *cfg,
+		     struct event_loop *el, struct vm **out)
 {
 	struct sigaction sa = { .sa_handler = vm__sigusr1 };
 	struct device_events ev = { .notify = vm__device_event };
-	struct vm *vm;
 	int ret;
 
-	*out = NULL;
-	if (!cfg->kernel_path || !cfg->vcpus || cfg->vcpus > CONFIG_MAX_VCPUS)
-		return -EINVAL;
-	vm = calloc(1, sizeof(*vm));
-	if (!vm)
-		return -ENOMEM;
 	vm->cfg = *cfg;
 	vm->el = el;
 	vm->kvm.kvm_fd = vm->kvm.vm_fd = vm->console_fd = -1;
@@ -129,23 +123,61 @@ int vm__create(const struct vm_config *cfg, struct event_loop *el,
 	return 0;
 }
 
+int vm__create(const struct vm_config *cfg, struct event_loop *el,
+	       struct vm **out)
+{
+	struct vm *vm;
+
+	*out = NULL;
+	if (!cfg->kernel_path || !cfg->vcpus || cfg->vcpus > CONFIG_MAX_VCPUS)
+		return -EINVAL;
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return -ENOMEM;
+	return vm__build(vm, cfg, el, out);
+}
+
+int vm__create_restored(struct vm_config *cfg, struct guest_mem *mem,
+			struct event_loop *el, struct vm **out)
+{
+	struct vm *vm;
+	int ret;
+
+	*out = NULL;
+	vm = calloc(1, sizeof(*vm));
+	if (!vm || !cfg->vcpus || cfg->vcpus > CONFIG_MAX_VCPUS) {
+		config__free_strings(cfg);
+		mem__destroy(mem);
+		free(vm);
+		return vm ? -EINVAL : -ENOMEM;
+	}
+	vm->restored = true;
+	vm->cfg_owned = true;
+	vm->mem = *mem;
+	memset(mem, 0, sizeof(*mem));
+	ret = vm__build(vm, cfg, el, out);
+	memset(cfg, 0, sizeof(*cfg)); /* the VM owns (or freed) its strings */
+	if (ret)
+		return ret;
+	/* Paused until vm__resume(): nothing may touch the guest. */
+	devmgr__hold(&vm->dm, true);
+	vm->state = VM_STATE_PAUSED;
+	vm->t_paused_ms = log__ms();
+	return 0;
+}
+
 static void vm__console_quit(void *opaque)
 {
 	log_info("console: Ctrl-A x, stopping the VM");
 	vm__request_stop(opaque, VM_STOP_QUIT);
 }
 
-int vm__start(struct vm *vm)
+/* The vCPU threads and console input, once in the VM's life. */
+static int vm__start_vcpus(struct vm *vm)
 {
 	unsigned int i;
 
-	pthread_mutex_lock(&vm->lock);
-	if (vm->state != VM_STATE_CONFIGURED) {
-		pthread_mutex_unlock(&vm->lock);
-		return -EBUSY;
-	}
-	vm->state = VM_STATE_RUNNING;
-	pthread_mutex_unlock(&vm->lock);
+	vm->vcpus_started = true;
 	/* A --run command's stdin is empty (guest init): nothing to pass. */
 	if (vm->cfg.console == CONSOLE_STDIO && !vm->cfg.run_cmd)
 		vm->console_in =
@@ -161,6 +193,18 @@ int vm__start(struct vm *vm)
 		}
 	}
 	return 0;
+}
+
+int vm__start(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->lock);
+	if (vm->state != VM_STATE_CONFIGURED) {
+		pthread_mutex_unlock(&vm->lock);
+		return -EBUSY;
+	}
+	vm->state = VM_STATE_RUNNING;
+	pthread_mutex_unlock(&vm->lock);
+	return vm__start_vcpus(vm);
 }
 
 int vm__pause(struct vm *vm)
@@ -214,6 +258,9 @@ int vm__resume(struct vm *vm)
 	console__hold(vm->console_in, false);
 	if (devmgr__hold(&vm->dm, false))
 		log_warn("resume: a device's events could not be restarted");
+	/* A restored VM's first resume starts its vCPU threads. */
+	if (!vm->vcpus_started)
+		return vm__start_vcpus(vm);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vcpu__resume(&vm->vcpus[i]);
 	return 0;
@@ -319,6 +366,9 @@ void vm__destroy(struct vm *vm)
 	console_out__destroy(vm->console_out);
 	kvm__close(&vm->kvm);
 	mem__destroy(&vm->mem);
+	if (vm->cfg_owned)
+		config__free_strings(&vm->cfg);
+	free(vm->mem_base_path);
 	pthread_cond_destroy(&vm->cond);
 	pthread_mutex_destroy(&vm->lock);
 	free(vm);

@@ -71,6 +71,19 @@ struct vm {
 	struct console_out *console_out; /* the UART's output side */
 	struct console *console_in; /* stdin to the UART, while running */
 
+	/*
+	 * A VM restored from a snapshot (vmm/persist/): its RAM may be a
+	 * MAP_PRIVATE mapping of @mem_base_path (the raw memory file whose
+	 * unchanged pages it shares; NULL when RAM is anonymous), identified
+	 * by size and mtime so that a diff can name its base.  @cfg's
+	 * strings are then malloc()ed and owned (@cfg_owned).
+	 */
+	bool restored;
+	bool cfg_owned;
+	char *mem_base_path;
+	uint64_t mem_base_size, mem_base_mtime_ns;
+	bool vcpus_started; /* vm__start() or the first vm__resume() */
+
 	pthread_mutex_t lock; /* guards the fields below */
 	pthread_cond_t cond;
 	enum vm_state state;
@@ -101,6 +114,19 @@ int vm__create(const struct vm_config *cfg, struct event_loop *el,
  * not Configured, or a negative errno (logged; the VM is then stopping).
  */
 int vm__start(struct vm *vm);
+
+/*
+ * vm__create_restored() - build a VM for a snapshot's configuration @cfg
+ * (its strings, malloc()ed, now owned by the VM) on the guest RAM @mem
+ * already filled (moved into the VM: on success and on failure @mem is
+ * left zeroed): the devices and vCPUs are created but nothing is loaded
+ * and no vCPU is set up to boot; vmm/persist/ then restores their state.
+ * The VM starts Paused (vCPU threads not started, devices held):
+ * vm__resume() runs it.  Returns 0 with *@out, or a negative errno
+ * (logged) with everything freed, @cfg's strings included.
+ */
+int vm__create_restored(struct vm_config *cfg, struct guest_mem *mem,
+			struct event_loop *el, struct vm **out);
 
 /*
  * vm__pause() - Running -> Paused: every vCPU leaves KVM_RUN within

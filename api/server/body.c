@@ -451,3 +451,149 @@ int body__metrics(struct control *c, json_t *o, struct control_err *e)
 	return ret ? ret :
 		     control__set_metrics(c, body__str(o, "metrics_path"), e);
 }
+
+int body__snapshot_create(struct control *c, json_t *o, struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "snapshot_type", T_STR, false, true },
+		{ "snapshot_path", T_STR, true, false },
+		{ "mem_file_path", T_STR, true, false },
+		{ "version", T_STR, false, true },
+		{ "compress", T_BOOL, false, true },
+	};
+	struct control_snapshot_create req = { 0 };
+	const char *type;
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (ret)
+		return ret;
+	type = body__str(o, "snapshot_type");
+	if (type && strcmp(type, "Full") && strcmp(type, "Diff"))
+		return body__err(e,
+				 "unknown variant `%.64s`, expected `Full` or "
+				 "`Diff`",
+				 type);
+	req.snapshot_path = body__str(o, "snapshot_path");
+	req.mem_file_path = body__str(o, "mem_file_path");
+	req.diff = type && !strcmp(type, "Diff");
+	req.compress = body__bool(o, "compress", false);
+	if (!req.snapshot_path[0] || !req.mem_file_path[0]) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "Create snapshot error: snapshot_path and "
+			 "mem_file_path must not be empty.");
+		return -EINVAL;
+	}
+	return control__snapshot_create(c, &req, e);
+}
+
+/* drive_overrides: [{drive_id, path_on_host}, ...] into @req. */
+static int body__drive_overrides(json_t *a, struct control_snapshot_load *req,
+				 struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "drive_id", T_STR, true, false },
+		{ "path_on_host", T_STR, true, false },
+	};
+	json_t *d;
+	size_t i;
+	int ret;
+
+	if (!json_is_array(a))
+		return body__err(e,
+				 "invalid type: %s, expected a sequence "
+				 "for drive_overrides",
+				 body__json_name(a));
+	if (json_array_size(a) > CONTROL_MAX_OVERRIDES)
+		return body__err(e, "at most %u drive_overrides",
+				 CONTROL_MAX_OVERRIDES);
+	json_array_foreach(a, i, d)
+	{
+		ret = BODY_CHECK(d, f, false, e);
+		if (ret)
+			return ret;
+		req->drive_id[i] = body__str(d, "drive_id");
+		req->drive_path[i] = body__str(d, "path_on_host");
+	}
+	req->nr_drive_overrides = (unsigned int)json_array_size(a);
+	return 0;
+}
+
+int body__snapshot_load(struct control *c, json_t *o, struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "snapshot_path", T_STR, true, false },
+		{ "mem_file_path", T_STR, false, true },
+		{ "mem_backend", T_ANY, false, true },
+		{ "enable_diff_snapshots", T_BOOL, false, true },
+		{ "track_dirty_pages", T_BOOL, false, true },
+		{ "resume_vm", T_BOOL, false, true },
+		{ "network_overrides", T_ANY, false, true },
+		{ "vsock_override", T_ANY, false, true },
+		{ "drive_overrides", T_ANY, false, true },
+	};
+	static const struct body_field backend[] = {
+		{ "backend_type", T_STR, true, false },
+		{ "backend_path", T_STR, true, false },
+	};
+	static const struct body_field vsock[] = {
+		{ "uds_path", T_STR, true, false },
+	};
+	struct control_snapshot_load req = { 0 };
+	json_t *mb, *v, *n, *d;
+	const char *type;
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (ret)
+		return ret;
+	req.snapshot_path = body__str(o, "snapshot_path");
+	mb = body__get(o, "mem_backend");
+	if (!mb == !body__get(o, "mem_file_path")) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "Load snapshot error: give either mem_backend or "
+			 "the deprecated mem_file_path (one of them).");
+		return -EINVAL;
+	}
+	if (mb) {
+		ret = BODY_CHECK(mb, backend, false, e);
+		if (ret)
+			return ret;
+		type = body__str(mb, "backend_type");
+		if (strcmp(type, "File") && strcmp(type, "Uffd"))
+			return body__err(e,
+					 "unknown variant `%.64s`, expected "
+					 "`File` or `Uffd`",
+					 type);
+		req.uffd = !strcmp(type, "Uffd");
+		req.mem_backend_path = body__str(mb, "backend_path");
+	} else {
+		req.mem_backend_path = body__str(o, "mem_file_path");
+	}
+	req.resume_vm = body__bool(o, "resume_vm", false);
+	v = body__get(o, "vsock_override");
+	if (v) {
+		ret = BODY_CHECK(v, vsock, false, e);
+		if (ret)
+			return ret;
+		req.vsock_uds_path = body__str(v, "uds_path");
+	}
+	n = body__get(o, "network_overrides");
+	if (n && (!json_is_array(n) || json_array_size(n))) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "Load snapshot error: network_overrides: the "
+			 "snapshot has no network interfaces.");
+		return -EINVAL;
+	}
+	d = body__get(o, "drive_overrides");
+	if (d) {
+		ret = body__drive_overrides(d, &req, e);
+		if (ret)
+			return ret;
+	}
+	if (!req.snapshot_path[0] || !req.mem_backend_path[0]) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "Load snapshot error: snapshot_path and the memory "
+			 "backend's path must not be empty.");
+		return -EINVAL;
+	}
+	return control__snapshot_load(c, &req, e);
+}

@@ -64,4 +64,21 @@ int body__logger(struct control *c, json_t *o, struct control_err *e);
 /* PUT /metrics: metrics_path (unknown fields ignored, as Firecracker). */
 int body__metrics(struct control *c, json_t *o, struct control_err *e);
 
+/*
+ * PUT /snapshot/create: snapshot_type ("Full", "Diff"; default Full),
+ * snapshot_path, mem_file_path (required), version (deprecated, ignored),
+ * compress (ember's extension: bool).
+ */
+int body__snapshot_create(struct control *c, json_t *o, struct control_err *e);
+
+/*
+ * PUT /snapshot/load: snapshot_path (required); mem_backend {backend_type
+ * "File" or "Uffd", backend_path} or the deprecated mem_file_path (one of
+ * the two); resume_vm; vsock_override {uds_path}; enable_diff_snapshots
+ * and track_dirty_pages (accepted); network_overrides (refused unless
+ * empty: no network devices yet); drive_overrides [{drive_id,
+ * path_on_host}] (ember's extension).
+ */
+int body__snapshot_load(struct control *c, json_t *o, struct control_err *e);
+
 #endif /* EMBER_API_SERVER_BODY_H */

@@ -226,9 +226,6 @@ static const char *routes__later(const char *res)
 	if (!strcmp(res, "network-interfaces"))
 		return "Network interfaces are not supported by ember yet: "
 		       "virtio-net comes with its issue.";
-	if (!strcmp(res, "snapshot"))
-		return "Snapshots are not supported by ember yet: they come "
-		       "with their issue.";
 	if (!strcmp(res, "mmds") || !strcmp(res, "balloon") ||
 	    !strcmp(res, "cpu-config") || !strcmp(res, "hotplug") ||
 	    !strcmp(res, "pmem") || !strcmp(res, "serial"))
@@ -326,13 +323,22 @@ void routes__handle(struct control *c, const char *method, const char *path,
 		routes__fault(r, 400, later);
 		goto out;
 	}
-	if ((put &&
-	     (!strcmp(res, "actions") || !strcmp(res, "boot-source") ||
-	      !strcmp(res, "drives") || !strcmp(res, "logger") ||
-	      !strcmp(res, "machine-config") || !strcmp(res, "metrics") ||
-	      !strcmp(res, "vsock") || !strcmp(res, "entropy"))) ||
+	if ((put && (!strcmp(res, "actions") || !strcmp(res, "boot-source") ||
+		     !strcmp(res, "drives") || !strcmp(res, "logger") ||
+		     !strcmp(res, "machine-config") ||
+		     !strcmp(res, "metrics") || !strcmp(res, "vsock") ||
+		     !strcmp(res, "entropy") || !strcmp(res, "snapshot"))) ||
 	    (patch && (!strcmp(res, "drives") ||
 		       !strcmp(res, "machine-config") || !strcmp(res, "vm")))) {
+		if (!strcmp(res, "snapshot") && strcmp(id, "create") &&
+		    strcmp(id, "load")) {
+			endpoint = "snapshot";
+			routes__fault(r, 400,
+				      "Invalid request method and/or path: "
+				      "use /snapshot/create or "
+				      "/snapshot/load.");
+			goto out;
+		}
 		if (!strcmp(res, "drives") && !routes__id_ok(id)) {
 			endpoint = "drive";
 			routes__fault(
@@ -373,6 +379,12 @@ void routes__handle(struct control *c, const char *method, const char *path,
 		} else if (!strcmp(res, "entropy")) {
 			endpoint = "entropy";
 			ret = body__entropy(c, o, &e);
+		} else if (!strcmp(res, "snapshot")) {
+			endpoint = !strcmp(id, "create") ? "create_snapshot" :
+							   "load_snapshot";
+			ret = !strcmp(id, "create") ?
+				      body__snapshot_create(c, o, &e) :
+				      body__snapshot_load(c, o, &e);
 		} else {
 			endpoint = "vm";
 			ret = routes__vm(c, o, &e);

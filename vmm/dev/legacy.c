@@ -10,6 +10,7 @@
 #include "../../devices/guest_signal.h"
 #include "../../devices/i8042.h"
 #include "../../devices/serial.h"
+#include "../../snapshot/state.h"
 #include "../backends/console_out.h"
 #include "../irq.h"
 #include "../log.h"
@@ -35,18 +36,102 @@ static void dev__guest_signal_destroy(void *dev)
 	guest_signal__destroy(dev);
 }
 
+static void dev__serial_save(void *dev, struct snap_buf *b)
+{
+	struct serial_state st;
+
+	serial__get_state(dev, &st);
+	snap_buf__u8(b, st.ier);
+	snap_buf__u8(b, st.lcr);
+	snap_buf__u8(b, st.mcr);
+	snap_buf__u8(b, st.scr);
+	snap_buf__u8(b, st.fcr);
+	snap_buf__u8(b, st.dll);
+	snap_buf__u8(b, st.dlm);
+	snap_buf__u8(b, st.thr_ipending);
+	snap_buf__u32(b, st.rx_count);
+	snap_buf__bytes(b, st.rx, st.rx_count);
+}
+
+static int dev__serial_restore(void *dev, struct snap_cur *c)
+{
+	struct serial_state st = { 0 };
+
+	st.ier = snap_cur__u8(c);
+	st.lcr = snap_cur__u8(c);
+	st.mcr = snap_cur__u8(c);
+	st.scr = snap_cur__u8(c);
+	st.fcr = snap_cur__u8(c);
+	st.dll = snap_cur__u8(c);
+	st.dlm = snap_cur__u8(c);
+	st.thr_ipending = snap_cur__u8(c) != 0;
+	st.rx_count = snap_cur__u32(c);
+	if (st.rx_count > SERIAL_RX_FIFO)
+		return -EINVAL;
+	snap_cur__bytes(c, st.rx, st.rx_count);
+	if (c->err)
+		return -EINVAL;
+	return serial__set_state(dev, &st);
+}
+
+static void dev__i8042_save(void *dev, struct snap_buf *b)
+{
+	struct i8042_state st;
+
+	i8042__get_state(dev, &st);
+	snap_buf__u32(b, st.len);
+	snap_buf__bytes(b, st.out, st.len);
+}
+
+static int dev__i8042_restore(void *dev, struct snap_cur *c)
+{
+	struct i8042_state st = { 0 };
+
+	st.len = snap_cur__u32(c);
+	if (st.len > I8042_QUEUE_BYTES)
+		return -EINVAL;
+	snap_cur__bytes(c, st.out, st.len);
+	if (c->err)
+		return -EINVAL;
+	return i8042__set_state(dev, &st);
+}
+
+static void dev__cmos_save(void *dev, struct snap_buf *b)
+{
+	snap_buf__u8(b, cmos__get_index(dev));
+}
+
+static int dev__cmos_restore(void *dev, struct snap_cur *c)
+{
+	uint8_t index = snap_cur__u8(c);
+
+	if (c->err)
+		return -EINVAL;
+	cmos__set_index(dev, index);
+	return 0;
+}
+
 const struct devmgr_class dev_class_serial = {
 	.name = "serial",
+	.version = 1,
+	.save = dev__serial_save,
+	.restore = dev__serial_restore,
 	.destroy = dev__serial_destroy,
 };
 
 const struct devmgr_class dev_class_i8042 = {
 	.name = "i8042",
+	.version = 1,
+	.save = dev__i8042_save,
+	.restore = dev__i8042_restore,
 	.destroy = dev__i8042_destroy,
 };
 
 const struct devmgr_class dev_class_cmos = {
 	.name = "cmos",
+	.version = 1,
+	.save = dev__cmos_save,
+	.restore = dev__cmos_restore,
 	.destroy = dev__cmos_destroy,
 };
 

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Snapshots of a VM: create (PUT /snapshot/create) and load
+ * (PUT /snapshot/load).  The orchestration only: the file formats are
+ * snapshot/state.h and snapshot/memfile.h, each part of the VM saves and
+ * restores its own section (parts.h), devices through their classes.
+ *
+ * A snapshot is a state file and a memory file.  Full: every page of RAM
+ * (zero pages are holes; the never-touched pages of a booted VM are not
+ * even read).  Diff: only the pages changed since the VM was restored,
+ * as a memory file whose page bitmap the state file holds, with the path
+ * and identity (size, mtime) of the raw memory file the VM was restored
+ * from, its base: loading a diff maps the base and reads the diff's pages
+ * over it.  A diff's base must therefore stay in place; memfile__merge()
+ * folds a diff into it.
+ */
+#ifndef EMBER_VMM_PERSIST_PERSIST_H
+#define EMBER_VMM_PERSIST_PERSIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../snapshot/memfile.h"
+#include "../config.h"
+
+struct event_loop;
+struct vm;
+
+#define PERSIST_WHY_MAX 400 /* bytes of a reason */
+
+enum persist_kind { PERSIST_FULL = 0, PERSIST_DIFF };
+
+/* PUT /snapshot/create. */
+struct persist_create {
+	const char *state_path; /* snapshot_path */
+	const char *mem_path; /* mem_file_path */
+	enum persist_kind kind;
+	bool compress; /* the memory file zlib-compressed */
+};
+
+/* What a create did, for the figures. */
+struct persist_stats {
+	double ms; /* wall time of the whole create */
+	uint64_t state_bytes;
+	struct memfile_stats mem;
+};
+
+/*
+ * persist__create() - write a snapshot of the Paused VM @vm (on the event
+ * thread, as every control call): the memory file first, then the state
+ * file, each to a temporary file renamed into place once synced (mode
+ * 0600), so a reader never sees half a snapshot and a snapshot of a
+ * restored VM may replace the file it was restored from.  The drives'
+ * images are synced.  Returns 0 with @st filled (may be NULL), or a
+ * negative errno with the reason in @why (PERSIST_WHY_MAX bytes): -EINVAL
+ * for a Diff of a VM that was not restored from a raw memory file.
+ */
+int persist__create(struct vm *vm, const struct persist_create *req,
+		    struct persist_stats *st, char *why);
+
+enum persist_backend { PERSIST_BACKEND_FILE = 0, PERSIST_BACKEND_UFFD };
+
+struct persist_drive_override {
+	const char *drive_id; /* a drive of the snapshot */
+	const char *path; /* its new path_on_host */
+};
+
+/* PUT /snapshot/load. */
+struct persist_load {
+	const char *state_path;
+	enum persist_backend backend;
+	const char *backend_path; /* the memory file, or the page server */
+	const char *vsock_uds; /* vsock_override.uds_path; NULL: as saved */
+	struct persist_drive_override drives[CONFIG_MAX_DRIVES];
+	unsigned int nr_drives;
+	/* This process's console, figures and PVM options (not saved). */
+	const struct vm_config *local;
+};
+
+/*
+ * persist__load() - a VM from the snapshot @req (on the event thread, in
+ * a process that has no VM yet).  Everything is checked before anything
+ * is applied: the state file (magic, version, CRC, every section's
+ * bounds), the host (architecture, CPU vendor, TSC rate, PVM profile, the
+ * XSAVE area), the memory file (form, size; a diff's base by size and
+ * mtime), the drive overrides; KVM then refuses register values it cannot
+ * take.  The VM is left Paused (vm__resume() runs it).  Returns 0 with
+ * *@out, or a negative errno with the reason in @why: nothing is left
+ * (no VM, no open file), and the process can load again.
+ */
+int persist__load(const struct persist_load *req, struct event_loop *el,
+		  struct vm **out, char *why);
+
+/*
+ * pages__select() - a bitmap (bit i: page i of 4 KiB from @hva, @bytes
+ * long, both page aligned) of the pages that hold something, read from
+ * /proc/self/pagemap: present or swapped; with @changed_only, present
+ * pages of a file mapping are left out (untouched or only read: the file
+ * holds them), so only pages this process wrote are selected.  Returns 0
+ * with the malloc()ed bitmap in *@out (the caller frees) and the number
+ * of pages selected in *@selected, or a negative errno.
+ */
+int pages__select(const void *hva, uint64_t bytes, bool changed_only,
+		  uint64_t **out, uint64_t *selected);
+
+#endif /* EMBER_VMM_PERSIST_PERSIST_H */
