@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Helpers for the snapshot tests (tests/integration/snapshot_files.sh).
+
+    snap_tool.py sections STATE            each section: "NAME OFFSET END"
+    snap_tool.py set-version STATE OUT V   OUT: STATE with format version V
+                                           and a correct CRC
+    snap_tool.py corrupt-loads SOCK STATE MEM STEP
+                                           every STEP-byte block of STATE
+                                           inverted in turn, then cut at
+                                           every section boundary; each
+                                           loaded through SOCK must get a
+                                           400 "Load snapshot error";
+                                           prints "refused=N accepted=M"
+                                           and the first few accepted
+"""
+import http.client
+import json
+import os
+import socket
+import struct
+import sys
+import tempfile
+import zlib
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout=60):
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def sections(data):
+    """(name, start, end) of each section, per snapshot/state.h."""
+    out = []
+    off = 32
+    n = struct.unpack_from("<I", data, 24)[0]
+    for _ in range(n):
+        start = off
+        ln = data[off]
+        name = data[off + 1:off + 1 + ln].decode()
+        off += 1 + ln
+        _ver, plen = struct.unpack_from("<IQ", data, off)
+        off += 12 + plen
+        out.append((name, start, off))
+    return out
+
+
+def with_crc(body):
+    return body + struct.pack("<I", zlib.crc32(body) & 0xffffffff)
+
+
+def load(conn, state, mem):
+    body = json.dumps({"snapshot_path": state,
+                       "mem_backend": {"backend_type": "File",
+                                       "backend_path": mem}})
+    conn.request("PUT", "/snapshot/load", body=body,
+                 headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    return r.status, r.read().decode(errors="replace")
+
+
+def corrupt_loads(sock, state, mem, step):
+    data = open(state, "rb").read()
+    conn = UnixConnection(sock)
+    refused, accepted = 0, []
+    fd, bad = tempfile.mkstemp(dir=os.path.dirname(state))
+    os.close(fd)
+    cases = []
+    for off in range(0, len(data), step):
+        blk = bytes(b ^ 0xff for b in data[off:off + step])
+        cases.append(("flip@%d" % off, data[:off] + blk + data[off + step:]))
+    for name, start, end in sections(data):
+        for cut in (start, start + 1, end - 1):
+            cases.append(("cut@%d(%s)" % (cut, name), data[:cut]))
+    cases.append(("cut-crc", data[:-4]))
+    cases.append(("empty", b""))
+    for name, blob in cases:
+        with open(bad, "wb") as f:
+            f.write(blob)
+        status, text = load(conn, bad, mem)
+        if status == 400 and "Load snapshot error" in text:
+            refused += 1
+        else:
+            accepted.append("%s: %d %s" % (name, status, text[:120]))
+    os.unlink(bad)
+    print("refused=%d accepted=%d" % (refused, len(accepted)))
+    for a in accepted[:5]:
+        print("  " + a)
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "sections":
+        for name, start, end in sections(open(sys.argv[2], "rb").read()):
+            print(name, start, end)
+    elif cmd == "set-version":
+        data = bytearray(open(sys.argv[2], "rb").read())
+        struct.pack_into("<I", data, 8, int(sys.argv[4]))
+        open(sys.argv[3], "wb").write(with_crc(bytes(data[:-4])))
+    elif cmd == "corrupt-loads":
+        corrupt_loads(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    else:
+        sys.exit("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# Snapshots without Linux: a tiny guest (tests/guests/snap_resume.c) is
+# snapshotted while it polls the UART and restored in other ember
+# processes (Full, compressed, Diff); then every kind of damaged snapshot
+# is loaded into one ember, which must refuse each with a clear 400 and
+# still load the good one afterwards.  Seconds in all.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+
+G=${GUESTS:-build/guests}
+API="python3 tests/integration/api_client.py req"
+TOOL="python3 tests/integration/snap_tool.py"
+PIDS=()
+
+if ! have_kvm; then
+	echo "ok - # SKIP snapshot tests need /dev/kvm"
+	exit 0
+fi
+cleanup() {
+	local p
+	for p in ${PIDS[@]+"${PIDS[@]}"}; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# start NAME [ARGS...]: ember with an API socket $TMP/NAME.sock, stdin
+# from $TMP/NAME.in when it exists; output to $TMP/NAME.{out,err}.
+start() {
+	local name=$1 in=/dev/null i
+	shift
+	[ -e "$TMP/$name.in" ] && in=$TMP/$name.in
+	"$EMBER" --api-sock "$TMP/$name.sock" "$@" <"$in" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err" &
+	PIDS+=($!)
+	eval "PID_$name=$!"
+	for i in $(seq 100); do
+		[ -S "$TMP/$name.sock" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# wait_for FILE REGEX [SECONDS]
+wait_for() {
+	local i
+	for i in $(seq $((${3:-20} * 20))); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# exit_of PID [SECONDS]: its exit status in $st ("timeout" when it runs
+# on: it is killed).
+exit_of() {
+	local i
+	for i in $(seq $((${2:-30} * 20))); do
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1" 2>/dev/null
+			st=$?
+			return
+		fi
+		sleep 0.05
+	done
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	st=timeout
+}
+
+# stop PID: kill -9 and reap it quietly.
+stop() {
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+load_body() { # STATE MEM RESUME
+	printf '{"snapshot_path":"%s","mem_backend":{"backend_type":"File","backend_path":"%s"},"resume_vm":%s}' "$1" "$2" "$3"
+}
+
+sanitizer_free() {
+	! grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error' "$TMP/$1.err"
+}
+
+if [ ! -f "$G/snap_resume.elf" ]; then
+	not_ok "snapshot tests" "$G/snap_resume.elf missing: run make guests"
+	exit 0
+fi
+
+# --- a Full snapshot of a guest polling the UART ---------------------------
+start boot --kernel "$G/snap_resume.elf" --mem 64
+wait_for "$TMP/boot.out" '^ready' 20 || not_ok "tiny guest ready" "$(tail -3 "$TMP/boot.err")"
+r=$($API "$TMP/boot.sock" PUT /snapshot/create \
+	"{\"snapshot_path\":\"$TMP/s.state\",\"mem_file_path\":\"$TMP/s.mem\"}")
+case $r in 400*"must be paused"*) ok "create on a running VM is refused: $r" ;;
+*) not_ok "create on a running VM is refused" "got: $r" ;; esac
+r=$($API "$TMP/boot.sock" PATCH /vm '{"state":"Paused"}')
+r=$($API "$TMP/boot.sock" PUT /snapshot/create \
+	"{\"snapshot_type\":\"Diff\",\"snapshot_path\":\"$TMP/d.state\",\"mem_file_path\":\"$TMP/d.mem\"}")
+case $r in 400*"Diff snapshot needs a VM restored"*) ok "a Diff of a booted VM is refused: ${r:0:90}" ;;
+*) not_ok "a Diff of a booted VM is refused" "got: $r" ;; esac
+t0=$(date +%s%N)
+r=$($API "$TMP/boot.sock" PUT /snapshot/create \
+	"{\"snapshot_type\":\"Full\",\"snapshot_path\":\"$TMP/s.state\",\"mem_file_path\":\"$TMP/s.mem\"}")
+t1=$(date +%s%N)
+check "Full snapshot of a paused VM: $r in $(((t1 - t0) / 1000000)) ms" "$r" \
+	test "${r%% *}" = 204
+check "state and memory files are 0600" \
+	"$(stat -c '%a %n' "$TMP"/s.state "$TMP"/s.mem)" \
+	test "$(stat -c %a "$TMP/s.state" "$TMP/s.mem" | sort -u)" = 600
+mem_kib=$(du -k "$TMP/s.mem" | cut -f1)
+check "the memory file is sparse: $mem_kib KiB on disk for 64 MiB" \
+	"$mem_kib KiB" test "$mem_kib" -lt 16384
+check "no temporary file is left" "$(ls "$TMP")" \
+	test -z "$(ls "$TMP" | grep -F .tmp)"
+stop "$PID_boot"
+
+# --- restored in another process: it carries on ------------------------------
+printf g >"$TMP/r1.in"
+start r1
+t0=$(date +%s%N)
+r=$($API "$TMP/r1.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/s.mem" true)")
+t1=$(date +%s%N)
+exit_of "$PID_r1"
+if [ "${r%% *}" = 204 ] && [ "$st" = 0 ] &&
+	grep -q 'ok - 4 MiB of RAM' "$TMP/r1.out" && ! grep -q FAIL "$TMP/r1.out"; then
+	ok "restored in a new process (load $(((t1 - t0) / 1000000)) ms): registers, RAM, UART carry on"
+else
+	not_ok "restored in a new process" "load: $r, exit $st" "$(cat "$TMP/r1.out")" "$(tail -3 "$TMP/r1.err")"
+fi
+sanitizer_free r1 || not_ok "restore: no sanitizer report" "$(grep -m3 -E 'Sanitizer|runtime error' "$TMP/r1.err")"
+
+# --- the same snapshot twice at once, one memory file ------------------------
+printf g >"$TMP/r2.in"
+printf g >"$TMP/r3.in"
+start r2
+start r3
+$API "$TMP/r2.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/s.mem" true)" >/dev/null &
+$API "$TMP/r3.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/s.mem" true)" >/dev/null
+wait $!
+exit_of "$PID_r2"; s2=$st
+exit_of "$PID_r3"; s3=$st
+check "two VMs restored at once from one memory file both carry on" \
+	"exits $s2 and $s3" test "$s2.$s3" = "0.0"
+
+# --- compressed, and a Diff over a restored VM -------------------------------
+start r4
+r=$($API "$TMP/r4.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/s.mem" true)")
+sleep 0.2
+$API "$TMP/r4.sock" PATCH /vm '{"state":"Paused"}' >/dev/null
+r=$($API "$TMP/r4.sock" PUT /snapshot/create \
+	"{\"snapshot_path\":\"$TMP/z.state\",\"mem_file_path\":\"$TMP/z.mem\",\"compress\":true}")
+check "compressed Full snapshot of a restored VM: $r" "$r" test "${r%% *}" = 204
+r=$($API "$TMP/r4.sock" PUT /snapshot/create \
+	"{\"snapshot_type\":\"Diff\",\"snapshot_path\":\"$TMP/d.state\",\"mem_file_path\":\"$TMP/d.mem\"}")
+check "Diff snapshot of a restored VM: $r" "$r" test "${r%% *}" = 204
+d_kib=$(du -k "$TMP/d.mem" | cut -f1)
+check "the Diff holds only changed pages: $d_kib KiB on disk" "$d_kib KiB" \
+	test "$d_kib" -lt 1024
+stop "$PID_r4"
+for k in z d; do
+	printf g >"$TMP/$k.in"
+	start "$k"
+	r=$($API "$TMP/$k.sock" PUT /snapshot/load "$(load_body "$TMP/$k.state" "$TMP/$k.mem" true)")
+	eval "p=\$PID_$k"
+	exit_of "$p"
+	check "restore of the $([ $k = z ] && echo compressed || echo Diff) snapshot carries on: load $r, exit $st" \
+		"$(tail -3 "$TMP/$k.err")" test "${r%% *}.$st" = "204.0"
+done
+
+# --- damaged snapshots: all refused, the ember loads the good one after --------
+start bad
+out=$($TOOL corrupt-loads "$TMP/bad.sock" "$TMP/s.state" "$TMP/s.mem" 61)
+check "every 61-byte block of the state file inverted, every section boundary cut: $out" \
+	"$out" test "${out#*accepted=}" = 0
+$TOOL set-version "$TMP/s.state" "$TMP/v.state" 2
+r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/v.state" "$TMP/s.mem" false)")
+case $r in 400*"version"*) ok "another format version (CRC right) is refused: ${r:0:110}" ;;
+*) not_ok "another format version is refused" "got: $r" ;; esac
+head -c 32M "$TMP/s.mem" >"$TMP/short.mem"
+r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/short.mem" false)")
+case $r in 400*"holds"*) ok "a short memory file is refused: ${r:0:120}" ;;
+*) not_ok "a short memory file is refused" "got: $r" ;; esac
+r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/nonexistent.mem" false)")
+case $r in 400*"No such file"*) ok "a missing memory file is refused: ${r:0:110}" ;;
+*) not_ok "a missing memory file is refused" "got: $r" ;; esac
+touch -d '2001-01-01' "$TMP/s.mem"
+r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/d.state" "$TMP/d.mem" false)")
+case $r in 400*"changed since"*) ok "a Diff whose base changed is refused: ${r:0:120}" ;;
+*) not_ok "a Diff whose base changed is refused" "got: $r" ;; esac
+r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/d.state" "$TMP/s.mem" false)")
+case $r in 400*) ok "a Diff given the base as its memory file is refused: ${r:0:100}" ;;
+*) not_ok "a Diff given the base as its memory file is refused" "got: $r" ;; esac
+r=$($API "$TMP/bad.sock" GET /)
+case $r in 200*"Not started"*) ok "after 200 refused loads the instance is still Not started" ;;
+*) not_ok "still Not started after refused loads" "got: $r" ;; esac
+check "no ember thread or fd leaked by the refused loads" \
+	"$(ls /proc/"$PID_bad"/fd | wc -l) fds" test "$(ls /proc/"$PID_bad"/fd | wc -l)" -lt 40
+r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/s.mem" false)")
+r2=$($API "$TMP/bad.sock" GET /)
+case "$r $r2" in 204*Paused*) ok "then the good snapshot loads, Paused (resume_vm false)" ;;
+*) not_ok "then the good snapshot loads" "got: $r / $r2" "$(tail -3 "$TMP/bad.err")" ;; esac
+r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/s.mem" false)")
+case $r in 400*"not supported after starting"*) ok "a second load is refused: ${r:0:80}" ;;
+*) not_ok "a second load is refused" "got: $r" ;; esac
+kill -TERM "$PID_bad"
+exit_of "$PID_bad"
+sanitizer_free bad && ok "refused loads: no sanitizer report (exit $st)" ||
+	not_ok "refused loads: no sanitizer report" "$(grep -m3 -E 'Sanitizer|runtime error' "$TMP/bad.err")"
+
+# --- loads refused by the API's own rules ---------------------------------------
+start cfg
+$API "$TMP/cfg.sock" PUT /boot-source "{\"kernel_image_path\":\"$G/hello.elf\"}" >/dev/null
+r=$($API "$TMP/cfg.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/s.mem" false)")
+case $r in 400*"boot-specific"*) ok "load after a boot source is refused (Firecracker's rule)" ;;
+*) not_ok "load after a boot source is refused" "got: $r" ;; esac
+stop "$PID_cfg"
+start uf
+r=$($API "$TMP/uf.sock" PUT /snapshot/load \
+	"{\"snapshot_path\":\"$TMP/s.state\",\"mem_backend\":{\"backend_type\":\"Bogus\",\"backend_path\":\"x\"}}")
+case $r in 400*"unknown variant"*) ok "an unknown backend_type is refused" ;;
+*) not_ok "an unknown backend_type is refused" "got: $r" ;; esac
+r=$($API "$TMP/uf.sock" PUT /snapshot/load "{\"snapshot_path\":\"$TMP/s.state\"}")
+case $r in 400*"mem_backend"*) ok "a load without a memory backend is refused" ;;
+*) not_ok "a load without a memory backend is refused" "got: $r" ;; esac
+stop "$PID_uf"
