@@ -52,6 +52,7 @@ struct virtio_vsock {
 	uint64_t data_bytes;
 	bool tx_stalled; /* tx left unread for want of control room */
 	bool rx_starved; /* send() stopped short on a full pending queue */
+	bool reset_owed; /* a transport reset waits for an event buffer */
 	uint8_t cfg[8]; /* guest_cid, little-endian */
 	struct virtq_chain chain; /* ~6 KiB: not on the event thread's stack */
 	uint8_t bounce[VIRTIO_VSOCK_MAX_PAYLOAD];
@@ -257,8 +258,51 @@ static uint32_t pkt__deliver(struct virtio_vsock *v, struct vsock_pkt *p,
 }
 
 /*
+ * Write an owed transport reset (5.10.6.7) into the next event buffer
+ * the driver made available.  A buffer too small for the event goes back
+ * empty and the next one is tried.  Nothing happens while the queue is
+ * not live or empty: the next notification or host call tries again.
+ */
+static void vsock__post_reset(struct virtio_vsock *v)
+{
+	struct virtio_mmio *t = &v->t;
+	struct virtq *q = &t->vq[VIRTIO_VSOCK_Q_EVENT];
+	struct virtq_chain *c = &v->chain;
+	uint8_t ev[VIRTIO_VSOCK_EVENT_BYTES];
+	bool pushed = false;
+	uint32_t used;
+	int r = 0;
+
+	if (!v->reset_owed || !vsock__live(t, VIRTIO_VSOCK_Q_EVENT))
+		return;
+	mem__put_le32(ev, VIRTIO_VSOCK_EVENT_TRANSPORT_RESET);
+	while (v->reset_owed) {
+		r = virtq__pop(q, t->mem, c);
+		if (r <= 0)
+			break;
+		used = 0;
+		if (virtq__write(c, t->mem, 0, ev, sizeof(ev)) == sizeof(ev)) {
+			used = sizeof(ev);
+			v->reset_owed = false;
+		}
+		if (virtq__push(q, t->mem, c->head, used)) {
+			r = -EFAULT;
+			break;
+		}
+		pushed = true;
+	}
+	if (r < 0)
+		virtio_mmio__needs_reset(t);
+	if (pushed)
+		virtio_mmio__used(t, VIRTIO_VSOCK_Q_EVENT);
+}
+
+/*
  * Move pending packets into the guest's rx buffers while both last; a
- * data packet larger than a buffer is split over several.
+ * data packet larger than a buffer is split over several.  Buffers are
+ * taken from the avail ring as packets need them, never on a notify
+ * alone, so buffers the driver posted before a snapshot serve a restored
+ * device at once.  An owed transport reset goes first.
  */
 static void vsock__flush_rx(struct virtio_vsock *v)
 {
@@ -271,6 +315,7 @@ static void vsock__flush_rx(struct virtio_vsock *v)
 	uint32_t used;
 	int r = 0;
 
+	vsock__post_reset(v);
 	if (!vsock__live(t, VIRTIO_VSOCK_Q_RX))
 		return;
 	while ((p = v->head)) {
@@ -563,7 +608,9 @@ static void virtio_vsock__notify(void *opaque, struct virtio_mmio *t,
 	(void)t;
 	if (idx == VIRTIO_VSOCK_Q_TX)
 		vsock__process_tx(v);
-	/* The event queue stays idle: transport resets come with snapshots. */
+	/* New event buffers: an owed transport reset can go now. */
+	if (idx == VIRTIO_VSOCK_Q_EVENT)
+		vsock__post_reset(v);
 	if (idx != VIRTIO_VSOCK_Q_RX)
 		return;
 	vsock__flush_rx(v);
@@ -584,6 +631,8 @@ static void virtio_vsock__reset(void *opaque)
 	pending__free_all(v);
 	v->tx_stalled = false;
 	v->rx_starved = false;
+	/* The driver drops its connections with the device: nothing owed. */
+	v->reset_owed = false;
 	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++) {
 		if (v->conns[i].state == CONN_FREE)
 			continue;
@@ -823,6 +872,24 @@ int virtio_vsock__shutdown(struct virtio_vsock *v, struct vsock_conn_id id,
 			c->host_shutdown |= flags;
 		vsock__flush_rx(v);
 	}
+	vsock__unlock(v);
+	return r;
+}
+
+int virtio_vsock__transport_reset(struct virtio_vsock *v)
+{
+	unsigned int i;
+	int r;
+
+	vsock__lock(v);
+	/* Undelivered data, answers and RSTs all belong to the old peers. */
+	pending__free_all(v);
+	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++)
+		v->conns[i].state = CONN_FREE;
+	v->rx_starved = false;
+	v->reset_owed = true;
+	vsock__post_reset(v);
+	r = v->reset_owed ? VSOCK_PENDING : 0;
 	vsock__unlock(v);
 	return r;
 }

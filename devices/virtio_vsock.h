@@ -16,6 +16,12 @@
  * named by its two ports (struct vsock_conn_id), so a backend never holds
  * a pointer the device may free: a call on a connection that is gone
  * answers -ENOTCONN.
+ *
+ * Snapshots: the device has no state of its own to save (its transport's
+ * is the manager's); after a restore virtio_vsock__transport_reset() tells
+ * the guest that its connections are gone.  Rx buffers are taken from the
+ * avail ring as packets need them, not on notifications, so buffers the
+ * guest posted before the snapshot serve the restored device at once.
  */
 #ifndef EMBER_DEVICES_VIRTIO_VSOCK_H
 #define EMBER_DEVICES_VIRTIO_VSOCK_H
@@ -46,6 +52,10 @@
 #define VIRTIO_VSOCK_OP_CREDIT_REQUEST 7
 #define VIRTIO_VSOCK_SHUTDOWN_RCV      1 /* the sender will receive no more */
 #define VIRTIO_VSOCK_SHUTDOWN_SEND     2 /* the sender will send no more */
+
+/* struct virtio_vsock_event (5.10.6.7): le32 id, on the event queue. */
+#define VIRTIO_VSOCK_EVENT_BYTES	   4
+#define VIRTIO_VSOCK_EVENT_TRANSPORT_RESET 0
 
 /*
  * Limits.  MAX_PAYLOAD bounds the len of one guest packet (Linux's
@@ -189,6 +199,22 @@ int virtio_vsock__consumed(struct virtio_vsock *v, struct vsock_conn_id id,
  */
 int virtio_vsock__shutdown(struct virtio_vsock *v, struct vsock_conn_id id,
 			   uint32_t flags);
+
+/*
+ * virtio_vsock__transport_reset() - the host side of every connection is
+ * gone (this device was restored from a snapshot into a new process):
+ * forget every connection and every packet not yet delivered, then send
+ * the guest VIRTIO_VSOCK_EVENT_TRANSPORT_RESET (5.10.6.7) in the next
+ * buffer of the event queue and raise the interrupt.  The guest then
+ * resets its connected sockets and keeps its listening ones, and re-reads
+ * guest_cid.  When the driver has no event buffer available (or the
+ * device is not live) the event is owed and sent as soon as one arrives
+ * (an event-queue notify, or any rx delivery); a device reset by the
+ * driver cancels it (its connections go with the device).  No backend op
+ * is called: the backend drops its own side.  Returns 0 (sent) or
+ * VSOCK_PENDING (owed).
+ */
+int virtio_vsock__transport_reset(struct virtio_vsock *v);
 
 /*
  * virtio_vsock__rst() - abort @id: queues RST, drops its undelivered

@@ -158,7 +158,7 @@ static inline long ember_b64_decode(const char *in, size_t len, void *out,
  *   off 8  u32 stream   request id chosen by the host; replies carry it
  *   off 12 u32 length   payload bytes that follow
  *
- * EXEC, WRITE_FILE and READ_FILE payloads are lists of fields (TLVs):
+ * EXEC, WRITE_FILE, READ_FILE and INIT payloads are lists of fields (TLVs):
  * u16 tag, u16 reserved (0), u32 length, then length bytes.  Strings hold
  * their bytes and exactly one NUL, the last byte; u32 fields are 4 bytes.
  */
@@ -173,6 +173,14 @@ static inline long ember_b64_decode(const char *in, size_t len, void *out,
 #define EMBER_AGENT_MAX_EXECS	16 /* concurrent streams per connection */
 #define EMBER_AGENT_MAX_FILE	(256ULL << 20) /* WRITE_FILE / READ_FILE */
 #define EMBER_AGENT_CHUNK	(64U << 10) /* agent's STDOUT/FILE_DATA size */
+#define EMBER_AGENT_MAX_ENTROPY 256 /* bytes in one INIT's ENTROPY field */
+#define EMBER_AGENT_TIME_SIZE	12 /* INIT's TIME field: u64 s, u32 ns */
+/*
+ * INIT steps the guest's CLOCK_REALTIME only when it is further than this
+ * (nanoseconds) from the host's TIME: a repeated INIT, or one for a guest
+ * whose clock is right, does not move it back by the frame's transit time.
+ */
+#define EMBER_AGENT_CLOCK_SLACK_NS 10000000LL /* 10 ms */
 
 enum ember_agent_type {
 	EMBER_AGENT_PING = 1, /* h->g  any bytes, echoed by PONG */
@@ -189,7 +197,8 @@ enum ember_agent_type {
 	EMBER_AGENT_READ_FILE = 12, /* h->g  TLVs: PATH */
 	EMBER_AGENT_OK = 13, /* g->h  empty */
 	EMBER_AGENT_ERROR = 14, /* g->h  u32 errno, message bytes */
-	EMBER_AGENT_TYPE_MAX = 14,
+	EMBER_AGENT_INIT = 15, /* h->g  TLVs: TIME?, ENTROPY? (one at least) */
+	EMBER_AGENT_TYPE_MAX = 15,
 };
 
 enum ember_agent_tag {
@@ -200,6 +209,8 @@ enum ember_agent_tag {
 	EMBER_AGENT_T_FLAGS = 5, /* u32 EMBER_AGENT_F_* */
 	EMBER_AGENT_T_PATH = 6, /* string */
 	EMBER_AGENT_T_MODE = 7, /* u32 permission bits (07777) */
+	EMBER_AGENT_T_TIME = 8, /* u64 seconds, u32 nanoseconds (REALTIME) */
+	EMBER_AGENT_T_ENTROPY = 9, /* 1..EMBER_AGENT_MAX_ENTROPY bytes */
 };
 
 #define EMBER_AGENT_F_STDIN 1U /* STDIN frames follow; else /dev/null */
@@ -541,6 +552,92 @@ static inline int ember_agent_file_decode(const void *in, size_t len, int write,
 	if (r < 0)
 		return r;
 	if (!f->path)
+		return EMBER_AGENT_E_MISSING;
+	return 0;
+}
+
+/*
+ * A decoded INIT.  @entropy points into the payload, which must outlive
+ * this (the agent wipes it once used).
+ */
+struct ember_agent_init {
+	int have_time;
+	uint64_t sec; /* CLOCK_REALTIME seconds since the epoch, <= INT64_MAX */
+	uint32_t nsec; /* 0..999999999 */
+	const uint8_t *entropy; /* NULL: no ENTROPY field */
+	uint32_t entropy_len; /* 1..EMBER_AGENT_MAX_ENTROPY */
+};
+
+/*
+ * Encode an INIT payload into the @cap bytes at @out: TIME (@sec, @nsec)
+ * when @with_time, ENTROPY (@len bytes of @entropy) when @len.  Returns
+ * the payload length, EMBER_AGENT_E_FIELD for a value the decoder would
+ * refuse (nothing at all, @nsec or @sec out of range, @len over
+ * EMBER_AGENT_MAX_ENTROPY) or EMBER_AGENT_E_NOSPACE.
+ */
+static inline long ember_agent_init_encode(void *out, size_t cap, int with_time,
+					   uint64_t sec, uint32_t nsec,
+					   const void *entropy, uint32_t len)
+{
+	uint8_t t[EMBER_AGENT_TIME_SIZE];
+	size_t off = 0;
+
+	if ((!with_time && !len) || len > EMBER_AGENT_MAX_ENTROPY ||
+	    (with_time && (nsec >= 1000000000U || sec > (uint64_t)INT64_MAX)))
+		return EMBER_AGENT_E_FIELD;
+	if (with_time) {
+		ember_agent_put32(t, (uint32_t)sec);
+		ember_agent_put32(t + 4, (uint32_t)(sec >> 32));
+		ember_agent_put32(t + 8, nsec);
+		if (ember_agent_tlv_put(out, cap, &off, EMBER_AGENT_T_TIME, t,
+					sizeof(t)) < 0)
+			return EMBER_AGENT_E_NOSPACE;
+	}
+	if (len && ember_agent_tlv_put(out, cap, &off, EMBER_AGENT_T_ENTROPY,
+				       entropy, len) < 0)
+		return EMBER_AGENT_E_NOSPACE;
+	return (long)off;
+}
+
+/*
+ * Decode an INIT payload of @len bytes at @in into @i.  Returns 0 or a
+ * negative EMBER_AGENT_E_*: truncated, unknown or repeated fields, a TIME
+ * that is not 12 bytes or out of range (nanoseconds over 999999999,
+ * seconds over INT64_MAX), an ENTROPY of 0 or more than
+ * EMBER_AGENT_MAX_ENTROPY bytes (_FIELD), neither field (_MISSING).
+ */
+static inline int ember_agent_init_decode(const void *in, size_t len,
+					  struct ember_agent_init *i)
+{
+	const uint8_t *val;
+	size_t off = 0;
+	uint32_t vlen;
+	uint16_t tag;
+	int r;
+
+	__builtin_memset(i, 0, sizeof(*i));
+	while ((r = ember_agent_tlv_next(in, len, &off, &tag, &val, &vlen)) >
+	       0) {
+		if (tag == EMBER_AGENT_T_TIME && !i->have_time &&
+		    vlen == EMBER_AGENT_TIME_SIZE) {
+			i->sec = (uint64_t)ember_agent_get32(val) |
+				 (uint64_t)ember_agent_get32(val + 4) << 32;
+			i->nsec = ember_agent_get32(val + 8);
+			if (i->sec > (uint64_t)INT64_MAX ||
+			    i->nsec >= 1000000000U)
+				return EMBER_AGENT_E_FIELD;
+			i->have_time = 1;
+		} else if (tag == EMBER_AGENT_T_ENTROPY && !i->entropy &&
+			   vlen >= 1 && vlen <= EMBER_AGENT_MAX_ENTROPY) {
+			i->entropy = val;
+			i->entropy_len = vlen;
+		} else {
+			return EMBER_AGENT_E_FIELD;
+		}
+	}
+	if (r < 0)
+		return r;
+	if (!i->have_time && !i->entropy)
 		return EMBER_AGENT_E_MISSING;
 	return 0;
 }

@@ -454,9 +454,10 @@ static int guest_error(struct agent_client *c, const uint8_t *p, uint32_t len)
 static const char *type_name(uint16_t type)
 {
 	static const char *const names[] = {
-		"?",	     "PING",	 "PONG",      "EXEC", "STDIN",
-		"STDOUT",    "STDERR",	 "EXIT",      "KILL", "WRITE_FILE",
-		"FILE_DATA", "FILE_END", "READ_FILE", "OK",   "ERROR",
+		"?",	     "PING",	   "PONG",	"EXEC",
+		"STDIN",     "STDOUT",	   "STDERR",	"EXIT",
+		"KILL",	     "WRITE_FILE", "FILE_DATA", "FILE_END",
+		"READ_FILE", "OK",	   "ERROR",	"INIT",
 	};
 
 	return type <= EMBER_AGENT_TYPE_MAX ? names[type] : "?";
@@ -654,6 +655,101 @@ int agent_client__ping(struct agent_client *c, int timeout_ms)
 	rc = pump(&op);
 	if (rc == -ETIMEDOUT)
 		fail(c, rc, "the agent did not answer PING within %d ms",
+		     timeout_ms);
+	return rc;
+}
+
+/* ---- init after a restore ---------------------------------------------- */
+
+static int init_frame(struct op *op, const struct ember_agent_hdr *h,
+		      const uint8_t *p)
+{
+	char why[sizeof(op->c->err)];
+	int rc;
+
+	if (h->type == EMBER_AGENT_ERROR) {
+		op->done = 1;
+		rc = guest_error(op->c, p, h->len);
+		if (rc == -EREMOTEIO && op->c->guest_errno == EPROTO) {
+			memcpy(why, op->c->err, sizeof(why));
+			fail(op->c, rc,
+			     "the agent refused INIT (an agent older than "
+			     "this host does not know it): %s",
+			     why);
+		}
+		return rc;
+	}
+	if (h->type != EMBER_AGENT_OK)
+		return unexpected(op->c, h);
+	if (h->len)
+		return fail(op->c, -EPROTO, "OK frame with a payload");
+	op->done = 1;
+	return 0;
+}
+
+/* Fill @buf with @len bytes from the kernel's generator: 0 or -errno. */
+static int host_random(uint8_t *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = getrandom(buf + off, len - off, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+int agent_client__init_guest(struct agent_client *c, int timeout_ms)
+{
+	uint8_t rnd[AGENT_CLIENT_INIT_ENTROPY];
+	struct op op = {
+		.c = c,
+		.frame = init_frame,
+		.in_fd = -1,
+		.sig_fd = -1,
+	};
+	const size_t cap = 2 * EMBER_AGENT_TLV_HDR + EMBER_AGENT_TIME_SIZE +
+			   EMBER_AGENT_MAX_ENTROPY;
+	struct timespec now;
+	uint8_t *b;
+	long len;
+	int rc;
+
+	c->guest_errno = 0;
+	if (timeout_ms <= 0)
+		return fail(c, -EINVAL, "bad timeout");
+	if (c->fd < 0)
+		return fail(c, -ENOTCONN, "not connected to the agent");
+	b = tx_space(c, EMBER_AGENT_HDR_SIZE + cap);
+	if (!b)
+		return fail(c, -ENOBUFS, "transmit buffer full");
+	rc = host_random(rnd, sizeof(rnd));
+	if (rc < 0)
+		return fail(c, rc, "getrandom: %s", strerror(-rc));
+	/* As late as can be: the guest's clock is set to this. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	len = now.tv_sec < 0 ?
+		      EMBER_AGENT_E_FIELD :
+		      ember_agent_init_encode(b + EMBER_AGENT_HDR_SIZE, cap, 1,
+					      (uint64_t)now.tv_sec,
+					      (uint32_t)now.tv_nsec, rnd,
+					      sizeof(rnd));
+	explicit_bzero(rnd, sizeof(rnd));
+	if (len < 0)
+		return fail(c, -EINVAL, "the host clock is out of range");
+	op.stream = new_stream(c);
+	tx_commit(c, EMBER_AGENT_INIT, op.stream, (uint32_t)len);
+	op.deadline_ms = clock__mono_ms() + timeout_ms;
+	rc = pump(&op);
+	/* Nothing else was queued meanwhile: the frame is still at @b. */
+	explicit_bzero(b, EMBER_AGENT_HDR_SIZE + (size_t)len);
+	if (rc == -ETIMEDOUT)
+		fail(c, rc, "the agent did not answer INIT within %d ms",
 		     timeout_ms);
 	return rc;
 }

@@ -3,7 +3,8 @@
  * The host side of the guest agent's protocol (guest-init/PROTOCOL.md):
  * connect to a sandbox's vsock Unix socket (Firecracker's hybrid
  * convention, `CONNECT <port>\n` -> `OK <host_port>\n`), then ping, exec
- * with streamed output, and file transfers both ways.  Frames are built and
+ * with streamed output, file transfers both ways, and the init step of a
+ * restored sandbox (clock and entropy).  Frames are built and
  * parsed only with the codecs of guest-init/protocol.h.
  *
  * Everything the guest sends is untrusted: a malformed or oversized frame,
@@ -61,6 +62,26 @@ int agent_client__attach_fd(struct agent_client *c, int fd);
  * connection closed), -EPROTO (anything but the right PONG).
  */
 int agent_client__ping(struct agent_client *c, int timeout_ms);
+
+/* Bytes of host entropy agent_client__init_guest() sends. */
+#define AGENT_CLIENT_INIT_ENTROPY 64
+
+/*
+ * Make a guest restored from a snapshot its own before it is handed out
+ * (INIT, guest-init/PROTOCOL.md): sends this host's CLOCK_REALTIME (read
+ * just before sending) and AGENT_CLIENT_INIT_ENTROPY fresh bytes from
+ * getrandom(2); the agent mixes the bytes into the guest kernel's pool
+ * and forces its generator to reseed, so that sandboxes restored from one
+ * snapshot draw different random numbers, then steps the guest's wall
+ * clock if it is off by more than EMBER_AGENT_CLOCK_SLACK_NS.  Waits up
+ * to @timeout_ms milliseconds (> 0) for the answer.  Harmless to repeat.
+ * The entropy is wiped from @c's memory once sent.  Errors: -EREMOTEIO
+ * (a step failed in the guest; agent_client__guest_errno(): EPERM for an
+ * agent without the privilege, EPROTO for an agent that predates INIT),
+ * -ETIMEDOUT, -ECONNRESET, -EPROTO, -ENOTCONN, -EINVAL (bad timeout, a
+ * host clock before 1970), getrandom's negative errno.
+ */
+int agent_client__init_guest(struct agent_client *c, int timeout_ms);
 
 /* An exec request.  Nothing in it is kept past agent_client__exec(). */
 struct agent_exec_req {

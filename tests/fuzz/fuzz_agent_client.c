@@ -3,7 +3,7 @@
  * libFuzzer target: emberctl's side of the agent protocol
  * (api/sandbox/agent_client.c) against a hostile guest.  The input, after a first
  * byte that picks the request (ping, exec with stdin, read file, write
- * file), is everything "the agent" answers: it sits in a socketpair whose
+ * file, init), is everything "the agent" answers: it sits in a socketpair whose
  * far end is then closed, so every call must end (with a result or an
  * error) without reading past a frame, crashing or hanging.
  */
@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size > 64 * 1024)
 		return 0;
-	op = data[0] % 4;
+	op = data[0] % 5;
 	data++;
 	size--;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -55,8 +55,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2:
 		(void)agent_client__read_file(c, "/f", null, 1000);
 		break;
-	default:
+	case 3:
 		(void)agent_client__write_file(c, null, "/f", 0644, 1000);
+		break;
+	default:
+		(void)agent_client__init_guest(c, 1000);
 		break;
 	}
 	agent_client__free(c);

@@ -4,7 +4,8 @@
  * (guest-init/protocol.h) against a hostile host.  The input is a byte
  * stream cut into frames the way the agent cuts it; each payload goes
  * through every payload decoder.  Any crash or sanitizer report is a bug,
- * and every decoded string must lie inside the payload, NUL-terminated.
+ * every decoded string must lie inside the payload, NUL-terminated, and a
+ * decoded INIT must be in range and survive a re-encoding unchanged.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,32 @@ static void check_str(const uint8_t *pl, size_t len, const char *s)
 		return;
 	if (p < pl || p >= pl + len ||
 	    memchr(p, 0, len - (size_t)(p - pl)) == NULL)
+		abort();
+}
+
+static void check_init(const uint8_t *pl, size_t len)
+{
+	static uint8_t again[2 * EMBER_AGENT_TLV_HDR + EMBER_AGENT_TIME_SIZE +
+			     EMBER_AGENT_MAX_ENTROPY];
+	struct ember_agent_init in, in2;
+	long n;
+
+	if (ember_agent_init_decode(pl, len, &in) != 0)
+		return;
+	if ((!in.have_time && !in.entropy) || in.nsec >= 1000000000U ||
+	    in.sec > (uint64_t)INT64_MAX)
+		abort();
+	if (in.entropy &&
+	    (in.entropy_len < 1 || in.entropy_len > EMBER_AGENT_MAX_ENTROPY ||
+	     in.entropy < pl || in.entropy_len > len ||
+	     (size_t)(in.entropy - pl) > len - in.entropy_len))
+		abort();
+	n = ember_agent_init_encode(again, sizeof(again), in.have_time, in.sec,
+				    in.nsec, in.entropy, in.entropy_len);
+	if (n < 0 || ember_agent_init_decode(again, (size_t)n, &in2) != 0 ||
+	    in2.have_time != in.have_time || in2.sec != in.sec ||
+	    in2.nsec != in.nsec || in2.entropy_len != in.entropy_len ||
+	    (in.entropy && memcmp(in2.entropy, in.entropy, in.entropy_len)))
 		abort();
 }
 
@@ -54,6 +81,7 @@ static void payload(const uint8_t *pl, size_t len)
 			if (f.mode & ~07777U)
 				abort();
 		}
+	check_init(pl, len);
 	ember_agent_exit_decode(pl, len, &kind, &c32);
 	ember_agent_kill_decode(pl, len, &sig);
 	if (ember_agent_error_decode(pl, len, &code, &msg, &ml) == 0 &&

@@ -6,8 +6,9 @@
  * real agent built for this host (build/test/agent-host --fd N).  Then:
  * ping, exec (output, status, signals, timeout, stdin, env, cwd, signal
  * forwarding, EPIPE), files both ways, several operations on one
- * connection; handshake failures; and a hostile fake agent whose
- * malformed or oversized frames must end the operation with an error.
+ * connection, the init step (through the agent's report hook, and for
+ * real); handshake failures; and a hostile fake agent whose malformed or
+ * oversized frames must end the operation with an error.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -104,6 +105,9 @@ static int get(int fd, void *buf, size_t len)
 	return 0;
 }
 
+/* The payload of the first frame a hostile agent got. */
+static uint8_t hostile_pl[EMBER_AGENT_MAX_PAYLOAD];
+
 /* The fake sandbox's side; runs in a child. */
 __attribute__((noreturn)) static void fake_serve(int lfd, enum fake_mode mode,
 						 hostile_fn hostile)
@@ -138,12 +142,11 @@ __attribute__((noreturn)) static void fake_serve(int lfd, enum fake_mode mode,
 	case FAKE_HOSTILE: {
 		uint8_t hb[EMBER_AGENT_HDR_SIZE];
 		struct ember_agent_hdr h;
-		static uint8_t skip[EMBER_AGENT_MAX_PAYLOAD];
 
 		put(fd, "OK 1\n", 5);
 		if (get(fd, hb, sizeof(hb)) ||
 		    ember_agent_hdr_decode(hb, sizeof(hb), &h) ||
-		    get(fd, skip, h.len))
+		    get(fd, hostile_pl, h.len))
 			_exit(6);
 		hostile(fd, &h);
 		break;
@@ -748,6 +751,86 @@ static void test_connect_timeout(void **state)
 	fake_stop(&f, 0);
 }
 
+/* ---- init after a restore ---------------------------------------------- */
+
+/*
+ * Through the agent's report hook: what reached it is this host's time
+ * and 64 bytes that differ from call to call; nothing was stepped (the
+ * agent's clock is this host's).
+ */
+static void test_init_guest_report(void **state)
+{
+	char dir[] = "/tmp/ember-ac-init-XXXXXX", path[64], buf[1024];
+	char ent[2][2 * AGENT_CLIENT_INIT_ENTROPY + 1];
+	unsigned long long sec;
+	struct timespec now;
+	unsigned int nsec;
+	struct fake f;
+	int step, pos;
+	FILE *r;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/report", dir);
+	assert_int_equal(setenv("EMBER_AGENT_INIT_REPORT", path, 1), 0);
+	agent_up(&f);
+	unsetenv("EMBER_AGENT_INIT_REPORT");
+	assert_int_equal(agent_client__init_guest(f.c, TIMEOUT), 0);
+	assert_int_equal(agent_client__init_guest(f.c, TIMEOUT), 0);
+	assert_int_equal(agent_client__ping(f.c, TIMEOUT), 0);
+	clock_gettime(CLOCK_REALTIME, &now);
+	r = fopen(path, "r");
+	assert_non_null(r);
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(fgets(buf, sizeof(buf), r));
+		pos = 0;
+		assert_int_equal(sscanf(buf,
+					"init time=%llu.%u step=%d entropy=%n",
+					&sec, &nsec, &step, &pos),
+				 3);
+		assert_true(pos > 0);
+		assert_true(sec <= (unsigned long long)now.tv_sec &&
+			    sec + 5 >= (unsigned long long)now.tv_sec);
+		assert_true(nsec < 1000000000U);
+		assert_int_equal(step, 0);
+		assert_int_equal(strlen(buf + pos),
+				 2 * AGENT_CLIENT_INIT_ENTROPY + 1);
+		memcpy(ent[i], buf + pos, 2 * AGENT_CLIENT_INIT_ENTROPY);
+		ent[i][2 * AGENT_CLIENT_INIT_ENTROPY] = '\0';
+	}
+	assert_null(fgets(buf, sizeof(buf), r));
+	fclose(r);
+	assert_string_not_equal(ent[0], ent[1]);
+	fake_stop(&f, 1);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * For real on this host: OK when privileged (CAP_SYS_ADMIN: the entropy
+ * goes into this host's pool, which is harmless; the clock is within the
+ * slack and not stepped), else the guest's EPERM; the connection lives.
+ */
+static void test_init_guest_real(void **state)
+{
+	struct fake f;
+	int rc;
+
+	(void)state;
+	agent_up(&f);
+	rc = agent_client__init_guest(f.c, TIMEOUT);
+	if (rc != 0) {
+		if (rc != -EREMOTEIO || agent_client__guest_errno(f.c) != EPERM)
+			fail_msg("init: %d (%s)", rc, agent_client__error(f.c));
+		assert_non_null(strstr(agent_client__error(f.c), "RND"));
+	}
+	assert_int_equal(agent_client__ping(f.c, TIMEOUT), 0);
+	assert_int_equal(agent_client__init_guest(f.c, 0), -EINVAL);
+	agent_client__close(f.c);
+	assert_int_equal(agent_client__init_guest(f.c, TIMEOUT), -ENOTCONN);
+	fake_stop(&f, 1);
+}
+
 /* ---- a hostile agent ---------------------------------------------------- */
 
 static void h_bad_magic(int fd, const struct ember_agent_hdr *h)
@@ -898,7 +981,49 @@ static void h_max_frame(int fd, const struct ember_agent_hdr *h)
 	put_frame(fd, EMBER_AGENT_EXIT, h->stream, p, sizeof(p));
 }
 
-enum op_kind { OP_PING, OP_EXEC, OP_READ };
+/* INIT as sent: this host's time and 64 bytes; OK, else ERROR(EINVAL). */
+static void h_init_check(int fd, const struct ember_agent_hdr *h)
+{
+	struct ember_agent_init in;
+	struct timespec now;
+	uint8_t p[64];
+	long n;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (h->type == EMBER_AGENT_INIT &&
+	    ember_agent_init_decode(hostile_pl, h->len, &in) == 0 &&
+	    in.have_time && in.sec <= (uint64_t)now.tv_sec &&
+	    in.sec + 5 >= (uint64_t)now.tv_sec &&
+	    in.entropy_len == AGENT_CLIENT_INIT_ENTROPY) {
+		put_frame(fd, EMBER_AGENT_OK, h->stream, NULL, 0);
+		return;
+	}
+	n = ember_agent_error_encode(p, sizeof(p), EINVAL, "bad INIT");
+	put_frame(fd, EMBER_AGENT_ERROR, h->stream, p, (uint32_t)n);
+}
+
+static void h_ok_payload(int fd, const struct ember_agent_hdr *h)
+{
+	put_frame(fd, EMBER_AGENT_OK, h->stream, "x", 1);
+}
+
+/* An agent older than INIT: type 15 is unknown to it. */
+static void h_old_agent(int fd, const struct ember_agent_hdr *h)
+{
+	uint8_t p[64];
+	long n = ember_agent_error_encode(p, sizeof(p), EPROTO,
+					  "unknown frame type");
+
+	put_frame(fd, EMBER_AGENT_ERROR, h->stream, p, (uint32_t)n);
+}
+
+static void h_silent(int fd, const struct ember_agent_hdr *h)
+{
+	(void)fd;
+	(void)h;
+}
+
+enum op_kind { OP_PING, OP_EXEC, OP_READ, OP_INIT };
 
 /* Connect to a hostile agent, run @op, expect @want. */
 static void hostile(hostile_fn fn, enum op_kind op, int want, const char *msg)
@@ -920,6 +1045,9 @@ static void hostile(hostile_fn fn, enum op_kind op, int want, const char *msg)
 		fd = memfd_create("r", MFD_CLOEXEC);
 		rc = agent_client__read_file(f.c, "/x", fd, TIMEOUT);
 		close(fd);
+		break;
+	case OP_INIT:
+		rc = agent_client__init_guest(f.c, 1000);
 		break;
 	}
 	if (rc != want)
@@ -969,6 +1097,20 @@ static void test_hostile_payloads(void **state)
 	assert_int_equal(R.out_len, sizeof(R.out) - 1); /* capped by slurp */
 }
 
+static void test_hostile_init(void **state)
+{
+	(void)state;
+	hostile(h_init_check, OP_INIT, 0, NULL);
+	hostile(h_ok_payload, OP_INIT, -EPROTO, "payload");
+	hostile(h_old_agent, OP_INIT, -EREMOTEIO, "older");
+	hostile(h_wrong_cookie, OP_INIT, -EPROTO, "unexpected PONG");
+	hostile(h_other_stream, OP_INIT, -EPROTO, "unknown stream");
+	hostile(h_error_zero, OP_INIT, -EPROTO, "ERROR");
+	hostile(h_error_binary, OP_INIT, -EREMOTEIO, "a?");
+	hostile(h_truncated, OP_INIT, -ECONNRESET, "middle of a frame");
+	hostile(h_silent, OP_INIT, -ETIMEDOUT, "INIT");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -987,6 +1129,8 @@ int main(void)
 		cmocka_unit_test(test_exec_agent_dies),
 		cmocka_unit_test(test_file_roundtrip),
 		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_init_guest_report),
+		cmocka_unit_test(test_init_guest_real),
 		cmocka_unit_test(test_connect_no_socket),
 		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_connect_eof),
@@ -994,6 +1138,7 @@ int main(void)
 		cmocka_unit_test(test_connect_timeout),
 		cmocka_unit_test(test_hostile_headers),
 		cmocka_unit_test(test_hostile_payloads),
+		cmocka_unit_test(test_hostile_init),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

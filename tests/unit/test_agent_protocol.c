@@ -4,7 +4,8 @@
  * frame and field codecs, every malformed case; then the agent itself,
  * built for this host as build/test/agent-host and driven over a
  * socketpair (no VM): exec, streams, stdin, concurrency, timeouts, kill,
- * files, malformed frames.
+ * files, malformed frames, INIT (through the agent's report hook, and for
+ * real: OK when privileged, ERROR(EPERM) when not).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -317,6 +319,133 @@ static void test_file_decode(void **state)
 			 EMBER_AGENT_E_STRING);
 }
 
+/* INIT's payload: wire layout, the round trip, every refusal. */
+static void test_init_codec(void **state)
+{
+	/* TIME: u64 seconds, u32 ns (999999999); ENTROPY: "abc". */
+	static const uint8_t want[] = {
+		8,    0,    0,	  0,	12,   0,    0,	  0,
+		0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
+		0xff, 0xc9, 0x9a, 0x3b, 9,    0,    0,	  0,
+		3,    0,    0,	  0,	'a',  'b',  'c',
+	};
+	uint8_t ent[EMBER_AGENT_MAX_ENTROPY + 1], t[12];
+	struct ember_agent_init in;
+	size_t off;
+	long n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ent); i++)
+		ent[i] = (uint8_t)(i * 7 + 1);
+	n = ember_agent_init_encode(pl, sizeof(pl), 1, 0x1122334455667788ULL,
+				    999999999, "abc", 3);
+	assert_int_equal(n, sizeof(want));
+	assert_memory_equal(pl, want, sizeof(want));
+	assert_int_equal(ember_agent_init_decode(pl, (size_t)n, &in), 0);
+	assert_true(in.have_time);
+	assert_true(in.sec == 0x1122334455667788ULL);
+	assert_int_equal(in.nsec, 999999999);
+	assert_int_equal(in.entropy_len, 3);
+	assert_ptr_equal(in.entropy, pl + 28);
+	/* Every cut inside a field is truncated; at the boundary, TIME only. */
+	for (long cut = 1; cut < n; cut++)
+		assert_int_equal(ember_agent_init_decode(pl, (size_t)cut, &in),
+				 cut == 20 ? 0 : EMBER_AGENT_E_TRUNCATED);
+	assert_int_equal(ember_agent_init_decode(pl, 0, &in),
+			 EMBER_AGENT_E_MISSING);
+	/* Either field alone; the most entropy there may be. */
+	n = ember_agent_init_encode(pl, sizeof(pl), 0, 0, 0, ent,
+				    EMBER_AGENT_MAX_ENTROPY);
+	assert_int_equal(n, 8 + EMBER_AGENT_MAX_ENTROPY);
+	assert_int_equal(ember_agent_init_decode(pl, (size_t)n, &in), 0);
+	assert_false(in.have_time);
+	assert_int_equal(in.entropy_len, EMBER_AGENT_MAX_ENTROPY);
+	assert_memory_equal(in.entropy, ent, EMBER_AGENT_MAX_ENTROPY);
+	n = ember_agent_init_encode(pl, sizeof(pl), 1, 1700000000, 5, NULL, 0);
+	assert_int_equal(n, 20);
+	assert_int_equal(ember_agent_init_decode(pl, (size_t)n, &in), 0);
+	assert_null(in.entropy);
+	assert_int_equal(in.sec, 1700000000);
+
+	/* The encoder refuses what the decoder would. */
+	assert_int_equal(
+		ember_agent_init_encode(pl, sizeof(pl), 0, 0, 0, ent, 0),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(ember_agent_init_encode(pl, sizeof(pl), 0, 0, 0, ent,
+						 EMBER_AGENT_MAX_ENTROPY + 1),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(ember_agent_init_encode(pl, sizeof(pl), 1, 0,
+						 1000000000, NULL, 0),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(ember_agent_init_encode(pl, sizeof(pl), 1, 1ULL << 63,
+						 0, NULL, 0),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(ember_agent_init_encode(pl, 27, 1, 1, 0, "abc", 3),
+			 EMBER_AGENT_E_NOSPACE);
+
+	/* The decoder's refusals, each in an otherwise valid list. */
+	memset(t, 0, sizeof(t));
+	ember_agent_put32(t + 8, 1000000000);
+	off = 0;
+	ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_TIME, t, 12);
+	assert_int_equal(ember_agent_init_decode(pl, off, &in),
+			 EMBER_AGENT_E_FIELD);
+	memset(t, 0, sizeof(t));
+	t[7] = 0x80; /* 2^63 seconds */
+	off = 0;
+	ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_TIME, t, 12);
+	assert_int_equal(ember_agent_init_decode(pl, off, &in),
+			 EMBER_AGENT_E_FIELD);
+	t[7] = 0x7f; /* INT64_MAX is allowed: the guest's kernel refuses it */
+	memset(t, 0xff, 7);
+	off = 0;
+	ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_TIME, t, 12);
+	assert_int_equal(ember_agent_init_decode(pl, off, &in), 0);
+	assert_true(in.sec == (uint64_t)INT64_MAX);
+	for (uint32_t len = 0; len <= 16; len++) {
+		if (len == 12)
+			continue;
+		off = 0;
+		ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_TIME,
+				    ent, len);
+		assert_int_equal(ember_agent_init_decode(pl, off, &in),
+				 EMBER_AGENT_E_FIELD);
+	}
+	off = 0;
+	ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_ENTROPY, ent,
+			    0);
+	assert_int_equal(ember_agent_init_decode(pl, off, &in),
+			 EMBER_AGENT_E_FIELD);
+	off = 0;
+	ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_ENTROPY, ent,
+			    EMBER_AGENT_MAX_ENTROPY + 1);
+	assert_int_equal(ember_agent_init_decode(pl, off, &in),
+			 EMBER_AGENT_E_FIELD);
+	/* Repeated fields, and fields of other requests. */
+	off = 0;
+	ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_ENTROPY, ent,
+			    4);
+	ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_ENTROPY, ent,
+			    4);
+	assert_int_equal(ember_agent_init_decode(pl, off, &in),
+			 EMBER_AGENT_E_FIELD);
+	n = ember_agent_init_encode(pl, sizeof(pl), 1, 1, 0, NULL, 0);
+	off = (size_t)n;
+	ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_TIME, pl + 8,
+			    12);
+	assert_int_equal(ember_agent_init_decode(pl, off, &in),
+			 EMBER_AGENT_E_FIELD);
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_PATH, "/x");
+	assert_int_equal(ember_agent_init_decode(pl, off, &in),
+			 EMBER_AGENT_E_FIELD);
+	/* Reserved bits. */
+	n = ember_agent_init_encode(pl, sizeof(pl), 0, 0, 0, ent, 4);
+	pl[2] = 1;
+	assert_int_equal(ember_agent_init_decode(pl, (size_t)n, &in),
+			 EMBER_AGENT_E_FIELD);
+}
+
 static void test_small_payloads(void **state)
 {
 	uint8_t b[8];
@@ -374,6 +503,8 @@ struct agent {
 	pid_t pid;
 	int fd;
 	struct stream_res res[16];
+	char dir[64]; /* "": none; else holds the INIT report file */
+	char report[96];
 };
 
 static uint8_t rxbuf[BUF_MAX];
@@ -386,18 +517,26 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int agent_setup(void **state)
+/* Start the agent; with @report, INIT reports to a file in a new dir. */
+static int agent_start(void **state, int report)
 {
 	struct agent *a = calloc(1, sizeof(*a));
 	int sv[2];
 
 	assert_non_null(a);
+	if (report) {
+		snprintf(a->dir, sizeof(a->dir), "/tmp/ember-init-XXXXXX");
+		assert_non_null(mkdtemp(a->dir));
+		snprintf(a->report, sizeof(a->report), "%s/report", a->dir);
+	}
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
 			 0);
 	a->pid = fork();
 	assert_true(a->pid >= 0);
 	if (a->pid == 0) {
 		if (dup2(sv[1], 3) < 0)
+			_exit(126);
+		if (report && setenv("EMBER_AGENT_INIT_REPORT", a->report, 1))
 			_exit(126);
 		execl(AGENT_BIN, "agent-host", "--fd", "3", (char *)NULL);
 		perror(AGENT_BIN);
@@ -409,6 +548,16 @@ static int agent_setup(void **state)
 	return 0;
 }
 
+static int agent_setup(void **state)
+{
+	return agent_start(state, 0);
+}
+
+static int agent_setup_report(void **state)
+{
+	return agent_start(state, 1);
+}
+
 static int agent_teardown(void **state)
 {
 	struct agent *a = *state;
@@ -416,6 +565,10 @@ static int agent_teardown(void **state)
 
 	close(a->fd);
 	assert_int_equal(waitpid(a->pid, &st, 0), a->pid);
+	if (a->dir[0]) {
+		unlink(a->report);
+		rmdir(a->dir);
+	}
 	free(a);
 	/* The agent exits 0 once its connection closes, sanitizers clean. */
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
@@ -956,6 +1109,150 @@ static void test_e2e_malformed(void **state)
 	expect_pong(a);
 }
 
+/* Send INIT(@stream) with the given fields; the reply's type, ERROR code. */
+static uint16_t init_on(struct agent *a, uint32_t stream, int with_time,
+			uint64_t sec, uint32_t nsec, const uint8_t *ent,
+			uint32_t len, uint32_t *code)
+{
+	struct ember_agent_hdr h;
+	const char *msg;
+	size_t ml;
+	long n = ember_agent_init_encode(pl, sizeof(pl), with_time, sec, nsec,
+					 ent, len);
+
+	assert_true(n > 0);
+	send_frame(a, EMBER_AGENT_INIT, stream, pl, (size_t)n);
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_int_equal(h.stream, stream);
+	*code = 0;
+	if (h.type == EMBER_AGENT_ERROR)
+		assert_int_equal(
+			ember_agent_error_decode(rxbuf, h.len, code, &msg, &ml),
+			0);
+	else
+		assert_int_equal(h.len, 0);
+	return h.type;
+}
+
+/* The report file's lines, NUL-terminated, in @buf. */
+static size_t read_report(const struct agent *a, char *buf, size_t cap)
+{
+	FILE *f = fopen(a->report, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return n;
+}
+
+/*
+ * INIT through the test hook: what the agent would do, decoded from the
+ * wire, for each combination of fields; the step decision; malformed
+ * INITs refused without acting; the hook not leaked to execs.
+ */
+static void test_e2e_init_report(void **state)
+{
+	struct agent *a = *state;
+	const char *env[] = { "sh", "-c", "echo ${EMBER_AGENT_INIT_REPORT-no}",
+			      NULL };
+	char want[1024], got[2048], hex[2 * 64 + 1];
+	uint8_t ent[EMBER_AGENT_MAX_ENTROPY + 1];
+	struct timespec now;
+	uint32_t code;
+	size_t len = 0;
+
+	for (size_t i = 0; i < sizeof(ent); i++)
+		ent[i] = (uint8_t)(0xa0 + i);
+	for (size_t i = 0; i < 64; i++)
+		snprintf(hex + 2 * i, 3, "%02x", ent[i]);
+	/* An hour behind: the agent would step its clock. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	assert_int_equal(init_on(a, 1, 1, (uint64_t)now.tv_sec - 3600, 123, ent,
+				 64, &code),
+			 EMBER_AGENT_OK);
+	len += (size_t)snprintf(want + len, sizeof(want) - len,
+				"init time=%llu.000000123 step=1 entropy=%s\n",
+				(unsigned long long)now.tv_sec - 3600, hex);
+	/* Its own time: no step; again: the same (idempotent). */
+	for (uint32_t s = 2; s <= 3; s++) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		assert_int_equal(init_on(a, s, 1, (uint64_t)now.tv_sec,
+					 (uint32_t)now.tv_nsec, NULL, 0, &code),
+				 EMBER_AGENT_OK);
+		len += (size_t)snprintf(
+			want + len, sizeof(want) - len,
+			"init time=%llu.%09ld step=0 entropy=-\n",
+			(unsigned long long)now.tv_sec, now.tv_nsec);
+	}
+	/* A future time steps too; entropy alone does not touch the clock. */
+	assert_int_equal(
+		init_on(a, 4, 1, (uint64_t)now.tv_sec + 2, 0, NULL, 0, &code),
+		EMBER_AGENT_OK);
+	len += (size_t)snprintf(want + len, sizeof(want) - len,
+				"init time=%llu.000000000 step=1 entropy=-\n",
+				(unsigned long long)now.tv_sec + 2);
+	assert_int_equal(init_on(a, 5, 0, 0, 0, ent, 1, &code), EMBER_AGENT_OK);
+	len += (size_t)snprintf(want + len, sizeof(want) - len,
+				"init time=- step=0 entropy=a0\n");
+	/* Malformed: refused before anything is done; the connection lives. */
+	{
+		size_t off = 0;
+
+		ember_agent_tlv_put(pl, sizeof(pl), &off, EMBER_AGENT_T_ENTROPY,
+				    ent, EMBER_AGENT_MAX_ENTROPY + 1);
+		send_frame(a, EMBER_AGENT_INIT, 6, pl, off);
+		expect_error(a, 6, EPROTO);
+		send_frame(a, EMBER_AGENT_INIT, 7, NULL, 0);
+		expect_error(a, 7, EPROTO);
+	}
+	expect_pong(a);
+	assert_int_equal(read_report(a, got, sizeof(got)), len);
+	assert_string_equal(got, want);
+	exec_on(a, 8, 0, 0, env);
+	wait_done(a, 8);
+	expect_exit(&a->res[8], EMBER_AGENT_EXITED, 0);
+	assert_int_equal(a->res[8].out_len, 3);
+	assert_memory_equal(a->res[8].out, "no\n", 3);
+}
+
+/*
+ * INIT for real, on this host: with the host's own time (within the
+ * slack: the clock is not stepped, whatever the privileges) and entropy.
+ * Privileged (CAP_SYS_ADMIN), the kernel takes it: OK; else the first
+ * step fails: ERROR(EPERM).  Either way twice alike, and the connection
+ * goes on.
+ */
+static void test_e2e_init_real(void **state)
+{
+	struct agent *a = *state;
+	uint32_t code, first = 0;
+	uint8_t ent[64];
+	struct timespec now;
+
+	for (int i = 0; i < 2; i++) {
+		uint16_t type;
+
+		assert_int_equal(getrandom(ent, sizeof(ent), 0), sizeof(ent));
+		clock_gettime(CLOCK_REALTIME, &now);
+		type = init_on(a, 1, 1, (uint64_t)now.tv_sec,
+			       (uint32_t)now.tv_nsec, ent, sizeof(ent), &code);
+		if (type == EMBER_AGENT_OK)
+			code = 0;
+		else
+			assert_int_equal(type, EMBER_AGENT_ERROR);
+		if (code && code != EPERM)
+			fail_msg("INIT failed with errno %u", code);
+		if (i == 0)
+			first = code;
+		assert_int_equal(code, first);
+	}
+	print_message("INIT on this host: %s\n",
+		      first ? "EPERM (unprivileged)" : "OK (privileged)");
+	expect_pong(a);
+}
+
 /* A bad header desynchronises the stream: ERROR on stream 0, then EOF. */
 static void test_e2e_desync(void **state)
 {
@@ -995,6 +1292,7 @@ int main(void)
 		cmocka_unit_test(test_exec_counts),
 		cmocka_unit_test(test_encode_nospace),
 		cmocka_unit_test(test_file_decode),
+		cmocka_unit_test(test_init_codec),
 		cmocka_unit_test(test_small_payloads),
 #define E(fn) cmocka_unit_test_setup_teardown(fn, agent_setup, agent_teardown)
 		E(test_e2e_ping),
@@ -1011,6 +1309,10 @@ int main(void)
 		E(test_e2e_malformed),
 		E(test_e2e_desync),
 		E(test_e2e_bad_magic),
+		E(test_e2e_init_real),
+		cmocka_unit_test_setup_teardown(test_e2e_init_report,
+						agent_setup_report,
+						agent_teardown),
 #undef E
 	};
 

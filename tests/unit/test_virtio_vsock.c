@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests for devices/virtio_vsock.c, driven through its virtio-mmio
- * transport by a small driver written here (rx and tx queues in guest
- * RAM) and a fake backend that records what the device reports.
+ * transport by a small driver written here (rx, tx and event queues in
+ * guest RAM) and a fake backend that records what the device reports;
+ * the transport reset after a restore, into a device rebuilt from the
+ * transport state of another.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -26,6 +28,7 @@
 #define TX_STRIDE 0x20000
 #define RX_GPA	  0x100000 /* rx buffer of descriptor d at + d * 0x1000 */
 #define RX_MAX	  0x1000
+#define EV_GPA	  0x1f0000 /* event buffer of descriptor d at + d * 0x10 */
 
 #define CID	 42
 #define HDR	 VIRTIO_VSOCK_HDR_BYTES
@@ -59,6 +62,8 @@ struct fixture {
 	unsigned int nr_ev;
 	uint8_t recvd[RECV_CAP];
 	size_t nr_recvd;
+	int irq_level;
+	unsigned int irq_raises; /* low -> high edges of the line */
 };
 
 /* A parsed header, as the tests see it. */
@@ -71,9 +76,14 @@ struct hdr {
 
 static void fake_irq(void *opaque, unsigned int gsi, int level)
 {
-	(void)opaque;
-	(void)level;
+	struct fixture *f = opaque;
+
 	assert_int_equal(gsi, GSI);
+	if (!f)
+		return;
+	if (level && !f->irq_level)
+		f->irq_raises++;
+	f->irq_level = level;
 }
 
 static void record(void *backend, enum ev_type type, struct vsock_conn_id id,
@@ -827,6 +837,188 @@ static void test_full_queue_resumes(void **state)
 	assert_int_equal(f->nr_ev, n + 1);
 }
 
+/* ---- transport reset ---------------------------------------------------- */
+
+/* Post one event buffer of @len bytes (poisoned); returns its head. */
+static uint16_t ev_post(struct fixture *f, uint32_t len)
+{
+	struct vdrv_queue *q = &f->q[VIRTIO_VSOCK_Q_EVENT];
+	uint64_t gpa;
+
+	if (q->next_desc + 1 > QSZ)
+		q->next_desc = 0;
+	gpa = EV_GPA + 0x10 * (uint64_t)q->next_desc;
+	memset(f->r.ram + gpa, 0xee, 0x10);
+	return post(f, VIRTIO_VSOCK_Q_EVENT, &gpa, &len, true, 1);
+}
+
+#define ev_used(f) used_idx(f, VIRTIO_VSOCK_Q_EVENT)
+
+/* The next used event buffer is @head, holding exactly a transport reset. */
+static void ev_expect_reset(struct fixture *f, uint16_t head)
+{
+	const uint64_t gpa = EV_GPA + 0x10 * (uint64_t)head;
+
+	assert_int_equal(
+		vdrv_take_used(f->r.ram, &f->q[VIRTIO_VSOCK_Q_EVENT], head),
+		VIRTIO_VSOCK_EVENT_BYTES);
+	assert_int_equal(rd32(f->r.ram, gpa),
+			 VIRTIO_VSOCK_EVENT_TRANSPORT_RESET);
+	assert_int_equal(rd32(f->r.ram, gpa + 4), 0xeeeeeeee);
+}
+
+/* Acknowledge every interrupt: the line goes low. */
+static void irq_ack(struct fixture *f)
+{
+	wr(f, INT_ACK, rd(f, INT_STATUS));
+	assert_int_equal(f->irq_level, 0);
+}
+
+/*
+ * The event goes into the first posted event buffer (no notify needed),
+ * the used ring and the interrupt say so; every connection and its
+ * undelivered data is gone without backend ops; old packets get RST; new
+ * connections work, on the same ports too; a second reset takes the next
+ * buffer.
+ */
+static void test_transport_reset(void **state)
+{
+	struct fixture *f = *state;
+	struct vsock_conn_id a = cid(100, 200), b = cid(101, 201);
+	struct hdr h = ghdr(100, 200, VIRTIO_VSOCK_OP_RW, 3);
+	uint8_t got[8];
+	unsigned int n, raises;
+	uint16_t h1, h2;
+
+	establish(f, 100, 200);
+	establish(f, 101, 201);
+	assert_int_equal(f->rx_outstanding, 0);
+	assert_int_equal(virtio_vsock__send(f->v, b, "data", 4), 4);
+	h1 = ev_post(f, 16);
+	h2 = ev_post(f, 4);
+	irq_ack(f);
+	n = f->nr_ev;
+	raises = f->irq_raises;
+	assert_int_equal(virtio_vsock__transport_reset(f->v), 0);
+	ev_expect_reset(f, h1);
+	assert_int_equal(ev_used(f), 1); /* h2 stays with the device */
+	assert_int_equal(rd(f, INT_STATUS), VIRTIO_MMIO_INT_VRING);
+	assert_int_equal(f->irq_raises, raises + 1);
+	assert_int_equal(f->nr_ev, n);
+	assert_int_equal(virtio_vsock__send(f->v, a, "x", 1), -ENOTCONN);
+	assert_int_equal(virtio_vsock__consumed(f->v, b, 0), -ENOTCONN);
+	assert_int_equal(virtio_vsock__rst(f->v, b), -ENOTCONN);
+	rx_none(f); /* b's data went with it */
+	tx(f, &h, "old");
+	rx_expect(f, VIRTIO_VSOCK_OP_RST, 100, 200);
+	assert_int_equal(f->nr_ev, n);
+	establish(f, 100, 200);
+	assert_int_equal(virtio_vsock__send(f->v, a, "new", 3), 3);
+	assert_true(rx_get(f, &h, got));
+	assert_int_equal(h.op, VIRTIO_VSOCK_OP_RW);
+	assert_int_equal(h.len, 3);
+	assert_memory_equal(got, "new", 3);
+	assert_int_equal(virtio_vsock__connect(f->v, 201, 101), 0);
+	rx_expect(f, VIRTIO_VSOCK_OP_REQUEST, 101, 201);
+	assert_int_equal(virtio_vsock__transport_reset(f->v), 0);
+	ev_expect_reset(f, h2);
+	assert_int_equal(virtio_vsock__connect(f->v, 201, 101), 0);
+}
+
+/*
+ * No event buffer: the reset is owed, and goes out when the driver posts
+ * one and notifies (a buffer too small for it goes back empty), or with
+ * the next rx delivery, ahead of that packet; it is sent once.  A device
+ * reset by the driver cancels an owed one.
+ */
+static void test_transport_reset_deferred(void **state)
+{
+	struct fixture *f = *state;
+	unsigned int raises;
+	uint16_t h1, h2, h3;
+
+	assert_int_equal(virtio_vsock__transport_reset(f->v), VSOCK_PENDING);
+	assert_int_equal(ev_used(f), 0);
+	h1 = ev_post(f, 2);
+	h2 = ev_post(f, 4);
+	irq_ack(f);
+	raises = f->irq_raises;
+	wr(f, QUEUE_NOTIFY, VIRTIO_VSOCK_Q_EVENT);
+	assert_int_equal(
+		vdrv_take_used(f->r.ram, &f->q[VIRTIO_VSOCK_Q_EVENT], h1), 0);
+	ev_expect_reset(f, h2);
+	assert_int_equal(f->irq_raises, raises + 1);
+	/* Sent once: the next buffer stays with the device. */
+	h3 = ev_post(f, 4);
+	wr(f, QUEUE_NOTIFY, VIRTIO_VSOCK_Q_EVENT);
+	assert_int_equal(ev_used(f), 2);
+	assert_int_equal(virtio_vsock__transport_reset(f->v), 0);
+	ev_expect_reset(f, h3);
+	/* Owed, then a host connect: the event goes before the REQUEST. */
+	assert_int_equal(virtio_vsock__transport_reset(f->v), VSOCK_PENDING);
+	h1 = ev_post(f, 4);
+	assert_int_equal(ev_used(f), 3);
+	assert_int_equal(virtio_vsock__connect(f->v, 300, 400), 0);
+	ev_expect_reset(f, h1);
+	rx_expect(f, VIRTIO_VSOCK_OP_REQUEST, 400, 300);
+	/* Owed across a device reset: cancelled. */
+	assert_int_equal(virtio_vsock__transport_reset(f->v), VSOCK_PENDING);
+	driver_init(f); /* status 0 first */
+	ev_post(f, 4);
+	wr(f, QUEUE_NOTIFY, VIRTIO_VSOCK_Q_EVENT);
+	assert_int_equal(ev_used(f), 0);
+}
+
+/*
+ * A restore: a new device takes the transport state of the old one,
+ * whose guest had posted rx and event buffers (and notified nothing
+ * since).  The reset lands in the posted event buffer; a host connection
+ * and its data go into the rx buffers posted before the snapshot, with no
+ * new notify; a packet of a connection of the old device gets RST.
+ */
+static void test_restore_prepost(void **state)
+{
+	struct fixture *f = *state;
+	struct irq_line irq = { .set = fake_irq, .gsi = GSI, .opaque = f };
+	struct vsock_conn_id id = cid(1024, 300);
+	struct hdr h = ghdr(100, 200, VIRTIO_VSOCK_OP_RW, 3);
+	struct virtio_mmio_state st;
+	struct virtio_vsock *nv;
+	uint16_t eh, used;
+	uint8_t got[8];
+
+	establish(f, 100, 200);
+	for (int i = 0; i < 4; i++)
+		rx_post(f);
+	eh = ev_post(f, 4);
+	virtio_mmio__get_state(f->t, &st);
+	nv = virtio_vsock__create(&f->r.m, irq, CID, &be_ops, f);
+	assert_non_null(nv);
+	assert_int_equal(
+		virtio_mmio__set_state(virtio_vsock__transport(nv), &st), 0);
+	virtio_vsock__destroy(f->v);
+	f->v = nv;
+	f->t = virtio_vsock__transport(nv);
+
+	assert_int_equal(virtio_vsock__transport_reset(f->v), 0);
+	ev_expect_reset(f, eh);
+	used = used_idx(f, VIRTIO_VSOCK_Q_RX);
+	assert_int_equal(virtio_vsock__connect(f->v, 300, 1024), 0);
+	assert_int_equal(used_idx(f, VIRTIO_VSOCK_Q_RX), (uint16_t)(used + 1));
+	rx_expect(f, VIRTIO_VSOCK_OP_REQUEST, 1024, 300);
+	tx_op(f, 1024, 300, VIRTIO_VSOCK_OP_RESPONSE, 0);
+	assert_int_equal(ev_last(f, EV_CONNECTED)->id.host_port, 300);
+	assert_int_equal(virtio_vsock__send(f->v, id, "abc", 3), 3);
+	assert_int_equal(used_idx(f, VIRTIO_VSOCK_Q_RX), (uint16_t)(used + 2));
+	assert_true(rx_get(f, &h, got));
+	assert_int_equal(h.len, 3);
+	assert_memory_equal(got, "abc", 3);
+	assert_int_equal(f->rx_outstanding, 2);
+	h = ghdr(100, 200, VIRTIO_VSOCK_OP_RW, 3);
+	tx(f, &h, "old");
+	rx_expect(f, VIRTIO_VSOCK_OP_RST, 100, 200);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -854,6 +1046,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tx_backpressure, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_full_queue_resumes, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_transport_reset, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_transport_reset_deferred,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_prepost, setup,
 						teardown),
 	};
 

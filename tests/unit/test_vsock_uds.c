@@ -2,7 +2,7 @@
 /*
  * Unit tests for vmm/backends/vsock_uds.c, the Unix-socket host side of
  * virtio-vsock: a real event thread and real Unix sockets on one side, a
- * fake guest driver (rx/tx queues in test RAM) on the other.  No KVM.
+ * fake guest driver (rx/tx/event queues in test RAM) on the other.  No KVM.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +35,7 @@
 #define RX_POSTED 32
 #define TX_GPA	  0x200000
 #define TX_SLOT	  0x1000
+#define EV_GPA	  0x300000
 #define CID	  42
 #define HDR	  VIRTIO_VSOCK_HDR_BYTES
 #define WAIT_MS	  5000
@@ -268,6 +269,16 @@ static struct pkt host_request(struct fixture *f, int fd, uint32_t port)
 	snprintf(line, sizeof(line), "CONNECT %u\n", port);
 	host_write(fd, line);
 	p = guest_expect(f, VIRTIO_VSOCK_OP_REQUEST);
+	assert_int_equal(p.dst_port, port);
+	assert_true(p.src_port >= VSOCK_UDS_FIRST_HOST_PORT);
+	return p;
+}
+
+/* The guest sees a host REQUEST for @port (the line was sent already). */
+static struct pkt host_request_seen(struct fixture *f, uint32_t port)
+{
+	struct pkt p = guest_expect(f, VIRTIO_VSOCK_OP_REQUEST);
+
 	assert_int_equal(p.dst_port, port);
 	assert_true(p.src_port >= VSOCK_UDS_FIRST_HOST_PORT);
 	return p;
@@ -508,6 +519,79 @@ static void test_credit_stall(void **state)
 	unlink(path);
 }
 
+static void uds_reset(void *arg)
+{
+	vsock_uds__transport_reset(arg);
+}
+
+/*
+ * After a restore: both kinds of connection are closed on the host, the
+ * guest gets the transport-reset event, its old connections get RST, and
+ * a client that was still sending its CONNECT line gets through.
+ */
+static void test_transport_reset(void **state)
+{
+	struct fixture *f = *state;
+	struct vdrv_queue *eq = &f->q[VIRTIO_VSOCK_Q_EVENT];
+	struct vdrv_seg ev = { EV_GPA, 8, true };
+	char path[128], line[32], got[32];
+	int fd, l, c, late;
+	uint16_t head;
+	struct pkt p;
+	uint32_t hp;
+
+	/* Host -> guest, established. */
+	fd = host_connect(f->path);
+	p = host_request(f, fd, 1024);
+	hp = p.src_port;
+	guest_send(f, VIRTIO_VSOCK_OP_RESPONSE, 1024, hp, NULL, 0, 0, 65536, 0);
+	snprintf(line, sizeof(line), "OK %u\n", hp);
+	assert_int_equal(host_read(fd, got, strlen(line)), strlen(line));
+	/* Guest -> host, established. */
+	snprintf(path, sizeof(path), "%s_81", f->path);
+	l = host_listen(path);
+	guest_send(f, VIRTIO_VSOCK_OP_REQUEST, 5000, 81, NULL, 0, 0, 65536, 0);
+	guest_expect(f, VIRTIO_VSOCK_OP_RESPONSE);
+	c = accept(l, NULL, NULL);
+	assert_true(c >= 0);
+	/* A client still owing its line. */
+	late = host_connect(f->path);
+	host_write(late, "CONN");
+	sleep_ms(50);
+
+	pthread_mutex_lock(&f->t->dev.lock);
+	memset(f->r.ram + EV_GPA, 0xee, 8);
+	head = vdrv_post(f->r.ram, eq, &ev, 1);
+	pthread_mutex_unlock(&f->t->dev.lock);
+	event__call(f->el, uds_reset, f->u);
+	pthread_mutex_lock(&f->t->dev.lock);
+	assert_int_equal(vdrv_take_used(f->r.ram, eq, head),
+			 VIRTIO_VSOCK_EVENT_BYTES);
+	assert_int_equal(rd32(f->r.ram, EV_GPA),
+			 VIRTIO_VSOCK_EVENT_TRANSPORT_RESET);
+	assert_true(vdrv_rd(f->t, INT_STATUS) & VIRTIO_MMIO_INT_VRING);
+	pthread_mutex_unlock(&f->t->dev.lock);
+	host_expect_eof(fd);
+	host_expect_eof(c);
+	close(fd);
+	close(c);
+	close(l);
+	unlink(path);
+	/* The guest's late packets on old connections: RST. */
+	guest_send(f, VIRTIO_VSOCK_OP_RW, 5000, 81, "x", 1, 0, 65536, 0);
+	p = guest_expect(f, VIRTIO_VSOCK_OP_RST);
+	assert_int_equal(p.dst_port, 5000);
+	/* The late client gets its connection (its REQUEST came after). */
+	host_write(late, "ECT 1024\n");
+	p = host_request_seen(f, 1024);
+	guest_send(f, VIRTIO_VSOCK_OP_RESPONSE, 1024, p.src_port, NULL, 0, 0,
+		   65536, 0);
+	snprintf(line, sizeof(line), "OK %u\n", p.src_port);
+	assert_int_equal(host_read(late, got, strlen(line)), strlen(line));
+	assert_memory_equal(got, line, strlen(line));
+	close(late);
+}
+
 static void test_create_errors(void **state)
 {
 	struct test_ram *r = test_ram__new(4096, 0);
@@ -560,6 +644,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_guest_connect, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_credit_stall, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_transport_reset, setup,
 						teardown),
 		cmocka_unit_test(test_create_errors),
 	};

@@ -777,6 +777,28 @@ fail:
 	return NULL;
 }
 
+void vsock_uds__transport_reset(struct vsock_uds *u)
+{
+	unsigned int i, n = 0;
+
+	/* The device first: a service pass now finds no connection there. */
+	if (virtio_vsock__transport_reset(u->dev) == VSOCK_PENDING)
+		log_debug("vsock: transport reset waits for an event buffer");
+	pthread_mutex_lock(&u->lock);
+	for (i = 0; i < UDS_MAX_CONNS; i++) {
+		struct uconn *c = &u->conns[i];
+
+		/* Clients still sending their CONNECT line go on. */
+		if (c->state == UC_HOST_REQ || c->state == UC_OPEN) {
+			conn__close(u, c);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&u->lock);
+	log_info("vsock: transport reset, %u connection%s closed", n,
+		 n == 1 ? "" : "s");
+}
+
 int vsock_uds__hold(struct vsock_uds *u, bool hold)
 {
 	if (hold) {

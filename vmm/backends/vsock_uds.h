@@ -60,6 +60,19 @@ struct vsock_uds *vsock_uds__create(struct event_loop *el,
  */
 int vsock_uds__hold(struct vsock_uds *u, bool hold);
 
+/*
+ * vsock_uds__transport_reset() - after a restore from a snapshot, when no
+ * host end of the guest's connections exists any more: the device drops
+ * every connection and sends the guest the transport-reset event
+ * (virtio_vsock__transport_reset(); at once, or when the driver posts an
+ * event buffer), so the guest resets its connected sockets and keeps its
+ * listeners (the agent's port answers new connections); every host
+ * connection this side still has is closed, but clients that have not
+ * sent their CONNECT line yet go on.  On the event thread (or while it
+ * does not run), without the device's lock.
+ */
+void vsock_uds__transport_reset(struct vsock_uds *u);
+
 /* vsock_uds__transport() - the device's virtio-mmio transport (owned). */
 struct virtio_mmio *vsock_uds__transport(struct vsock_uds *u);
 

@@ -21,11 +21,22 @@ static int dev__vsock_hold(void *dev, bool hold)
 	return vsock_uds__hold(dev, hold);
 }
 
+/*
+ * A restored VM: the guest's connections had their host ends in the old
+ * process.  Nothing to save or restore besides the transport (the
+ * manager's): the CID and socket path come with the configuration.
+ */
+static void dev__vsock_restored(void *dev)
+{
+	vsock_uds__transport_reset(dev);
+}
+
 const struct devmgr_class dev_class_virtio_vsock = {
 	.name = "virtio-vsock",
 	.virtio = true,
 	.transport = dev__vsock_transport,
 	.hold = dev__vsock_hold,
+	.restored = dev__vsock_restored,
 	.destroy = dev__vsock_destroy,
 };
 
