@@ -83,6 +83,7 @@ struct vm {
 	char *mem_base_path;
 	uint64_t mem_base_size, mem_base_mtime_ns;
 	bool vcpus_started; /* vm__start() or the first vm__resume() */
+	int uffd, uffd_sock; /* the Uffd backend's fds, -1: none (persist.h) */
 
 	pthread_mutex_t lock; /* guards the fields below */
 	pthread_cond_t cond;

@@ -169,6 +169,31 @@ for k in z d; do
 		"$(tail -3 "$TMP/$k.err")" test "${r%% *}.$st" = "204.0"
 done
 
+# --- the Uffd backend: an external page server fills RAM --------------------
+python3 tests/integration/uffd_server.py "$TMP/pages.sock" "$TMP/s.mem" \
+	>"$TMP/pages.out" 2>&1 &
+PIDS+=($!)
+srv=$!
+for i in $(seq 100); do [ -S "$TMP/pages.sock" ] && break; sleep 0.05; done
+printf g >"$TMP/u.in"
+start u
+r=$($API "$TMP/u.sock" PUT /snapshot/load \
+	"{\"snapshot_path\":\"$TMP/s.state\",\"mem_backend\":{\"backend_type\":\"Uffd\",\"backend_path\":\"$TMP/pages.sock\"},\"resume_vm\":true}")
+exit_of "$PID_u"
+wait "$srv" 2>/dev/null
+if [ "${r%% *}.$st" = "204.0" ] && grep -q 'ok - 4 MiB' "$TMP/u.out"; then
+	ok "restored through a page server (Uffd, Firecracker's handshake): $(cat "$TMP/pages.out")"
+else
+	not_ok "restored through a page server (Uffd)" "load $r, exit $st" \
+		"$(tail -3 "$TMP/u.err")" "$(tail -3 "$TMP/pages.out")"
+fi
+start u2
+r=$($API "$TMP/u2.sock" PUT /snapshot/load \
+	"{\"snapshot_path\":\"$TMP/s.state\",\"mem_backend\":{\"backend_type\":\"Uffd\",\"backend_path\":\"$TMP/nobody.sock\"}}")
+case $r in 400*"Uffd backend"*) ok "a page server that is not there is refused: ${r:0:110}" ;;
+*) not_ok "a page server that is not there is refused" "got: $r" ;; esac
+stop "$PID_u2"
+
 # --- damaged snapshots: all refused, the ember loads the good one after --------
 start bad
 out=$($TOOL corrupt-loads "$TMP/bad.sock" "$TMP/s.state" "$TMP/s.mem" 61)

@@ -551,17 +551,13 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 	double t0 = persist__now_ms();
 	size_t len = 0;
 	void *data = NULL;
-	int ret;
+	int uffd = -1, uffd_sock = -1, ret;
 
 	*out = NULL;
 	memset(&pm, 0, sizeof(pm));
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&mem, 0, sizeof(mem));
 	memset(&base_st, 0, sizeof(base_st));
-	if (req->backend != PERSIST_BACKEND_FILE)
-		return persist__why(why, -ENOTSUP,
-				    "the Uffd memory backend is not "
-				    "supported by this ember");
 	ret = snap_file__read(req->state_path, &data, &len, what, sizeof(what));
 	if (ret) {
 		persist__why(why, ret, "snapshot file %s: %s", req->state_path,
@@ -608,9 +604,29 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 				   (unsigned long long)cfg.mem_mib);
 		goto out;
 	}
-	ret = persist__load_memory(req, &pm, &mem, &base, &base_st, why);
-	if (ret)
+	if (req->backend == PERSIST_BACKEND_UFFD) {
+		if (pm.diff) {
+			ret = persist__why(
+				why, -EINVAL,
+				"a Diff snapshot cannot be served by "
+				"a page server: merge it onto its "
+				"base first");
+			goto out;
+		}
+		ret = mem__create(&mem, pm.ram_bytes);
+		if (!ret)
+			ret = uffd__connect(&mem, req->backend_path, &uffd,
+					    &uffd_sock, why);
+		else
+			persist__why(why, ret, "guest RAM: %s", strerror(-ret));
+	} else {
+		ret = persist__load_memory(req, &pm, &mem, &base, &base_st,
+					   why);
+	}
+	if (ret) {
+		mem__destroy(&mem);
 		goto out;
+	}
 	log__clear_error();
 	ret = vm__create_restored(&cfg, &mem, el, &vm);
 	if (ret) {
@@ -619,6 +635,9 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 	}
 	vm->mem_base_path = base;
 	base = NULL;
+	vm->uffd = uffd;
+	vm->uffd_sock = uffd_sock;
+	uffd = uffd_sock = -1;
 	if (vm->mem_base_path)
 		persist__file_id(&base_st, &vm->mem_base_size,
 				 &vm->mem_base_mtime_ns);
@@ -631,9 +650,15 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 	*out = vm;
 	log__printf(LOG_NOTE, "snapshot loaded in %.1f ms: %s%s, %llu MiB",
 		    persist__now_ms() - t0, pm.diff ? "diff over " : "",
-		    vm->mem_base_path ? vm->mem_base_path : "anonymous memory",
+		    vm->mem_base_path ? vm->mem_base_path :
+		    vm->uffd >= 0     ? "page server" :
+					"anonymous memory",
 		    (unsigned long long)(pm.ram_bytes >> 20));
 out:
+	if (uffd >= 0)
+		close(uffd);
+	if (uffd_sock >= 0)
+		close(uffd_sock);
 	config__free_strings(&cfg);
 	free(base);
 	free(pm.sel);

@@ -92,6 +92,22 @@ struct persist_load {
 int persist__load(const struct persist_load *req, struct event_loop *el,
 		  struct vm **out, char *why);
 
+struct guest_mem;
+
+/*
+ * uffd__connect() - the Uffd backend's handshake (Firecracker's): register
+ * all of @m (anonymous, not yet touched) with a new userfaultfd for
+ * missing pages, connect to the page server's Unix socket @path and send
+ * it, in one message, the JSON array of regions [{"base_host_virt_addr",
+ * "size", "offset" (in the memory file), "page_size" (bytes),
+ * "page_size_kib"}] with the userfaultfd as SCM_RIGHTS.  Returns 0 with
+ * the userfaultfd and the connected socket in *@uffd and *@sock (the
+ * caller keeps both open for the VM's life), or a negative errno with
+ * the reason in @why.
+ */
+int uffd__connect(struct guest_mem *m, const char *path, int *uffd, int *sock,
+		  char *why);
+
 /*
  * pages__select() - a bitmap (bit i: page i of 4 KiB from @hva, @bytes
  * long, both page aligned) of the pages that hold something, read from
