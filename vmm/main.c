@@ -24,6 +24,7 @@
 #include "control.h"
 #include "event.h"
 #include "log.h"
+#include "persist/persist.h"
 #include "vm.h"
 
 #define EMBER_VERSION "0.1.0"
@@ -34,6 +35,7 @@ static void usage(FILE *f)
 		"usage: ember --kernel PATH [options]\n"
 		"       ember --api-sock PATH [options]\n"
 		"       ember --config-file FILE [--no-api] [options]\n"
+		"       ember merge-diff DIFF_STATE DIFF_MEM OUT_STATE OUT_MEM\n"
 		"Boot a Linux microVM on /dev/kvm.\n"
 		"\n"
 		"  --api-sock PATH    serve Firecracker's API (HTTP/1.1, JSON) on the\n"
@@ -448,6 +450,26 @@ static void on_stop_fd(void *opaque, int fd)
 		control__signal(c, stop_signal);
 }
 
+/*
+ * ember merge-diff DIFF_STATE DIFF_MEM OUT_STATE OUT_MEM: a Diff snapshot
+ * and its base folded into a Full one (vmm/persist/persist.h).
+ */
+static int merge_diff(int argc, char **argv)
+{
+	char why[PERSIST_WHY_MAX];
+
+	if (argc != 6) {
+		log_error("usage: ember merge-diff DIFF_STATE DIFF_MEM "
+			  "OUT_STATE OUT_MEM");
+		return 2;
+	}
+	if (persist__merge(argv[2], argv[3], argv[4], argv[5], why)) {
+		log_error("merge-diff: %s", why);
+		return VM_EXIT_EMBER_ERROR;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -460,6 +482,8 @@ int main(int argc, char **argv)
 	int status;
 
 	std_fds_open();
+	if (argc > 1 && !strcmp(argv[1], "merge-diff"))
+		return merge_diff(argc, argv);
 	if (parse_args(argc, argv, &cfg, &cli))
 		return 2;
 	/*

@@ -169,6 +169,21 @@ for k in z d; do
 		"$(tail -3 "$TMP/$k.err")" test "${r%% *}.$st" = "204.0"
 done
 
+# --- a Diff folded into a Full snapshot: merge-diff ---------------------------
+if "$EMBER" merge-diff "$TMP/d.state" "$TMP/d.mem" "$TMP/m.state" "$TMP/m.mem" 2>"$TMP/merge.err"; then
+	printf g >"$TMP/m.in"
+	start m
+	r=$($API "$TMP/m.sock" PUT /snapshot/load "$(load_body "$TMP/m.state" "$TMP/m.mem" true)")
+	exit_of "$PID_m"
+	check "merge-diff: the merged Full snapshot restores and carries on (load $r, exit $st)" \
+		"$(tail -3 "$TMP/m.err")" test "${r%% *}.$st" = "204.0"
+else
+	not_ok "merge-diff folds a Diff and its base" "$(cat "$TMP/merge.err")"
+fi
+"$EMBER" merge-diff "$TMP/s.state" "$TMP/s.mem" "$TMP/x.state" "$TMP/x.mem" 2>"$TMP/merge2.err"
+check "merge-diff refuses a Full snapshot: $(cat "$TMP/merge2.err")" "exit $?" \
+	grep -q 'nothing to merge' "$TMP/merge2.err"
+
 # --- the Uffd backend: an external page server fills RAM --------------------
 python3 tests/integration/uffd_server.py "$TMP/pages.sock" "$TMP/s.mem" \
 	>"$TMP/pages.out" 2>&1 &

@@ -92,6 +92,18 @@ struct persist_load {
 int persist__load(const struct persist_load *req, struct event_loop *el,
 		  struct vm **out, char *why);
 
+/*
+ * persist__merge() - a Full snapshot (@out_state, @out_mem) from the Diff
+ * snapshot @diff_state with memory file @diff_mem (raw or compressed) and
+ * the base memory file its state names (checked unchanged): the base is
+ * copied (holes kept), the diff's pages written over the copy; the base
+ * itself is not changed.  Files are written through temporary files and
+ * renamed (mode 0600).  Returns 0, or a negative errno with the reason in
+ * @why (PERSIST_WHY_MAX bytes).  `ember merge-diff` runs it.
+ */
+int persist__merge(const char *diff_state, const char *diff_mem,
+		   const char *out_state, const char *out_mem, char *why);
+
 struct guest_mem;
 
 /*
