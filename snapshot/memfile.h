@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MEMFILE_PAGE	  4096u
-#define MEMFILE_CHUNK	  (1u << 20) /* bytes of RAM per compressed chunk */
-#define MEMFILE_MAGIC_Z	  "EMBRMEMZ"
+#define MEMFILE_PAGE	   4096u
+#define MEMFILE_CHUNK	   (1u << 20) /* bytes of RAM per compressed chunk */
+#define MEMFILE_MAGIC_Z	   "EMBRMEMZ"
 #define MEMFILE_MAX_RANGES 4
 
 /* One host range of guest RAM, in file order; sizes are page multiples. */
@@ -62,17 +62,22 @@ struct memfile_stats {
  * coalesced) or compressed with zlib (@compress).  Zero pages are checked
  * by reading them (the caller leaves out pages it knows are untouched).
  * Does not fsync.  Returns 0 with @st filled (may be NULL), or a negative
- * errno (-EIO for a short write).
+ * errno (-EIO for a short write; -EINVAL for bad ranges or a regular file
+ * that is not empty).
  */
 int memfile__write(int fd, const struct memfile_range *r, unsigned int nr,
-		   const uint64_t *sel, bool compress, struct memfile_stats *st);
+		   const uint64_t *sel, bool compress,
+		   struct memfile_stats *st);
 
 /*
  * memfile__probe() - what @fd holds: *@compressed, and the RAM bytes it
  * describes in *@ram_bytes (a raw file: its size).  Checks a compressed
  * header (magic, version, chunk size, chunk count matching the RAM size)
- * and that a raw file's size is a page multiple.  Returns 0, or -EINVAL
- * with the reason in @why (@whylen bytes), or a negative errno from I/O.
+ * and that a raw file's size is a non-zero page multiple.  Returns 0, or
+ * -EINVAL with the reason in @why (@whylen bytes), or a negative errno
+ * from I/O.  The form is told by the magic alone, and a raw file starts
+ * with guest RAM: a guest can make its raw file look compressed, so a
+ * caller that recorded the form (in the state file) checks *@compressed.
  */
 int memfile__probe(int fd, bool *compressed, uint64_t *ram_bytes, char *why,
 		   size_t whylen);

@@ -71,8 +71,8 @@ void snap_buf__str(struct snap_buf *b, const char *s);
 /*
  * snap_buf__finish() - close the open section, fill the header and append
  * the CRC.  Returns 0 (the file is @b->data, @b->len bytes) or the first
- * error met (-ENOMEM; -E2BIG past SNAP_STATE_MAX; -EINVAL for a bad name
- * or a value written outside a section).
+ * error met (-ENOMEM; -E2BIG past SNAP_STATE_MAX; -EINVAL for a bad name,
+ * a name used twice, or a value written outside a section).
  */
 int snap_buf__finish(struct snap_buf *b);
 
@@ -102,8 +102,9 @@ struct snap_cur {
  * header size field, CRC, then every section's name and bounds, names
  * unique, nothing after the last section but the CRC.  Returns 0, or
  * -EINVAL (malformed or corrupt), -EPROTONOSUPPORT (another format
- * version), -ENOEXEC (another architecture), with one line saying which
- * check failed (and at which byte offset) in @why (@whylen bytes).
+ * version), -ENOEXEC (another architecture), -ENOMEM (no memory to check
+ * the names), with one line saying which check failed (and at which byte
+ * offset) in @why (@whylen bytes).
  */
 int snap_state__parse(struct snap_state *s, const void *data, size_t len,
 		      char *why, size_t whylen);
@@ -126,7 +127,7 @@ int snap_state__next(const struct snap_state *s, size_t *iter,
 
 /*
  * Bounded reads: past the end they set @c->err and give 0 (bytes: zero
- * fill; ptr: NULL).
+ * fill; ptr: NULL).  Once @c->err is set, every read gives 0.
  */
 uint8_t snap_cur__u8(struct snap_cur *c);
 uint16_t snap_cur__u16(struct snap_cur *c);
@@ -154,7 +155,9 @@ int snap_cur__end(const struct snap_cur *c);
  * snap_file__write() - write @len bytes of @data to @path so that a reader
  * sees the old file or the new one, never a part: a temporary file in the
  * same directory (mode 0600: it holds guest secrets), fsync, rename, fsync
- * of the directory.  Returns 0 or a negative errno (nothing left behind).
+ * of the directory.  Returns 0 or a negative errno (nothing left behind;
+ * only a failed fsync of the directory comes after the new file is in
+ * place).
  */
 int snap_file__write(const char *path, const void *data, size_t len);
 
@@ -162,7 +165,8 @@ int snap_file__write(const char *path, const void *data, size_t len);
  * snap_file__read() - read the whole regular file @path (at most
  * SNAP_STATE_MAX bytes) into a malloc()ed buffer *@data (the caller frees)
  * of *@len bytes.  Returns 0 or a negative errno (-EFBIG when too large,
- * -EINVAL when not a regular file) with the reason in @why.
+ * -EINVAL when not a regular file, -EAGAIN when it grew while read) with
+ * the reason in @why.
  */
 int snap_file__read(const char *path, void **data, size_t *len, char *why,
 		    size_t whylen);
