@@ -232,6 +232,9 @@ case $r in 400*"changed since"*) ok "a Diff whose base changed is refused: ${r:0
 r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/d.state" "$TMP/s.mem" false)")
 case $r in 400*) ok "a Diff given the base as its memory file is refused: ${r:0:100}" ;;
 *) not_ok "a Diff given the base as its memory file is refused" "got: $r" ;; esac
+r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/z.state" "$TMP/s.mem" false)")
+case $r in 400*"written compressed"*) ok "a raw memory file for a compressed snapshot is refused: ${r:0:100}" ;;
+*) not_ok "a raw memory file for a compressed snapshot is refused" "got: $r" ;; esac
 r=$($API "$TMP/bad.sock" GET /)
 case $r in 200*"Not started"*) ok "after 200 refused loads the instance is still Not started" ;;
 *) not_ok "still Not started after refused loads" "got: $r" ;; esac

@@ -70,6 +70,7 @@ static int merge__memory(const struct snap_state *s, struct merge_mem *m,
 			 "a Full snapshot: there is nothing to merge");
 		return -EINVAL;
 	}
+	snap_cur__u8(&c); /* the diff's form: memfile__merge() probes it */
 	snap_cur__str(&c, m->base, sizeof(m->base));
 	m->base_size = snap_cur__u64(&c);
 	m->base_mtime_ns = snap_cur__u64(&c);
@@ -106,7 +107,8 @@ static int merge__state(const struct snap_state *s, uint64_t ram_bytes,
 		snap_buf__section(&b, name, c.version);
 		if (!strcmp(name, "memory")) {
 			snap_buf__u64(&b, ram_bytes);
-			snap_buf__u8(&b, 0);
+			snap_buf__u8(&b, 0); /* Full */
+			snap_buf__u8(&b, 0); /* raw */
 		} else {
 			snap_buf__bytes(&b, c.p, c.len);
 		}

@@ -200,13 +200,16 @@ static void persist__sync_drives(const struct vm *vm)
 }
 
 static void persist__save_memory(const struct vm *vm, enum persist_kind kind,
-				 const uint64_t *sel, struct snap_buf *b)
+				 bool compress, const uint64_t *sel,
+				 struct snap_buf *b)
 {
 	uint64_t i, words = memfile__bitmap_words(vm->mem.map_bytes);
 
 	snap_buf__section(b, "memory", PERSIST_VERSION);
 	snap_buf__u64(b, vm->mem.map_bytes);
 	snap_buf__u8(b, kind == PERSIST_DIFF);
+	/* The form, so that RAM that looks compressed is not taken for it. */
+	snap_buf__u8(b, compress);
 	if (kind != PERSIST_DIFF)
 		return;
 	snap_buf__str(b, vm->mem_base_path);
@@ -258,7 +261,7 @@ int persist__create(struct vm *vm, const struct persist_create *req,
 	persist__save_host(vm, &b);
 	snap_buf__section(&b, "config", PERSIST_VERSION);
 	config_state__save(&vm->cfg, &b);
-	persist__save_memory(vm, req->kind, sel, &b);
+	persist__save_memory(vm, req->kind, req->compress, sel, &b);
 	snap_buf__section(&b, "vm", PERSIST_VERSION);
 	ret = vm_state__save(vm->kvm.vm_fd, &b);
 	for (i = 0; !ret && i < vm->nr_vcpus; i++) {
@@ -308,6 +311,7 @@ out:
 
 struct persist_mem {
 	bool diff;
+	bool compressed; /* the memory file's form */
 	uint64_t ram_bytes;
 	char base[PATH_MAX];
 	uint64_t base_size, base_mtime_ns;
@@ -326,6 +330,7 @@ static int persist__read_memory(const struct snap_state *s,
 				    "version");
 	pm->ram_bytes = snap_cur__u64(&c);
 	pm->diff = snap_cur__u8(&c) != 0;
+	pm->compressed = snap_cur__u8(&c) != 0;
 	if (pm->diff) {
 		snap_cur__str(&c, pm->base, sizeof(pm->base));
 		pm->base_size = snap_cur__u64(&c);
@@ -392,6 +397,14 @@ static int persist__load_memory(const struct persist_load *req,
 	if (ret) {
 		persist__why(why, ret, "memory file %s: %s", req->backend_path,
 			     ret == -EINVAL ? what : strerror(-ret));
+		goto out;
+	}
+	if (z != pm->compressed) {
+		ret = persist__why(why, -EINVAL,
+				   "memory file %s is %s, the snapshot's was "
+				   "written %s",
+				   req->backend_path, z ? "compressed" : "raw",
+				   pm->compressed ? "compressed" : "raw");
 		goto out;
 	}
 	if (bytes != pm->ram_bytes) {
