@@ -4,10 +4,12 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../snapshot/overlay.h"
 #include "fileio.h"
 
 #define BLK_HDR_BYTES 16 /* struct virtio_blk_req: type, reserved, sector */
@@ -15,7 +17,7 @@
 
 struct virtio_blk {
 	struct virtio_mmio t;
-	int fd;
+	struct virtio_blk_backing bk; /* owned */
 	uint64_t sectors; /* capacity in 512-byte sectors */
 	bool read_only;
 	uint8_t cfg[VIRTIO_BLK_CFG_BYTES]; /* config space, little-endian */
@@ -46,7 +48,7 @@ static uint8_t blk__in(struct virtio_blk *b, const struct virtq_chain *c,
 		return VIRTIO_BLK_S_IOERR;
 	for (done = 0; done < len; done += chunk) {
 		chunk = len - done < BLK_BOUNCE ? len - done : BLK_BOUNCE;
-		if (fileio__pread_all(b->fd, b->bounce, chunk, off + done))
+		if (b->bk.ops->read(b->bk.opaque, b->bounce, chunk, off + done))
 			return VIRTIO_BLK_S_IOERR;
 		n = virtq__write(c, m, done, b->bounce, chunk);
 		*written += n;
@@ -72,7 +74,8 @@ static uint8_t blk__out(struct virtio_blk *b, const struct virtq_chain *c,
 		if (virtq__read(c, m, BLK_HDR_BYTES + done, b->bounce, chunk) !=
 		    chunk)
 			return VIRTIO_BLK_S_IOERR;
-		if (fileio__pwrite_all(b->fd, b->bounce, chunk, off + done))
+		if (b->bk.ops->write(b->bk.opaque, b->bounce, chunk,
+				     off + done))
 			return VIRTIO_BLK_S_IOERR;
 	}
 	return VIRTIO_BLK_S_OK;
@@ -80,12 +83,8 @@ static uint8_t blk__out(struct virtio_blk *b, const struct virtq_chain *c,
 
 static uint8_t blk__flush(struct virtio_blk *b)
 {
-	int r;
-
-	do
-		r = fdatasync(b->fd);
-	while (r < 0 && errno == EINTR);
-	return r ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
+	return b->bk.ops->flush(b->bk.opaque) ? VIRTIO_BLK_S_IOERR :
+						VIRTIO_BLK_S_OK;
 }
 
 /*
@@ -214,14 +213,136 @@ static const struct virtio_dev_ops virtio_blk_ops = {
 	/* No .reset: requests complete inside notify, none is in flight. */
 };
 
+/* --- backings ---------------------------------------------------------- */
+
+/* The raw backing's opaque is its fd. */
+static int raw__fd(void *opaque)
+{
+	return (int)(intptr_t)opaque;
+}
+
+static int raw__read(void *opaque, void *buf, uint64_t len, uint64_t off)
+{
+	return fileio__pread_all(raw__fd(opaque), buf, len, off);
+}
+
+/*
+ * Would writing @len bytes of @buf at @off make the image start with the
+ * overlay magic?  The bytes before and after the write's come from the
+ * file (zeroes if it cannot say).
+ */
+static bool raw__makes_overlay(int fd, const uint8_t *buf, uint64_t len,
+			       uint64_t off)
+{
+	uint8_t head[OVERLAY_MAGIC_BYTES];
+	uint64_t i;
+
+	if (off >= sizeof(head))
+		return false;
+	if ((off || len < sizeof(head)) &&
+	    fileio__pread_all(fd, head, sizeof(head), 0))
+		memset(head, 0, sizeof(head));
+	for (i = off; i < sizeof(head) && i - off < len; i++)
+		head[i] = buf[i - off];
+	return !memcmp(head, OVERLAY_MAGIC, sizeof(head));
+}
+
+static int raw__write(void *opaque, const void *buf, uint64_t len, uint64_t off)
+{
+	if (raw__makes_overlay(raw__fd(opaque), buf, len, off))
+		return -EPERM;
+	return fileio__pwrite_all(raw__fd(opaque), buf, len, off);
+}
+
+static int raw__flush(void *opaque)
+{
+	int r;
+
+	do
+		r = fdatasync(raw__fd(opaque));
+	while (r < 0 && errno == EINTR);
+	return r ? -errno : 0;
+}
+
+static void raw__destroy(void *opaque)
+{
+	close(raw__fd(opaque));
+}
+
+static const struct virtio_blk_backing_ops raw_backing_ops = {
+	.read = raw__read,
+	.write = raw__write,
+	.flush = raw__flush,
+	.destroy = raw__destroy,
+};
+
+struct virtio_blk_backing virtio_blk__raw_backing(int fd, uint64_t size_bytes)
+{
+	return (struct virtio_blk_backing){
+		.ops = &raw_backing_ops,
+		.opaque = (void *)(intptr_t)fd,
+		.size_bytes = size_bytes,
+	};
+}
+
+static int ovl__read(void *opaque, void *buf, uint64_t len, uint64_t off)
+{
+	return overlay__read(opaque, buf, len, off);
+}
+
+static int ovl__write(void *opaque, const void *buf, uint64_t len, uint64_t off)
+{
+	return overlay__write(opaque, buf, len, off);
+}
+
+static int ovl__flush(void *opaque)
+{
+	return overlay__flush(opaque);
+}
+
+static void ovl__destroy(void *opaque)
+{
+	overlay__close(opaque);
+}
+
+static const struct virtio_blk_backing_ops overlay_backing_ops = {
+	.read = ovl__read,
+	.write = ovl__write,
+	.flush = ovl__flush,
+	.destroy = ovl__destroy,
+};
+
+struct virtio_blk_backing virtio_blk__overlay_backing(struct overlay *o)
+{
+	return (struct virtio_blk_backing){
+		.ops = &overlay_backing_ops,
+		.opaque = o,
+		.size_bytes = overlay__size(o),
+	};
+}
+
+/* --- the device ---------------------------------------------------------- */
+
 struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
 				      struct irq_line irq, int fd,
 				      uint64_t size_bytes, bool read_only,
 				      const char *serial)
 {
+	struct virtio_blk_backing bk = virtio_blk__raw_backing(fd, size_bytes);
+
+	if (fd < 0)
+		return NULL;
+	return virtio_blk__create_backed(m, irq, &bk, read_only, serial);
+}
+
+struct virtio_blk *
+virtio_blk__create_backed(const struct guest_mem *m, struct irq_line irq,
+			  const struct virtio_blk_backing *bk, bool read_only,
+			  const char *serial)
+{
 	struct virtio_blk *b;
 
-	if (fd < 0 || !m)
+	if (!m || !bk || !bk->ops)
 		return NULL;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -230,8 +351,8 @@ struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
 		free(b);
 		return NULL;
 	}
-	b->fd = fd;
-	b->sectors = size_bytes / VIRTIO_BLK_SECTOR_SIZE;
+	b->bk = *bk;
+	b->sectors = bk->size_bytes / VIRTIO_BLK_SECTOR_SIZE;
 	b->read_only = read_only;
 	if (serial)
 		memcpy(b->id, serial, strnlen(serial, sizeof(b->id)));
@@ -250,12 +371,22 @@ struct virtio_mmio *virtio_blk__transport(struct virtio_blk *blk)
 
 int virtio_blk__set_backing(struct virtio_blk *blk, int fd, uint64_t size_bytes)
 {
+	struct virtio_blk_backing bk = virtio_blk__raw_backing(fd, size_bytes);
+
 	if (fd < 0)
 		return -EINVAL;
+	return virtio_blk__replace_backing(blk, &bk);
+}
+
+int virtio_blk__replace_backing(struct virtio_blk *blk,
+				const struct virtio_blk_backing *bk)
+{
+	if (!bk || !bk->ops)
+		return -EINVAL;
 	pthread_mutex_lock(&blk->t.dev.lock);
-	close(blk->fd);
-	blk->fd = fd;
-	blk->sectors = size_bytes / VIRTIO_BLK_SECTOR_SIZE;
+	blk->bk.ops->destroy(blk->bk.opaque);
+	blk->bk = *bk;
+	blk->sectors = bk->size_bytes / VIRTIO_BLK_SECTOR_SIZE;
 	mem__put_le64(blk->cfg + VIRTIO_BLK_CFG_CAPACITY, blk->sectors);
 	virtio_mmio__config_changed(&blk->t);
 	pthread_mutex_unlock(&blk->t.dev.lock);
@@ -272,6 +403,6 @@ void virtio_blk__destroy(struct virtio_blk *blk)
 	if (!blk)
 		return;
 	virtio_mmio__destroy(&blk->t);
-	close(blk->fd);
+	blk->bk.ops->destroy(blk->bk.opaque);
 	free(blk);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * virtio block device (virtio 1.2 spec, 5.2 "Block Device") backed by a
- * raw image file: one request queue, synchronous pread/pwrite/fdatasync
- * on the thread that delivers the notification.  Carried by the
- * virtio-mmio transport (virtio_mmio.h).
+ * virtio block device (virtio 1.2 spec, 5.2 "Block Device") on a backing:
+ * a raw image file or a copy-on-write overlay (snapshot/overlay.h), or
+ * any struct virtio_blk_backing_ops.  One request queue, served
+ * synchronously on the thread that delivers the notification.  Carried
+ * by the virtio-mmio transport (virtio_mmio.h).
  */
 #ifndef EMBER_DEVICES_VIRTIO_BLK_H
 #define EMBER_DEVICES_VIRTIO_BLK_H
@@ -46,12 +47,70 @@
 #define VIRTIO_BLK_CFG_BYTES	24
 
 struct virtio_blk;
+struct overlay;
+
+/*
+ * Where a drive's bytes live.  Each op gets the backing's @opaque; offsets
+ * and lengths are bytes, always inside [0, size_bytes) (the device checks
+ * them first), and calls are serialised under the device lock.  Each
+ * returns 0 or a negative errno (the guest sees VIRTIO_BLK_S_IOERR).
+ *   read     @len bytes at @off into @buf
+ *   write    @len bytes of @buf at @off; 0 means they survive a kill -9
+ *            of the process
+ *   flush    make completed writes survive a host crash
+ *   destroy  release @opaque (close files, free); the backing is gone
+ */
+struct virtio_blk_backing_ops {
+	int (*read)(void *opaque, void *buf, uint64_t len, uint64_t off);
+	int (*write)(void *opaque, const void *buf, uint64_t len, uint64_t off);
+	int (*flush)(void *opaque);
+	void (*destroy)(void *opaque);
+};
+
+/* A backing: its ops, their argument, and the disk's size in bytes. */
+struct virtio_blk_backing {
+	const struct virtio_blk_backing_ops *ops;
+	void *opaque;
+	uint64_t size_bytes;
+};
+
+/*
+ * virtio_blk__raw_backing() - a backing on the open raw image @fd of
+ * @size_bytes (the caller's fstat): pread/pwrite/fdatasync, destroy
+ * closes @fd.  A write that would make the image start with
+ * OVERLAY_MAGIC fails with -EPERM, so that a guest cannot turn its raw
+ * disk into an overlay file (naming a host file as its base) for the
+ * next VM that opens the image and probes its format.
+ */
+struct virtio_blk_backing virtio_blk__raw_backing(int fd, uint64_t size_bytes);
+
+/*
+ * virtio_blk__overlay_backing() - a backing on the open overlay @o
+ * (snapshot/overlay.h): its virtual size; destroy closes @o.
+ */
+struct virtio_blk_backing virtio_blk__overlay_backing(struct overlay *o);
+
+/*
+ * virtio_blk__create_backed() - a block device on guest memory @m (not
+ * owned; must outlive the device) raising interrupt @irq, on the backing
+ * @bk (capacity @bk->size_bytes / 512 sectors, a partial last sector is
+ * not visible).  @read_only offers VIRTIO_BLK_F_RO and fails every write
+ * request.  @serial (NULL for none) is the GET_ID answer, its first 20
+ * bytes.  On success the device owns the backing (virtio_blk__destroy()
+ * destroys it); on failure the caller still does.  Returns the device,
+ * or NULL for a NULL @m, @bk or @bk->ops, or without memory.
+ */
+struct virtio_blk *
+virtio_blk__create_backed(const struct guest_mem *m, struct irq_line irq,
+			  const struct virtio_blk_backing *bk, bool read_only,
+			  const char *serial);
 
 /*
  * virtio_blk__create() - a block device on guest memory @m (not owned;
  * must outlive the device) raising interrupt @irq, backed by the open
  * image @fd of @size_bytes (the caller's fstat; capacity is
- * @size_bytes / 512 sectors, a partial last sector is not visible).
+ * @size_bytes / 512 sectors, a partial last sector is not visible):
+ * virtio_blk__create_backed() on virtio_blk__raw_backing(@fd).
  * @read_only offers VIRTIO_BLK_F_RO and fails every write request.
  * @serial (NULL for none) is the GET_ID answer, its first 20 bytes.
  * On success the device owns @fd (virtio_blk__destroy() closes it); on
@@ -81,12 +140,21 @@ struct virtio_mmio *virtio_blk__transport(struct virtio_blk *blk);
 int virtio_blk__set_backing(struct virtio_blk *blk, int fd,
 			    uint64_t size_bytes);
 
+/*
+ * virtio_blk__replace_backing() - as virtio_blk__set_backing() for any
+ * backing @bk (owned from now on; the old backing is destroyed under the
+ * lock).  Returns 0, or -EINVAL for a NULL @bk or @bk->ops (nothing
+ * changes).
+ */
+int virtio_blk__replace_backing(struct virtio_blk *blk,
+				const struct virtio_blk_backing *bk);
+
 /* virtio_blk__stats() - requests, bytes and errors so far. */
 void virtio_blk__stats(struct virtio_blk *blk, struct dev_stats *out);
 
 /*
- * virtio_blk__destroy() - close the image and free a device from
- * virtio_blk__create() (NULL is a no-op).  It must be off the bus and
+ * virtio_blk__destroy() - destroy the backing (close the image) and free
+ * a device from virtio_blk__create{,_backed}() (NULL is a no-op).  It must be off the bus and
  * idle.  Writes are not flushed here: the guest flushes (FLUSH).
  */
 void virtio_blk__destroy(struct virtio_blk *blk);

@@ -54,7 +54,7 @@ for f in build/fuzz/fuzz_*; do
 done
 
 for s in tests/integration/bad_input.sh tests/integration/tiny_guests.sh \
-	tests/integration/snapshot_files.sh \
+	tests/integration/snapshot_files.sh tests/integration/overlay.sh \
 	tests/integration/boot.sh tests/integration/api.sh \
 	tests/integration/vsock.sh tests/integration/emberctl.sh; do
 	echo "== ${s#tests/}"

@@ -2,7 +2,8 @@
 /*
  * Unit tests for devices/virtio_blk.c, driven through its virtio-mmio
  * transport by a small driver written here: a split queue laid out in
- * guest RAM, requests posted on it, a temporary raw image behind it.
+ * guest RAM, requests posted on it, a temporary raw image behind it (or
+ * a copy-on-write overlay over one, snapshot/overlay.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "../../devices/virtio_blk.h"
+#include "../../snapshot/overlay.h"
 #include "virtio_driver.h"
 
 #define RAM_BYTES  (1 << 20)
@@ -103,6 +105,72 @@ static int make_device(struct fixture *f, int flags, bool ro,
 	f->t = virtio_blk__transport(f->blk);
 	driver_init(f);
 	return 0;
+}
+
+/*
+ * The image as the base of an overlay the device gets (read-only with
+ * @ro); check_fd is the base, which must never change.
+ */
+static int make_overlay_device(struct fixture *f, bool ro)
+{
+	char path[] = "/tmp/ember-test-blk-base-XXXXXX";
+	struct irq_line irq = { .set = fake_irq, .opaque = f, .gsi = GSI };
+	struct virtio_blk_backing bk;
+	struct overlay *o = NULL;
+	char ovl[64], why[256];
+	size_t i;
+	int fd;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	snprintf(ovl, sizeof(ovl), "%s.ovl", path);
+	for (i = 0; i < DISK_BYTES; i++)
+		f->image[i] = (uint8_t)(i * 7 % 251);
+	if (pwrite(fd, f->image, DISK_BYTES, 0) != DISK_BYTES ||
+	    overlay__create(ovl, path, why, sizeof(why)) ||
+	    overlay__open(ovl, ro, &o, why, sizeof(why)))
+		goto fail;
+	unlink(ovl);
+	unlink(path);
+	bk = virtio_blk__overlay_backing(o);
+	f->blk = virtio_blk__create_backed(&f->r.m, irq, &bk, ro, SERIAL);
+	if (!f->blk)
+		goto fail;
+	f->check_fd = fd;
+	f->t = virtio_blk__transport(f->blk);
+	driver_init(f);
+	return 0;
+fail:
+	overlay__close(o);
+	unlink(ovl);
+	unlink(path);
+	close(fd);
+	return -1;
+}
+
+static int setup_overlay_with(void **state, bool ro)
+{
+	struct fixture *f = test_ram__new_in(sizeof(*f), RAM_BYTES, 0);
+
+	if (!f)
+		return -1;
+	if (make_overlay_device(f, ro)) {
+		test_ram__free(&f->r);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int setup_overlay(void **state)
+{
+	return setup_overlay_with(state, false);
+}
+
+static int setup_overlay_ro(void **state)
+{
+	return setup_overlay_with(state, true);
 }
 
 static int setup_with(void **state, int flags, bool ro)
@@ -624,6 +692,193 @@ static void test_broken_chain(void **state)
 	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
 }
 
+/* A raw image never starts with the overlay magic by a guest's write. */
+static void test_raw_refuses_overlay_magic(void **state)
+{
+	struct fixture *f = *state;
+	const struct vdrv_seg out = { DATA_GPA, 1024, false };
+	const struct vdrv_seg in = { DATA2_GPA, 1024, true };
+	uint8_t expect[DISK_BYTES];
+
+	memset(f->r.ram + DATA_GPA, 0, 1024);
+	memcpy(f->r.ram + DATA_GPA, OVERLAY_MAGIC, OVERLAY_MAGIC_BYTES);
+	assert_int_equal(request(f, VIRTIO_BLK_T_OUT, 0, &out, 1), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_IOERR);
+	check_image(f, f->image);
+	/* Anywhere else it is only bytes. */
+	assert_int_equal(request(f, VIRTIO_BLK_T_OUT, 1, &out, 1), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	memcpy(expect, f->image, DISK_BYTES);
+	memcpy(expect + 512, f->r.ram + DATA_GPA, 1024);
+	check_image(f, expect);
+	/* And at the start, one byte off is fine. */
+	f->r.ram[DATA_GPA + 7] ^= 1;
+	assert_int_equal(request(f, VIRTIO_BLK_T_OUT, 0, &out, 1), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	memcpy(expect, f->r.ram + DATA_GPA, 1024);
+	check_image(f, expect);
+	assert_int_equal(request(f, VIRTIO_BLK_T_IN, 0, &in, 1), 1025);
+	assert_memory_equal(f->r.ram + DATA2_GPA, expect, 1024);
+}
+
+/* The same requests on an overlay: the base never changes. */
+static void test_overlay_backing(void **state)
+{
+	struct fixture *f = *state;
+	const struct vdrv_seg out = { DATA_GPA, 3 * 512, false };
+	const struct vdrv_seg big = { DATA_GPA, DISK_BYTES, false };
+	const struct vdrv_seg in = { DATA2_GPA, DISK_BYTES, true };
+	uint8_t expect[DISK_BYTES];
+	struct dev_stats st;
+	unsigned int i;
+
+	assert_int_equal(rd(f, VIRTIO_MMIO_CONFIG + 0), SECTORS);
+	assert_false(vdrv_device_features(f->t) & (1ULL << VIRTIO_BLK_F_RO));
+	for (i = 0; i < 3 * 512; i++)
+		f->r.ram[DATA_GPA + i] = (uint8_t)(0x80 ^ i);
+	memcpy(expect, f->image, DISK_BYTES);
+	memcpy(expect + 7 * 512, f->r.ram + DATA_GPA, 3 * 512);
+	assert_int_equal(request(f, VIRTIO_BLK_T_OUT, 7, &out, 1), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	assert_int_equal(request(f, VIRTIO_BLK_T_IN, 0, &in, 1),
+			 DISK_BYTES + 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	assert_memory_equal(f->r.ram + DATA2_GPA, expect, DISK_BYTES);
+	assert_int_equal(request(f, VIRTIO_BLK_T_FLUSH, 0, NULL, 0), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	check_image(f, f->image);
+	/* The overlay magic is only bytes on an overlay's disk. */
+	memset(f->r.ram + DATA_GPA, 0x3c, DISK_BYTES);
+	memcpy(f->r.ram + DATA_GPA, OVERLAY_MAGIC, OVERLAY_MAGIC_BYTES);
+	assert_int_equal(request(f, VIRTIO_BLK_T_OUT, 0, &big, 1), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	assert_int_equal(request(f, VIRTIO_BLK_T_IN, 0, &in, 1),
+			 DISK_BYTES + 1);
+	assert_memory_equal(f->r.ram + DATA2_GPA, f->r.ram + DATA_GPA,
+			    DISK_BYTES);
+	check_image(f, f->image);
+	/* Past the end, as on a raw image. */
+	assert_int_equal(request(f, VIRTIO_BLK_T_OUT, SECTORS - 2, &out, 1), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_IOERR);
+	virtio_blk__stats(f->blk, &st);
+	assert_int_equal(st.errors, 1);
+	assert_int_equal(st.write_bytes, 3 * 512 + DISK_BYTES);
+}
+
+static void test_overlay_read_only(void **state)
+{
+	struct fixture *f = *state;
+	const struct vdrv_seg out = { DATA_GPA, 512, false };
+	const struct vdrv_seg in = { DATA2_GPA, 512, true };
+
+	assert_true(vdrv_device_features(f->t) & (1ULL << VIRTIO_BLK_F_RO));
+	assert_int_equal(request(f, VIRTIO_BLK_T_OUT, 0, &out, 1), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(request(f, VIRTIO_BLK_T_IN, 9, &in, 1), 513);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	assert_memory_equal(f->r.ram + DATA2_GPA, f->image + 9 * 512, 512);
+	assert_int_equal(request(f, VIRTIO_BLK_T_FLUSH, 0, NULL, 0), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+}
+
+/* A backing that fails every call, and counts its destruction. */
+static int bad_destroyed;
+
+static int bad_read(void *opaque, void *buf, uint64_t len, uint64_t off)
+{
+	(void)opaque;
+	(void)buf;
+	(void)len;
+	(void)off;
+	return -EIO;
+}
+
+static int bad_write(void *opaque, const void *buf, uint64_t len, uint64_t off)
+{
+	(void)opaque;
+	(void)buf;
+	(void)len;
+	(void)off;
+	return -ENOSPC;
+}
+
+static int bad_flush(void *opaque)
+{
+	(void)opaque;
+	return -EIO;
+}
+
+static void bad_destroy(void *opaque)
+{
+	assert_ptr_equal(opaque, &bad_destroyed);
+	bad_destroyed++;
+}
+
+static const struct virtio_blk_backing_ops bad_ops = {
+	.read = bad_read,
+	.write = bad_write,
+	.flush = bad_flush,
+	.destroy = bad_destroy,
+};
+
+/* Swap the raw image for other backings: capacity and interrupt follow. */
+static void test_replace_backing(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_blk_backing bk = { &bad_ops, &bad_destroyed,
+					 2 * DISK_BYTES + 100 };
+	const struct vdrv_seg out = { DATA_GPA, 512, false };
+	const struct vdrv_seg in = { DATA2_GPA, 512, true };
+
+	assert_int_equal(virtio_blk__replace_backing(f->blk, NULL), -EINVAL);
+	bk.ops = NULL;
+	assert_int_equal(virtio_blk__replace_backing(f->blk, &bk), -EINVAL);
+	bk.ops = &bad_ops;
+	bad_destroyed = 0;
+	assert_int_equal(virtio_blk__replace_backing(f->blk, &bk), 0);
+	assert_int_equal(rd(f, VIRTIO_MMIO_CONFIG + 0), 2 * SECTORS);
+	assert_true(rd(f, INT_STATUS) & VIRTIO_MMIO_INT_CONFIG);
+	assert_int_equal(f->irq_level, 1);
+	/* Every failure is an I/O error for the guest. */
+	assert_int_equal(request(f, VIRTIO_BLK_T_IN, SECTORS + 3, &in, 1), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(request(f, VIRTIO_BLK_T_OUT, 0, &out, 1), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(request(f, VIRTIO_BLK_T_FLUSH, 0, NULL, 0), 1);
+	assert_int_equal(status(f), VIRTIO_BLK_S_IOERR);
+	check_image(f, f->image);
+	assert_int_equal(bad_destroyed, 0);
+	/* Back to a raw image (the old backing is destroyed). */
+	assert_int_equal(virtio_blk__set_backing(f->blk, -1, 512), -EINVAL);
+	assert_int_equal(
+		virtio_blk__set_backing(f->blk, dup(f->check_fd), DISK_BYTES),
+		0);
+	assert_int_equal(bad_destroyed, 1);
+	assert_int_equal(rd(f, VIRTIO_MMIO_CONFIG + 0), SECTORS);
+	assert_int_equal(request(f, VIRTIO_BLK_T_IN, 5, &in, 1), 513);
+	assert_int_equal(status(f), VIRTIO_BLK_S_OK);
+	assert_memory_equal(f->r.ram + DATA2_GPA, f->image + 5 * 512, 512);
+	/* And a device made on a backing destroys it with itself. */
+	{
+		struct irq_line irq = { 0 };
+		struct virtio_blk *b;
+
+		assert_null(virtio_blk__create_backed(&f->r.m, irq, NULL, false,
+						      NULL));
+		bk.ops = NULL;
+		assert_null(virtio_blk__create_backed(&f->r.m, irq, &bk, false,
+						      NULL));
+		bk.ops = &bad_ops;
+		assert_null(
+			virtio_blk__create_backed(NULL, irq, &bk, false, NULL));
+		assert_int_equal(bad_destroyed, 1);
+		b = virtio_blk__create_backed(&f->r.m, irq, &bk, false, NULL);
+		assert_non_null(b);
+		virtio_blk__destroy(b);
+		assert_int_equal(bad_destroyed, 2);
+	}
+}
+
 static void test_create_args(void **state)
 {
 	struct test_ram *r = test_ram__new(RAM_BYTES, 0);
@@ -671,6 +926,12 @@ int main(void)
 		T(test_malformed),
 		T(test_several_per_notify),
 		T(test_broken_chain),
+		T(test_raw_refuses_overlay_magic),
+		cmocka_unit_test_setup_teardown(test_overlay_backing,
+						setup_overlay, teardown),
+		cmocka_unit_test_setup_teardown(test_overlay_read_only,
+						setup_overlay_ro, teardown),
+		T(test_replace_backing),
 		cmocka_unit_test(test_create_args),
 #undef T
 	};

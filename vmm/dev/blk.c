@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../devices/virtio_blk.h"
+#include "../../snapshot/overlay.h"
 #include "../log.h"
 #include "dev.h"
 
@@ -37,15 +38,21 @@ const struct devmgr_class dev_class_virtio_blk = {
 };
 
 /*
- * Open, check and lock the image @path: the fd and its size, or -errno
- * with the reason in @why.
+ * Open, check and lock the image @path into the backing *@bk: a raw image,
+ * or an overlay when the file starts with its magic (*@ovl set; the
+ * overlay opens its base).  Returns 0, or -errno with the reason in @why
+ * (not naming @path; *@ovl tells whether to call it an overlay).
  */
-static int dev__blk_open(const char *path, bool read_only, uint64_t *size,
-			 char *why, size_t whylen)
+static int dev__blk_open(const char *path, bool read_only,
+			 struct virtio_blk_backing *bk, bool *ovl, char *why,
+			 size_t whylen)
 {
+	struct overlay_info info;
+	struct overlay *o;
 	struct stat st;
 	int fd, ret;
 
+	*ovl = false;
 	fd = open(path,
 		  (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
@@ -68,39 +75,66 @@ static int dev__blk_open(const char *path, bool read_only, uint64_t *size,
 		close(fd);
 		return -EBUSY;
 	}
-	*size = (uint64_t)st.st_size;
-	return fd;
+	if (!overlay__is_overlay(fd)) {
+		*bk = virtio_blk__raw_backing(fd, (uint64_t)st.st_size);
+		return 0;
+	}
+	*ovl = true;
+	ret = overlay__open_fd(fd, path, read_only, &o, why, whylen);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	overlay__info(o, &info);
+	if (info.size < 512) {
+		snprintf(why, whylen, "disk smaller than one 512-byte sector");
+		overlay__close(o);
+		return -EINVAL;
+	}
+	if (info.dropped)
+		log_warn("overlay %s: %llu clusters past the end of the file "
+			 "dropped, read from base %s again (writes lost before "
+			 "a flush, or a truncated copy)",
+			 path, (unsigned long long)info.dropped,
+			 info.base_path);
+	log_info("overlay %s: over %s, %llu of %llu clusters of %u KiB "
+		 "written",
+		 path, info.base_path, (unsigned long long)info.allocated,
+		 (unsigned long long)info.clusters, info.cluster_bytes >> 10);
+	*bk = virtio_blk__overlay_backing(o);
+	return 0;
 }
 
 int dev_blk__add(const struct dev_env *env, const char *id,
 		 const struct drive_config *d)
 {
+	struct virtio_blk_backing bk;
 	struct devmgr_dev *md;
 	struct virtio_blk *blk;
-	uint64_t size;
-	char why[128];
-	int fd;
+	char why[256];
+	bool ovl;
+	int ret;
 
-	fd = dev__blk_open(d->path, d->read_only, &size, why, sizeof(why));
-	if (fd < 0) {
-		log_error("drive %s: %s", d->path, why);
-		return fd;
+	ret = dev__blk_open(d->path, d->read_only, &bk, &ovl, why, sizeof(why));
+	if (ret < 0) {
+		log_error("%s %s: %s", ovl ? "overlay" : "drive", d->path, why);
+		return ret;
 	}
 	md = devmgr__add(env->dm, id, &dev_class_virtio_blk);
 	if (!md) {
-		close(fd);
+		bk.ops->destroy(bk.opaque);
 		return -ENOSPC;
 	}
-	blk = virtio_blk__create(env->mem, md->irq, fd, size, d->read_only,
-				 d->id ? d->id : id);
+	blk = virtio_blk__create_backed(env->mem, md->irq, &bk, d->read_only,
+					d->id ? d->id : id);
 	if (!blk) {
 		log_error("drive %s: cannot create the device", d->path);
-		close(fd);
+		bk.ops->destroy(bk.opaque);
 		return -ENOMEM;
 	}
-	log_info("drive %s: virtio-blk '%s' at 0x%llx, irq %d%s", d->path, id,
+	log_info("drive %s: virtio-blk '%s' at 0x%llx, irq %d%s%s", d->path, id,
 		 (unsigned long long)md->mmio_base, md->gsi,
-		 d->read_only ? ", read-only" : "");
+		 ovl ? ", overlay" : "", d->read_only ? ", read-only" : "");
 	return devmgr__attach_virtio(env->dm, md, blk);
 }
 
@@ -108,17 +142,21 @@ int dev_blk__update(struct devmgr *dm, const char *id, const char *path,
 		    bool read_only, char *why, size_t whylen)
 {
 	struct devmgr_dev *md = devmgr__find(dm, id);
-	uint64_t size;
-	int fd;
+	struct virtio_blk_backing bk;
+	char reason[256];
+	bool ovl;
+	int ret;
 
 	if (!md || md->cls != &dev_class_virtio_blk || !md->dev) {
 		snprintf(why, whylen, "no drive '%s'", id);
 		return -ENOENT;
 	}
-	fd = dev__blk_open(path, read_only, &size, why, whylen);
-	if (fd < 0)
-		return fd;
-	virtio_blk__set_backing(md->dev, fd, size);
-	log_info("drive '%s' now on %s", id, path);
+	ret = dev__blk_open(path, read_only, &bk, &ovl, reason, sizeof(reason));
+	if (ret < 0) {
+		snprintf(why, whylen, "%s%s", ovl ? "overlay: " : "", reason);
+		return ret;
+	}
+	virtio_blk__replace_backing(md->dev, &bk);
+	log_info("drive '%s' now on %s%s", id, path, ovl ? " (overlay)" : "");
 	return 0;
 }
