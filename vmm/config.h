@@ -26,7 +26,7 @@ enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
 
 /* One virtio-blk drive (--drive path=FILE[,ro][,root][,id=NAME]). */
 struct drive_config {
-	const char *path; /* raw image file */
+	const char *path; /* raw image, or an overlay (snapshot/overlay.h) */
 	const char *id; /* GET_ID serial; NULL: "drive<N>" */
 	bool read_only; /* VIRTIO_BLK_F_RO; the file is opened O_RDONLY */
 	bool root; /* root=/dev/vda unless --append sets root= */

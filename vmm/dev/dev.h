@@ -59,8 +59,10 @@ int dev_legacy__add(const struct dev_env *env);
  * opens the image (read-only with @d->read_only, O_NONBLOCK so that a FIFO
  * fails instead of hanging), checks it is a regular file of at least one
  * sector, locks it (flock: shared read-only, else exclusive) against a
- * second writer, GET_ID answers @d->id or @id.  Returns 0 or a negative
- * errno after one error line naming the file.
+ * second writer, GET_ID answers @d->id or @id.  A file that starts with
+ * the overlay magic is opened as a copy-on-write overlay over its base
+ * (snapshot/overlay.h: the base read-only, its identity checked).
+ * Returns 0 or a negative errno after one error line naming the file.
  */
 int dev_blk__add(const struct dev_env *env, const char *id,
 		 const struct drive_config *d);
