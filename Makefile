@@ -112,11 +112,14 @@ $(BUILD)/guests/%.elf: tests/guests/start.S tests/guests/%.c $(wildcard tests/gu
 deps:
 	@tests/install-deps.sh
 
-# The main job: a sandbox on the default kernel and rootfs, a command in
-# it through the guest agent, then nothing left of it.
+# The main job: the default template (a boot of the default kernel and
+# rootfs, snapshotted; built once, and again when either changes), a
+# sandbox restored from it, a command in it through the guest agent, then
+# nothing left of the sandbox.
 run: deps
 	$(MAKE) all guest
-	@id=$$($(BUILD)/emberctl run --ttl 600) || exit 1; \
+	@$(BUILD)/emberctl template build default --if-missing >/dev/null || exit 1; \
+	id=$$($(BUILD)/emberctl run --template default --ttl 600) || exit 1; \
 	echo "sandbox $$id is up; emberctl exec $$id -- uname -a:"; \
 	$(BUILD)/emberctl exec $$id -- uname -a; rc=$$?; \
 	$(BUILD)/emberctl kill $$id >/dev/null; exit $$rc
@@ -187,24 +190,31 @@ clean:
 
 # --- emberctl (api/): the sandbox client -----------------------------------
 # Its own objects, and of the VMM only the configuration's limits
-# (vmm/config.c), so that both check them alike.  emberctl-asan is the
+# (vmm/config.c), so that both check them alike, and the overlay format
+# (snapshot/overlay.c).  emberctl-asan is the
 # sanitizer build the tests drive; test_agent_client links the client alone
 # (not $(ASAN_LIB_OBJS)) and runs build/test/agent-host behind a fake
 # sandbox socket.
 SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
-		api/sandbox/agent_client.c api/sandbox/pause.c
-EMBERCTL_SRCS := api/emberctl/emberctl.c $(SANDBOX_SRCS) vmm/config.c
+		api/sandbox/agent_client.c api/sandbox/pause.c \
+		api/sandbox/ember_api.c api/sandbox/template.c
+# Of the VMM: the configuration's limits and the disk overlays (template
+# disks, each restored sandbox's own overlay over one).
+EMBERCTL_SRCS := api/emberctl/emberctl.c $(SANDBOX_SRCS) vmm/config.c \
+		snapshot/overlay.c
+# libcurl and jansson speak to ember's control socket (pause, snapshots);
+# zlib: the overlays' CRCs.
+EMBERCTL_LIBS := -lcurl -ljansson -lz
 
 all: $(BUILD)/emberctl
 asan: $(BUILD)/emberctl-asan
 
-# libcurl speaks to ember's control socket (pause, resume).
 $(BUILD)/emberctl: $(EMBERCTL_SRCS:%.c=$(BUILD)/obj/%.o)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcurl $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(EMBERCTL_LIBS) $(LDLIBS)
 
 $(BUILD)/emberctl-asan: $(EMBERCTL_SRCS:%.c=$(BUILD)/asan/%.o)
-	$(CC) $(SAN) -pie -o $@ $^ -lcurl $(LDLIBS)
+	$(CC) $(SAN) -pie -o $@ $^ $(EMBERCTL_LIBS) $(LDLIBS)
 
 $(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
 		$(BUILD)/asan/api/sandbox/agent_client.o $(BUILD)/asan/api/sandbox/clock.o \

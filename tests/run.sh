@@ -56,7 +56,8 @@ done
 for s in tests/integration/bad_input.sh tests/integration/tiny_guests.sh \
 	tests/integration/snapshot_files.sh tests/integration/overlay.sh \
 	tests/integration/boot.sh tests/integration/api.sh \
-	tests/integration/vsock.sh tests/integration/emberctl.sh; do
+	tests/integration/vsock.sh tests/integration/emberctl.sh \
+	tests/integration/snapshot.sh; do
 	echo "== ${s#tests/}"
 	while IFS= read -r line; do
 		count_line "$line"

@@ -3,11 +3,14 @@
  * emberctl: create and drive sandboxes (ember microVMs with the guest
  * agent).  See usage() and README.md.
  *
- *   emberctl run [options]            boot one, print its id
+ *   emberctl run [options]            start one, print its id
  *   emberctl exec [options] ID -- CMD run CMD in it, streaming output
  *   emberctl cp SRC DST               copy a file in or out (ID:PATH)
- *   emberctl ls                       list the live ones
+ *   emberctl ls                       list the live and parked ones
+ *   emberctl pause [--to-disk] ID...  freeze them (in memory, or parked)
+ *   emberctl resume ID...             let them run on
  *   emberctl kill ID...               end them, leaving nothing behind
+ *   emberctl template build|ls|rm     snapshots that `run` restores
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +33,7 @@
 #include "../sandbox/agent_client.h"
 #include "../sandbox/clock.h"
 #include "../sandbox/sandbox.h"
+#include "../sandbox/template.h"
 
 /* exec's exit statuses for its own troubles (docker's, coreutils'). */
 #define EXIT_OWN      125
@@ -38,6 +42,8 @@
 #define EXIT_TIMEOUT  124
 
 #define CONNECT_MS   10000 /* exec/cp: until the agent answers a PING */
+#define BUILD_TTL_S  3600 /* template build: the longest it may take */
+#define DEF_TEMPLATE "default" /* plain `run` restores it when it exists */
 #define FILE_IDLE_MS 120000 /* cp: give up when no byte moves this long */
 
 /*
@@ -51,11 +57,15 @@ static void usage(FILE *f)
 	fputs("usage: emberctl COMMAND [options]\n"
 	      "Create and drive sandboxes: ember microVMs with a guest agent.\n"
 	      "\n"
-	      "  run [--mem MIB] [--vcpus N] [--ttl S] [--rootfs FILE]\n"
-	      "      [--kernel FILE] [--boot-timeout S]\n"
-	      "        boot a sandbox; print its id once its agent answers.\n"
-	      "        Defaults: 256 MiB, 1 vCPU, TTL 300 s (0: none) counted\n"
-	      "        from when run returns, boot timeout 300 s\n"
+	      "  run [--template NAME | --boot] [--ttl S] [--boot-timeout S]\n"
+	      "      [--mem MIB] [--vcpus N] [--rootfs FILE] [--kernel FILE]\n"
+	      "        start a sandbox; print its id once its agent answers.\n"
+	      "        --template restores a template (fast); --boot\n"
+	      "        boots the kernel.  Neither: the template \"default\"\n"
+	      "        when it exists and no --mem, --vcpus, --rootfs or\n"
+	      "        --kernel is given, else a boot.  Defaults: 256 MiB,\n"
+	      "        1 vCPU, TTL 300 s (0: none) counted from when run\n"
+	      "        returns, boot timeout 300 s\n"
 	      "  exec [-i] [--timeout S] [--env K=V]... [--cwd DIR] ID -- CMD [ARG...]\n"
 	      "  exec [options] ID --python CODE [ARG...]\n"
 	      "        run CMD (or python3 -c CODE) in the sandbox, its output\n"
@@ -64,20 +74,39 @@ static void usage(FILE *f)
 	      "        126 cannot execute, 127 not found\n"
 	      "  cp SRC DST\n"
 	      "        copy a file; exactly one of SRC/DST is ID:PATH\n"
-	      "  ls    list the live sandboxes\n"
-	      "  pause ID...\n"
+	      "  ls    list the live and parked sandboxes\n"
+	      "  pause [--to-disk] ID...\n"
 	      "        freeze sandboxes in memory: no CPU used, the TTL\n"
-	      "        stopped, exec and cp refused until resumed\n"
-	      "  resume ID...\n"
-	      "        let paused sandboxes run on\n"
+	      "        stopped, exec and cp refused until resumed; --to-disk\n"
+	      "        parks them: a snapshot in the sandbox's directory, and\n"
+	      "        no process or memory left until resume\n"
+	      "  resume [--boot-timeout S] ID...\n"
+	      "        let paused sandboxes run on; parked ones are restored\n"
+	      "        (same id, disk and files; the TTL goes on)\n"
 	      "  kill ID...\n"
-	      "        end sandboxes and remove everything they used\n"
+	      "        end sandboxes (parked too), remove everything they used\n"
+	      "  template build NAME [--rootfs FILE] [--kernel FILE] [--mem MIB]\n"
+	      "      [--vcpus N] [--setup CMD]... [--timeout S] [--if-missing]\n"
+	      "        boot a sandbox, run each setup command (sh -c CMD;\n"
+	      "        the first that fails ends the build), snapshot it as\n"
+	      "        template NAME (a-z, 0-9, _, -; at most 64); --timeout:\n"
+	      "        the longest the build may take (3600 s); --if-missing:\n"
+	      "        nothing to do when NAME exists and is up to date (same\n"
+	      "        kernel and rootfs, unchanged since, same --mem and\n"
+	      "        --vcpus), else it is built again\n"
+	      "  template ls\n"
+	      "        list the templates\n"
+	      "  template rm [--force] NAME...\n"
+	      "        remove templates; one that a sandbox (live or parked)\n"
+	      "        was made from is refused, unless --force: then those\n"
+	      "        sandboxes are killed first\n"
 	      "\n"
 	      "An ID may be any unique prefix of one.  Paths: $EMBER_BIN,\n"
 	      "$EMBER_KERNEL, $EMBER_ROOTFS, else ember, guest/vmlinux and\n"
 	      "guest/rootfs.ext4 beside emberctl; state in $EMBER_STATE_DIR\n"
 	      "(default /var/lib/ember/sandboxes for root, else\n"
-	      "$XDG_RUNTIME_DIR/ember or /tmp/ember-UID).\n",
+	      "$XDG_RUNTIME_DIR/ember or /tmp/ember-UID), templates in its\n"
+	      "templates directory.\n",
 	      f);
 }
 
@@ -204,6 +233,42 @@ static int block_stops(int with_fd)
 
 /* --- run ----------------------------------------------------------------- */
 
+/*
+ * Parse --mem and --vcpus (ember's own limits and words, vmm/config.h)
+ * into @mem_mib and @vcpus: 0, or 2 after saying what is wrong.
+ */
+static int parse_machine(int opt, const char *arg, unsigned int *mem_mib,
+			 unsigned int *vcpus)
+{
+	char err[256];
+	uint64_t mem;
+
+	if (opt == 'm') {
+		if (config__parse_mem(arg, &mem, err, sizeof(err))) {
+			fprintf(stderr, "emberctl: --mem %s: %s\n", arg, err);
+			return 2;
+		}
+		*mem_mib = (unsigned int)mem;
+		return 0;
+	}
+	if (config__parse_vcpus(arg, vcpus, err, sizeof(err))) {
+		fprintf(stderr, "emberctl: --vcpus %s: %s\n", arg, err);
+		return 2;
+	}
+	return 0;
+}
+
+/* A template name from the command line: 0, or 2 after saying why not. */
+static int check_template_name(const char *name)
+{
+	char err[256];
+
+	if (template__name_ok(name, err, sizeof(err)) == 0)
+		return 0;
+	report(err);
+	return 2;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -213,39 +278,31 @@ static int cmd_run(int argc, char **argv)
 		{ "rootfs", required_argument, NULL, 'r' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "boot-timeout", required_argument, NULL, 'b' },
+		{ "template", required_argument, NULL, 'T' },
+		{ "boot", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX], err[4096];
 	char id[SANDBOX_ID_LEN + 1];
-	const char *kernel_opt = NULL, *rootfs_opt = NULL;
-	uint64_t mem;
+	const char *kernel_opt = NULL, *rootfs_opt = NULL, *boot_opt = NULL;
+	struct template_info t;
 	struct sandbox_opts o = {
 		.mem_mib = SANDBOX_DEF_MEM,
 		.vcpus = 1,
 		.ttl_s = SANDBOX_DEF_TTL,
 		.boot_timeout_s = SANDBOX_DEF_BOOT_S,
 	};
+	bool boot = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			/* ember's own limits and words (vmm/config.h). */
-			if (config__parse_mem(optarg, &mem, err, sizeof(err))) {
-				fprintf(stderr, "emberctl: --mem %s: %s\n",
-					optarg, err);
-				return 2;
-			}
-			o.mem_mib = (unsigned int)mem;
-			break;
 		case 'c':
-			if (config__parse_vcpus(optarg, &o.vcpus, err,
-						sizeof(err))) {
-				fprintf(stderr, "emberctl: --vcpus %s: %s\n",
-					optarg, err);
+			if (parse_machine(c, optarg, &o.mem_mib, &o.vcpus))
 				return 2;
-			}
+			boot_opt = c == 'm' ? "--mem" : "--vcpus";
 			break;
 		case 't':
 			if (parse_uint("--ttl", optarg, 0, 100U * 365 * 86400,
@@ -259,9 +316,19 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'r':
 			rootfs_opt = optarg;
+			boot_opt = "--rootfs";
 			break;
 		case 'k':
 			kernel_opt = optarg;
+			boot_opt = "--kernel";
+			break;
+		case 'T':
+			if (check_template_name(optarg))
+				return 2;
+			o.template_name = optarg;
+			break;
+		case 'B':
+			boot = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -276,16 +343,36 @@ static int cmd_run(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
+	if (boot && o.template_name) {
+		fprintf(stderr, "emberctl: run: --template and --boot exclude "
+				"each other\n");
+		return 2;
+	}
+	if (o.template_name && boot_opt) {
+		fprintf(stderr,
+			"emberctl: run --template: %s is the template's (see "
+			"emberctl template ls)\n",
+			boot_opt);
+		return 2;
+	}
+	/* Plain `run`: the default template when there is one. */
+	if (!boot && !boot_opt && !o.template_name &&
+	    template__open(DEF_TEMPLATE, &t, NULL, err, sizeof(err)) == 0)
+		o.template_name = DEF_TEMPLATE;
 	if (default_path("ember", NULL, "EMBER_BIN", "ember", 1, ember,
-			 sizeof(ember)) ||
-	    default_path("kernel", kernel_opt, "EMBER_KERNEL", "guest/vmlinux",
-			 0, kernel, sizeof(kernel)) ||
-	    default_path("rootfs", rootfs_opt, "EMBER_ROOTFS",
-			 "guest/rootfs.ext4", 0, rootfs, sizeof(rootfs)))
+			 sizeof(ember)))
+		return 1;
+	if (!o.template_name &&
+	    (default_path("kernel", kernel_opt, "EMBER_KERNEL", "guest/vmlinux",
+			  0, kernel, sizeof(kernel)) ||
+	     default_path("rootfs", rootfs_opt, "EMBER_ROOTFS",
+			  "guest/rootfs.ext4", 0, rootfs, sizeof(rootfs))))
 		return 1;
 	o.ember = ember;
-	o.kernel = kernel;
-	o.rootfs = rootfs;
+	if (!o.template_name) {
+		o.kernel = kernel;
+		o.rootfs = rootfs;
+	}
 	block_stops(0);
 	if (sandbox__run(&o, id, err, sizeof(err)) < 0) {
 		report(err);
@@ -326,8 +413,8 @@ static struct agent_client *open_agent(const char *ref, struct sandbox_info *sb)
 	}
 	if (sb->paused) {
 		fprintf(stderr,
-			"emberctl: sandbox %s is paused (emberctl resume %s)\n",
-			sb->id, sb->id);
+			"emberctl: sandbox %s is %s (emberctl resume %s)\n",
+			sb->id, sb->parked ? "parked" : "paused", sb->id);
 		return NULL;
 	}
 	c = agent_client__new();
@@ -856,6 +943,15 @@ static void fmt_dur(int64_t s, char *out, size_t outsz)
 			 (int)(s / 3600 % 24));
 }
 
+static const char *state_name(const struct sandbox_info *s)
+{
+	if (s->parked)
+		return "parked";
+	if (!s->ready)
+		return "booting";
+	return s->paused ? "paused" : "running";
+}
+
 static int cmd_ls(int argc, char **argv)
 {
 	struct sandbox_info *v;
@@ -872,8 +968,8 @@ static int cmd_ls(int argc, char **argv)
 		report(err);
 		return 1;
 	}
-	printf("%-12s  %-8s  %7s  %5s  %-7s  %-7s  %s\n", "ID", "PID", "MEM",
-	       "VCPUS", "STATE", "AGE", "TTL");
+	printf("%-12s  %-8s  %7s  %5s  %-7s  %-7s  %-7s  %s\n", "ID", "PID",
+	       "MEM", "VCPUS", "STATE", "AGE", "TTL", "TEMPLATE");
 	for (size_t i = 0; i < n; i++) {
 		const struct sandbox_info *s = &v[i];
 
@@ -884,16 +980,13 @@ static int cmd_ls(int argc, char **argv)
 			snprintf(ttl, sizeof(ttl), "-");
 		else
 			fmt_dur(sandbox__ttl_left(s, now), ttl, sizeof(ttl));
-		if (s->ember)
+		if (s->ember && !s->parked)
 			snprintf(pid, sizeof(pid), "%d", (int)s->ember);
 		else
 			snprintf(pid, sizeof(pid), "-");
-		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %s\n", s->id, pid,
-		       s->mem_mib, s->vcpus,
-		       !s->ready ? "booting" :
-		       s->paused ? "paused" :
-				   "running",
-		       age, ttl);
+		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %-7s  %s\n", s->id,
+		       pid, s->mem_mib, s->vcpus, state_name(s), age, ttl,
+		       s->template_name[0] ? s->template_name : "-");
 	}
 	free(v);
 	return fflush(stdout) == 0 ? 0 : 1;
@@ -933,26 +1026,70 @@ static int cmd_kill(int argc, char **argv)
 	return fflush(stdout) == 0 ? status : 1;
 }
 
-/* pause / resume ID...: each id printed once done. */
+/*
+ * pause [--to-disk] ID... / resume [--boot-timeout S] ID...: each id
+ * printed once done.
+ */
 static int cmd_pause(int argc, char **argv, bool pause)
 {
+	const char *cmd = pause ? "pause" : "resume";
+	unsigned int timeout_s = SANDBOX_DEF_BOOT_S;
+	char ember[PATH_MAX] = "", err[4096];
 	struct sandbox_info sb;
-	char err[512];
-	int status = 0, rc;
+	bool to_disk = false;
+	int status = 0, rc, i, nids = 0;
 
-	if (argc < 2) {
-		fprintf(stderr, "emberctl: usage: emberctl %s ID...\n",
-			pause ? "pause" : "resume");
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (pause && !strcmp(argv[i], "--to-disk")) {
+			to_disk = true;
+		} else if (!pause && !strcmp(argv[i], "--boot-timeout")) {
+			if (i + 1 == argc) {
+				fprintf(stderr,
+					"emberctl: resume: "
+					"--boot-timeout wants seconds\n");
+				return 2;
+			}
+			if (parse_uint("--boot-timeout", argv[++i], 1, 86400,
+				       &timeout_s))
+				return 2;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr,
+				"emberctl: %s: unknown option: '%s' (see "
+				"emberctl --help)\n",
+				cmd, argv[i]);
+			return 2;
+		} else {
+			nids++;
+		}
+	}
+	if (!nids) {
+		fprintf(stderr, "emberctl: usage: emberctl %s\n",
+			pause ? "pause [--to-disk] ID..." :
+				"resume [--boot-timeout S] ID...");
 		return 2;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(stdout);
-		return 0;
-	}
-	for (int i = 1; i < argc; i++) {
+	block_stops(0); /* a park or a restore is seen through */
+	for (i = 1; i < argc; i++) {
+		if (argv[i][0] == '-') {
+			i += !strcmp(argv[i], "--boot-timeout");
+			continue;
+		}
 		rc = sandbox__find(argv[i], &sb, err, sizeof(err));
-		if (rc == 0)
+		if (rc == 0 && pause && to_disk) {
+			rc = sandbox__park(&sb, err, sizeof(err));
+		} else if (rc == 0 && !pause && sb.parked) {
+			if (!ember[0] &&
+			    default_path("ember", NULL, "EMBER_BIN", "ember", 1,
+					 ember, sizeof(ember)))
+				return 1;
+			rc = sandbox__unpark(&sb, ember, timeout_s, err,
+					     sizeof(err));
+		} else if (rc == 0) {
 			rc = sandbox__pause(&sb, pause, err, sizeof(err));
+		}
 		if (rc < 0) {
 			report(err);
 			status = 1;
@@ -961,6 +1098,269 @@ static int cmd_pause(int argc, char **argv, bool pause)
 		printf("%s\n", sb.id);
 	}
 	return fflush(stdout) == 0 ? status : 1;
+}
+
+/* --- template ------------------------------------------------------------ */
+
+/*
+ * Why the existing template @t is not what a build with @kernel, @rootfs
+ * and @o would make: another kernel or rootfs, one changed since, other
+ * memory or vCPUs.  NULL when it is.
+ */
+static const char *stale(const struct template_info *t, const char *kernel,
+			 const char *rootfs,
+			 const struct template_build_opts *o)
+{
+	struct stat st;
+
+	if (strcmp(t->kernel, kernel))
+		return "another kernel";
+	if (strcmp(t->rootfs, rootfs))
+		return "another rootfs";
+	if (stat(kernel, &st) == 0 && st.st_mtime >= t->created)
+		return "the kernel changed since";
+	if (stat(rootfs, &st) == 0 && st.st_mtime >= t->created)
+		return "the rootfs changed since";
+	if (t->mem_mib != o->mem_mib || t->vcpus != o->vcpus)
+		return "other memory or vCPUs";
+	return NULL;
+}
+
+static int cmd_template_build(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mem", required_argument, NULL, 'm' },
+		{ "vcpus", required_argument, NULL, 'c' },
+		{ "rootfs", required_argument, NULL, 'r' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "setup", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "boot-timeout", required_argument, NULL, 'b' },
+		{ "if-missing", no_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX], err[4096];
+	const char *kernel_opt = NULL, *rootfs_opt = NULL, *name;
+	struct template_build_opts o = {
+		.mem_mib = SANDBOX_DEF_MEM,
+		.vcpus = 1,
+		.boot_timeout_s = SANDBOX_DEF_BOOT_S,
+		.build_ttl_s = BUILD_TTL_S,
+		.out_fd = 2,
+	};
+	const char **setup;
+	struct template_info t;
+	bool if_missing = false;
+	int c, rc = 2;
+
+	/* --setup at most once per argument: argc bounds them. */
+	setup = calloc((size_t)argc + 1, sizeof(*setup));
+	if (!setup) {
+		report("out of memory");
+		return 1;
+	}
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+		case 'c':
+			if (parse_machine(c, optarg, &o.mem_mib, &o.vcpus))
+				goto out;
+			break;
+		case 'r':
+			rootfs_opt = optarg;
+			break;
+		case 'k':
+			kernel_opt = optarg;
+			break;
+		case 's':
+			setup[o.nsetup++] = optarg;
+			break;
+		case 't':
+			if (parse_uint("--timeout", optarg, 1, 7 * 86400,
+				       &o.build_ttl_s))
+				goto out;
+			break;
+		case 'b':
+			if (parse_uint("--boot-timeout", optarg, 1, 86400,
+				       &o.boot_timeout_s))
+				goto out;
+			break;
+		case 'i':
+			if_missing = true;
+			break;
+		case 'h':
+			usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			bad_option("template build", argv);
+			goto out;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "emberctl: usage: emberctl template build NAME "
+				"[options] (see emberctl --help)\n");
+		goto out;
+	}
+	name = argv[optind];
+	if (check_template_name(name))
+		goto out;
+	rc = 1;
+	if (default_path("ember", NULL, "EMBER_BIN", "ember", 1, ember,
+			 sizeof(ember)) ||
+	    default_path("kernel", kernel_opt, "EMBER_KERNEL", "guest/vmlinux",
+			 0, kernel, sizeof(kernel)) ||
+	    default_path("rootfs", rootfs_opt, "EMBER_ROOTFS",
+			 "guest/rootfs.ext4", 0, rootfs, sizeof(rootfs)))
+		goto out;
+	if (if_missing &&
+	    template__open(name, &t, NULL, err, sizeof(err)) == 0) {
+		const char *why = stale(&t, kernel, rootfs, &o);
+
+		if (!why) {
+			printf("%s\n", name);
+			rc = fflush(stdout) == 0 ? 0 : 1;
+			goto out;
+		}
+		fprintf(stderr,
+			"emberctl: template %s is out of date (%s): "
+			"building it again\n",
+			name, why);
+		block_stops(0);
+		if (template__remove(name, false, err, sizeof(err)) < 0) {
+			report(err);
+			goto out;
+		}
+	}
+	o.ember = ember;
+	o.kernel = kernel;
+	o.rootfs = rootfs;
+	o.setup = setup;
+	o.sig_fd = block_stops(1);
+	if (template__build(&o, name, err, sizeof(err)) < 0) {
+		report(err);
+		goto out;
+	}
+	printf("%s\n", name);
+	rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+	free(setup);
+	return rc;
+}
+
+/* "1.5G", "340M", "12K": @bytes for a column. */
+static void fmt_size(uint64_t bytes, char *out, size_t outsz)
+{
+	static const char unit[] = "KMGT";
+	double v = (double)bytes / 1024;
+	int u = 0;
+
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, outsz, v < 10 ? "%.1f%c" : "%.0f%c", v, unit[u]);
+}
+
+static int cmd_template_ls(int argc, char **argv)
+{
+	struct template_info *v;
+	char err[512], size[16], when[32];
+	size_t n, users;
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "emberctl: template ls takes no arguments\n");
+		return 2;
+	}
+	if (template__list(&v, &n, err, sizeof(err)) < 0) {
+		report(err);
+		return 1;
+	}
+	printf("%-20s  %7s  %5s  %7s  %-16s  %s\n", "NAME", "MEM", "VCPUS",
+	       "SIZE", "CREATED", "SANDBOXES");
+	for (size_t i = 0; i < n; i++) {
+		time_t at = (time_t)v[i].created;
+		struct tm tm;
+
+		fmt_size(v[i].disk_bytes, size, sizeof(size));
+		if (!localtime_r(&at, &tm) ||
+		    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm))
+			snprintf(when, sizeof(when), "-");
+		if (template__users(v[i].name, &users, NULL, 0, err,
+				    sizeof(err)) < 0)
+			users = 0;
+		printf("%-20s  %6uM  %5u  %7s  %-16s  %zu\n", v[i].name,
+		       v[i].mem_mib, v[i].vcpus, size, when, users);
+	}
+	free(v);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int cmd_template_rm(int argc, char **argv)
+{
+	char err[1024];
+	bool force = false;
+	int status = 0, i, n = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--force") || !strcmp(argv[i], "-f"))
+			force = true;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr,
+				"emberctl: template rm: unknown option: '%s' "
+				"(see emberctl --help)\n",
+				argv[i]);
+			return 2;
+		} else if (check_template_name(argv[i])) {
+			return 2;
+		} else {
+			n++;
+		}
+	}
+	if (!n) {
+		fprintf(stderr, "emberctl: usage: emberctl template rm "
+				"[--force] NAME...\n");
+		return 2;
+	}
+	block_stops(0); /* no half-removed templates */
+	for (i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		if (template__remove(argv[i], force, err, sizeof(err)) < 0) {
+			report(err);
+			status = 1;
+			continue;
+		}
+		printf("%s\n", argv[i]);
+	}
+	return fflush(stdout) == 0 ? status : 1;
+}
+
+static int cmd_template(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "build"))
+		return cmd_template_build(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "ls"))
+		return cmd_template_ls(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "rm"))
+		return cmd_template_rm(argc - 1, argv + 1);
+	if (argc >= 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr,
+		"emberctl: template: %s%s%s (build, ls, rm; see "
+		"emberctl --help)\n",
+		argc < 2 ? "which command?" : "unknown command '",
+		argc < 2 ? "" : argv[1], argc < 2 ? "" : "'");
+	return 2;
 }
 
 /* Make sure fds 0-2 are open: our own files must not land there. */
@@ -1000,6 +1400,8 @@ int main(int argc, char **argv)
 		return cmd_pause(argc, argv, true);
 	if (!strcmp(cmd, "resume"))
 		return cmd_pause(argc, argv, false);
+	if (!strcmp(cmd, "template"))
+		return cmd_template(argc, argv);
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);
@@ -1007,8 +1409,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 		"emberctl: unknown command '%s' (run, exec, cp, ls, pause, "
-		"resume, kill; "
-		"see emberctl --help)\n",
+		"resume, kill, template; see emberctl --help)\n",
 		cmd);
 	return 2;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Pause and resume a sandbox (see sandbox.h): ember's control socket
- * (Firecracker's PATCH /vm) through libcurl, the info file, the
- * supervisor's TTL.
+ * Pause, resume and park a sandbox (see sandbox.h): ember's control socket
+ * (ember_api.h), the info file, the supervisor's TTL.  A park is a pause,
+ * a snapshot into the sandbox's directory, and the supervisor told to
+ * stop ember and leave the directory (supervisor.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,81 +15,31 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
+#include "clock.h"
+#include "ember_api.h"
 #include "files.h"
+#include "proc.h"
 #include "sandbox.h"
 #include "sandbox_internal.h"
+#include "supervisor.h"
 
-/* How long one control call to ember may take (a pause: 1 s per vCPU). */
-#define PAUSE_TIMEOUT_S 40
+/* How long the supervisor may take to stop ember after a park. */
+#define PARK_STOP_MS (SUPERVISOR_STOP_GRACE_MS + 5000)
 
-struct reply {
-	char buf[512];
-	size_t len;
-};
-
-static size_t pause__body(char *ptr, size_t size, size_t n, void *opaque)
+/*
+ * Take @dir's pause.lock (one pause, park or resume at a time, and the
+ * info read under it): its fd, or a negative errno with @err.
+ */
+static int pause__lock(const struct sandbox_info *info, char *err,
+		       size_t errlen)
 {
-	struct reply *r = opaque;
-	size_t got = size * n, room = sizeof(r->buf) - 1 - r->len;
-
-	memcpy(r->buf + r->len, ptr, got < room ? got : room);
-	r->len += got < room ? got : room;
-	r->buf[r->len] = '\0';
-	return got;
-}
-
-/* PATCH /vm {"state": @state} on @sock: the HTTP status, or -errno. */
-static int pause__patch(const char *sock, const char *state, struct reply *r,
-			char *err, size_t errlen)
-{
-	char body[64];
-	struct curl_slist *hdr;
-	CURL *h = curl_easy_init();
-	CURLcode rc;
-	long status = 0;
-
-	if (!h)
-		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
-	snprintf(body, sizeof(body), "{\"state\":\"%s\"}", state);
-	hdr = curl_slist_append(NULL, "Content-Type: application/json");
-	curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, sock);
-	curl_easy_setopt(h, CURLOPT_URL, "http://localhost/vm");
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PATCH");
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)PAUSE_TIMEOUT_S);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, pause__body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-	rc = curl_easy_perform(h);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(hdr);
-	curl_easy_cleanup(h);
-	if (rc != CURLE_OK)
-		return sandbox__errf(err, errlen, -EIO,
-				     "ember's control socket: %s",
-				     curl_easy_strerror(rc));
-	return (int)status;
-}
-
-int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
-		   size_t errlen)
-{
-	char lock[PATH_MAX], sock[PATH_MAX];
-	struct sandbox_info cur = *info;
-	struct reply r = { .len = 0 };
-	int64_t now = (int64_t)time(NULL);
+	char lock[PATH_MAX];
 	int fd, rc;
 
 	if (files__pathf(lock, sizeof(lock), "%s/" SANDBOX_PAUSE_LOCK,
-			 info->dir) ||
-	    files__pathf(sock, sizeof(sock), "%s/" SANDBOX_API_NAME, info->dir))
+			 info->dir))
 		return sandbox__errf(err, errlen, -ENAMETOOLONG,
 				     "sandbox path too long");
-	/* One pause or resume at a time, and the info read under it. */
 	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
 		rc = -errno;
@@ -97,10 +48,35 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 		return sandbox__errf(err, errlen, rc, "%s: %s", lock,
 				     strerror(-rc));
 	}
+	return fd;
+}
+
+int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
+		   size_t errlen)
+{
+	char sock[PATH_MAX];
+	struct sandbox_info cur = *info;
+	int64_t now = (int64_t)time(NULL);
+	int fd, rc;
+
+	if (files__pathf(sock, sizeof(sock), "%s/" SANDBOX_API_NAME, info->dir))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "sandbox path too long");
+	fd = pause__lock(info, err, errlen);
+	if (fd < 0)
+		return fd;
 	rc = sandbox__read_info(info->dir, &cur);
 	if (rc) {
 		sandbox__errf(err, errlen, rc, "sandbox %s: %s", info->id,
 			      strerror(-rc));
+		goto out;
+	}
+	if (cur.parked) {
+		/* Paused already, and more; resuming it takes a new ember. */
+		if (!pause)
+			rc = sandbox__errf(err, errlen, -EINVAL,
+					   "sandbox %s is parked on disk",
+					   info->id);
 		goto out;
 	}
 	if (!cur.ready) {
@@ -110,14 +86,9 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 	}
 	if (pause == !!cur.paused)
 		goto out; /* already so */
-	rc = pause__patch(sock, pause ? "Paused" : "Resumed", &r, err, errlen);
+	rc = ember_api__pause(sock, pause, err, errlen);
 	if (rc < 0)
 		goto out;
-	if (rc != 204) {
-		rc = sandbox__errf(err, errlen, -EIO,
-				   "ember refused (HTTP %d): %s", rc, r.buf);
-		goto out;
-	}
 	if (pause) {
 		cur.paused = now > 0 ? now : 1;
 	} else {
@@ -129,8 +100,122 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 		sandbox__errf(err, errlen, rc, "writing the info file: %s",
 			      strerror(-rc));
 	/* The supervisor re-reads the info file: its TTL stops or goes on. */
-	if (cur.supervisor > 0)
+	if (cur.supervisor > 0 &&
+	    proc__alive(cur.supervisor, cur.supervisor_start))
 		kill(cur.supervisor, SIGUSR1);
+out:
+	close(fd);
+	return rc;
+}
+
+/* Remove park @gen's snapshot files from @dir. */
+static void pause__snap_gone(const char *dir, unsigned int gen)
+{
+	char path[PATH_MAX];
+
+	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_SNAP_STATE, dir,
+			 gen) == 0)
+		unlink(path);
+	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_SNAP_MEM, dir,
+			 gen) == 0)
+		unlink(path);
+}
+
+int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
+{
+	char sock[PATH_MAX], state[PATH_MAX], mem[PATH_MAX], why[512];
+	struct sandbox_info cur = *info;
+	int64_t now = (int64_t)time(NULL);
+	unsigned int gen;
+	bool was_paused;
+	int fd, rc;
+
+	fd = pause__lock(info, err, errlen);
+	if (fd < 0)
+		return fd;
+	rc = sandbox__read_info(info->dir, &cur);
+	if (rc) {
+		sandbox__errf(err, errlen, rc, "sandbox %s: %s", info->id,
+			      strerror(-rc));
+		goto out;
+	}
+	if (cur.parked)
+		goto out; /* already so */
+	if (!cur.ready) {
+		rc = sandbox__errf(err, errlen, -EAGAIN,
+				   "sandbox %s is still booting", info->id);
+		goto out;
+	}
+	gen = cur.snap_gen + 1;
+	if (files__pathf(sock, sizeof(sock), "%s/" SANDBOX_API_NAME,
+			 info->dir) ||
+	    files__pathf(state, sizeof(state), "%s/" SANDBOX_SNAP_STATE,
+			 info->dir, gen) ||
+	    files__pathf(mem, sizeof(mem), "%s/" SANDBOX_SNAP_MEM, info->dir,
+			 gen)) {
+		rc = sandbox__errf(err, errlen, -ENAMETOOLONG,
+				   "sandbox path too long");
+		goto out;
+	}
+	was_paused = cur.paused != 0;
+	if (!was_paused) {
+		rc = ember_api__pause(sock, true, err, errlen);
+		if (rc < 0)
+			goto out;
+	}
+	/* What a failed earlier attempt may have left. */
+	pause__snap_gone(info->dir, gen);
+	/*
+	 * Restored from its template, this ember knows which pages changed
+	 * since: a diff over the template's memory.  Booted, or restored
+	 * from its own park (whose pages it copied in), all of RAM.
+	 */
+	rc = ember_api__snapshot_create(sock,
+					cur.origin == SANDBOX_FROM_TEMPLATE,
+					state, mem, err, errlen);
+	if (rc < 0) {
+		pause__snap_gone(info->dir, gen);
+		if (!was_paused &&
+		    ember_api__pause(sock, false, why, sizeof(why)) < 0)
+			snprintf(err + strlen(err), errlen - strlen(err),
+				 "; and resuming it: %s", why);
+		goto out;
+	}
+	cur.parked = 1;
+	cur.snap_gen = gen;
+	if (!was_paused)
+		cur.paused = now > 0 ? now : 1;
+	rc = sandbox__write_info(info->dir, &cur);
+	if (rc) {
+		sandbox__errf(err, errlen, rc, "writing the info file: %s",
+			      strerror(-rc));
+		pause__snap_gone(info->dir, gen);
+		if (!was_paused)
+			ember_api__pause(sock, false, why, sizeof(why));
+		goto out;
+	}
+	/* The supervisor sees "parked", stops ember and leaves the rest. */
+	if (proc__alive(cur.supervisor, cur.supervisor_start))
+		kill(cur.supervisor, SIGUSR1);
+	if (sandbox__wait_unlocked(info->dir, PARK_STOP_MS) < 0) {
+		/* The snapshot is whole: what runs is not needed any more. */
+		if (proc__alive(cur.supervisor, cur.supervisor_start))
+			kill(cur.supervisor, SIGKILL);
+		if (proc__alive(cur.ember, cur.ember_start))
+			kill(cur.ember, SIGKILL);
+		sandbox__wait_unlocked(info->dir, 2000);
+	}
+	if (proc__alive(cur.ember, cur.ember_start)) {
+		kill(cur.ember, SIGKILL);
+		for (int i = 0;
+		     i < 200 && proc__alive(cur.ember, cur.ember_start); i++)
+			clock__sleep_ms(10);
+	}
+	sandbox__sockets_gone(info->dir);
+	/* The park before, whose memory that ember mapped, is over. */
+	if (gen > 1)
+		pause__snap_gone(info->dir, gen - 1);
+	rc = 0;
 out:
 	close(fd);
 	return rc;

@@ -38,6 +38,8 @@
 #include "sandbox.h"
 #include "sandbox_internal.h"
 #include "supervisor.h"
+#include "template.h"
+#include "../../snapshot/overlay.h"
 
 /* The longest "_<port>" ember appends for guest-initiated connections. */
 #define PORT_SUFFIX_MAX 11
@@ -69,7 +71,7 @@ static int is_id(const char *s)
 
 int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 {
-	char tmp[PATH_MAX], path[PATH_MAX], buf[1024];
+	char tmp[PATH_MAX], path[PATH_MAX], buf[SANDBOX_INFO_MAX];
 	int fd, n, rc;
 
 	if (files__pathf(tmp, sizeof(tmp), "%s/" SANDBOX_INFO_TMP, dir) ||
@@ -80,10 +82,16 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 		     "ember=%d\nember_start=%" PRIu64 "\n"
 		     "created=%" PRId64 "\nready=%" PRId64 "\n"
 		     "ttl=%u\nmem=%u\nvcpus=%u\npaused=%" PRId64
-		     "\npaused_s=%" PRId64 "\n",
+		     "\npaused_s=%" PRId64 "\nparked=%d\nsnap=%u\n"
+		     "origin=%u\ntemplate=%s\nrestore_load_ms=%u\n"
+		     "restore_ready_ms=%u\n",
 		     (int)i->supervisor, i->supervisor_start, (int)i->ember,
 		     i->ember_start, i->created, i->ready, i->ttl_s, i->mem_mib,
-		     i->vcpus, i->paused, i->paused_s);
+		     i->vcpus, i->paused, i->paused_s, i->parked, i->snap_gen,
+		     i->origin, i->template_name, i->restore_load_ms,
+		     i->restore_ready_ms);
+	if (n < 0 || (size_t)n >= sizeof(buf) || strchr(i->template_name, '\n'))
+		return -EINVAL;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -99,7 +107,7 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 
 int sandbox__read_info(const char *dir, struct sandbox_info *i)
 {
-	char path[PATH_MAX], buf[2048], *line, *save = NULL;
+	char path[PATH_MAX], buf[SANDBOX_INFO_MAX + 1], *line, *save = NULL;
 	ssize_t n;
 	int fd;
 
@@ -121,6 +129,11 @@ int sandbox__read_info(const char *dir, struct sandbox_info *i)
 		if (!eq)
 			continue;
 		*eq = '\0';
+		if (!strcmp(line, "template")) {
+			snprintf(i->template_name, sizeof(i->template_name),
+				 "%s", eq + 1);
+			continue;
+		}
 		errno = 0;
 		v = strtoll(eq + 1, &end, 10);
 		if (errno || *end || end == eq + 1 || v < 0)
@@ -147,6 +160,16 @@ int sandbox__read_info(const char *dir, struct sandbox_info *i)
 			i->paused = v;
 		else if (!strcmp(line, "paused_s"))
 			i->paused_s = v;
+		else if (!strcmp(line, "parked"))
+			i->parked = v != 0;
+		else if (!strcmp(line, "snap") && v <= UINT_MAX)
+			i->snap_gen = (unsigned int)v;
+		else if (!strcmp(line, "origin") && v <= SANDBOX_FROM_PARK)
+			i->origin = (unsigned int)v;
+		else if (!strcmp(line, "restore_load_ms") && v <= UINT_MAX)
+			i->restore_load_ms = (unsigned int)v;
+		else if (!strcmp(line, "restore_ready_ms") && v <= UINT_MAX)
+			i->restore_ready_ms = (unsigned int)v;
 	}
 	return 0;
 }
@@ -232,12 +255,7 @@ int sandbox__state_dir(char *out, size_t outsz, char *err, size_t errlen)
 
 /* ---- liveness and clean-up of what dead supervisors left ---------------- */
 
-/*
- * The lock of @dir: 1 when a live supervisor (or `run`) holds it; 0 when
- * it is free, and then *@fd holds it locked for the caller; -ENOENT when
- * there is no lock file, other negative errno.
- */
-static int lock_probe(const char *dir, int *fd)
+int sandbox__lock_probe(const char *dir, int *fd)
 {
 	char path[PATH_MAX];
 
@@ -252,6 +270,23 @@ static int lock_probe(const char *dir, int *fd)
 	close(*fd);
 	*fd = -1;
 	return errno == EWOULDBLOCK ? 1 : -errno;
+}
+
+int sandbox__wait_unlocked(const char *dir, int ms)
+{
+	int64_t end = clock__mono_ms() + ms;
+	int fd, rc;
+
+	for (;;) {
+		rc = sandbox__lock_probe(dir, &fd);
+		if (fd >= 0)
+			close(fd);
+		if (rc != 1)
+			return 0;
+		if (clock__mono_ms() >= end)
+			return -ETIMEDOUT;
+		clock__sleep_ms(10);
+	}
 }
 
 /* SIGTERM @pid (if still @start), SIGKILL after @grace_ms. */
@@ -316,7 +351,7 @@ static int examine(const char *state, const char *name,
 		if (!is_id(id) || (strcmp(name + SANDBOX_ID_LEN + 1, ".new") &&
 				   strcmp(name + SANDBOX_ID_LEN + 1, ".dead")))
 			return 0;
-		rc = lock_probe(dir, &fd);
+		rc = sandbox__lock_probe(dir, &fd);
 		if (rc == 1)
 			return 0;
 		if (rc == -ENOENT &&
@@ -330,12 +365,22 @@ static int examine(const char *state, const char *name,
 	}
 	if (!is_id(name))
 		return 0;
-	rc = lock_probe(dir, &fd);
-	if (rc == 1) {
-		if (info_init(info, state, name))
+	rc = sandbox__lock_probe(dir, &fd);
+	if (rc == 1 || rc == 0) {
+		if (info_init(info, state, name)) {
+			if (fd >= 0)
+				close(fd);
 			return 0;
+		}
 		sandbox__read_info(dir, info);
-		return 1;
+		if (fd >= 0)
+			close(fd);
+		/* Parked: no supervisor, and none needed. */
+		if (rc == 1 || info->parked)
+			return 1;
+		rc = sandbox__lock_probe(dir, &fd);
+		if (rc == 1)
+			return 1; /* resumed meanwhile */
 	}
 	if (rc == -ENOENT && lstat(dir, &st) < 0)
 		return 0; /* removed meanwhile */
@@ -481,7 +526,7 @@ static void reap_hidden(const char *state, const char *id)
 
 	if (files__pathf(dead, sizeof(dead), "%s/.%s.dead", state, id))
 		return;
-	rc = lock_probe(dead, &fd);
+	rc = sandbox__lock_probe(dead, &fd);
 	if (rc == 0 || rc == -ENOENT)
 		files__rm_tree(dead);
 	if (fd >= 0)
@@ -515,7 +560,7 @@ int sandbox__kill(const struct sandbox_info *info, char *err, size_t errlen)
 			clock__sleep_ms(20);
 			continue;
 		}
-		rc = lock_probe(info->dir, &fd);
+		rc = sandbox__lock_probe(info->dir, &fd);
 		if (rc == 0 || rc == -ENOENT) {
 			/* No supervisor (any more): finish the job here. */
 			reap(state, info->id, info->dir);
@@ -541,7 +586,7 @@ int sandbox__kill(const struct sandbox_info *info, char *err, size_t errlen)
 	if (cur.ember && proc__alive(cur.ember, cur.ember_start))
 		kill(cur.ember, SIGKILL);
 	for (int i = 0; i < 100; i++) {
-		rc = lock_probe(info->dir, &fd);
+		rc = sandbox__lock_probe(info->dir, &fd);
 		if (fd >= 0)
 			close(fd);
 		if (rc != 1)
@@ -642,35 +687,136 @@ static int wait_verdict(pid_t sup, int fd, const struct sandbox_opts *o,
 	return sandbox__errf(err, errlen, -EIO, "the supervisor died");
 }
 
-int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
-		 char *err, size_t errlen)
+/*
+ * Fork the supervisor of @info (its directory complete, @lock_fd held)
+ * and wait for its verdict: 0 once the agent answered (the supervisor
+ * holds the lock on; @lock_fd is closed here either way), or the failure
+ * with its text in @err after the supervisor ended.
+ */
+static int start_supervisor(const struct sandbox_opts *o, const char *state,
+			    const struct sandbox_info *info,
+			    const struct supervisor_how *how, int lock_fd,
+			    char *err, size_t errlen)
 {
-	char state[PATH_MAX], tmp[PATH_MAX], path[PATH_MAX], num[24], why[160];
-	struct sandbox_info info = { 0 };
-	unsigned int vcpus;
-	uint64_t mib;
-	int in = -1, out = -1, pfd[2] = { -1, -1 }, lock_fd = -1, rc, st, tries;
+	int pfd[2], rc, st;
 	pid_t sup;
 
-	if (!o->boot_timeout_s)
-		return sandbox__errf(err, errlen, -EINVAL,
-				     "bad sandbox options: no boot timeout");
-	snprintf(num, sizeof(num), "%u", o->mem_mib);
-	rc = config__parse_mem(num, &mib, why, sizeof(why));
-	if (rc)
-		return sandbox__errf(err, errlen, rc, "memory %s MiB: %s", num,
-				     why);
-	snprintf(num, sizeof(num), "%u", o->vcpus);
-	rc = config__parse_vcpus(num, &vcpus, why, sizeof(why));
-	if (rc)
-		return sandbox__errf(err, errlen, rc, "%s vCPUs: %s", num, why);
-	rc = sandbox__state_dir(state, sizeof(state), err, errlen);
-	if (rc)
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		rc = sandbox__errf(err, errlen, -errno, "pipe: %s",
+				   strerror(errno));
+		close(lock_fd);
 		return rc;
+	}
+	fflush(NULL);
+	sup = fork();
+	if (sup < 0) {
+		rc = sandbox__errf(err, errlen, -errno, "fork: %s",
+				   strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		close(lock_fd);
+		return rc;
+	}
+	if (sup == 0) {
+		close(pfd[0]);
+		supervisor__run(o, state, info, how, lock_fd, pfd[1]);
+	}
+	close(pfd[1]);
+	rc = wait_verdict(sup, pfd[0], o, err, errlen);
+	close(pfd[0]);
+	if (rc < 0)
+		while (waitpid(sup, &st, 0) < 0 && errno == EINTR)
+			;
+	/* The supervisor holds the lock on; it is no child to wait for. */
+	close(lock_fd);
+	return rc;
+}
+
+/*
+ * The disk of the new sandbox directory @tmp: a sparse copy of @o's
+ * rootfs, or an overlay over @base; nothing when @o names a disk.
+ */
+static int make_disk(const struct sandbox_opts *o, const char *tmp,
+		     const char *base, char *err, size_t errlen)
+{
+	char path[PATH_MAX], why[256];
+	int in, out, rc;
+
+	if (o->disk && !base)
+		return 0;
+	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_ROOTFS_NAME, tmp))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "sandbox path too long");
+	if (base) {
+		rc = overlay__create(path, base, why, sizeof(why));
+		if (rc < 0)
+			return sandbox__errf(err, errlen, rc,
+					     "an overlay over %s: %s", base,
+					     why);
+		return 0;
+	}
 	in = open(o->rootfs, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return sandbox__errf(err, errlen, -errno, "rootfs %s: %s",
 				     o->rootfs, strerror(errno));
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	rc = out < 0 ? -errno : files__copy_sparse(in, out);
+	if (out >= 0 && close(out) < 0 && rc == 0)
+		rc = -errno;
+	close(in);
+	if (rc < 0)
+		return sandbox__errf(err, errlen, rc, "copying %s: %s",
+				     o->rootfs, strerror(-rc));
+	return 0;
+}
+
+int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
+		 char *err, size_t errlen)
+{
+	char state[PATH_MAX], tmp[PATH_MAX], path[PATH_MAX], num[24], why[160];
+	char disk[PATH_MAX], snap_state[PATH_MAX], snap_mem[PATH_MAX];
+	char base[PATH_MAX];
+	struct supervisor_how how = { .disk = disk };
+	struct sandbox_info info;
+	struct template_info t;
+	unsigned int vcpus;
+	uint64_t mib;
+	int lock_fd = -1, tlock = -1, rc, tries;
+
+	if (!o->boot_timeout_s)
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "bad sandbox options: no boot timeout");
+	if (o->template_name) {
+		rc = template__open(o->template_name, &t, &tlock, err, errlen);
+		if (rc)
+			return rc;
+		if (files__pathf(base, sizeof(base), "%s/" TEMPLATE_DISK_NAME,
+				 t.dir) ||
+		    files__pathf(snap_state, sizeof(snap_state),
+				 "%s/" TEMPLATE_STATE_NAME, t.dir) ||
+		    files__pathf(snap_mem, sizeof(snap_mem),
+				 "%s/" TEMPLATE_MEM_NAME, t.dir)) {
+			rc = sandbox__errf(err, errlen, -ENAMETOOLONG,
+					   "template path too long");
+			goto out_tlock;
+		}
+		how.snap_state = snap_state;
+		how.snap_mem = snap_mem;
+	} else {
+		snprintf(num, sizeof(num), "%u", o->mem_mib);
+		rc = config__parse_mem(num, &mib, why, sizeof(why));
+		if (rc)
+			return sandbox__errf(err, errlen, rc,
+					     "memory %s MiB: %s", num, why);
+		snprintf(num, sizeof(num), "%u", o->vcpus);
+		rc = config__parse_vcpus(num, &vcpus, why, sizeof(why));
+		if (rc)
+			return sandbox__errf(err, errlen, rc, "%s vCPUs: %s",
+					     num, why);
+	}
+	rc = sandbox__state_dir(state, sizeof(state), err, errlen);
+	if (rc)
+		goto out_tlock;
 	for (tries = 0;; tries++) {
 		rc = new_id(id);
 		if (rc == 0)
@@ -684,10 +830,15 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 			sandbox__errf(err, errlen, rc,
 				      "creating a sandbox in %s: %s", state,
 				      strerror(-rc));
-			goto out_in;
+			goto out_tlock;
 		}
 	}
 	rc = info_init(&info, state, id);
+	info.mem_mib = o->template_name ? t.mem_mib : o->mem_mib;
+	info.vcpus = o->template_name ? t.vcpus : o->vcpus;
+	if (o->template_name)
+		snprintf(info.template_name, sizeof(info.template_name), "%s",
+			 t.name);
 	if (rc == 0)
 		rc = files__pathf(path, sizeof(path), "%s/" SANDBOX_LOCK_NAME,
 				  tmp);
@@ -697,30 +848,23 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 		if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) < 0)
 			rc = -errno;
 	}
-	if (rc == 0)
-		rc = files__pathf(path, sizeof(path), "%s/" SANDBOX_ROOTFS_NAME,
-				  tmp);
-	if (rc == 0) {
-		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		rc = out < 0 ? -errno : files__copy_sparse(in, out);
-		if (out >= 0 && close(out) < 0 && rc == 0)
-			rc = -errno;
-		if (rc < 0) {
-			sandbox__errf(err, errlen, rc, "copying %s: %s",
-				      o->rootfs, strerror(-rc));
-			goto out_tmp;
-		}
-	}
 	if (rc < 0) {
 		sandbox__errf(err, errlen, rc, "creating %s: %s", tmp,
 			      strerror(-rc));
 		goto out_tmp;
 	}
+	rc = make_disk(o, tmp, tlock >= 0 ? base : NULL, err, errlen);
+	if (rc < 0)
+		goto out_tmp;
+	if (o->template_name || !o->disk)
+		rc = files__pathf(disk, sizeof(disk), "%s/" SANDBOX_ROOTFS_NAME,
+				  info.dir);
+	else
+		rc = files__pathf(disk, sizeof(disk), "%s", o->disk);
 	info.created = clock__wall_s();
 	info.ttl_s = o->ttl_s;
-	info.mem_mib = o->mem_mib;
-	info.vcpus = o->vcpus;
-	rc = sandbox__write_info(tmp, &info);
+	if (rc == 0)
+		rc = sandbox__write_info(tmp, &info);
 	if (rc == 0 && rename(tmp, info.dir) < 0)
 		rc = -errno;
 	if (rc < 0) {
@@ -728,35 +872,13 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 			      strerror(-rc));
 		goto out_tmp;
 	}
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		rc = sandbox__errf(err, errlen, -errno, "pipe: %s",
-				   strerror(errno));
-		goto out_dir;
-	}
-	fflush(NULL);
-	sup = fork();
-	if (sup < 0) {
-		rc = sandbox__errf(err, errlen, -errno, "fork: %s",
-				   strerror(errno));
-		goto out_dir;
-	}
-	if (sup == 0) {
-		close(pfd[0]);
-		close(in);
-		supervisor__run(o, state, &info, lock_fd, pfd[1]);
-	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	rc = wait_verdict(sup, pfd[0], o, err, errlen);
-	close(pfd[0]);
-	if (rc == 0) {
-		/* The supervisor holds the lock on; it is no child to wait for. */
-		close(lock_fd);
-		close(in);
+	/* template=NAME is there to see: `template rm` now waits for us. */
+	if (tlock >= 0)
+		close(tlock);
+	tlock = -1;
+	rc = start_supervisor(o, state, &info, &how, lock_fd, err, errlen);
+	if (rc == 0)
 		return 0;
-	}
-	while (waitpid(sup, &st, 0) < 0 && errno == EINTR)
-		;
 	/* The supervisor removes it all; if it died instead, do it here. */
 	sandbox__read_info(info.dir, &info);
 	if (info.ember)
@@ -764,25 +886,103 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 			  SUPERVISOR_STOP_GRACE_MS);
 	if (access(info.dir, F_OK) == 0)
 		files__rm_tree(info.dir);
-	close(lock_fd); /* ours too: reap_hidden() must find it free */
 	reap_hidden(state, id);
-	close(in);
 	return rc;
-out_dir:
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	files__rm_tree(info.dir);
-	goto out_lock;
 out_tmp:
 	files__rm_tree(tmp);
-out_lock:
 	if (lock_fd >= 0)
 		close(lock_fd);
-out_in:
-	close(in);
+out_tlock:
+	if (tlock >= 0)
+		close(tlock);
 	return rc;
+}
+
+void sandbox__sockets_gone(const char *dir)
+{
+	static const size_t ulen = sizeof(SANDBOX_UDS_NAME) - 1;
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_API_NAME, dir) == 0)
+		unlink(path);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, SANDBOX_UDS_NAME, ulen) ||
+		    (e->d_name[ulen] && e->d_name[ulen] != '_'))
+			continue;
+		if (files__pathf(path, sizeof(path), "%s/%s", dir, e->d_name) ==
+		    0)
+			unlink(path);
+	}
+	closedir(d);
+}
+
+int sandbox__unpark(const struct sandbox_info *info, const char *ember,
+		    unsigned int timeout_s, char *err, size_t errlen)
+{
+	struct sandbox_opts o = { .ember = ember, .boot_timeout_s = timeout_s };
+	char state[PATH_MAX], disk[PATH_MAX], snap_state[PATH_MAX],
+		snap_mem[PATH_MAX], *slash;
+	struct supervisor_how how = { .disk = disk,
+				      .snap_state = snap_state,
+				      .snap_mem = snap_mem,
+				      .parked = true };
+	struct sandbox_info cur = *info;
+	int lock_fd, rc;
+
+	if (!timeout_s)
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "bad sandbox options: no boot timeout");
+	snprintf(state, sizeof(state), "%s", info->dir);
+	slash = strrchr(state, '/');
+	if (!slash || !is_id(info->id))
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "bad sandbox directory");
+	*slash = '\0';
+	rc = sandbox__lock_probe(info->dir, &lock_fd);
+	if (rc == 1)
+		return sandbox__errf(err, errlen, -EBUSY,
+				     "sandbox %s is running, or being parked "
+				     "or resumed",
+				     info->id);
+	if (rc == -ENOENT)
+		return sandbox__errf(err, errlen, -ENOENT,
+				     "sandbox %s was already gone", info->id);
+	if (rc < 0)
+		return sandbox__errf(err, errlen, rc, "sandbox %s: %s",
+				     info->id, strerror(-rc));
+	/* Ours now: no one else resumes or removes it meanwhile. */
+	rc = sandbox__read_info(info->dir, &cur);
+	if (rc == 0 && !cur.parked)
+		rc = -EINVAL;
+	if (rc < 0) {
+		close(lock_fd);
+		return sandbox__errf(
+			err, errlen, rc, "sandbox %s: %s", info->id,
+			rc == -EINVAL ? "not parked" : strerror(-rc));
+	}
+	if (files__pathf(disk, sizeof(disk), "%s/" SANDBOX_ROOTFS_NAME,
+			 info->dir) ||
+	    files__pathf(snap_state, sizeof(snap_state),
+			 "%s/" SANDBOX_SNAP_STATE, info->dir, cur.snap_gen) ||
+	    files__pathf(snap_mem, sizeof(snap_mem), "%s/" SANDBOX_SNAP_MEM,
+			 info->dir, cur.snap_gen)) {
+		close(lock_fd);
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "sandbox path too long");
+	}
+	/* An ember of an earlier life (the park cut short) must not stay. */
+	if (cur.ember)
+		terminate(cur.ember, cur.ember_start, 2000);
+	sandbox__sockets_gone(info->dir);
+	o.mem_mib = cur.mem_mib;
+	o.vcpus = cur.vcpus;
+	o.ttl_s = cur.ttl_s;
+	return start_supervisor(&o, state, &cur, &how, lock_fd, err, errlen);
 }
 
 int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now)

@@ -1,28 +1,38 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Sandboxes: one ember microVM each, its root filesystem a private copy of
- * an image, the guest agent reachable over vsock, a supervisor process
- * that owns its life (boot check, TTL, stop, clean-up), and a directory of
- * state on the host.
+ * Sandboxes: one ember microVM each, its root filesystem a private disk
+ * (a copy of an image, or an overlay over a template's image), the guest
+ * agent reachable over vsock, a supervisor process that owns its life
+ * (readiness check, TTL, stop, clean-up), and a directory of state on the
+ * host.  A sandbox starts by booting a kernel, or by restoring a template
+ * (template.h); it can be parked on disk and resumed later.
  *
  * State directory (sandbox__state_dir): $EMBER_STATE_DIR, else
  * /var/lib/ember/sandboxes for root, else $XDG_RUNTIME_DIR/ember, else
- * /tmp/ember-<uid>; private (0700, ours).  Each sandbox is the directory
+ * /tmp/ember-<uid>; private (0700, ours).  Templates live in its
+ * "templates" directory (template.h).  Each sandbox is the directory
  * <state>/<id>, id = 12 lowercase hex digits, holding:
  *
  *   lock         flock()ed by the supervisor for as long as it lives
  *   info         key=value lines: supervisor/ember pids and start times,
- *                created/ready times, ttl, mem, vcpus
- *   rootfs.ext4  the disk copy; unlinked once the guest is up (ember
- *                keeps it open), so no crash can leave it behind
+ *                created/ready times, ttl, mem, vcpus, pause and park
+ *                state, the template it came from
+ *   rootfs.ext4  its disk: a sparse copy of the rootfs (booted), or an
+ *                overlay over the template's image (restored); kept for
+ *                the sandbox's whole life, so that it can be parked
+ *   snap-N.state, snap-N.mem   the snapshot of a parked sandbox (N: the
+ *                park's number, so that the next park never overwrites
+ *                the memory file the running ember maps)
  *   console.log  the guest's console, ember.log ember's stderr
  *   vsock.sock   ember's vsock Unix socket (and vsock.sock_<port>)
  *   api.sock     ember's control socket (Firecracker's API)
- *   pause.lock   flock()ed while a pause or resume is under way
+ *   pause.lock   flock()ed while a pause, park or resume is under way
  *
  * A directory whose lock nobody holds belongs to a dead supervisor (host
- * crash, SIGKILL): lookups and listings remove it and any ember left.
- * Directories being created or removed are hidden (.<id>.new, .<id>.dead).
+ * crash, SIGKILL): lookups and listings remove it and any ember left,
+ * unless its info says it is parked: then the directory is the sandbox's
+ * whole state and it stays until `kill` or a resume.  Directories being
+ * created or removed are hidden (.<id>.new, .<id>.dead).
  *
  * Functions that can fail take @err/@errlen and leave there one line of
  * text (no "emberctl:" prefix) on failure.
@@ -36,23 +46,41 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SANDBOX_ID_LEN	   12
-#define SANDBOX_UDS_NAME   "vsock.sock"
-#define SANDBOX_API_NAME   "api.sock"
-#define SANDBOX_GUEST_CID  3
-#define SANDBOX_DEF_MEM	   256 /* MiB */
-#define SANDBOX_DEF_TTL	   300 /* s */
-#define SANDBOX_DEF_BOOT_S 300 /* s */
+#define SANDBOX_ID_LEN	     12
+#define SANDBOX_UDS_NAME     "vsock.sock"
+#define SANDBOX_API_NAME     "api.sock"
+#define SANDBOX_GUEST_CID    3
+#define SANDBOX_DEF_MEM	     256 /* MiB */
+#define SANDBOX_DEF_TTL	     300 /* s */
+#define SANDBOX_DEF_BOOT_S   300 /* s */
+#define SANDBOX_TEMPLATE_MAX 64 /* bytes of a template name */
+#define SANDBOX_DRIVE_ID     "rootfs" /* ember's id of the root drive */
 
-/* What `run` needs; every path must name an existing file. */
+/*
+ * What `run` needs; every path must name an existing file.  A sandbox
+ * boots @kernel on a copy of @rootfs (or on @disk), or, with
+ * @template_name, restores that template (kernel, rootfs, disk, mem_mib
+ * and vcpus are then the template's and these are not used).
+ */
 struct sandbox_opts {
 	const char *ember; /* the VMM binary */
 	const char *kernel; /* --kernel */
-	const char *rootfs; /* the ext4 image copied for the sandbox */
+	const char *rootfs; /* the ext4 image copied (sparse) for the sandbox */
+	const char *disk; /* NULL, or instead of a copy of rootfs, this file
+			     (raw or an overlay) as it is; the caller's: it
+			     is not removed with the sandbox */
+	const char *template_name; /* NULL, or restore <state>/templates/NAME */
 	unsigned int mem_mib; /* guest RAM, 1-1048576 MiB */
 	unsigned int vcpus; /* 1-32 */
 	unsigned int ttl_s; /* life after readiness; 0: none */
 	unsigned int boot_timeout_s; /* until the agent answers, >= 1 */
+};
+
+/* What the running ember was started from (info: origin). */
+enum sandbox_origin {
+	SANDBOX_BOOTED = 0, /* a kernel boot */
+	SANDBOX_FROM_TEMPLATE = 1, /* the template's full snapshot */
+	SANDBOX_FROM_PARK = 2, /* the sandbox's own parked snapshot */
 };
 
 /* A sandbox as its directory describes it. */
@@ -69,8 +97,17 @@ struct sandbox_info {
 	unsigned int ttl_s; /* 0: none */
 	unsigned int mem_mib;
 	unsigned int vcpus;
-	int64_t paused; /* Unix time the current pause began; 0: running */
+	int64_t paused; /* Unix time the current pause (or park) began;
+			   0: running */
 	int64_t paused_s; /* seconds paused in pauses that ended */
+	int parked; /* 1: on disk (snap-<snap_gen>.*), no ember */
+	unsigned int snap_gen; /* the last park's number; 0: never parked */
+	unsigned int origin; /* enum sandbox_origin */
+	char template_name[SANDBOX_TEMPLATE_MAX + 1]; /* "": none */
+	/* The last restore, from the load request, ms: vCPUs running, agent
+	   answering (0: not restored).  For benchmarks. */
+	unsigned int restore_load_ms;
+	unsigned int restore_ready_ms;
 };
 
 /*
@@ -82,9 +119,13 @@ struct sandbox_info {
 int sandbox__state_dir(char *out, size_t outsz, char *err, size_t errlen);
 
 /*
- * Create and boot a sandbox: copy the rootfs (sparse), start the
- * supervisor (its own session) which starts ember, and wait until the
- * guest agent answers a PING or the boot times out.  On success returns 0
+ * Create and start a sandbox: make its disk (a sparse copy of the rootfs,
+ * or an overlay over the template's image), start the
+ * supervisor (its own session) which starts ember (booting, or restoring
+ * the template: PUT /snapshot/load with the sandbox's own disk and vsock
+ * socket), and wait until the guest agent answers a PING (after a
+ * restore, then takes the agent's init: wall clock, RNG reseed) or the
+ * boot timeout runs out.  On success returns 0
  * with the new id in @id and the TTL armed from now.  On failure nothing
  * is left behind (no process, no file) and @err says why, with the last
  * lines of the guest console and ember's log after a newline when they
@@ -95,8 +136,8 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 		 char *err, size_t errlen);
 
 /*
- * Find the live sandbox whose id is @ref or starts with @ref (a unique
- * prefix, 1-12 hex digits) and fill @info.  Errors: -ENOENT (none: "no
+ * Find the live or parked sandbox whose id is @ref or starts with @ref (a
+ * unique prefix, 1-12 hex digits) and fill @info.  Errors: -ENOENT (none: "no
  * sandbox <ref>"), -EINVAL (not an id), -EEXIST (ambiguous prefix),
  * -ESRCH (its supervisor was dead: it has just been cleaned up; @info->id
  * holds the full id), other errno for state directory failures.
@@ -114,8 +155,9 @@ int sandbox__find(const char *ref, struct sandbox_info *info, char *err,
 int sandbox__kill(const struct sandbox_info *info, char *err, size_t errlen);
 
 /*
- * The live sandboxes, oldest first, in a malloc()ed array the caller frees
- * (*@out NULL when *@n is 0).  Dead leftovers are cleaned up silently.
+ * The live and parked sandboxes, oldest first, in a malloc()ed array the
+ * caller frees (*@out NULL when *@n is 0).  Dead leftovers are cleaned up
+ * silently.
  */
 int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
 		  size_t errlen);
@@ -136,5 +178,30 @@ int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now);
  */
 int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 		   size_t errlen);
+
+/*
+ * Park the sandbox @info on disk: pause it (PATCH /vm), PUT
+ * /snapshot/create into its directory (snap-N.state and snap-N.mem; a
+ * Diff over the template's memory when this ember was restored from its
+ * template, else Full), record it as parked, then its supervisor stops
+ * ember and ends, leaving the directory.  The TTL stands still while
+ * parked.  Parking a parked sandbox does nothing.  On failure the sandbox
+ * is as it was (running or paused in memory).  Returns 0 or a negative
+ * errno (-EAGAIN still booting, ember's refusal as -EIO).
+ */
+int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen);
+
+/*
+ * Resume the parked sandbox @info: a new supervisor and ember (the VMM
+ * binary @ember) for the same id, PUT /snapshot/load of its snapshot with
+ * the same disk and vsock socket, then the agent's PING and init, within
+ * @timeout_s; the TTL goes on where it stopped.  On a failure before the
+ * snapshot is loaded the sandbox stays parked; after, it is removed (its
+ * guest ran on from the snapshot, which no longer matches the disk), and
+ * @err says which.  -EBUSY while another park or resume works on it,
+ * -EINVAL when it is not parked.
+ */
+int sandbox__unpark(const struct sandbox_info *info, const char *ember,
+		    unsigned int timeout_s, char *err, size_t errlen);
 
 #endif /* EMBER_API_SANDBOX_H */

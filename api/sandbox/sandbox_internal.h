@@ -19,18 +19,39 @@
 #define SANDBOX_CONSOLE_NAME "console.log"
 #define SANDBOX_EMBER_LOG    "ember.log"
 #define SANDBOX_PAUSE_LOCK   "pause.lock"
+#define SANDBOX_SNAP_STATE   "snap-%u.state" /* park number N */
+#define SANDBOX_SNAP_MEM     "snap-%u.mem"
+
+/* The longest info file sandbox__write_info() writes, in bytes. */
+#define SANDBOX_INFO_MAX 2048
 
 /*
  * Write @i as the info file of the sandbox directory @dir, atomically
- * (info.tmp, then rename): the pids and start times, created, ready,
- * ttl, mem and vcpus; id, dir and uds follow from @dir and are not
- * written.  0, or -ENAMETOOLONG or the failing call's negative errno,
+ * (info.tmp, then rename): every field of struct sandbox_info but id,
+ * dir and uds, which follow from @dir.  0, or -ENAMETOOLONG or the failing call's negative errno,
  * and then the previous info file is unchanged and no info.tmp is left.
  */
 int sandbox__write_info(const char *dir, const struct sandbox_info *i);
 
 /* Fill @i from @dir's info file (fields it lacks stay as they are). */
 int sandbox__read_info(const char *dir, struct sandbox_info *i);
+
+/*
+ * The lock of the sandbox directory @dir: 1 when a live supervisor (or
+ * `run`, or a resume) holds it; 0 when it is free, and then *@fd holds it
+ * locked for the caller; -ENOENT when there is no lock file, other
+ * negative errno.
+ */
+int sandbox__lock_probe(const char *dir, int *fd);
+
+/*
+ * Wait up to @ms for the sandbox directory @dir's lock to be free (its
+ * supervisor gone): 0, or -ETIMEDOUT.
+ */
+int sandbox__wait_unlocked(const char *dir, int ms);
+
+/* Remove the sockets a stopped ember left in @dir (api, vsock, _<port>). */
+void sandbox__sockets_gone(const char *dir);
 
 /*
  * Leave the printf-style message in @err (@errlen bytes, always

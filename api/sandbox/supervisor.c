@@ -8,9 +8,11 @@
  * TTL only after "R", and ends the sandbox on TTL expiry,
  * SIGTERM/SIGINT/SIGHUP or ember's own exit: SIGTERM to ember, SIGKILL
  * after SUPERVISOR_STOP_GRACE_MS, then the directory is renamed to
- * .<id>.dead and removed.  ember gets SIGTERM should the supervisor die
- * (PR_SET_PDEATHSIG); what such a death leaves is found by the next
- * lookup or listing through the free lock (sandbox.c), and removed.
+ * .<id>.dead and removed.  A park (pause.c) marks the info file parked
+ * and sends SIGUSR1: then ember is stopped and the directory stays.
+ * ember gets SIGTERM should the supervisor die (PR_SET_PDEATHSIG); what
+ * such a death leaves is found by the next lookup or listing through the
+ * free lock (sandbox.c), and removed (unless parked).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,7 @@
 #include "../../guest-init/protocol.h"
 #include "agent_client.h"
 #include "clock.h"
+#include "ember_api.h"
 #include "files.h"
 #include "proc.h"
 #include "sandbox.h"
@@ -37,12 +40,17 @@
 #include "supervisor.h"
 
 #define PROBE_MS   5000 /* one readiness probe: connect + PING */
+#define INIT_MS	   5000 /* the agent's init after a restore */
+#define API_TRY_MS 1000 /* one GET / while ember starts */
 #define TAIL_LINES 6
 
 struct sup {
 	const struct sandbox_opts *o;
 	const char *state; /* the state directory */
+	const struct supervisor_how *how;
 	struct sandbox_info info;
+	int64_t deadline; /* CLOCK_MONOTONIC ms: ready by then */
+	bool loaded; /* the snapshot is loaded: the guest ran on from it */
 	int lock_fd; /* held, shared with `run` until it exits */
 	int verdict_fd; /* the pipe to `run`; -1 once written */
 	int sig_fd; /* SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR1 */
@@ -131,7 +139,7 @@ static int verdict(struct sup *s, const char *msg)
 
 static pid_t start_ember(struct sup *s)
 {
-	char mem[16], vcpus[16], console[PATH_MAX + 8], drive[PATH_MAX + 16],
+	char mem[16], vcpus[16], console[PATH_MAX + 8], drive[PATH_MAX + 32],
 		vsock[PATH_MAX + 32], log[PATH_MAX], api[PATH_MAX];
 	pid_t parent = getpid(), pid;
 	const char *dir = s->info.dir;
@@ -140,8 +148,8 @@ static pid_t start_ember(struct sup *s)
 	snprintf(vcpus, sizeof(vcpus), "%u", s->o->vcpus);
 	if (files__pathf(console, sizeof(console),
 			 "file:%s/" SANDBOX_CONSOLE_NAME, dir) ||
-	    files__pathf(drive, sizeof(drive),
-			 "path=%s/" SANDBOX_ROOTFS_NAME ",root", dir) ||
+	    files__pathf(drive, sizeof(drive), "path=%s,root,id=%s",
+			 s->how->disk, SANDBOX_DRIVE_ID) ||
 	    files__pathf(vsock, sizeof(vsock), "cid=%d,uds=%s",
 			 SANDBOX_GUEST_CID, s->info.uds) ||
 	    files__pathf(log, sizeof(log), "%s/" SANDBOX_EMBER_LOG, dir) ||
@@ -151,12 +159,15 @@ static pid_t start_ember(struct sup *s)
 	if (pid != 0)
 		return pid < 0 ? -errno : pid;
 	{
-		const char *argv[] = { s->o->ember, "--kernel",	  s->o->kernel,
+		const char *boot[] = { s->o->ember, "--kernel",	  s->o->kernel,
 				       "--mem",	    mem,	  "--vcpus",
 				       vcpus,	    "--console",  console,
 				       "--drive",   drive,	  "--vsock",
 				       vsock,	    "--api-sock", api,
 				       NULL };
+		/* A restore: the machine comes from the snapshot. */
+		const char *restore[] = { s->o->ember, "--api-sock", api,
+					  "--console", console,	     NULL };
 		sigset_t none;
 		int fd;
 
@@ -172,7 +183,8 @@ static pid_t start_ember(struct sup *s)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		execv(s->o->ember, (char *const *)argv);
+		execv(s->o->ember,
+		      (char *const *)(s->how->snap_state ? restore : boot));
 		dprintf(2, "emberctl: cannot run %s: %s\n", s->o->ember,
 			strerror(errno));
 		_exit(127);
@@ -243,22 +255,53 @@ static void describe_exit(int st, char *out, size_t outsz)
 		snprintf(out, outsz, "ember ended");
 }
 
-/* Probe the agent until it answers a PING: 0 or -errno with @why. */
+/*
+ * After a restore: the agent sets the guest's wall clock and reseeds its
+ * random generator, before anyone else reaches the guest (the snapshot's
+ * clock is the template's, its RNG state every sibling's).
+ */
+static int init_guest(struct agent_client *c, char *why, size_t whylen)
+{
+	int rc = agent_client__init_guest(c, INIT_MS);
+
+	if (rc < 0)
+		snprintf(why, whylen, "%s", agent_client__error(c));
+	return rc;
+}
+
+/*
+ * A wait that ended on @rc from sup_events(): a stop request or ember's
+ * end, said in @why.  Returns @rc.
+ */
+static int step_failed(struct sup *s, int rc, char *why, size_t whylen)
+{
+	if (rc == -EINTR)
+		return sandbox__errf(why, whylen, rc, "stopped while %s",
+				     s->how->snap_state ? "restoring" :
+							  "booting");
+	if (rc == -ECHILD)
+		describe_exit(s->ember_status, why, whylen);
+	return rc;
+}
+
+/*
+ * Probe the agent until it answers a PING, then (after a restore) send
+ * its init: 0 or -errno with @why.
+ */
 static int wait_ready(struct sup *s, char *why, size_t whylen)
 {
-	int64_t deadline =
-		clock__mono_ms() + (int64_t)s->o->boot_timeout_s * 1000;
 	struct agent_client *c = agent_client__new();
-	int delay = 10, rc;
+	int delay = s->how->snap_state ? 2 : 10, rc;
+	char buf[512];
 
 	if (!c)
 		return sandbox__errf(why, whylen, -ENOMEM, "out of memory");
 	for (;;) {
-		int64_t left = deadline - clock__mono_ms();
+		int64_t left = s->deadline - clock__mono_ms();
 		int att = left > PROBE_MS ? PROBE_MS : (int)left;
 
 		rc = sup_events(s, 0);
-		if (rc)
+		if (rc < 0)
 			break;
 		if (left <= 0) {
 			rc = sandbox__errf(
@@ -275,21 +318,92 @@ static int wait_ready(struct sup *s, char *why, size_t whylen)
 					   att);
 		if (rc == 0)
 			rc = agent_client__ping(c, att);
+		/*
+		 * A connection the guest's transport reset closes is tried
+		 * again; an agent that refuses INIT (or predates it) is not.
+		 */
+		if (rc == 0 && s->how->snap_state) {
+			rc = init_guest(c, buf, sizeof(buf));
+			if (rc == -EREMOTEIO || rc == -EPROTO) {
+				sandbox__errf(why, whylen, rc,
+					      "the guest agent's init after "
+					      "the restore: %s",
+					      buf);
+				break;
+			}
+		}
 		agent_client__close(c);
 		if (rc == 0)
 			break;
-		left = deadline - clock__mono_ms();
+		left = s->deadline - clock__mono_ms();
 		rc = sup_events(s, left < delay ? (int)(left > 0 ? left : 0) :
 						  delay);
-		if (rc)
+		if (rc < 0)
 			break;
 		delay = delay * 2 > 250 ? 250 : delay * 2;
 	}
-	if (rc == -EINTR)
-		sandbox__errf(why, whylen, rc, "stopped while booting");
-	else if (rc == -ECHILD)
-		describe_exit(s->ember_status, why, whylen);
 	agent_client__free(c);
+	/* rc 1, the info file changed (SIGUSR1), is no reason to stop. */
+	return rc < 0 ? step_failed(s, rc, why, whylen) : 0;
+}
+
+/*
+ * A restore: wait until ember's control socket answers, then load the
+ * snapshot with this sandbox's disk and vsock socket (the vCPUs run on
+ * 204).  0, or -errno with @why.
+ */
+static int load_snapshot(struct sup *s, char *why, size_t whylen)
+{
+	char api[PATH_MAX], state[32], msg[1024] = "no attempt";
+	struct ember_api_load l = {
+		.state_path = s->how->snap_state,
+		.mem_path = s->how->snap_mem,
+		.uds_path = s->info.uds,
+		.drive_id = SANDBOX_DRIVE_ID,
+		.disk_path = s->how->disk,
+	};
+	int delay = 1, rc;
+	int64_t t0;
+
+	if (files__pathf(api, sizeof(api), "%s/" SANDBOX_API_NAME, s->info.dir))
+		return sandbox__errf(why, whylen, -ENAMETOOLONG,
+				     "sandbox path too long");
+	for (;;) {
+		int64_t left = s->deadline - clock__mono_ms();
+
+		rc = sup_events(s, 0);
+		if (rc < 0)
+			return step_failed(s, rc, why, whylen);
+		if (left <= 0)
+			return sandbox__errf(why, whylen, -ETIMEDOUT,
+					     "ember's control socket did not "
+					     "answer within %u s (last: %s)",
+					     s->o->boot_timeout_s, msg);
+		rc = ember_api__state(
+			api, left > API_TRY_MS ? API_TRY_MS : (int)left, state,
+			sizeof(state), msg, sizeof(msg));
+		if (rc == 0)
+			break;
+		if (rc != -ENOENT && rc != -ECONNREFUSED)
+			return sandbox__errf(why, whylen, rc, "%s", msg);
+		rc = sup_events(s, delay);
+		if (rc < 0)
+			return step_failed(s, rc, why, whylen);
+		delay = delay * 2 > 50 ? 50 : delay * 2;
+	}
+	t0 = clock__mono_ms();
+	rc = ember_api__snapshot_load(api, &l, msg, sizeof(msg));
+	if (rc < 0) {
+		/* ember may have ended meanwhile: its own reason is better. */
+		if (sup_events(s, 0) == -ECHILD)
+			return step_failed(s, -ECHILD, why, whylen);
+		return sandbox__errf(why, whylen, rc,
+				     "loading the snapshot: %s", msg);
+	}
+	s->loaded = true;
+	s->info.restore_load_ms = (unsigned int)(clock__mono_ms() - t0);
+	rc = wait_ready(s, why, whylen);
+	s->info.restore_ready_ms = (unsigned int)(clock__mono_ms() - t0);
 	return rc;
 }
 
@@ -368,11 +482,51 @@ static void close_others(int keep1, int keep2)
 			close(fd);
 }
 
+/* Has a park (pause.c) marked the sandbox parked?  Then it stays. */
+static bool parked_now(struct sup *s)
+{
+	struct sandbox_info now = s->info;
+
+	return sandbox__read_info(s->info.dir, &now) == 0 && now.parked;
+}
+
+/* The TTL's end in CLOCK_MONOTONIC ms from what @i has left; 0: none. */
+static int64_t ttl_end_of(const struct sandbox_info *i)
+{
+	int64_t left = sandbox__ttl_left(i, clock__wall_s());
+
+	if (left < 0)
+		return 0;
+	return clock__mono_ms() + (left > 0 ? left * 1000 : 1);
+}
+
+/*
+ * The sandbox is ready: its info says so (a resumed park's pause ends
+ * here, the TTL goes on from where it stopped), and `run` learns it.
+ */
+static void ready(struct sup *s)
+{
+	int64_t now = clock__wall_s();
+
+	if (!s->info.ready)
+		s->info.ready = now;
+	if (s->info.parked) {
+		s->info.paused_s +=
+			now > s->info.paused ? now - s->info.paused : 0;
+		s->info.paused = 0;
+		s->info.parked = 0;
+	}
+	s->info.origin = !s->how->snap_state ? SANDBOX_BOOTED :
+			 s->how->parked	     ? SANDBOX_FROM_PARK :
+					       SANDBOX_FROM_TEMPLATE;
+	sandbox__write_info(s->info.dir, &s->info);
+}
+
 __attribute__((noreturn)) static void supervise(struct sup *s)
 {
 	char why[SUPERVISOR_VERDICT_MAX - 16], msg[SUPERVISOR_VERDICT_MAX],
 		path[PATH_MAX];
-	int64_t ttl_end = 0, frozen_ms = 0;
+	int64_t ttl_end, frozen_ms = 0;
 	sigset_t set;
 	bool logged;
 	int rc;
@@ -391,6 +545,7 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	s->deadline = clock__mono_ms() + (int64_t)s->o->boot_timeout_s * 1000;
 	s->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sig_fd < 0) {
 		rc = sandbox__errf(why, sizeof(why), -errno, "signalfd: %s",
@@ -399,6 +554,8 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	}
 	s->info.supervisor = getpid();
 	proc__start_time(s->info.supervisor, &s->info.supervisor_start);
+	s->info.ember = 0;
+	s->info.ember_start = 0;
 	rc = sandbox__write_info(s->info.dir, &s->info);
 	if (rc == 0) {
 		s->info.ember = start_ember(s);
@@ -413,19 +570,16 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	}
 	proc__start_time(s->info.ember, &s->info.ember_start);
 	sandbox__write_info(s->info.dir, &s->info);
-	rc = wait_ready(s, why, sizeof(why));
+	if (s->how->snap_state)
+		rc = load_snapshot(s, why, sizeof(why));
+	else
+		rc = wait_ready(s, why, sizeof(why));
 	if (rc < 0)
 		goto fail;
-	/* ember holds the disk open: no crash can leave the copy behind. */
-	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_ROOTFS_NAME,
-			 s->info.dir) == 0)
-		unlink(path);
-	s->info.ready = clock__wall_s();
-	sandbox__write_info(s->info.dir, &s->info);
-	if (s->o->ttl_s)
-		ttl_end = clock__mono_ms() + (int64_t)s->o->ttl_s * 1000;
-	if (verdict(s, "R") < 0) {
-		/* `run` died: nobody knows the id, nobody would use it. */
+	ready(s);
+	ttl_end = ttl_end_of(&s->info);
+	/* `run` died: nobody knows the id, nobody would use it. */
+	if (verdict(s, "R") < 0 && !s->how->parked) {
 		stop_ember(s);
 		remove_dir(s);
 		_exit(1);
@@ -440,22 +594,28 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 						  (int)left);
 		if (rc < 0)
 			break;
-		if (rc == 1 && s->o->ttl_s) {
+		if (rc == 1) {
 			/* Paused: the TTL clock stops; resumed: it goes on. */
 			struct sandbox_info now = s->info;
 
 			sandbox__read_info(s->info.dir, &now);
+			if (now.parked)
+				break;
+			if (!s->info.ttl_s)
+				continue;
 			if (now.paused && ttl_end) {
 				frozen_ms = ttl_end - clock__mono_ms();
 				ttl_end = 0;
 			} else if (!now.paused && !ttl_end) {
 				ttl_end = clock__mono_ms() +
-					  (frozen_ms > 0 ? frozen_ms : 0);
+					  (frozen_ms > 0 ? frozen_ms : 1);
 			}
 		}
 	}
 	stop_ember(s);
-	remove_dir(s);
+	/* A park's snapshot is complete: the directory is the sandbox. */
+	if (!parked_now(s))
+		remove_dir(s);
 	_exit(0);
 fail:
 	/*
@@ -466,6 +626,11 @@ fail:
 	logged = files__pathf(path, sizeof(path), "%s/" SANDBOX_EMBER_LOG,
 			      s->info.dir) == 0 &&
 		 rc == -ECHILD && ember_error(path, why, sizeof(why)) == 0;
+	if (s->how->parked)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s",
+			 s->loaded ? " (the sandbox is removed: its guest ran "
+				     "on from the snapshot)" :
+				     " (the sandbox stays parked)");
 	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_CONSOLE_NAME,
 			 s->info.dir) == 0)
 		tail(path, "console", NULL, why, sizeof(why));
@@ -476,18 +641,21 @@ fail:
 		stop_ember(s);
 	else if (s->info.ember > 0)
 		kill(s->info.ember, SIGKILL);
-	remove_dir(s);
+	if (!s->how->parked || s->loaded)
+		remove_dir(s);
 	snprintf(msg, sizeof(msg), "F%d %s", -rc, why);
 	verdict(s, msg);
 	_exit(1);
 }
 
 void supervisor__run(const struct sandbox_opts *o, const char *state,
-		     const struct sandbox_info *info, int lock_fd,
+		     const struct sandbox_info *info,
+		     const struct supervisor_how *how, int lock_fd,
 		     int verdict_fd)
 {
 	struct sup s = { .o = o,
 			 .state = state,
+			 .how = how,
 			 .info = *info,
 			 .lock_fd = lock_fd,
 			 .verdict_fd = verdict_fd,

@@ -6,6 +6,11 @@
  * the sandbox's life: the TTL, a stop on a signal or on ember's own exit,
  * the removal of the directory.
  *
+ * ember either boots the kernel or, in a restore, starts with only its
+ * control socket and gets PUT /snapshot/load (the sandbox's own disk and
+ * vsock socket as overrides), after which the agent's init step follows
+ * the PING.
+ *
  * The verdict is written once, at most SUPERVISOR_VERDICT_MAX - 1 bytes,
  * and the pipe closed: "R" when the agent answered a PING, or
  * "F<errno> <text>" once everything is removed again: a positive errno,
@@ -15,30 +20,45 @@
 #ifndef EMBER_API_SUPERVISOR_H
 #define EMBER_API_SUPERVISOR_H
 
+#include <stdbool.h>
+
 #include "sandbox.h"
 
 #define SUPERVISOR_VERDICT_MAX	 4096 /* bytes, with a terminating NUL */
 #define SUPERVISOR_STOP_GRACE_MS 5000 /* SIGTERM to SIGKILL for ember */
 
+/* How to start ember; every path absolute. */
+struct supervisor_how {
+	const char *disk; /* the root drive */
+	const char *snap_state; /* NULL: boot o->kernel; else load this */
+	const char *snap_mem; /* ... with this memory file */
+	bool parked; /* resuming a parked sandbox: a failure before the
+			snapshot is loaded leaves the directory as it was */
+};
+
 /*
  * Become the supervisor of the sandbox @info, in the child of the fork(),
  * and never return.  @info has id, dir, uds, created, ttl_s, mem_mib and
  * vcpus set, and its directory in the state directory @state is complete
- * (info file, rootfs copy, lock); @o are the options it was made with.
- * @info is copied; @o and @state are used for the supervisor's whole life
- * (the caller's memory stays valid: this never returns).  @lock_fd is the
+ * (info file, disk, lock); @o are the options it was made with.
+ * @info is copied; @o, @state and @how are used for the supervisor's
+ * whole life (the caller's memory stays valid: this never returns).  The
+ * TTL is armed once the agent answers with what @info has left of it
+ * (sandbox__ttl_left(), after a park's pause is closed).  @lock_fd is the
  * directory's lock, flock()ed by the caller and held here for life;
  * @verdict_fd is the write end of the pipe to `run`.  Every other fd above
  * 2 is closed; stdin and stdout become /dev/null, stderr
  * $EMBER_SUPERVISOR_LOG (appended to) or /dev/null.  Exit status: 0 after
- * an end by TTL, signal or ember's exit; 1 after a failure (verdict "F...")
- * or when nobody read "R" (everything is removed then too); 125 when it
- * cannot chdir("/") (nothing removed: `run` sees the pipe close without a
- * verdict).
+ * an end by TTL, signal or ember's exit, or after a park (the directory is
+ * then kept); 1 after a failure (verdict "F...") or when nobody read "R"
+ * (everything is removed then too, but for a parked sandbox whose
+ * snapshot was not loaded yet); 125 when it cannot chdir("/") (nothing
+ * removed: `run` sees the pipe close without a verdict).
  */
 __attribute__((noreturn)) void supervisor__run(const struct sandbox_opts *o,
 					       const char *state,
 					       const struct sandbox_info *info,
+					       const struct supervisor_how *how,
 					       int lock_fd, int verdict_fd);
 
 #endif /* EMBER_API_SUPERVISOR_H */

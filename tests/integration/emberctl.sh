@@ -2,10 +2,13 @@
 # emberctl end to end.  Part 1 needs no VM: a stand-in for ember
 # (fake_ember.py: the vsock handshake in front of build/test/agent-host)
 # exercises sandbox life in seconds: run, exec, cp, ls, kill, TTL,
-# failures, crashes, clean-up.  Part 2 boots real sandboxes (three at once:
-# ~50 s where guest kernel mode is emulated) when /dev/kvm works and ember
-# has --vsock.  Each sandbox's state lives under $TMP/state, so what is
-# left behind is easy to see.
+# failures, crashes, clean-up; and, on the fake's snapshots, templates
+# (build, ls, rm, names, --if-missing), restores (INIT included), parking
+# and resuming (ls, TTL, a failed load), the default template.  Part 2
+# boots real sandboxes (three at once: ~50 s where guest kernel mode is
+# emulated) when /dev/kvm works and ember has --vsock (templates and
+# parking with real sandboxes: snapshot.sh).  Each sandbox's state lives
+# under $TMP/state, so what is left behind is easy to see.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -53,8 +56,8 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 ev() { eval "$*"; }
 show() { for f in "$@"; do echo "#   $f:"; sed 's/^/#     /' "$f" | tail -15; done; }
 
-if [ ! -x "$E" ] || [ ! -x build/test/agent-host ]; then
-	not_ok "emberctl: $E and build/test/agent-host are built" "make asan"
+if [ ! -x "$E" ] || [ ! -x "${FAKE_AGENT:-build/test/agent-host}" ]; then
+	not_ok "emberctl: $E and ${FAKE_AGENT:-build/test/agent-host} are built" "make asan"
 	exit 0
 fi
 
@@ -80,9 +83,9 @@ check "fake: run prints a 12-hex id and exits 0" "$(show "$TMP/run.err")" \
 check "fake: the rootfs copy is byte-identical and sparse" "$(cat "$TMP/report")" \
 	grep -qE '^size=67108864 blocks=([0-9]{1,4}|[0-9]{5}) same=1' "$TMP/report"
 check "fake: the shared image is unchanged" "" cmp -s "$EMBER_ROOTFS" "$TMP/root.orig"
-check "fake: the copy is unlinked once ready, the socket is there" \
+check "fake: the copy stays (a sandbox can be parked), the socket is there" \
 	"$(ls -la "$EMBER_STATE_DIR/$id")" \
-	ev '[ ! -e "$EMBER_STATE_DIR/$id/rootfs.ext4" ] && [ -S "$EMBER_STATE_DIR/$id/vsock.sock" ]'
+	ev '[ -f "$EMBER_STATE_DIR/$id/rootfs.ext4" ] && [ -S "$EMBER_STATE_DIR/$id/vsock.sock" ]'
 check "fake: the state directory is private" "$(ls -ld "$EMBER_STATE_DIR")" \
 	ev '[ "$(stat -c %a "$EMBER_STATE_DIR")" = 700 ]'
 $E ls >"$TMP/ls.out" 2>&1
@@ -312,6 +315,214 @@ check "fake: a state directory too long for socket paths: a clear error" \
 EMBER_KERNEL=$TMP/nope $E run 2>"$TMP/nok.err"
 check "fake: a missing kernel is named" "$(show "$TMP/nok.err")" \
 	grep -qF "kernel $TMP/nope: No such file or directory (from EMBER_KERNEL)" "$TMP/nok.err"
+
+# ---- templates, restores and parking, on the fake's snapshots ----------
+export FAKE_SNAP_LOG=$TMP/snap.log FAKE_INIT_REPORT=$TMP/init.report
+T=$EMBER_STATE_DIR/templates
+# sandboxes: the sandbox directories in the state directory.
+sandboxes() { ls "$EMBER_STATE_DIR" 2>/dev/null | grep -E '^[0-9a-f]{12}$'; }
+$E template build 'Bad!' 2>"$TMP/tn.err"
+rc=$?
+check "fake: template build of a bad name: status 2, the rule" "exit $rc; $(show "$TMP/tn.err")" \
+	ev '[ $rc = 2 ] && grep -q "not a template name: .Bad!. (1 to 64 of a-z, 0-9, _ and -)" "$TMP/tn.err"'
+$E template build "$(printf 'a%.0s' $(seq 65))" 2>/dev/null
+rc1=$?
+$E template build 'a/b' 2>/dev/null
+rc2=$?
+$E template rm .. 2>/dev/null
+rc3=$?
+$E run --template Upper 2>/dev/null
+rc4=$?
+check "fake: template names: 65 bytes, a '/', '..', upper case are refused (2)" \
+	"exits $rc1 $rc2 $rc3 $rc4" ev '[ "$rc1$rc2$rc3$rc4" = 2222 ] && [ -z "$(sandboxes)" ]'
+$E template build 2>/dev/null
+rc1=$?
+$E template 2>/dev/null
+rc2=$?
+$E template frob 2>"$TMP/tf.err"
+rc3=$?
+$E template rm 2>/dev/null
+rc4=$?
+$E template build x --frob 2>/dev/null
+rc5=$?
+check "fake: template without a name, command or with a bad option: status 2" \
+	"exits $rc1 $rc2 $rc3 $rc4 $rc5; $(show "$TMP/tf.err")" \
+	ev '[ "$rc1$rc2$rc3$rc4$rc5" = 22222 ] && grep -q "unknown command .frob." "$TMP/tf.err"'
+$E pause --to-disk 2>/dev/null
+rc1=$?
+$E pause --bogus 0123456789ab 2>"$TMP/pb.err"
+rc2=$?
+$E resume --boot-timeout 2>/dev/null
+rc3=$?
+$E resume --boot-timeout 0 0123456789ab 2>/dev/null
+rc4=$?
+$E template rm --bogus t 2>/dev/null
+rc5=$?
+check "fake: pause/resume/template rm argument errors: status 2" \
+	"exits $rc1 $rc2 $rc3 $rc4 $rc5; $(show "$TMP/pb.err")" \
+	ev '[ "$rc1$rc2$rc3$rc4$rc5" = 22222 ] && grep -q "pause: unknown option: .--bogus." "$TMP/pb.err"'
+$E run --template x --boot 2>"$TMP/rb.err"
+rc1=$?
+$E run --template x --mem 512 2>"$TMP/rm.err"
+rc2=$?
+check "fake: run --template with --boot or --mem: status 2, saying why" \
+	"exits $rc1 $rc2; $(show "$TMP/rb.err" "$TMP/rm.err")" \
+	ev '[ "$rc1$rc2" = 22 ] && grep -q "exclude each other" "$TMP/rb.err" && grep -q "run --template: --mem is the template" "$TMP/rm.err"'
+$E run --template nosuch >"$TMP/rn.out" 2>"$TMP/rn.err"
+rc=$?
+check "fake: run --template of a missing template: 1, one line, nothing made" \
+	"exit $rc; $(show "$TMP/rn.err")" \
+	ev '[ $rc = 1 ] && [ "$(cat "$TMP/rn.err")" = "emberctl: no template nosuch" ] && [ ! -s "$TMP/rn.out" ] && [ -z "$(sandboxes)" ]'
+out=$($E template ls 2>&1)
+check "fake: template ls with none: the header only" "got: $out" \
+	ev '[ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "^NAME .*MEM .*VCPUS .*SIZE .*CREATED"'
+
+rm -f "$FAKE_SNAP_LOG"
+$E template build t1 --mem 128 --setup 'echo set-up-ran' \
+	--setup "echo \$((6*7)) >$G/t1.setup" >"$TMP/tb.out" 2>"$TMP/tb.err"
+rc=$?
+check "fake: template build with two setup commands: prints the name, shows their output" \
+	"exit $rc; $(show "$TMP/tb.out" "$TMP/tb.err")" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/tb.out")" = t1 ] && grep -qx set-up-ran "$TMP/tb.err" && [ "$(cat "$G/t1.setup")" = 42 ]'
+check "fake: the template: a Full snapshot, read-only files, the disk made from the rootfs, no build sandbox left" \
+	"$(ls -la "$T" "$T/t1"; cat "$FAKE_SNAP_LOG")" \
+	ev 'grep -q "^create Full .*/templates/.t1.new/memory$" "$FAKE_SNAP_LOG" && [ "$(stat -c %a "$T/t1/rootfs.ext4" "$T/t1/memory" "$T/t1/snapshot.state" | sort -u)" = 400 ] && cmp -s "$T/t1/rootfs.ext4" "$EMBER_ROOTFS" && [ ! -e "$T/t1/overlay" ] && [ ! -e "$T/t1/base.ext4" ] && [ -z "$(sandboxes)" ] && [ -z "$(ls -A "$T" | grep -v "^t1$")" ]'
+$E template ls >"$TMP/tl.out" 2>&1
+check "fake: template ls: name, mem, vcpus, size, created, users" "$(show "$TMP/tl.out")" \
+	grep -qE "^t1 +128M +1 +[0-9.]+[KMG] +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} +0$" "$TMP/tl.out"
+$E template build t1 2>"$TMP/te.err"
+rc=$?
+check "fake: building an existing template: 1, saying so" "exit $rc; $(show "$TMP/te.err")" \
+	ev '[ $rc = 1 ] && grep -q "template t1 exists" "$TMP/te.err"'
+cp "$T/t1/info" "$TMP/t1.info"
+out=$($E template build t1 --mem 128 --if-missing 2>&1)
+rc=$?
+check "fake: template build --if-missing of an up-to-date one: 0, nothing done" "exit $rc; got: $out" \
+	ev '[ $rc = 0 ] && [ "$out" = t1 ] && cmp -s "$T/t1/info" "$TMP/t1.info"'
+$E template build t1 --if-missing >/dev/null 2>"$TMP/tim.err"
+rc=$?
+check "fake: template build --if-missing with another --mem: built again, saying why" \
+	"exit $rc; $(show "$TMP/tim.err")" \
+	ev '[ $rc = 0 ] && grep -q "template t1 is out of date (other memory or vCPUs): building it again" "$TMP/tim.err" && grep -q "^mem=256$" "$T/t1/info"'
+touch "$EMBER_ROOTFS"
+$E template build t1 --if-missing >/dev/null 2>"$TMP/tim.err"
+rc=$?
+check "fake: template build --if-missing after the rootfs changed: built again" \
+	"exit $rc; $(show "$TMP/tim.err")" \
+	ev '[ $rc = 0 ] && grep -q "out of date (the rootfs changed since)" "$TMP/tim.err"'
+$E template rm t1 >/dev/null && $E template build t1 --mem 128 >/dev/null 2>&1
+$E template build broken --setup 'echo about-to-fail >&2; exit 7' --setup 'echo never' \
+	>"$TMP/tx.out" 2>"$TMP/tx.err"
+rc=$?
+check "fake: a failing setup command fails the build, shows its output, leaves nothing" \
+	"exit $rc; $(show "$TMP/tx.err"; ls -la "$T")" \
+	ev '[ $rc = 1 ] && grep -qx about-to-fail "$TMP/tx.err" && grep -q "setup command 1 (echo about-to-fail >&2; exit 7) failed: exit status 7" "$TMP/tx.err" && ! grep -q never "$TMP/tx.err" && [ -z "$(ls -A "$T" | grep -v "^t1$")" ] && [ -z "$(sandboxes)" ]'
+$E template build stopped --setup 'echo started; sleep 30' >/dev/null 2>"$TMP/ts.err" &
+bp=$!
+for _ in $(seq 100); do grep -q started "$TMP/ts.err" && break; sleep 0.05; done
+kill -INT $bp
+wait $bp
+rc=$?
+check "fake: SIGINT during a setup command ends the build, leaving nothing" \
+	"exit $rc; $(show "$TMP/ts.err"; ls -la "$T")" \
+	ev '[ $rc = 1 ] && grep -q "setup command 1 (echo started; sleep 30) failed: killed by signal 2" "$TMP/ts.err" && [ -z "$(ls -A "$T" | grep -v "^t1$")" ] && [ -z "$(sandboxes)" ]'
+
+rm -f "$FAKE_SNAP_LOG"
+id=$($E run --template t1 2>"$TMP/rt.err")
+rc=$?
+check "fake: run --template: an id, a restore with its own disk and vsock socket" \
+	"exit $rc; $(show "$TMP/rt.err"; cat "$FAKE_SNAP_LOG")" \
+	ev '[ $rc = 0 ] && grep -qx "load $T/t1/snapshot.state" "$FAKE_SNAP_LOG" && [ -f "$EMBER_STATE_DIR/$id/rootfs.ext4" ] && [ -S "$EMBER_STATE_DIR/$id/vsock.sock" ] && [ "$(info_of "$id" template)" = t1 ] && [ "$(info_of "$id" origin)" = 1 ]'
+out=$($E exec "$id" -- echo restored 2>&1)
+check "fake: the restored sandbox answers exec" "got: $out" [ "$out" = restored ]
+check "fake: the agent got INIT after the restore (not after the template's boot): clock and 64 bytes of entropy" \
+	"$(cat "$FAKE_INIT_REPORT" 2>&1)" \
+	ev '[ "$(wc -l <"$FAKE_INIT_REPORT")" = 1 ] && grep -qE "^init time=[0-9]+\.[0-9]{9} step=[01] entropy=[0-9a-f]{128}$" "$FAKE_INIT_REPORT"'
+$E ls >"$TMP/ls3.out"
+check "fake: ls shows the template's memory and name" "$(show "$TMP/ls3.out")" \
+	grep -qE "^$id +[0-9]+ +128M +1 +running .* t1$" "$TMP/ls3.out"
+$E template ls >"$TMP/tl.out" 2>&1
+check "fake: template ls counts its sandbox" "$(show "$TMP/tl.out")" grep -qE "^t1 .* 1$" "$TMP/tl.out"
+
+# Parking: a Diff (restored from the template), no process left.
+p=$(pids "$id")
+$E pause --to-disk "$id" >"$TMP/pk.out" 2>"$TMP/pk.err"
+rc=$?
+check "fake: pause --to-disk prints the id; a Diff snapshot in the sandbox's directory" \
+	"exit $rc; $(show "$TMP/pk.err"; cat "$FAKE_SNAP_LOG"; ls -la "$EMBER_STATE_DIR/$id")" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/pk.out")" = "$id" ] && grep -qx "create Diff $EMBER_STATE_DIR/$id/snap-1.mem" "$FAKE_SNAP_LOG" && [ -f "$EMBER_STATE_DIR/$id/snap-1.state" ] && [ -f "$EMBER_STATE_DIR/$id/rootfs.ext4" ]'
+check "fake: parked: no supervisor, no ember, no socket" "pids $p; $(ls -la "$EMBER_STATE_DIR/$id")" \
+	ev '! alive "${p%% *}" && ! alive "${p##* }" && [ ! -e "$EMBER_STATE_DIR/$id/vsock.sock" ] && [ ! -e "$EMBER_STATE_DIR/$id/api.sock" ]'
+$E ls >"$TMP/ls4.out"
+$E ls >"$TMP/ls4.out"
+check "fake: ls shows it parked, without a pid, and leaves it (twice)" "$(show "$TMP/ls4.out")" \
+	ev 'grep -qE "^$id +- +128M +1 +parked " "$TMP/ls4.out" && [ -d "$EMBER_STATE_DIR/$id" ]'
+$E exec "$id" -- true 2>"$TMP/pke.err"
+rc=$?
+check "fake: exec on a parked sandbox: 125, saying so" "exit $rc; $(show "$TMP/pke.err")" \
+	ev '[ $rc = 125 ] && grep -q "sandbox $id is parked (emberctl resume" "$TMP/pke.err"'
+$E pause --to-disk "$id" >/dev/null 2>&1 && $E pause "$id" >/dev/null 2>&1
+rc=$?
+check "fake: pausing or parking a parked sandbox is fine" "exit $rc" [ $rc = 0 ]
+$E template rm t1 >"$TMP/trm.out" 2>"$TMP/trm.err"
+rc=$?
+check "fake: template rm refuses while a parked sandbox uses it" "exit $rc; $(show "$TMP/trm.err")" \
+	ev '[ $rc = 1 ] && grep -q "template t1 is in use by 1 sandbox ($id): kill it first, or use --force" "$TMP/trm.err" && [ -d "$T/t1" ]'
+FAKE_LOAD_FAIL=1 $E resume "$id" >/dev/null 2>"$TMP/rf.err"
+rc=$?
+check "fake: a resume whose load fails: 1, the sandbox stays parked" \
+	"exit $rc; $(show "$TMP/rf.err"; $E ls)" \
+	ev '[ $rc = 1 ] && grep -q "pretend the snapshot does not load (the sandbox stays parked)" "$TMP/rf.err" && $E ls | grep -qE "^$id .* parked " && ! pgrep -f "$EMBER_STATE_DIR/$id" >/dev/null'
+rm -f "$FAKE_SNAP_LOG"
+$E resume "$id" >"$TMP/rs.out" 2>"$TMP/rs.err"
+rc=$?
+out=$($E exec "$id" -- echo back 2>&1)
+check "fake: resume of a parked sandbox: same id, its snapshot loaded, INIT, exec answers" \
+	"exit $rc; got: $out; $(show "$TMP/rs.err"; cat "$FAKE_SNAP_LOG" "$FAKE_INIT_REPORT")" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/rs.out")" = "$id" ] && [ "$out" = back ] && grep -qx "load $EMBER_STATE_DIR/$id/snap-1.state" "$FAKE_SNAP_LOG" && $E ls | grep -qE "^$id +[0-9]+ .* running " && [ "$(cut -d" " -f4 "$FAKE_INIT_REPORT" | sort -u | wc -l)" = 2 ]'
+$E pause --to-disk "$id" >/dev/null 2>"$TMP/pk2.err"
+rc=$?
+check "fake: parked again after a resume: a Full snapshot, the first one removed" \
+	"exit $rc; $(show "$TMP/pk2.err"; cat "$FAKE_SNAP_LOG"; ls "$EMBER_STATE_DIR/$id")" \
+	ev '[ $rc = 0 ] && grep -qx "create Full $EMBER_STATE_DIR/$id/snap-2.mem" "$FAKE_SNAP_LOG" && [ ! -e "$EMBER_STATE_DIR/$id/snap-1.mem" ] && [ -f "$EMBER_STATE_DIR/$id/snap-2.state" ]'
+$E kill "$id" >/dev/null 2>"$TMP/kp.err"
+rc=$?
+check "fake: kill removes a parked sandbox" "exit $rc; $(show "$TMP/kp.err")" \
+	ev '[ $rc = 0 ] && [ ! -e "$EMBER_STATE_DIR/$id" ] && ! ls -A "$EMBER_STATE_DIR" | grep -q "$id"'
+
+# The TTL stands still while parked, and goes on after the resume.
+id=$($E run --template t1 --ttl 3)
+$E pause --to-disk "$id" >/dev/null
+sleep 4
+check "fake: a parked sandbox outlives its TTL" "$($E ls)" ev '$E ls | grep -qE "^$id .* parked "'
+$E resume "$id" >/dev/null
+p=$(pids "$id")
+check "fake: resumed, the rest of its TTL runs out (within 5 s)" \
+	"$(ls -la "$EMBER_STATE_DIR")" wait_gone "$id" "$p" 5
+
+# The default template: plain run restores it, --boot boots.
+$E template build default >/dev/null 2>"$TMP/td.err"
+a=$($E run)
+b=$($E run --boot)
+c=$($E run --mem 64)
+check "fake: plain run restores the default template; --boot and --mem boot" \
+	"$(show "$TMP/td.err"); a=$a b=$b c=$c" \
+	ev '[ "$(info_of "$a" template)" = default ] && [ -z "$(info_of "$b" template)" ] && [ -z "$(info_of "$c" template)" ] && [ "$(info_of "$c" mem)" = 64 ]'
+$E kill "$b" "$c" >/dev/null
+$E template rm --force default >"$TMP/trf.out" 2>"$TMP/trf.err"
+rc=$?
+check "fake: template rm --force kills its sandboxes, then removes it" \
+	"exit $rc; $(show "$TMP/trf.err"; ls -la "$T")" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/trf.out")" = default ] && [ ! -e "$T/default" ] && [ ! -e "$EMBER_STATE_DIR/$a" ]'
+$E template rm t1 >/dev/null 2>"$TMP/trm2.err"
+rc=$?
+$E template rm t1 2>"$TMP/trm3.err"
+rc2=$?
+check "fake: template rm of an unused template; again: no template" \
+	"exits $rc $rc2; $(show "$TMP/trm2.err" "$TMP/trm3.err")" \
+	ev '[ $rc = 0 ] && [ $rc2 = 1 ] && grep -qx "emberctl: no template t1" "$TMP/trm3.err" && [ -z "$(ls -A "$T")" ] && [ -z "$(sandboxes)" ]'
+rm -rf "$T"
+unset FAKE_SNAP_LOG FAKE_INIT_REPORT
 check "fake: no stray temporary files" "" no_tmp_files
 touch "$TMP/supervisor.log"
 check "fake: no sanitizer report (emberctl, supervisors)" "$(show "$TMP/supervisor.log")" \

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Templates: see template.h.
+ *
+ *   build:  .NAME.new/base.ext4 (a copy of the rootfs)
+ *           .NAME.new/overlay   (over it: the build sandbox's disk)
+ *           boot, setup commands, sync, pause, snapshot (Full) into
+ *           .NAME.new, the sandbox killed, base + overlay flattened into
+ *           .NAME.new/rootfs.ext4, info, rename to NAME.
+ *   run:    sandbox.c restores it (template__open() holds the lock
+ *           shared until the sandbox's info names the template).
+ *   rm:     the lock exclusive, no user left (or all killed), rename to
+ *           .NAME.dead, removal.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../guest-init/protocol.h"
+#include "agent_client.h"
+#include "clock.h"
+#include "ember_api.h"
+#include "files.h"
+#include "../../snapshot/overlay.h"
+#include "sandbox.h"
+#include "sandbox_internal.h"
+#include "template.h"
+
+#define TEMPLATE_BASE_NAME    "base.ext4" /* while building */
+#define TEMPLATE_OVERLAY_NAME "overlay" /* while building */
+#define TEMPLATE_INFO_TMP     "info.tmp"
+#define TEMPLATE_AGENT_MS     10000 /* the build sandbox's agent: connect */
+
+int template__name_ok(const char *name, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; name[i]; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
+		      name[i] == '-'))
+			break;
+	if (i == 0 || name[i] || i > SANDBOX_TEMPLATE_MAX)
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "not a template name: '%.80s' (1 to %d "
+				     "of a-z, 0-9, _ and -)",
+				     name, SANDBOX_TEMPLATE_MAX);
+	return 0;
+}
+
+/*
+ * <state>/templates into @out; with @create, created when missing (else a
+ * missing one is no error: there is no template).
+ */
+static int template__root(char *out, size_t outsz, bool create, char *err,
+			  size_t errlen)
+{
+	char state[PATH_MAX];
+	int rc;
+
+	rc = sandbox__state_dir(state, sizeof(state), err, errlen);
+	if (rc)
+		return rc;
+	if (files__pathf(out, outsz, "%s/" TEMPLATE_DIR_NAME, state))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "state directory path too long");
+	if (create && mkdir(out, 0700) < 0 && errno != EEXIST)
+		return sandbox__errf(err, errlen, -errno, "%s: %s", out,
+				     strerror(errno));
+	return 0;
+}
+
+/* ---- info ---------------------------------------------------------------- */
+
+static int template__write_info(const char *dir, const struct template_info *t)
+{
+	char tmp[PATH_MAX], path[PATH_MAX], buf[3 * PATH_MAX];
+	int fd, n, rc;
+
+	if (files__pathf(tmp, sizeof(tmp), "%s/" TEMPLATE_INFO_TMP, dir) ||
+	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_INFO_NAME, dir))
+		return -ENAMETOOLONG;
+	if (strchr(t->kernel, '\n') || strchr(t->rootfs, '\n'))
+		return -EINVAL;
+	n = snprintf(buf, sizeof(buf),
+		     "mem=%u\nvcpus=%u\ncreated=%" PRId64 "\nkernel=%s\n"
+		     "rootfs=%s\nsetup=%u\n",
+		     t->mem_mib, t->vcpus, t->created, t->kernel, t->rootfs,
+		     t->setup);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
+	if (fd < 0)
+		return -errno;
+	rc = files__write_all(fd, buf, (size_t)n);
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/* Allocated bytes of the files in @dir. */
+static uint64_t template__du(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	uint64_t sum = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' &&
+		    files__pathf(path, sizeof(path), "%s/%s", dir, e->d_name) ==
+			    0 &&
+		    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_blocks * 512;
+	closedir(d);
+	return sum;
+}
+
+/*
+ * Fill @t from the template directory @dir named @name: -EINVAL when its
+ * info file is missing or lacks mem or vcpus, or a file is missing.
+ */
+static int template__read(const char *dir, const char *name,
+			  struct template_info *t)
+{
+	static const char *const need[] = { TEMPLATE_DISK_NAME,
+					    TEMPLATE_STATE_NAME,
+					    TEMPLATE_MEM_NAME };
+	char path[PATH_MAX], buf[3 * PATH_MAX + 1], *line, *save = NULL;
+	ssize_t n;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	if (files__pathf(t->dir, sizeof(t->dir), "%s", dir) ||
+	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_INFO_NAME, dir))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -EINVAL : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '='), *end;
+		long long v;
+
+		if (!eq)
+			continue;
+		*eq++ = '\0';
+		if (!strcmp(line, "kernel")) {
+			snprintf(t->kernel, sizeof(t->kernel), "%s", eq);
+			continue;
+		}
+		if (!strcmp(line, "rootfs")) {
+			snprintf(t->rootfs, sizeof(t->rootfs), "%s", eq);
+			continue;
+		}
+		errno = 0;
+		v = strtoll(eq, &end, 10);
+		if (errno || *end || end == eq || v < 0 || v > UINT32_MAX)
+			continue;
+		if (!strcmp(line, "mem"))
+			t->mem_mib = (unsigned int)v;
+		else if (!strcmp(line, "vcpus"))
+			t->vcpus = (unsigned int)v;
+		else if (!strcmp(line, "created"))
+			t->created = v;
+		else if (!strcmp(line, "setup"))
+			t->setup = (unsigned int)v;
+	}
+	if (!t->mem_mib || !t->vcpus)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (files__pathf(path, sizeof(path), "%s/%s", dir, need[i]) ||
+		    access(path, R_OK) < 0)
+			return -EINVAL;
+	t->disk_bytes = template__du(dir);
+	return 0;
+}
+
+int template__open(const char *name, struct template_info *t, int *lock_fd,
+		   char *err, size_t errlen)
+{
+	char root[PATH_MAX], dir[PATH_MAX], path[PATH_MAX];
+	int fd = -1, rc;
+
+	if (lock_fd)
+		*lock_fd = -1;
+	rc = template__name_ok(name, err, errlen);
+	if (rc == 0)
+		rc = template__root(root, sizeof(root), false, err, errlen);
+	if (rc)
+		return rc;
+	if (files__pathf(dir, sizeof(dir), "%s/%s", root, name) ||
+	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_LOCK_NAME, dir))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "template path too long");
+	if (lock_fd) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 && errno == ENOENT)
+			return sandbox__errf(err, errlen, -ENOENT,
+					     "no template %s", name);
+		if (fd < 0 || flock(fd, LOCK_SH) < 0) {
+			rc = -errno;
+			if (fd >= 0)
+				close(fd);
+			return sandbox__errf(err, errlen, rc, "%s: %s", path,
+					     strerror(-rc));
+		}
+	}
+	/* Under the lock: a removal is over, or has not begun. */
+	rc = template__read(dir, name, t);
+	if (rc == 0 || access(dir, F_OK) == 0) {
+		if (rc == 0) {
+			if (lock_fd)
+				*lock_fd = fd;
+			return 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		return sandbox__errf(err, errlen, rc,
+				     "template %s (%s) is incomplete: %s", name,
+				     dir, strerror(-rc));
+	}
+	if (fd >= 0)
+		close(fd);
+	return sandbox__errf(err, errlen, -ENOENT, "no template %s", name);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct template_info *)a)->name,
+		      ((const struct template_info *)b)->name);
+}
+
+/* A hidden .NAME.new or .NAME.dead in @root nobody works on: remove it. */
+static void template__reap_hidden(const char *root, const char *entry)
+{
+	char dir[PATH_MAX], lock[PATH_MAX];
+	size_t n = strlen(entry);
+	int fd;
+
+	if (entry[0] != '.' || (!(n > 5 && !strcmp(entry + n - 5, ".dead")) &&
+				!(n > 4 && !strcmp(entry + n - 4, ".new"))))
+		return;
+	if (files__pathf(dir, sizeof(dir), "%s/%s", root, entry) ||
+	    files__pathf(lock, sizeof(lock), "%s/" TEMPLATE_LOCK_NAME, dir))
+		return;
+	fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return; /* being built or removed */
+	}
+	files__rm_tree(dir);
+	if (fd >= 0)
+		close(fd);
+}
+
+int template__list(struct template_info **out, size_t *n, char *err,
+		   size_t errlen)
+{
+	struct template_info *v = NULL, one;
+	char root[PATH_MAX], dir[PATH_MAX];
+	size_t cap = 0, k = 0;
+	struct dirent *e;
+	DIR *d;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = template__root(root, sizeof(root), false, err, errlen);
+	if (rc)
+		return rc;
+	d = opendir(root);
+	if (!d && errno == ENOENT)
+		return 0;
+	if (!d)
+		return sandbox__errf(err, errlen, -errno, "%s: %s", root,
+				     strerror(errno));
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.') {
+			template__reap_hidden(root, e->d_name);
+			continue;
+		}
+		if (template__name_ok(e->d_name, NULL, 0) ||
+		    files__pathf(dir, sizeof(dir), "%s/%s", root, e->d_name) ||
+		    template__read(dir, e->d_name, &one))
+			continue;
+		if (k == cap) {
+			struct template_info *nv;
+
+			cap = cap ? cap * 2 : 8;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return sandbox__errf(err, errlen, -ENOMEM,
+						     "out of memory");
+			}
+			v = nv;
+		}
+		v[k++] = one;
+	}
+	closedir(d);
+	if (k)
+		qsort(v, k, sizeof(*v), by_name);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int template__users(const char *name, size_t *n, char *ids, size_t idslen,
+		    char *err, size_t errlen)
+{
+	struct sandbox_info *v;
+	size_t k, len = 0;
+	int rc;
+
+	*n = 0;
+	if (idslen)
+		ids[0] = '\0';
+	rc = sandbox__list(&v, &k, err, errlen);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < k; i++) {
+		if (strcmp(v[i].template_name, name))
+			continue;
+		(*n)++;
+		if (len + SANDBOX_ID_LEN + 2 < idslen) {
+			snprintf(ids + len, idslen - len, "%s%s",
+				 len ? " " : "", v[i].id);
+			len += strlen(ids + len);
+		}
+	}
+	free(v);
+	return 0;
+}
+
+int template__remove(const char *name, bool force, char *err, size_t errlen)
+{
+	char root[PATH_MAX], dir[PATH_MAX], dead[PATH_MAX], lock[PATH_MAX];
+	char ids[256];
+	size_t n;
+	int fd, rc;
+
+	rc = template__name_ok(name, err, errlen);
+	if (rc == 0)
+		rc = template__root(root, sizeof(root), false, err, errlen);
+	if (rc)
+		return rc;
+	if (files__pathf(dir, sizeof(dir), "%s/%s", root, name) ||
+	    files__pathf(dead, sizeof(dead), "%s/.%s.dead", root, name) ||
+	    files__pathf(lock, sizeof(lock), "%s/" TEMPLATE_LOCK_NAME, dir))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "template path too long");
+	fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT && access(dir, F_OK) < 0)
+		return sandbox__errf(err, errlen, -ENOENT, "no template %s",
+				     name);
+	/* No new sandbox from it from here on (a lock-less dir: junk). */
+	if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
+		rc = -errno;
+		close(fd);
+		return sandbox__errf(err, errlen, rc, "%s: %s", lock,
+				     strerror(-rc));
+	}
+	rc = template__users(name, &n, ids, sizeof(ids), err, errlen);
+	if (rc)
+		goto out;
+	if (n && !force) {
+		/* Each id shown takes 13 bytes with its space. */
+		bool all = (strlen(ids) + 1) / (SANDBOX_ID_LEN + 1) == n;
+
+		rc = sandbox__errf(err, errlen, -EBUSY,
+				   "template %s is in use by %zu sandbox%s "
+				   "(%s%s): kill %s first, or use --force",
+				   name, n, n == 1 ? "" : "es", ids,
+				   all ? "" : " ...", n == 1 ? "it" : "them");
+		goto out;
+	}
+	while (n) {
+		struct sandbox_info sb;
+		char *sp;
+
+		/* The ids come a handful at a time: list again until none. */
+		for (char *id = ids; *id; id = sp ? sp + 1 : id + strlen(id)) {
+			sp = strchr(id, ' ');
+			if (sp)
+				*sp = '\0';
+			if (sandbox__find(id, &sb, err, errlen) == 0 &&
+			    sandbox__kill(&sb, err, errlen) < 0) {
+				rc = -EBUSY;
+				goto out;
+			}
+			if (!sp)
+				break;
+		}
+		rc = template__users(name, &n, ids, sizeof(ids), err, errlen);
+		if (rc)
+			goto out;
+	}
+	if (rename(dir, dead) < 0) {
+		rc = sandbox__errf(err, errlen, -errno, "%s: %s", dir,
+				   strerror(errno));
+		goto out;
+	}
+	rc = files__rm_tree(dead);
+	if (rc)
+		sandbox__errf(err, errlen, rc, "removing %s: %s", dead,
+			      strerror(-rc));
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* ---- build --------------------------------------------------------------- */
+
+/* A stop signal is waiting on @sig_fd (-1: none). */
+static bool template__stopped(int sig_fd)
+{
+	struct pollfd p = { .fd = sig_fd, .events = POLLIN };
+
+	return sig_fd >= 0 && poll(&p, 1, 0) == 1;
+}
+
+/*
+ * Run `sh -c @cmd` in the build sandbox @sb, its output to @o->out_fd: 0
+ * when it exited 0, else -ECANCELED (or the failure) with @err.
+ */
+static int template__setup(const struct template_build_opts *o,
+			   const struct sandbox_info *sb, const char *cmd,
+			   size_t nr, char *err, size_t errlen)
+{
+	const char *argv[] = { "sh", "-c", cmd, NULL };
+	struct agent_exec_req req = {
+		.argv = argv,
+		.stdin_fd = -1,
+		.stdout_fd = o->out_fd,
+		.stderr_fd = o->out_fd,
+		.sig_fd = o->sig_fd,
+	};
+	struct agent_exec_result res;
+	struct agent_client *c = agent_client__new();
+	int rc;
+
+	if (!c)
+		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
+	if (nr)
+		dprintf(o->out_fd, "+ %s\n", cmd);
+	rc = agent_client__connect(c, sb->uds, EMBER_AGENT_PORT,
+				   TEMPLATE_AGENT_MS);
+	if (rc == 0)
+		rc = agent_client__ping(c, TEMPLATE_AGENT_MS);
+	if (rc == 0)
+		rc = agent_client__exec(c, &req, &res);
+	if (rc < 0)
+		sandbox__errf(err, errlen, rc, "setup command %zu (%s): %s", nr,
+			      cmd, agent_client__error(c));
+	else if (res.kind == EMBER_AGENT_EXITED && res.code == 0)
+		rc = 0;
+	else
+		rc = sandbox__errf(
+			err, errlen, -ECANCELED,
+			"setup command %zu (%s) failed: %s %d", nr, cmd,
+			res.kind == EMBER_AGENT_EXITED	  ? "exit status" :
+			res.kind == EMBER_AGENT_SIGNALLED ? "killed by signal" :
+							    "timed out after",
+			res.code);
+	agent_client__free(c);
+	return rc;
+}
+
+/* chmod 0400 @name in @dir: the template's files are read-only. */
+static int template__seal(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	if (files__pathf(path, sizeof(path), "%s/%s", dir, name))
+		return -ENAMETOOLONG;
+	return chmod(path, 0400) < 0 ? -errno : 0;
+}
+
+/*
+ * The new template's directory @tmp (.NAME.new), locked for the build in
+ * *@lock_fd: a build that died before leaves its directory with a free
+ * lock, removed here.
+ */
+static int template__begin(const char *root, const char *name, char *tmp,
+			   size_t tmpsz, int *lock_fd, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], lock[PATH_MAX];
+	int tries;
+
+	if (files__pathf(dir, sizeof(dir), "%s/%s", root, name) ||
+	    files__pathf(tmp, tmpsz, "%s/.%s.new", root, name) ||
+	    files__pathf(lock, sizeof(lock), "%s/" TEMPLATE_LOCK_NAME, tmp))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "template path too long");
+	for (tries = 0; tries < 2; tries++) {
+		if (access(dir, F_OK) == 0)
+			return sandbox__errf(err, errlen, -EEXIST,
+					     "template %s exists (emberctl "
+					     "template rm %s)",
+					     name, name);
+		if (mkdir(tmp, 0700) == 0)
+			break;
+		if (errno != EEXIST)
+			return sandbox__errf(err, errlen, -errno, "%s: %s", tmp,
+					     strerror(errno));
+		template__reap_hidden(root, strrchr(tmp, '/') + 1);
+	}
+	if (tries == 2)
+		return sandbox__errf(err, errlen, -EEXIST,
+				     "template %s is being built", name);
+	*lock_fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (*lock_fd < 0 || flock(*lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		int rc = -errno;
+
+		if (*lock_fd >= 0)
+			close(*lock_fd);
+		*lock_fd = -1;
+		files__rm_tree(tmp);
+		return sandbox__errf(err, errlen, rc, "%s: %s", lock,
+				     strerror(-rc));
+	}
+	return 0;
+}
+
+int template__build(const struct template_build_opts *o, const char *name,
+		    char *err, size_t errlen)
+{
+	char root[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX], base[PATH_MAX],
+		ovl[PATH_MAX], disk[PATH_MAX], state[PATH_MAX], mem[PATH_MAX],
+		api[PATH_MAX], why[512], id[SANDBOX_ID_LEN + 1];
+	struct sandbox_opts so = {
+		.ember = o->ember,
+		.kernel = o->kernel,
+		.rootfs = o->rootfs,
+		.disk = ovl,
+		.mem_mib = o->mem_mib,
+		.vcpus = o->vcpus,
+		.ttl_s = o->build_ttl_s,
+		.boot_timeout_s = o->boot_timeout_s,
+	};
+	struct sandbox_info sb;
+	struct template_info t = { 0 };
+	bool running = false;
+	int lock_fd = -1, rc, in, out;
+
+	rc = template__name_ok(name, err, errlen);
+	if (rc == 0)
+		rc = template__root(root, sizeof(root), true, err, errlen);
+	if (rc == 0)
+		rc = template__begin(root, name, tmp, sizeof(tmp), &lock_fd,
+				     err, errlen);
+	if (rc)
+		return rc;
+	if (files__pathf(dir, sizeof(dir), "%s/%s", root, name) ||
+	    files__pathf(base, sizeof(base), "%s/" TEMPLATE_BASE_NAME, tmp) ||
+	    files__pathf(ovl, sizeof(ovl), "%s/" TEMPLATE_OVERLAY_NAME, tmp) ||
+	    files__pathf(disk, sizeof(disk), "%s/" TEMPLATE_DISK_NAME, tmp) ||
+	    files__pathf(state, sizeof(state), "%s/" TEMPLATE_STATE_NAME,
+			 tmp) ||
+	    files__pathf(mem, sizeof(mem), "%s/" TEMPLATE_MEM_NAME, tmp)) {
+		rc = sandbox__errf(err, errlen, -ENAMETOOLONG,
+				   "template path too long");
+		goto out;
+	}
+	/* The base image: a copy, so that the rootfs may change later. */
+	in = open(o->rootfs, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		rc = sandbox__errf(err, errlen, -errno, "rootfs %s: %s",
+				   o->rootfs, strerror(errno));
+		goto out;
+	}
+	out = open(base, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	rc = out < 0 ? -errno : files__copy_sparse(in, out);
+	if (out >= 0 && close(out) < 0 && rc == 0)
+		rc = -errno;
+	close(in);
+	if (rc < 0) {
+		sandbox__errf(err, errlen, rc, "copying %s: %s", o->rootfs,
+			      strerror(-rc));
+		goto out;
+	}
+	rc = overlay__create(ovl, base, why, sizeof(why));
+	if (rc < 0) {
+		sandbox__errf(err, errlen, rc, "an overlay over %s: %s", base,
+			      why);
+		goto out;
+	}
+	rc = sandbox__run(&so, id, err, errlen);
+	if (rc < 0)
+		goto out;
+	rc = sandbox__find(id, &sb, err, errlen);
+	if (rc < 0)
+		goto out;
+	running = true;
+	for (size_t i = 0; i < o->nsetup && rc == 0; i++) {
+		rc = template__stopped(o->sig_fd) ?
+			     sandbox__errf(err, errlen, -EINTR, "stopped") :
+			     template__setup(o, &sb, o->setup[i], i + 1, err,
+					     errlen);
+	}
+	/* What the guest wrote is on the disk, not only in its cache. */
+	if (rc == 0)
+		rc = template__stopped(o->sig_fd) ?
+			     sandbox__errf(err, errlen, -EINTR, "stopped") :
+			     template__setup(o, &sb, "sync", 0, err, errlen);
+	if (rc < 0)
+		goto out;
+	if (files__pathf(api, sizeof(api), "%s/" SANDBOX_API_NAME, sb.dir)) {
+		rc = sandbox__errf(err, errlen, -ENAMETOOLONG,
+				   "sandbox path too long");
+		goto out;
+	}
+	rc = ember_api__pause(api, true, err, errlen);
+	if (rc == 0)
+		rc = ember_api__snapshot_create(api, false, state, mem, err,
+						errlen);
+	if (rc < 0)
+		goto out;
+	running = false;
+	rc = sandbox__kill(&sb, err, errlen);
+	if (rc < 0)
+		goto out;
+	rc = overlay__flatten(ovl, disk, why, sizeof(why));
+	if (rc < 0) {
+		sandbox__errf(err, errlen, rc, "flattening the disk: %s", why);
+		goto out;
+	}
+	unlink(ovl);
+	unlink(base);
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	t.mem_mib = o->mem_mib;
+	t.vcpus = o->vcpus;
+	t.created = clock__wall_s();
+	snprintf(t.kernel, sizeof(t.kernel), "%s", o->kernel);
+	snprintf(t.rootfs, sizeof(t.rootfs), "%s", o->rootfs);
+	t.setup = (unsigned int)o->nsetup;
+	rc = template__seal(tmp, TEMPLATE_DISK_NAME);
+	if (rc == 0)
+		rc = template__seal(tmp, TEMPLATE_STATE_NAME);
+	if (rc == 0)
+		rc = template__seal(tmp, TEMPLATE_MEM_NAME);
+	if (rc == 0)
+		rc = template__write_info(tmp, &t);
+	if (rc == 0 && rename(tmp, dir) < 0)
+		rc = errno == ENOTEMPTY || errno == EEXIST ? -EEXIST : -errno;
+	if (rc < 0) {
+		sandbox__errf(err, errlen, rc, "template %s: %s", name,
+			      rc == -EEXIST ?
+				      "made meanwhile by another build" :
+				      strerror(-rc));
+		goto out;
+	}
+	close(lock_fd);
+	return 0;
+out:
+	if (running)
+		sandbox__kill(&sb, why, sizeof(why));
+	files__rm_tree(tmp);
+	close(lock_fd);
+	return rc;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Templates: a snapshot of a booted, set-up sandbox that `run` restores
+ * in milliseconds (shared/DESIGN.md, "Snapshots and templates").  Each
+ * sandbox restored from one gets its own overlay over the template's disk
+ * image and its own vsock socket; the template's memory file is mapped
+ * MAP_PRIVATE, so its pages stay shared between the sandboxes until one
+ * writes them.
+ *
+ * A template NAME ([a-z0-9_-], 1 to SANDBOX_TEMPLATE_MAX bytes) is the
+ * directory <state>/templates/NAME (state: sandbox__state_dir()):
+ *
+ *   lock            flock()ed shared while a sandbox is being created
+ *                   from it, exclusive while it is removed
+ *   info            key=value lines: mem, vcpus, created (Unix time, s),
+ *                   kernel, rootfs (the image it was built from), setup
+ *                   (the number of setup commands)
+ *   rootfs.ext4     the disk image, raw, read-only (0400)
+ *   snapshot.state  the state file of the Full snapshot (0400)
+ *   memory          its memory file (sparse; 0400)
+ *
+ * A template being built is .NAME.new (with its own lock, held by the
+ * build), one being removed .NAME.dead; listings skip both, and a build
+ * removes a .NAME.new whose lock is free (a build that died).  Sandboxes
+ * made from NAME record it in their info file (template=NAME).
+ *
+ * Functions that can fail take @err/@errlen and leave there one line of
+ * text (no "emberctl:" prefix) on failure.
+ */
+#ifndef EMBER_API_TEMPLATE_H
+#define EMBER_API_TEMPLATE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sandbox.h"
+
+#define TEMPLATE_DIR_NAME   "templates"
+#define TEMPLATE_LOCK_NAME  "lock"
+#define TEMPLATE_INFO_NAME  "info"
+#define TEMPLATE_DISK_NAME  "rootfs.ext4"
+#define TEMPLATE_STATE_NAME "snapshot.state"
+#define TEMPLATE_MEM_NAME   "memory"
+
+/* A template as its directory describes it. */
+struct template_info {
+	char name[SANDBOX_TEMPLATE_MAX + 1];
+	char dir[PATH_MAX];
+	unsigned int mem_mib;
+	unsigned int vcpus;
+	int64_t created; /* Unix time, s */
+	char kernel[PATH_MAX]; /* the kernel it booted */
+	char rootfs[PATH_MAX]; /* the image its disk was made from */
+	unsigned int setup; /* setup commands it ran */
+	uint64_t disk_bytes; /* allocated bytes of all its files */
+};
+
+/*
+ * template__name_ok() - 0 when @name is a valid template name, else
+ * -EINVAL with the rule in @err.
+ */
+int template__name_ok(const char *name, char *err, size_t errlen);
+
+/*
+ * template__open() - look up template @name and fill @t; with @lock_fd
+ * not NULL, also take its lock shared (so that it cannot be removed until
+ * *@lock_fd is closed, by the caller).  -ENOENT ("no template NAME"),
+ * -EINVAL (bad name, or an incomplete directory), other errno.
+ */
+int template__open(const char *name, struct template_info *t, int *lock_fd,
+		   char *err, size_t errlen);
+
+/*
+ * template__list() - every template, by name, in a malloc()ed array the
+ * caller frees (*@out NULL when *@n is 0).
+ */
+int template__list(struct template_info **out, size_t *n, char *err,
+		   size_t errlen);
+
+/* What template__build() needs. */
+struct template_build_opts {
+	const char *ember; /* the VMM binary */
+	const char *kernel; /* the kernel to boot */
+	const char *rootfs; /* the image copied as the template's base */
+	unsigned int mem_mib; /* guest RAM */
+	unsigned int vcpus;
+	unsigned int boot_timeout_s; /* until the agent answers */
+	unsigned int build_ttl_s; /* the build sandbox's TTL: a build cut
+				     off leaves nothing after it */
+	const char *const *setup; /* shell commands (sh -c), in order */
+	size_t nsetup;
+	int out_fd; /* their stdout and stderr go here, as they come */
+	int sig_fd; /* -1, or a signalfd: a stop signal ends the build
+		       (while a setup command runs, it goes to it first) */
+};
+
+/*
+ * template__build() - build template @name: copy the rootfs into the new
+ * template's directory as the base image, boot a sandbox on an overlay
+ * over it, wait for the agent, run each setup command (the first that
+ * fails ends the build, -ECANCELED), sync the guest's disks, park the
+ * sandbox (a Full snapshot, ember stopped), flatten base + overlay into
+ * the template's disk image, move the snapshot in, record the info, and
+ * only then make the template visible under its name.  On failure nothing
+ * is left (no template directory, no sandbox).  -EEXIST when @name exists
+ * or is being built, -EINTR when a stop signal came.
+ */
+int template__build(const struct template_build_opts *o, const char *name,
+		    char *err, size_t errlen);
+
+/*
+ * template__users() - the sandboxes (live or parked) made from template
+ * @name: how many in *@n, and the ids of the first ones, space-separated,
+ * in @ids (@idslen bytes).
+ */
+int template__users(const char *name, size_t *n, char *ids, size_t idslen,
+		    char *err, size_t errlen);
+
+/*
+ * template__remove() - remove template @name.  While a sandbox made from
+ * it lives or is parked, -EBUSY (saying which), unless @force: then
+ * those sandboxes are killed first.  -ENOENT when there is no such
+ * template.
+ */
+int template__remove(const char *name, bool force, char *err, size_t errlen);
+
+#endif /* EMBER_API_TEMPLATE_H */
