@@ -53,6 +53,13 @@ struct virtio_vsock {
 	bool tx_stalled; /* tx left unread for want of control room */
 	bool rx_starved; /* send() stopped short on a full pending queue */
 	bool reset_owed; /* a transport reset waits for an event buffer */
+	/*
+	 * The reset went out and the driver has not yet handed its buffer
+	 * back (it refills and kicks the event queue once it handled the
+	 * event): rx waits, or a connection made meanwhile would be torn
+	 * down by the reset when the guest gets to it.
+	 */
+	bool reset_unacked;
 	uint8_t cfg[8]; /* guest_cid, little-endian */
 	struct virtq_chain chain; /* ~6 KiB: not on the event thread's stack */
 	uint8_t bounce[VIRTIO_VSOCK_MAX_PAYLOAD];
@@ -284,6 +291,7 @@ static void vsock__post_reset(struct virtio_vsock *v)
 		if (virtq__write(c, t->mem, 0, ev, sizeof(ev)) == sizeof(ev)) {
 			used = sizeof(ev);
 			v->reset_owed = false;
+			v->reset_unacked = true;
 		}
 		if (virtq__push(q, t->mem, c->head, used)) {
 			r = -EFAULT;
@@ -293,6 +301,13 @@ static void vsock__post_reset(struct virtio_vsock *v)
 	}
 	if (r < 0)
 		virtio_mmio__needs_reset(t);
+	/*
+	 * The driver's refill of the buffer it got is its acknowledgement
+	 * (Linux refills and kicks once it handled the event): make sure the
+	 * kick comes even with buffers of its own left with the device.
+	 */
+	if (v->reset_unacked)
+		virtq__arm_notify(q, t->mem);
 	if (pushed)
 		virtio_mmio__used(t, VIRTIO_VSOCK_Q_EVENT);
 }
@@ -316,7 +331,8 @@ static void vsock__flush_rx(struct virtio_vsock *v)
 	int r = 0;
 
 	vsock__post_reset(v);
-	if (!vsock__live(t, VIRTIO_VSOCK_Q_RX))
+	if (!vsock__live(t, VIRTIO_VSOCK_Q_RX) || v->reset_owed ||
+	    v->reset_unacked)
 		return;
 	while ((p = v->head)) {
 		r = virtq__pop(q, t->mem, c);
@@ -608,11 +624,18 @@ static void virtio_vsock__notify(void *opaque, struct virtio_mmio *t,
 	(void)t;
 	if (idx == VIRTIO_VSOCK_Q_TX)
 		vsock__process_tx(v);
-	/* New event buffers: an owed transport reset can go now. */
-	if (idx == VIRTIO_VSOCK_Q_EVENT)
+	/*
+	 * New event buffers: an owed transport reset can go now; after a
+	 * reset, the driver handled it, and rx held for it goes on.
+	 */
+	if (idx == VIRTIO_VSOCK_Q_EVENT) {
+		v->reset_unacked = false;
 		vsock__post_reset(v);
-	if (idx != VIRTIO_VSOCK_Q_RX)
+		if (v->reset_owed || v->reset_unacked)
+			return;
+	} else if (idx != VIRTIO_VSOCK_Q_RX) {
 		return;
+	}
 	vsock__flush_rx(v);
 	/*
 	 * Tx held back for room resumes only here, on a guest notify, so
@@ -633,6 +656,7 @@ static void virtio_vsock__reset(void *opaque)
 	v->rx_starved = false;
 	/* The driver drops its connections with the device: nothing owed. */
 	v->reset_owed = false;
+	v->reset_unacked = false;
 	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++) {
 		if (v->conns[i].state == CONN_FREE)
 			continue;

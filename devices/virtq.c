@@ -332,3 +332,20 @@ void virtq__reset(struct virtq *q)
 {
 	memset(q, 0, sizeof(*q));
 }
+
+void virtq__arm_notify(struct virtq *q, const struct guest_mem *m)
+{
+	uint8_t *avail, *used;
+	uint16_t idx;
+
+	if (!q->event_idx || !virtq__size_ok(q->size))
+		return;
+	avail = virtq__ring(m, q->avail_gpa, virtq__avail_bytes(q->size), 2);
+	used = virtq__ring(m, q->used_gpa, virtq__used_bytes(q->size), 2);
+	if (!avail || !used)
+		return;
+	idx = virtq__load16(avail + RING_IDX_OFF, __ATOMIC_ACQUIRE);
+	virtq__store16(used + RING_HDR_BYTES + USED_ELEM_BYTES * q->size, idx,
+		       __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}

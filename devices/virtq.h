@@ -124,6 +124,16 @@ uint64_t virtq__write(const struct virtq_chain *c, const struct guest_mem *m,
 		      uint64_t offset, const void *buf, uint64_t len);
 
 /*
+ * virtq__arm_notify() - ask the driver to notify the device when it makes
+ * its next buffer available, whatever the device has not taken yet: with
+ * VIRTIO_F_EVENT_IDX, avail_event (2.7.10) becomes the avail ring's idx
+ * (without it the driver notifies anyway).  For a device that takes one
+ * buffer and must hear of the next refill (vsock's event queue).  Does
+ * nothing for a queue whose rings are not in guest RAM.
+ */
+void virtq__arm_notify(struct virtq *q, const struct guest_mem *m);
+
+/*
  * virtq__reset() - forget layout and progress (device reset, 2.1.2): all
  * fields zero, size included; the transport sets size again.
  */

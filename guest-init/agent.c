@@ -1081,6 +1081,47 @@ static void serve_detached(int fd, int sig_fd)
 		;
 }
 
+/*
+ * A spare acceptor: a process forked ahead of time (and detached, so
+ * that init reaps it) that waits in accept() on @lfd, tells the listener
+ * through @spawn_w that it took a connection (the listener then forks the
+ * next spare) and serves it.  The fork is off a connection's path: a
+ * restored sandbox's first connection is served by a process that was
+ * already there when its template was snapshotted (a fork costs ~100 ms
+ * where guest kernel code is emulated).  Returns 0, or -1 when no process
+ * could be made (the listener tries again later).
+ */
+static int spare_acceptor(int lfd, int spawn_w, int sig_fd)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (fork() == 0) {
+			for (;;) {
+				int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+				if (fd < 0) {
+					if (errno != EINTR && errno != EAGAIN)
+						sleep(1);
+					continue;
+				}
+				/* The listener gone or not: serve. */
+				(void)!write(spawn_w, "a", 1);
+				close(lfd);
+				close(spawn_w);
+				serve(fd, sig_fd);
+				_exit(0);
+			}
+		}
+		_exit(0);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: ember-agent --fd N | --vsock PORT\n");
@@ -1124,20 +1165,37 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--vsock")) {
-		int lfd = listen_vsock((unsigned int)v);
+		int lfd = listen_vsock((unsigned int)v), spawn[2];
+		int spare = 0;
+		char b;
 
 		if (lfd < 0)
 			return 1;
-		for (;;) {
-			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (pipe2(spawn, O_CLOEXEC) < 0) {
+			/* No pipe: a fork per connection, on its path. */
+			for (;;) {
+				int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
-			if (fd < 0) {
-				if (errno != EINTR)
-					sleep(1);
+				if (fd < 0) {
+					if (errno != EINTR)
+						sleep(1);
+					continue;
+				}
+				serve_detached(fd, sig_fd);
+				close(fd);
+			}
+		}
+		/* One spare acceptor at all times; a new one per connection. */
+		for (;;) {
+			if (!spare)
+				spare = spare_acceptor(lfd, spawn[1], sig_fd) ==
+					0;
+			if (!spare) {
+				sleep(1);
 				continue;
 			}
-			serve_detached(fd, sig_fd);
-			close(fd);
+			if (read(spawn[0], &b, 1) == 1)
+				spare = 0;
 		}
 	}
 	return usage();

@@ -570,7 +570,10 @@ static void test_transport_reset(void **state)
 	assert_int_equal(rd32(f->r.ram, EV_GPA),
 			 VIRTIO_VSOCK_EVENT_TRANSPORT_RESET);
 	assert_true(vdrv_rd(f->t, INT_STATUS) & VIRTIO_MMIO_INT_VRING);
+	/* The driver handled it: its buffer refilled, the queue kicked. */
+	vdrv_post(f->r.ram, eq, &ev, 1);
 	pthread_mutex_unlock(&f->t->dev.lock);
+	virtio_mmio__notify(f->t, VIRTIO_VSOCK_Q_EVENT);
 	host_expect_eof(fd);
 	host_expect_eof(c);
 	close(fd);

@@ -198,10 +198,15 @@ int dev_state__restore(struct devmgr *dm, const struct snap_state *s)
 
 		if (!d->dev)
 			continue;
-		if (d->cls->restored)
-			d->cls->restored(d->dev);
+		/*
+		 * Each queue once first (what the driver posted while the old
+		 * process held it), then the class's own step: vsock's reset
+		 * must be the last word until the driver handled it.
+		 */
 		if (d->cls->virtio)
 			virtio_mmio__kick_all(d->cls->transport(d->dev));
+		if (d->cls->restored)
+			d->cls->restored(d->dev);
 	}
 	return 0;
 }
