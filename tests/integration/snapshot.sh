@@ -176,6 +176,26 @@ check "... every synced line is there, once, in order (lines 1 to $n)" \
 "$E" ls >"$TMP/ls3.out" 2>&1
 check "... ls shows it running again" "$(show "$TMP/ls3.out")" \
 	grep -qE "^$A +[0-9]+ +256M +1 +running " "$TMP/ls3.out"
+# A second round on the restored VM: parked while an exec streams data
+# over vsock (the stream ends with the old process; a Full snapshot of a
+# restored VM), restored again: it changed and carries on, and new vsock
+# connections work.
+x "$A" sh -c 'echo second >/root/second; sync'
+timeout 60 "$E" exec "$A" -- sh -c 'while :; do head -c 1048576 /dev/zero; done' \
+	>/dev/null 2>"$TMP/flow.err" &
+flow=$!
+sleep 1
+"$E" pause --to-disk "$A" >/dev/null 2>"$TMP/pk2.err"
+rc=$?
+wait "$flow" 2>/dev/null
+"$E" resume "$A" >/dev/null 2>"$TMP/rs2.err"
+rc2=$?
+c3=$(x "$A" cat /root/count)
+sec=$(x "$A" cat /root/second)
+hello=$(x "$A" echo hello)
+check "parked again while data flowed over vsock, resumed: new connections work, its change is there, the count goes on ($c2 -> $c3)" \
+	"exits $rc $rc2; $(show "$TMP/pk2.err" "$TMP/rs2.err" "$TMP/x.err")" \
+	ev '[ $rc = 0 ] && [ $rc2 = 0 ] && [ "$sec" = second ] && [ "$hello" = hello ] && [ -n "$c3" ] && [ "$c3" -gt "$c2" ]'
 "$E" pause --to-disk "$A" >/dev/null 2>"$TMP/pk2.err"
 rc=$?
 "$E" ls >"$TMP/ls4.out" 2>&1
