@@ -101,7 +101,7 @@ static int vm__build(struct vm *vm, const struct vm_config *cfg,
 
 	vm->cfg = *cfg;
 	vm->el = el;
-	vm->uffd = vm->uffd_sock = -1;
+	vm->uffd = vm->uffd_sock = vm->mem_base_fd = -1;
 	vm->kvm.kvm_fd = vm->kvm.vm_fd = vm->console_fd = -1;
 	vm->nr_vcpus = cfg->vcpus;
 	vm->root_drive = -1;
@@ -371,6 +371,8 @@ void vm__destroy(struct vm *vm)
 		close(vm->uffd);
 	if (vm->uffd_sock >= 0)
 		close(vm->uffd_sock);
+	if (vm->mem_base_fd >= 0)
+		close(vm->mem_base_fd);
 	if (vm->cfg_owned)
 		config__free_strings(&vm->cfg);
 	free(vm->mem_base_path);

@@ -84,6 +84,7 @@ struct vm {
 	uint64_t mem_base_size, mem_base_mtime_ns;
 	bool vcpus_started; /* vm__start() or the first vm__resume() */
 	int uffd, uffd_sock; /* the Uffd backend's fds, -1: none (persist.h) */
+	int mem_base_fd; /* @mem_base_path, open; -1: none */
 
 	pthread_mutex_t lock; /* guards the fields below */
 	pthread_cond_t cond;

@@ -63,3 +63,30 @@ out:
 	free(bm);
 	return ret;
 }
+
+int pages__add_file_data(int fd, uint64_t bytes, uint64_t *sel,
+			 uint64_t *selected)
+{
+	off_t data = 0, hole;
+	uint64_t p, end;
+
+	for (;;) {
+		data = lseek(fd, data, SEEK_DATA);
+		if (data < 0)
+			return errno == ENXIO ? 0 : -errno;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0)
+			return -errno;
+		if ((uint64_t)data >= bytes)
+			return 0;
+		end = (uint64_t)hole < bytes ? (uint64_t)hole : bytes;
+		for (p = (uint64_t)data / MEMFILE_PAGE;
+		     p < (end + MEMFILE_PAGE - 1) / MEMFILE_PAGE; p++) {
+			if (!(sel[p / 64] >> (p % 64) & 1)) {
+				sel[p / 64] |= 1ULL << (p % 64);
+				(*selected)++;
+			}
+		}
+		data = hole;
+	}
+}

@@ -246,16 +246,26 @@ int persist__create(struct vm *vm, const struct persist_create *req,
 	log__clear_error();
 	/*
 	 * Full: a booted VM's pages it never touched are zero and are not
-	 * read; a restored VM writes every page it holds.  Diff: the pages
-	 * it wrote since it was restored.
+	 * read; a restored VM writes every page it holds: those it wrote and
+	 * those its base file has data for (the base's holes it did not
+	 * write are zero: reading them would only fill the page cache with
+	 * zeroes).  Diff: the pages it wrote since it was restored.
 	 */
-	if (req->kind == PERSIST_DIFF || !vm->mem_base_path) {
+	if (req->kind == PERSIST_DIFF || !vm->mem_base_path ||
+	    vm->mem_base_fd >= 0) {
 		ret = pages__select(vm->mem.map, vm->mem.map_bytes,
-				    req->kind == PERSIST_DIFF, &sel, &nsel);
-		if (ret)
+				    req->kind == PERSIST_DIFF ||
+					    vm->mem_base_path,
+				    &sel, &nsel);
+		if (!ret && req->kind != PERSIST_DIFF && vm->mem_base_path)
+			ret = pages__add_file_data(
+				vm->mem_base_fd, vm->mem.map_bytes, sel, &nsel);
+		if (ret) {
+			free(sel);
 			return persist__why(why, ret,
 					    "reading the page map: %s",
 					    strerror(-ret));
+		}
 	}
 	snap_buf__init(&b);
 	persist__save_host(vm, &b);
@@ -379,7 +389,7 @@ static int persist__open_file(const char *role, const char *path,
 static int persist__load_memory(const struct persist_load *req,
 				const struct persist_mem *pm,
 				struct guest_mem *mem, char **base,
-				struct stat *base_st, char *why)
+				struct stat *base_st, int *base_fd, char *why)
 {
 	const char *base_path = pm->diff ? pm->base : req->backend_path;
 	struct memfile_range r;
@@ -390,6 +400,7 @@ static int persist__load_memory(const struct persist_load *req,
 	int fd, bfd = -1, ret;
 
 	*base = NULL;
+	*base_fd = -1;
 	fd = persist__open_file("memory file", req->backend_path, &st, why);
 	if (fd < 0)
 		return fd;
@@ -463,12 +474,22 @@ static int persist__load_memory(const struct persist_load *req,
 			ret = persist__why(why, -errno, "memory file %s: %s",
 					   base_path, strerror(errno));
 			mem__destroy(mem);
+			goto out;
+		}
+		/* Kept: a Full snapshot reads only where the base has data. */
+		if (pm->diff) {
+			*base_fd = bfd;
+			bfd = -1;
+		} else {
+			*base_fd = fd;
+			fd = -1;
 		}
 	}
 out:
 	if (bfd >= 0)
 		close(bfd);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return ret;
 }
 
@@ -564,7 +585,7 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 	double t0 = persist__now_ms();
 	size_t len = 0;
 	void *data = NULL;
-	int uffd = -1, uffd_sock = -1, ret;
+	int uffd = -1, uffd_sock = -1, base_fd = -1, ret;
 
 	*out = NULL;
 	memset(&pm, 0, sizeof(pm));
@@ -634,7 +655,7 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 			persist__why(why, ret, "guest RAM: %s", strerror(-ret));
 	} else {
 		ret = persist__load_memory(req, &pm, &mem, &base, &base_st,
-					   why);
+					   &base_fd, why);
 	}
 	if (ret) {
 		mem__destroy(&mem);
@@ -648,6 +669,8 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 	}
 	vm->mem_base_path = base;
 	base = NULL;
+	vm->mem_base_fd = base_fd;
+	base_fd = -1;
 	vm->uffd = uffd;
 	vm->uffd_sock = uffd_sock;
 	uffd = uffd_sock = -1;
@@ -668,6 +691,8 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 					"anonymous memory",
 		    (unsigned long long)(pm.ram_bytes >> 20));
 out:
+	if (base_fd >= 0)
+		close(base_fd);
 	if (uffd >= 0)
 		close(uffd);
 	if (uffd_sock >= 0)

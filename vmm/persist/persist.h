@@ -132,4 +132,13 @@ int uffd__connect(struct guest_mem *m, const char *path, int *uffd, int *sock,
 int pages__select(const void *hva, uint64_t bytes, bool changed_only,
 		  uint64_t **out, uint64_t *selected);
 
+/*
+ * pages__add_file_data() - also select in @sel (a bitmap for @bytes) the
+ * pages where the file @fd has data (SEEK_DATA/SEEK_HOLE; past its end
+ * nothing), adding the newly selected ones to *@selected.  Returns 0 or a
+ * negative errno.
+ */
+int pages__add_file_data(int fd, uint64_t bytes, uint64_t *sel,
+			 uint64_t *selected);
+
 #endif /* EMBER_VMM_PERSIST_PERSIST_H */
