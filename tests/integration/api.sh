@@ -149,7 +149,7 @@ expect_api "InstanceStart without a kernel" 400 'Cannot start microvm without ke
 	"$S" PUT /actions '{"action_type":"InstanceStart"}'
 expect_api "/network-interfaces: not yet, says so" 400 'virtio-net comes with its issue' \
 	"$S" PUT /network-interfaces/eth0 '{"iface_id":"eth0","host_dev_name":"tap0"}'
-expect_api "/snapshot/create: not yet, says so" 400 'Snapshots are not supported by ember yet' \
+expect_api "/snapshot/create before the start" 400 'not supported before starting the microVM' \
 	"$S" PUT /snapshot/create '{"snapshot_path":"a","mem_file_path":"b"}'
 expect_api "GET with a body" 400 'GET request cannot have a body' "$S" GET / '{}'
 expect_api "PUT /vsock" 204 '' "$S" PUT /vsock "{\"guest_cid\":3,\"uds_path\":\"$TMP/v.sock\"}"

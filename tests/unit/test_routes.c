@@ -110,13 +110,60 @@ static void test_unknown(void **state)
 	       "/vm", NULL);
 	/* Bytes that are no UTF-8 are quoted as '?', in valid JSON. */
 	EXPECT(f, 400, "Invalid request method and/or path: GET a??b.", "GET",
-	       "/a\xff\x01" "b", NULL);
+	       "/a\xff\x01"
+	       "b",
+	       NULL);
 	EXPECT(f, 400, "Empty PUT request.", "PUT", "/machine-config", NULL);
 	EXPECT(f, 400, "Empty PATCH request.", "PATCH", "/vm", NULL);
 	EXPECT(f, 400, "virtio-net comes with its issue", "PUT",
 	       "/network-interfaces/eth0", "{}");
-	EXPECT(f, 400, "Snapshots are not supported", "PUT", "/snapshot/load",
+	EXPECT(f, 400, "use /snapshot/create or /snapshot/load", "PUT",
+	       "/snapshot/take", "{}");
+}
+
+/* The snapshot bodies' checks, before anything reaches a VM. */
+static void test_snapshot_bodies(void **state)
+{
+	struct fixture *f = *state;
+
+	EXPECT(f, 400, "missing field `snapshot_path`", "PUT", "/snapshot/load",
 	       "{}");
+	EXPECT(f, 400, "give either mem_backend or the deprecated", "PUT",
+	       "/snapshot/load",
+	       "{\"snapshot_path\":\"s\",\"mem_file_path\":\"m\","
+	       "\"mem_backend\":{\"backend_type\":\"File\","
+	       "\"backend_path\":\"m\"}}");
+	EXPECT(f, 400, "give either mem_backend or the deprecated", "PUT",
+	       "/snapshot/load", "{\"snapshot_path\":\"s\"}");
+	EXPECT(f, 400, "unknown variant `Disk`, expected `File` or `Uffd`",
+	       "PUT", "/snapshot/load",
+	       "{\"snapshot_path\":\"s\",\"mem_backend\":{\"backend_type\":"
+	       "\"Disk\",\"backend_path\":\"m\"}}");
+	EXPECT(f, 400, "missing field `backend_path`", "PUT", "/snapshot/load",
+	       "{\"snapshot_path\":\"s\",\"mem_backend\":{\"backend_type\":"
+	       "\"File\"}}");
+	EXPECT(f, 400, "the snapshot has no network interfaces", "PUT",
+	       "/snapshot/load",
+	       "{\"snapshot_path\":\"s\",\"mem_file_path\":\"m\","
+	       "\"network_overrides\":[{\"iface_id\":\"eth0\"}]}");
+	EXPECT(f, 400, "expected a sequence for drive_overrides", "PUT",
+	       "/snapshot/load",
+	       "{\"snapshot_path\":\"s\",\"mem_file_path\":\"m\","
+	       "\"drive_overrides\":{}}");
+	EXPECT(f, 400, "missing field `path_on_host`", "PUT", "/snapshot/load",
+	       "{\"snapshot_path\":\"s\",\"mem_file_path\":\"m\","
+	       "\"drive_overrides\":[{\"drive_id\":\"rootfs\"}]}");
+	EXPECT(f, 400, "must not be empty", "PUT", "/snapshot/load",
+	       "{\"snapshot_path\":\"\",\"mem_file_path\":\"m\"}");
+	EXPECT(f, 400, "unknown variant `Half`, expected `Full` or `Diff`",
+	       "PUT", "/snapshot/create",
+	       "{\"snapshot_type\":\"Half\",\"snapshot_path\":\"s\","
+	       "\"mem_file_path\":\"m\"}");
+	EXPECT(f, 400, "missing field `mem_file_path`", "PUT",
+	       "/snapshot/create", "{\"snapshot_path\":\"s\"}");
+	EXPECT(f, 400, "not supported before starting", "PUT",
+	       "/snapshot/create",
+	       "{\"snapshot_path\":\"s\",\"mem_file_path\":\"m\"}");
 }
 
 static void test_machine_config(void **state)
@@ -240,7 +287,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_gets),		T(test_unknown),
 		T(test_machine_config), T(test_drives_and_devices),
-		T(test_actions),
+		T(test_actions),	T(test_snapshot_bodies),
 #undef T
 	};
 
