@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "../vmm/mem.h"
+#include "why.h"
 
 /* Compressed header (memfile.h): magic, version, chunk, RAM, chunks. */
 #define Z_HDR_BYTES   32
@@ -30,19 +31,6 @@
 #define CHUNK_PAGES   (MEMFILE_CHUNK / MEMFILE_PAGE)
 #define IO_MAX	      (1u << 30) /* bytes per pread/pwrite call */
 #define MERGE_BUF     (1u << 20)
-
-static int __attribute__((format(printf, 4, 5)))
-why_set(char *why, size_t whylen, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
 
 /* Checks @nr ranges and sums their sizes into *@total (> 0). */
 static int ranges_check(const struct memfile_range *r, unsigned int nr,

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "../vmm/mem.h"
+#include "why.h"
 
 /* Header field offsets (state.h). */
 #define HDR_MAGIC    0
@@ -29,20 +30,6 @@
 #define CRC_BYTES    4
 /* A section's fixed part: name length, version, payload length. */
 #define SEC_FIXED (1 + 4 + 8)
-
-/* One line into @why (if any); returns @err for the caller to pass on. */
-static int __attribute__((format(printf, 4, 5)))
-why_set(char *why, size_t whylen, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
 
 static uint32_t crc_of(const uint8_t *p, size_t len)
 {

@@ -29,7 +29,8 @@ static void mem__layout(struct guest_mem *m, uint8_t *base, uint64_t bytes)
 	m->ram_bytes = bytes;
 }
 
-int mem__create(struct guest_mem *m, uint64_t ram_bytes)
+/* Guest RAM of @ram_bytes: anonymous (@fd -1) or the file @fd's pages. */
+static int mem__map(struct guest_mem *m, uint64_t ram_bytes, int fd)
 {
 	void *p;
 
@@ -38,7 +39,8 @@ int mem__create(struct guest_mem *m, uint64_t ram_bytes)
 	    (ram_bytes & PAGE_MASK_4K))
 		return -EINVAL;
 	p = mmap(NULL, ram_bytes, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		 MAP_PRIVATE | MAP_NORESERVE | (fd < 0 ? MAP_ANONYMOUS : 0), fd,
+		 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	m->map = p;
@@ -48,23 +50,14 @@ int mem__create(struct guest_mem *m, uint64_t ram_bytes)
 	return 0;
 }
 
+int mem__create(struct guest_mem *m, uint64_t ram_bytes)
+{
+	return mem__map(m, ram_bytes, -1);
+}
+
 int mem__map_file(struct guest_mem *m, uint64_t ram_bytes, int fd)
 {
-	void *p;
-
-	memset(m, 0, sizeof(*m));
-	if (ram_bytes < LAYOUT_RAM_MIN || ram_bytes > LAYOUT_RAM_MAX ||
-	    (ram_bytes & PAGE_MASK_4K))
-		return -EINVAL;
-	p = mmap(NULL, ram_bytes, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_NORESERVE, fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	m->map = p;
-	m->map_bytes = ram_bytes;
-	m->owned = 1;
-	mem__layout(m, p, ram_bytes);
-	return 0;
+	return fd < 0 ? -EBADF : mem__map(m, ram_bytes, fd);
 }
 
 int mem__wrap(struct guest_mem *m, void *buf, uint64_t bytes)

@@ -478,18 +478,11 @@ int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
 	while ((e = readdir(d))) {
 		if (examine(state, e->d_name, &one) != 1)
 			continue;
-		if (k == cap) {
-			struct sandbox_info *nv;
-
-			cap = cap ? cap * 2 : 8;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return sandbox__errf(err, errlen, -ENOMEM,
-						     "out of memory");
-			}
-			v = nv;
+		if (sandbox__grow((void **)&v, &cap, k, sizeof(*v))) {
+			free(v);
+			closedir(d);
+			return sandbox__errf(err, errlen, -ENOMEM,
+					     "out of memory");
 		}
 		v[k++] = one;
 	}

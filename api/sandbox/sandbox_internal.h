@@ -8,7 +8,9 @@
 #ifndef EMBER_API_SANDBOX_INTERNAL_H
 #define EMBER_API_SANDBOX_INTERNAL_H
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "sandbox.h"
 
@@ -21,6 +23,27 @@
 #define SANDBOX_PAUSE_LOCK   "pause.lock"
 #define SANDBOX_SNAP_STATE   "snap-%u.state" /* park number N */
 #define SANDBOX_SNAP_MEM     "snap-%u.mem"
+
+/*
+ * sandbox__grow() - make room for one more element of @size bytes in the
+ * malloc()ed array *@v of *@cap elements holding @n (doubling, from 8).
+ * Returns 0, or -ENOMEM with *@v unchanged (still the caller's to free).
+ */
+static inline int sandbox__grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t c;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 8;
+	nv = realloc(*v, c * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = c;
+	return 0;
+}
 
 /* The longest info file sandbox__write_info() writes, in bytes. */
 #define SANDBOX_INFO_MAX 2048

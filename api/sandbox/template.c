@@ -305,18 +305,11 @@ int template__list(struct template_info **out, size_t *n, char *err,
 		    files__pathf(dir, sizeof(dir), "%s/%s", root, e->d_name) ||
 		    template__read(dir, e->d_name, &one))
 			continue;
-		if (k == cap) {
-			struct template_info *nv;
-
-			cap = cap ? cap * 2 : 8;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return sandbox__errf(err, errlen, -ENOMEM,
-						     "out of memory");
-			}
-			v = nv;
+		if (sandbox__grow((void **)&v, &cap, k, sizeof(*v))) {
+			free(v);
+			closedir(d);
+			return sandbox__errf(err, errlen, -ENOMEM,
+					     "out of memory");
 		}
 		v[k++] = one;
 	}

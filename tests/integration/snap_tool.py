@@ -14,25 +14,15 @@
                                            prints "refused=N accepted=M"
                                            and the first few accepted
 """
-import http.client
 import json
 import os
-import socket
 import struct
 import sys
 import tempfile
 import zlib
 
-
-class UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path, timeout=60):
-        super().__init__("localhost", timeout=timeout)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from api_client import UnixConnection  # noqa: E402
 
 
 def sections(data):
