@@ -183,7 +183,7 @@ bench-blk: all guest
 lint:
 	clang-format --dry-run --Werror $(wildcard */*.c */*.h */*/*.c */*/*.h)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--inline-suppr -I. vmm devices boot api
+		--inline-suppr -I. vmm devices boot snapshot api
 
 clean:
 	rm -rf $(BUILD)
