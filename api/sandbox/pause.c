@@ -127,7 +127,7 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 	struct sandbox_info cur = *info;
 	int64_t now = (int64_t)time(NULL);
 	unsigned int gen;
-	bool was_paused;
+	bool was_paused, diff;
 	int fd, rc;
 
 	fd = pause__lock(info, err, errlen);
@@ -167,12 +167,14 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 	pause__snap_gone(info->dir, gen);
 	/*
 	 * Restored from its template, this ember knows which pages changed
-	 * since: a diff over the template's memory.  Booted, or restored
-	 * from its own park (whose pages it copied in), all of RAM.
+	 * since: a diff over the template's memory.  Restored from its own
+	 * Diff park, its base is still the template's memory (the diff's
+	 * pages count as changed): a diff again.  Booted, or restored from a
+	 * Full park (whose file this park replaces), all of RAM.
 	 */
-	rc = ember_api__snapshot_create(sock,
-					cur.origin == SANDBOX_FROM_TEMPLATE,
-					state, mem, err, errlen);
+	diff = cur.origin == SANDBOX_FROM_TEMPLATE ||
+	       (cur.origin == SANDBOX_FROM_PARK && cur.snap_diff);
+	rc = ember_api__snapshot_create(sock, diff, state, mem, err, errlen);
 	if (rc < 0) {
 		pause__snap_gone(info->dir, gen);
 		if (!was_paused &&
@@ -183,6 +185,7 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 	}
 	cur.parked = 1;
 	cur.snap_gen = gen;
+	cur.snap_diff = diff;
 	if (!was_paused)
 		cur.paused = now > 0 ? now : 1;
 	rc = sandbox__write_info(info->dir, &cur);

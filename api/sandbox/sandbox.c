@@ -84,12 +84,12 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 		     "ttl=%u\nmem=%u\nvcpus=%u\npaused=%" PRId64
 		     "\npaused_s=%" PRId64 "\nparked=%d\nsnap=%u\n"
 		     "origin=%u\ntemplate=%s\nrestore_load_ms=%u\n"
-		     "restore_ready_ms=%u\n",
+		     "restore_ready_ms=%u\nsnap_diff=%d\n",
 		     (int)i->supervisor, i->supervisor_start, (int)i->ember,
 		     i->ember_start, i->created, i->ready, i->ttl_s, i->mem_mib,
 		     i->vcpus, i->paused, i->paused_s, i->parked, i->snap_gen,
 		     i->origin, i->template_name, i->restore_load_ms,
-		     i->restore_ready_ms);
+		     i->restore_ready_ms, i->snap_diff);
 	if (n < 0 || (size_t)n >= sizeof(buf) || strchr(i->template_name, '\n'))
 		return -EINVAL;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -166,6 +166,8 @@ int sandbox__read_info(const char *dir, struct sandbox_info *i)
 			i->snap_gen = (unsigned int)v;
 		else if (!strcmp(line, "origin") && v <= SANDBOX_FROM_PARK)
 			i->origin = (unsigned int)v;
+		else if (!strcmp(line, "snap_diff"))
+			i->snap_diff = v != 0;
 		else if (!strcmp(line, "restore_load_ms") && v <= UINT_MAX)
 			i->restore_load_ms = (unsigned int)v;
 		else if (!strcmp(line, "restore_ready_ms") && v <= UINT_MAX)

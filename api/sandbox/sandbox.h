@@ -103,6 +103,12 @@ struct sandbox_info {
 	int parked; /* 1: on disk (snap-<snap_gen>.*), no ember */
 	unsigned int snap_gen; /* the last park's number; 0: never parked */
 	unsigned int origin; /* enum sandbox_origin */
+	/*
+	 * The last park was a Diff over the template's memory, so ember
+	 * restored from it still has the template's memory file as its base
+	 * and the next park can be a Diff too (info: snap_diff).
+	 */
+	int snap_diff;
 	char template_name[SANDBOX_TEMPLATE_MAX + 1]; /* "": none */
 	/* The last restore, from the load request, ms: vCPUs running, agent
 	   answering (0: not restored).  For benchmarks. */

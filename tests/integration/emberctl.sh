@@ -482,9 +482,9 @@ check "fake: resume of a parked sandbox: same id, its snapshot loaded, INIT, exe
 	ev '[ $rc = 0 ] && [ "$(cat "$TMP/rs.out")" = "$id" ] && [ "$out" = back ] && grep -qx "load $EMBER_STATE_DIR/$id/snap-1.state" "$FAKE_SNAP_LOG" && $E ls | grep -qE "^$id +[0-9]+ .* running " && [ "$(cut -d" " -f4 "$FAKE_INIT_REPORT" | sort -u | wc -l)" = 2 ]'
 $E pause --to-disk "$id" >/dev/null 2>"$TMP/pk2.err"
 rc=$?
-check "fake: parked again after a resume: a Full snapshot, the first one removed" \
+check "fake: parked again after a resume: a Diff over the template again, the first one removed" \
 	"exit $rc; $(show "$TMP/pk2.err"; cat "$FAKE_SNAP_LOG"; ls "$EMBER_STATE_DIR/$id")" \
-	ev '[ $rc = 0 ] && grep -qx "create Full $EMBER_STATE_DIR/$id/snap-2.mem" "$FAKE_SNAP_LOG" && [ ! -e "$EMBER_STATE_DIR/$id/snap-1.mem" ] && [ -f "$EMBER_STATE_DIR/$id/snap-2.state" ]'
+	ev '[ $rc = 0 ] && grep -qx "create Diff $EMBER_STATE_DIR/$id/snap-2.mem" "$FAKE_SNAP_LOG" && [ ! -e "$EMBER_STATE_DIR/$id/snap-1.mem" ] && [ -f "$EMBER_STATE_DIR/$id/snap-2.state" ]'
 $E kill "$id" >/dev/null 2>"$TMP/kp.err"
 rc=$?
 check "fake: kill removes a parked sandbox" "exit $rc; $(show "$TMP/kp.err")" \

@@ -137,8 +137,12 @@ done
 EOF
 "$E" cp "$TMP/loop.sh" "$A:/root/loop.sh" 2>>"$TMP/x.err"
 x "$A" sh -c 'setsid sh /root/loop.sh </dev/null >/dev/null 2>&1 &'
-sleep 2
-c1=$(x "$A" cat /root/count)
+# The loop has counted a few times (slow when the host is busy).
+for i in $(seq 40); do
+	c1=$(x "$A" cat /root/count 2>/dev/null)
+	[ -n "$c1" ] && [ "$c1" -ge 2 ] && break
+	sleep 0.5
+done
 t0=$(now_ms)
 "$E" pause --to-disk "$A" >"$TMP/pk.out" 2>"$TMP/pk.err"
 rc=$?
