@@ -32,7 +32,7 @@
 #define SNAP_MAGIC	    "EMBRSNAP"
 #define SNAP_FORMAT_VERSION 1
 #define SNAP_ARCH_X86_64    1
-#define SNAP_NAME_MAX	    63 /* bytes of a section name */
+#define SNAP_NAME_MAX	    127 /* bytes of a section name */
 #define SNAP_STATE_MAX	    (64u << 20) /* bytes: a larger file is refused */
 #define SNAP_HEADER_BYTES   32
 

@@ -407,7 +407,7 @@ static void test_lying_fields(void **state)
 	v[0] = 0;
 	expect_lie(d, len, s1, v, 1, -EINVAL, "name length 0");
 	v[0] = SNAP_NAME_MAX + 1;
-	expect_lie(d, len, s1, v, 1, -EINVAL, "name length 64");
+	expect_lie(d, len, s1, v, 1, -EINVAL, "name length 128");
 	v[0] = SNAP_NAME_MAX;
 	expect_lie(d, len, s2, v, 1, -EINVAL, "runs past");
 	v[0] = ' ';

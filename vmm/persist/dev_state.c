@@ -15,6 +15,9 @@
 
 #define DEV_STATE_VERSION 1
 
+/* "dev." and the longest device id make a section name. */
+_Static_assert(4 + DEVMGR_ID_MAX <= SNAP_NAME_MAX, "device section names");
+
 static void dev_state__name(char *out, size_t n, const char *id)
 {
 	snprintf(out, n, "dev.%s", id);
