@@ -366,8 +366,9 @@ int memfile__write(int fd, const struct memfile_range *r, unsigned int nr,
 /* --- probe ------------------------------------------------------------- */
 
 /* memfile__probe() that also gives the file's size. */
-static int probe(int fd, bool *compressed, uint64_t *ram_bytes,
-		 uint64_t *file_bytes, char *why, size_t whylen)
+static int probe(int fd, enum memfile_form form, bool *compressed,
+		 uint64_t *ram_bytes, uint64_t *file_bytes, char *why,
+		 size_t whylen)
 {
 	uint64_t size, ram, nch, want;
 	uint8_t hdr[Z_HDR_BYTES];
@@ -397,7 +398,16 @@ static int probe(int fd, bool *compressed, uint64_t *ram_bytes,
 		return why_set(why, whylen, ret == -ENODATA ? -EINVAL : ret,
 			       "reading the memory file's header: %s",
 			       strerror(ret == -ENODATA ? EINVAL : -ret));
-	if (size < 8 || memcmp(hdr, MEMFILE_MAGIC_Z, 8)) {
+	/*
+	 * A raw file starts with guest RAM, which may hold the magic: the
+	 * caller that knows the form says so, and the magic is not looked at.
+	 */
+	if (form == MEMFILE_RAW || size < 8 ||
+	    memcmp(hdr, MEMFILE_MAGIC_Z, 8)) {
+		if (form == MEMFILE_COMPRESSED)
+			return why_set(why, whylen, -EINVAL,
+				       "not a compressed memory file (no "
+				       "magic)");
 		if (!size || size % MEMFILE_PAGE)
 			return why_set(why, whylen, -EINVAL,
 				       "raw memory file of %llu bytes: not a "
@@ -457,7 +467,19 @@ int memfile__probe(int fd, bool *compressed, uint64_t *ram_bytes, char *why,
 
 	if (why && whylen)
 		why[0] = '\0';
-	return probe(fd, compressed, ram_bytes, &size, why, whylen);
+	return probe(fd, MEMFILE_ANY, compressed, ram_bytes, &size, why,
+		     whylen);
+}
+
+int memfile__probe_as(int fd, enum memfile_form form, uint64_t *ram_bytes,
+		      char *why, size_t whylen)
+{
+	uint64_t size;
+	bool z;
+
+	if (why && whylen)
+		why[0] = '\0';
+	return probe(fd, form, &z, ram_bytes, &size, why, whylen);
 }
 
 /* --- read -------------------------------------------------------------- */
@@ -691,6 +713,13 @@ out:
 int memfile__read(int fd, const struct memfile_range *r, unsigned int nr,
 		  const uint64_t *sel, char *why, size_t whylen)
 {
+	return memfile__read_as(fd, MEMFILE_ANY, r, nr, sel, why, whylen);
+}
+
+int memfile__read_as(int fd, enum memfile_form form,
+		     const struct memfile_range *r, unsigned int nr,
+		     const uint64_t *sel, char *why, size_t whylen)
+{
 	uint64_t total, ram, size;
 	bool z;
 	int ret;
@@ -702,7 +731,7 @@ int memfile__read(int fd, const struct memfile_range *r, unsigned int nr,
 			       "bad RAM ranges: 1 to %u of them, page "
 			       "multiples, not all empty",
 			       MEMFILE_MAX_RANGES);
-	ret = probe(fd, &z, &ram, &size, why, whylen);
+	ret = probe(fd, form, &z, &ram, &size, why, whylen);
 	if (ret)
 		return ret;
 	if (ram != total)
@@ -807,10 +836,10 @@ int memfile__merge(int diff_fd, int base_fd, const uint64_t *sel, char *why,
 
 	if (why && whylen)
 		why[0] = '\0';
-	ret = probe(diff_fd, &dz, &dram, &dsize, why, whylen);
+	ret = probe(diff_fd, MEMFILE_ANY, &dz, &dram, &dsize, why, whylen);
 	if (ret)
 		return ret;
-	ret = probe(base_fd, &bz, &bram, &bsize, why, whylen);
+	ret = probe(base_fd, MEMFILE_ANY, &bz, &bram, &bsize, why, whylen);
 	if (ret)
 		return ret;
 	if (dz || bz)

@@ -48,6 +48,13 @@ static inline bool memfile__page_selected(const uint64_t *bm, uint64_t page)
 	return !bm || (bm[page / 64] >> (page % 64)) & 1;
 }
 
+/*
+ * The form of a memory file, as its state file records it: a raw file
+ * starts with guest RAM, which may hold the compressed form's magic, so a
+ * reader that knows the form must say it (MEMFILE_ANY: tell by the magic).
+ */
+enum memfile_form { MEMFILE_ANY = 0, MEMFILE_RAW, MEMFILE_COMPRESSED };
+
 /* What a write did, for the caller's figures. */
 struct memfile_stats {
 	uint64_t pages_selected; /* pages the bitmap selected */
@@ -83,6 +90,15 @@ int memfile__probe(int fd, bool *compressed, uint64_t *ram_bytes, char *why,
 		   size_t whylen);
 
 /*
+ * memfile__probe_as() - memfile__probe() for a file known to be of @form:
+ * MEMFILE_RAW never looks at the magic (a raw file is any non-empty page
+ * multiple), MEMFILE_COMPRESSED requires it.  Returns 0 with *@ram_bytes,
+ * or -EINVAL (the reason in @why) or a negative errno from I/O.
+ */
+int memfile__probe_as(int fd, enum memfile_form form, uint64_t *ram_bytes,
+		      char *why, size_t whylen);
+
+/*
  * memfile__read() - copy the selected pages (@sel NULL: all) of the memory
  * file @fd, raw or compressed, into the @nr ranges, whose total size must
  * equal the file's RAM bytes.  Pages not selected are left as they are.
@@ -93,9 +109,15 @@ int memfile__probe(int fd, bool *compressed, uint64_t *ram_bytes, char *why,
 int memfile__read(int fd, const struct memfile_range *r, unsigned int nr,
 		  const uint64_t *sel, char *why, size_t whylen);
 
+/* memfile__read_as() - memfile__read() of a file known to be of @form. */
+int memfile__read_as(int fd, enum memfile_form form,
+		     const struct memfile_range *r, unsigned int nr,
+		     const uint64_t *sel, char *why, size_t whylen);
+
 /*
  * memfile__merge() - write the pages @sel selects from the raw diff file
- * @diff_fd onto the raw memory file @base_fd (same RAM size, checked):
+ * @diff_fd onto the raw memory file @base_fd (the same RAM size, checked;
+ * a file that starts with the compressed form's magic is refused):
  * the base then holds the diff's memory.  Returns 0 or a negative errno
  * with the reason in @why.
  */

@@ -689,7 +689,8 @@ int snap_file__read(const char *path, void **data, size_t *len, char *why,
 	*len = 0;
 	if (why && whylen)
 		why[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must be refused, not wait for a writer. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
 		return why_set(why, whylen, ret, "open %s: %s", path,

@@ -5,6 +5,10 @@
     snap_tool.py sections STATE            each section: "NAME OFFSET END"
     snap_tool.py set-version STATE OUT V   OUT: STATE with format version V
                                            and a correct CRC
+    snap_tool.py rebase STATE OUT FILE     OUT: the Diff snapshot STATE whose
+                                           memory section names FILE (its
+                                           real size and mtime) as its base,
+                                           with a correct CRC
     snap_tool.py corrupt-loads SOCK STATE MEM STEP
                                            every STEP-byte block of STATE
                                            inverted in turn, then cut at
@@ -39,6 +43,31 @@ def sections(data):
         off += 12 + plen
         out.append((name, start, off))
     return out
+
+
+def rebase(data, path):
+    """The Diff state @data with its memory section's base set to @path."""
+    st = os.stat(path)
+    out = bytearray(data[:32])
+    for name, start, end in sections(data):
+        if name != "memory":
+            out += data[start:end]
+            continue
+        ln = data[start]
+        ver, plen = struct.unpack_from("<IQ", data, start + 1 + ln)
+        p = start + 1 + ln + 12
+        ram, diff, comp = struct.unpack_from("<QBB", data, p)
+        q = p + 10
+        blen = struct.unpack_from("<I", data, q)[0]
+        rest = data[q + 4 + blen + 16:end]  # after path, size, mtime
+        b = path.encode()
+        payload = (struct.pack("<QBB", ram, diff, comp) +
+                   struct.pack("<I", len(b)) + b +
+                   struct.pack("<QQ", st.st_size, st.st_mtime_ns) + rest)
+        out += data[start:start + 1 + ln] + struct.pack("<IQ", ver, len(payload))
+        out += payload
+    struct.pack_into("<Q", out, 16, len(out) + 4)
+    return with_crc(bytes(out))
 
 
 def with_crc(body):
@@ -93,6 +122,9 @@ def main():
         data = bytearray(open(sys.argv[2], "rb").read())
         struct.pack_into("<I", data, 8, int(sys.argv[4]))
         open(sys.argv[3], "wb").write(with_crc(bytes(data[:-4])))
+    elif cmd == "rebase":
+        data = open(sys.argv[2], "rb").read()
+        open(sys.argv[3], "wb").write(rebase(data, sys.argv[4]))
     elif cmd == "corrupt-loads":
         corrupt_loads(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     else:

@@ -235,6 +235,14 @@ case $r in 400*) ok "a Diff given the base as its memory file is refused: ${r:0:
 r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/z.state" "$TMP/s.mem" false)")
 case $r in 400*"written compressed"*) ok "a raw memory file for a compressed snapshot is refused: ${r:0:100}" ;;
 *) not_ok "a raw memory file for a compressed snapshot is refused" "got: $r" ;; esac
+python3 tests/integration/snap_tool.py rebase "$TMP/d.state" "$TMP/rb.state" /etc/passwd
+r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/rb.state" "$TMP/d.mem" false)")
+case $r in 400*"holds"*"the snapshot's RAM"*) ok "a Diff whose base is not a memory file of its RAM (right CRC) is refused: ${r:0:110}" ;;
+*) not_ok "a Diff whose base is not a memory file of its RAM is refused" "got: $r" ;; esac
+mkfifo "$TMP/fifo"
+r=$(timeout 20 $API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/fifo" "$TMP/s.mem" false)")
+case $r in 400*"not a regular file"*) ok "a FIFO as the state file is refused, not waited on" ;;
+*) not_ok "a FIFO as the state file is refused, not waited on" "got: $r" ;; esac
 r=$($API "$TMP/bad.sock" GET /)
 case $r in 200*"Not started"*) ok "after 200 refused loads the instance is still Not started" ;;
 *) not_ok "still Not started after refused loads" "got: $r" ;; esac
@@ -244,6 +252,26 @@ r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/s.
 r2=$($API "$TMP/bad.sock" GET /)
 case "$r $r2" in 204*Paused*) ok "then the good snapshot loads, Paused (resume_vm false)" ;;
 *) not_ok "then the good snapshot loads" "got: $r / $r2" "$(tail -3 "$TMP/bad.err")" ;; esac
+# Creates that must leave every file as it was.
+r=$($API "$TMP/bad.sock" PUT /snapshot/create \
+	"{\"snapshot_path\":\"$TMP/p.state\",\"mem_file_path\":\"$TMP/p.mem\"}")
+sum=$(md5sum <"$TMP/p.mem")
+r2=$($API "$TMP/bad.sock" PUT /snapshot/create \
+	"{\"snapshot_path\":\"$TMP/nodir/x.state\",\"mem_file_path\":\"$TMP/p.mem\"}")
+if [ "${r%% *}" = 204 ] && [ "${r2%% *}" = 400 ] && [ "$(md5sum <"$TMP/p.mem")" = "$sum" ] &&
+	[ -z "$(ls "$TMP" | grep -E '\.(tmp|new)\.')" ]; then
+	ok "a create whose state file cannot be written leaves the memory file it named as it was"
+else
+	not_ok "a refused create leaves the memory file as it was" "$r / $r2"
+fi
+r=$($API "$TMP/bad.sock" PUT /snapshot/create \
+	"{\"snapshot_path\":\"$TMP/same\",\"mem_file_path\":\"$TMP/same\"}")
+case $r in 400*"same file"*) ok "snapshot_path = mem_file_path is refused" ;;
+*) not_ok "snapshot_path = mem_file_path is refused" "got: $r" ;; esac
+r=$($API "$TMP/bad.sock" PUT /snapshot/create \
+	"{\"snapshot_type\":\"Diff\",\"snapshot_path\":\"$TMP/o.state\",\"mem_file_path\":\"$TMP/s.mem\"}")
+case $r in 400*"base memory file"*) ok "a Diff over its own base file is refused: ${r:0:100}" ;;
+*) not_ok "a Diff over its own base file is refused" "got: $r" ;; esac
 r=$($API "$TMP/bad.sock" PUT /snapshot/load "$(load_body "$TMP/s.state" "$TMP/s.mem" false)")
 case $r in 400*"not supported after starting"*) ok "a second load is refused: ${r:0:80}" ;;
 *) not_ok "a second load is refused" "got: $r" ;; esac

@@ -61,6 +61,7 @@ void config_state__free(struct vm_config *cfg)
 int config_state__restore(struct vm_config *cfg, struct snap_cur *c)
 {
 	bool nomem = false;
+	char err[128];
 	uint32_t pvm;
 	unsigned int i;
 
@@ -103,6 +104,11 @@ int config_state__restore(struct vm_config *cfg, struct snap_cur *c)
 	if (snap_cur__end(c)) {
 		log_error("snapshot: section config is malformed or out of "
 			  "range");
+		return -EINVAL;
+	}
+	/* The API's own limit: no more RAM than this host has. */
+	if (config__check_mem(cfg->mem_mib, err, sizeof(err))) {
+		log_error("snapshot: %s", err);
 		return -EINVAL;
 	}
 	return 0;

@@ -70,7 +70,12 @@ static int merge__memory(const struct snap_state *s, struct merge_mem *m,
 			 "a Full snapshot: there is nothing to merge");
 		return -EINVAL;
 	}
-	snap_cur__u8(&c); /* the diff's form: memfile__merge() probes it */
+	if (snap_cur__u8(&c)) {
+		snprintf(why, whylen,
+			 "a compressed diff: only raw ones merge (load it and "
+			 "take a Full snapshot)");
+		return -EINVAL;
+	}
 	snap_cur__str(&c, m->base, sizeof(m->base));
 	m->base_size = snap_cur__u64(&c);
 	m->base_mtime_ns = snap_cur__u64(&c);
@@ -146,11 +151,20 @@ int persist__merge(const char *diff_state, const char *diff_mem,
 			 ret == -ENOMEM ? "out of memory" : what);
 		goto out;
 	}
-	bfd = open(m.base, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is refused below, never waited on. */
+	bfd = open(m.base, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (bfd < 0 || fstat(bfd, &st) < 0) {
 		ret = -errno;
 		snprintf(why, PERSIST_WHY_MAX, "the base %.200s: %s", m.base,
 			 strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m.ram_bytes) {
+		ret = -EINVAL;
+		snprintf(why, PERSIST_WHY_MAX,
+			 "the base %.200s is not a raw memory file of the "
+			 "snapshot's %llu bytes of RAM",
+			 m.base, (unsigned long long)m.ram_bytes);
 		goto out;
 	}
 	if ((uint64_t)st.st_size != m.base_size ||
@@ -163,11 +177,11 @@ int persist__merge(const char *diff_state, const char *diff_mem,
 			 m.base);
 		goto out;
 	}
-	dfd = open(diff_mem, O_RDONLY | O_CLOEXEC);
-	if (dfd < 0) {
-		ret = -errno;
+	dfd = open(diff_mem, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (dfd < 0 || fstat(dfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = dfd < 0 ? -errno : -EINVAL;
 		snprintf(why, PERSIST_WHY_MAX, "%.200s: %s", diff_mem,
-			 strerror(errno));
+			 dfd < 0 ? strerror(errno) : "not a regular file");
 		goto out;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out_mem, (int)getpid());

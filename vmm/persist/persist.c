@@ -151,17 +151,21 @@ static void persist__file_id(const struct stat *st, uint64_t *size,
 }
 
 /* Write the memory file through a temporary file, then rename it. */
+/*
+ * Write the memory file to the temporary file @tmp (PATH_MAX bytes) beside
+ * it, synced; the caller renames it into place once the state file is
+ * written too, so that a refused create changes no file.
+ */
 static int persist__write_mem(struct vm *vm, const struct persist_create *req,
 			      const uint64_t *sel, struct memfile_stats *ms,
-			      char *why)
+			      char *tmp, char *why)
 {
 	struct memfile_range r = { .hva = vm->mem.map,
 				   .size = vm->mem.map_bytes };
-	char tmp[PATH_MAX];
 	int fd, ret;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", req->mem_path,
-		     (int)getpid()) >= (int)sizeof(tmp))
+	if (snprintf(tmp, PATH_MAX, "%s.tmp.%d", req->mem_path,
+		     (int)getpid()) >= PATH_MAX)
 		return persist__why(why, -ENAMETOOLONG,
 				    "mem_file_path is too long");
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -173,13 +177,48 @@ static int persist__write_mem(struct vm *vm, const struct persist_create *req,
 		ret = -errno;
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, req->mem_path) < 0)
-		ret = -errno;
 	if (ret) {
 		unlink(tmp);
 		return persist__why(why, ret, "memory file %s: %s",
 				    req->mem_path, strerror(-ret));
 	}
+	return 0;
+}
+
+/*
+ * The two files must differ, and a Diff must neither overwrite its base
+ * nor name a base that was replaced since the restore (a Full snapshot
+ * written over it, say): such a snapshot could never load.
+ */
+static int persist__check_targets(const struct vm *vm,
+				  const struct persist_create *req, char *why)
+{
+	struct stat a, b, now;
+
+	if (!strcmp(req->state_path, req->mem_path) ||
+	    (!stat(req->state_path, &a) && !stat(req->mem_path, &b) &&
+	     a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+		return persist__why(why, -EINVAL,
+				    "snapshot_path and mem_file_path name the "
+				    "same file");
+	if (req->kind != PERSIST_DIFF || vm->mem_base_fd < 0)
+		return 0;
+	if (fstat(vm->mem_base_fd, &a) < 0)
+		return persist__why(why, -errno, "the base memory file: %s",
+				    strerror(errno));
+	if (!stat(req->mem_path, &b) && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		return persist__why(why, -EINVAL,
+				    "mem_file_path is this VM's base memory "
+				    "file %s: a Diff needs it unchanged",
+				    vm->mem_base_path);
+	if (stat(vm->mem_base_path, &now) < 0 || now.st_dev != a.st_dev ||
+	    now.st_ino != a.st_ino)
+		return persist__why(why, -EINVAL,
+				    "the base memory file %s was replaced "
+				    "since this VM was restored: take a Full "
+				    "snapshot",
+				    vm->mem_base_path);
 	return 0;
 }
 
@@ -189,7 +228,8 @@ static void persist__sync_drives(const struct vm *vm)
 	unsigned int i;
 
 	for (i = 0; i < vm->cfg.nr_drives; i++) {
-		int fd = open(vm->cfg.drives[i].path, O_RDONLY | O_CLOEXEC);
+		int fd = open(vm->cfg.drives[i].path,
+			      O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 		if (fd < 0 || fdatasync(fd) < 0)
 			log_warn("snapshot: syncing drive %s: %s",
@@ -226,6 +266,7 @@ int persist__create(struct vm *vm, const struct persist_create *req,
 	struct persist_stats local;
 	struct snap_buf b;
 	uint64_t *sel = NULL, nsel = 0;
+	char mem_tmp[PATH_MAX], state_tmp[PATH_MAX];
 	double t0 = persist__now_ms();
 	unsigned int i;
 	char name[32];
@@ -233,6 +274,10 @@ int persist__create(struct vm *vm, const struct persist_create *req,
 
 	if (!st)
 		st = &local;
+	state_tmp[0] = '\0';
+	ret = persist__check_targets(vm, req, why);
+	if (ret)
+		return ret;
 	memset(st, 0, sizeof(*st));
 	memset(&b, 0, sizeof(b));
 	if (req->kind == PERSIST_DIFF && !vm->mem_base_path)
@@ -289,11 +334,25 @@ int persist__create(struct vm *vm, const struct persist_create *req,
 		goto out;
 	}
 	persist__sync_drives(vm);
-	ret = persist__write_mem(vm, req, sel, &st->mem, why);
+	ret = persist__write_mem(vm, req, sel, &st->mem, mem_tmp, why);
 	if (ret)
 		goto out;
-	ret = snap_file__write(req->state_path, b.data, b.len);
+	/*
+	 * Both files complete under temporary names first: a state file
+	 * that cannot be written leaves the old memory file in place.
+	 */
+	if (snprintf(state_tmp, sizeof(state_tmp), "%s.new.%d", req->state_path,
+		     (int)getpid()) >= (int)sizeof(state_tmp))
+		ret = -ENAMETOOLONG;
+	else
+		ret = snap_file__write(state_tmp, b.data, b.len);
+	if (!ret && rename(mem_tmp, req->mem_path) < 0)
+		ret = -errno;
+	if (!ret && rename(state_tmp, req->state_path) < 0)
+		ret = -errno;
 	if (ret) {
+		unlink(mem_tmp);
+		unlink(state_tmp);
 		persist__why(why, ret, "snapshot file %s: %s", req->state_path,
 			     strerror(-ret));
 		goto out;
@@ -404,18 +463,16 @@ static int persist__load_memory(const struct persist_load *req,
 	fd = persist__open_file("memory file", req->backend_path, &st, why);
 	if (fd < 0)
 		return fd;
-	ret = memfile__probe(fd, &z, &bytes, what, sizeof(what));
+	/* The form the state file recorded, never what the bytes suggest. */
+	z = pm->compressed;
+	ret = memfile__probe_as(fd, z ? MEMFILE_COMPRESSED : MEMFILE_RAW,
+				&bytes, what, sizeof(what));
 	if (ret) {
-		persist__why(why, ret, "memory file %s: %s", req->backend_path,
+		persist__why(why, ret,
+			     "memory file %s (the snapshot's was "
+			     "written %s): %s",
+			     req->backend_path, z ? "compressed" : "raw",
 			     ret == -EINVAL ? what : strerror(-ret));
-		goto out;
-	}
-	if (z != pm->compressed) {
-		ret = persist__why(why, -EINVAL,
-				   "memory file %s is %s, the snapshot's was "
-				   "written %s",
-				   req->backend_path, z ? "compressed" : "raw",
-				   pm->compressed ? "compressed" : "raw");
 		goto out;
 	}
 	if (bytes != pm->ram_bytes) {
@@ -442,6 +499,15 @@ static int persist__load_memory(const struct persist_load *req,
 				pm->base);
 			goto out;
 		}
+		/* It is mapped as RAM: a raw memory file of exactly that. */
+		if (size != pm->ram_bytes) {
+			ret = persist__why(why, -EINVAL,
+					   "the diff's base %s holds %llu "
+					   "bytes, the snapshot's RAM is %llu",
+					   pm->base, (unsigned long long)size,
+					   (unsigned long long)pm->ram_bytes);
+			goto out;
+		}
 		ret = mem__map_file(mem, pm->ram_bytes, bfd);
 	} else if (z) {
 		ret = mem__create(mem, pm->ram_bytes);
@@ -458,8 +524,9 @@ static int persist__load_memory(const struct persist_load *req,
 	if (pm->diff || z) {
 		r.hva = mem->map;
 		r.size = mem->map_bytes;
-		ret = memfile__read(fd, &r, 1, pm->diff ? pm->sel : NULL, what,
-				    sizeof(what));
+		ret = memfile__read_as(fd, z ? MEMFILE_COMPRESSED : MEMFILE_RAW,
+				       &r, 1, pm->diff ? pm->sel : NULL, what,
+				       sizeof(what));
 		if (ret) {
 			persist__why(why, ret, "memory file %s: %s",
 				     req->backend_path,
