@@ -96,13 +96,46 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 	if (fd < 0)
 		return -errno;
 	rc = files__write_all(fd, buf, (size_t)n);
+	/* Synced: a park's "parked" must outlive a host crash. */
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
 	if (close(fd) < 0 && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, path) < 0)
 		rc = -errno;
-	if (rc)
+	if (rc) {
 		unlink(tmp);
-	return rc;
+		return rc;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * Does the sandbox directory @dir hold a park's snapshot (snap-N.state)?
+ * Such a directory is never removed as a dead one, whatever its info
+ * file says: it may be all that is left of a parked sandbox.
+ */
+static bool holds_snapshot(const char *dir)
+{
+	struct dirent *e;
+	bool found = false;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		found = !strncmp(e->d_name, "snap-", 5) && n > 11 &&
+			!strcmp(e->d_name + n - 6, ".state");
+	}
+	closedir(d);
+	return found;
 }
 
 int sandbox__read_info(const char *dir, struct sandbox_info *i)
@@ -338,6 +371,7 @@ static int examine(const char *state, const char *name,
 {
 	char dir[PATH_MAX];
 	struct stat st;
+	bool bad_info;
 	int fd, rc;
 
 	if (files__pathf(dir, sizeof(dir), "%s/%s", state, name))
@@ -374,12 +408,22 @@ static int examine(const char *state, const char *name,
 				close(fd);
 			return 0;
 		}
-		sandbox__read_info(dir, info);
+		bad_info = sandbox__read_info(dir, info) < 0 || !info->created;
 		if (fd >= 0)
 			close(fd);
 		/* Parked: no supervisor, and none needed. */
 		if (rc == 1 || info->parked)
 			return 1;
+		/*
+		 * An info file lost or damaged (a crash, a hand) beside a
+		 * snapshot: it may be a parked sandbox; kept, shown parked,
+		 * never removed unasked.  A readable info that says running
+		 * is a sandbox whose supervisor died: it goes.
+		 */
+		if (rc == 0 && bad_info && holds_snapshot(dir)) {
+			info->parked = 1;
+			return 1;
+		}
 		rc = sandbox__lock_probe(dir, &fd);
 		if (rc == 1)
 			return 1; /* resumed meanwhile */

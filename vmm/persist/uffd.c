@@ -94,10 +94,18 @@ int uffd__connect(struct guest_mem *m, const char *path, int *uffd_out,
 		ret = uffd__why(why, len, "region list", path);
 		goto fail;
 	}
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/*
+	 * Non-blocking: a page server whose backlog is full (or that never
+	 * accepts) gets an error, never the event thread stuck in connect().
+	 */
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		ret = uffd__why(why, -errno, "connect", path);
+		ret = uffd__why(why, -errno,
+				errno == EAGAIN ? "connect (the page server "
+						  "is not accepting)" :
+						  "connect",
+				path);
 		goto fail;
 	}
 	iov = (struct iovec){ .iov_base = msg, .iov_len = (size_t)len };
