@@ -93,6 +93,12 @@ static void put64(uint8_t *p, uint64_t v)
 }
 
 /* The base and the template header, once; abort if the host cannot. */
+/* libFuzzer ends with exit(): the base goes with it. */
+static void fuzz_cleanup(void)
+{
+	unlink(base_path);
+}
+
 static void fuzz_setup(void)
 {
 	char path[64], why[256];
@@ -103,6 +109,7 @@ static void fuzz_setup(void)
 	fd = mkstemp(base_path);
 	if (fd < 0 || !b)
 		abort();
+	atexit(fuzz_cleanup);
 	for (i = 0; i < FUZZ_BASE_BYTES; i++)
 		b[i] = (uint8_t)(i * 7 + (i >> 12));
 	if (write(fd, b, FUZZ_BASE_BYTES) != FUZZ_BASE_BYTES)
