@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../devices/fileio.h"
 #include "../vmm/mem.h"
 #include "why.h"
 
@@ -128,27 +129,6 @@ static uint64_t next_unsel(const uint64_t *sel, uint64_t p, uint64_t end)
 	return end;
 }
 
-static int pwrite_all(int fd, const uint8_t *p, uint64_t len, uint64_t off)
-{
-	ssize_t n;
-
-	while (len) {
-		n = pwrite(fd, p, len > IO_MAX ? IO_MAX : (size_t)len,
-			   (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!n)
-			return -EIO;
-		p += n;
-		len -= (uint64_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* Reads @len bytes at @off; -ENODATA when the file ends first. */
 static int pread_all(int fd, uint8_t *p, uint64_t len, uint64_t off)
 {
@@ -210,8 +190,9 @@ static int write_raw(int fd, const struct memfile_range *r, unsigned int nr,
 			while (p < e) {
 				q = find_page(hva, base, p + 1, e, true);
 				at = hva + (p - base) * MEMFILE_PAGE;
-				ret = pwrite_all(fd, at, (q - p) * MEMFILE_PAGE,
-						 p * MEMFILE_PAGE);
+				ret = fileio__pwrite_all(fd, at,
+							 (q - p) * MEMFILE_PAGE,
+							 p * MEMFILE_PAGE);
 				if (ret)
 					return ret;
 				st->pages_written += q - p;
@@ -312,7 +293,7 @@ static int write_z(int fd, const struct memfile_range *r, unsigned int nr,
 	mem__put_le32(hdr + Z_OFF_CHUNK, MEMFILE_CHUNK);
 	mem__put_le64(hdr + Z_OFF_RAM, total);
 	mem__put_le64(hdr + Z_OFF_NR, nch);
-	ret = pwrite_all(fd, hdr, sizeof(hdr), 0);
+	ret = fileio__pwrite_all(fd, hdr, sizeof(hdr), 0);
 	if (ret)
 		goto out;
 	off = sizeof(hdr);
@@ -325,7 +306,7 @@ static int write_z(int fd, const struct memfile_range *r, unsigned int nr,
 			ret = (int)n;
 			goto out;
 		}
-		ret = pwrite_all(fd, out, (uint64_t)n, off);
+		ret = fileio__pwrite_all(fd, out, (uint64_t)n, off);
 		if (ret)
 			goto out;
 		off += (uint64_t)n;
@@ -761,7 +742,7 @@ static int zero_range(int fd, uint64_t off, uint64_t len, const uint8_t *zero)
 		return -errno;
 	while (len) {
 		n = len > MERGE_BUF ? MERGE_BUF : len;
-		ret = pwrite_all(fd, zero, n, off);
+		ret = fileio__pwrite_all(fd, zero, n, off);
 		if (ret)
 			return ret;
 		off += n;
@@ -813,7 +794,7 @@ static int merge_run(int diff_fd, int base_fd, uint64_t a, uint64_t b,
 					       "%llu: %s",
 					       (unsigned long long)pos,
 					       strerror(-ret));
-			ret = pwrite_all(base_fd, buf, n, pos);
+			ret = fileio__pwrite_all(base_fd, buf, n, pos);
 			if (ret)
 				return why_set(why, whylen, ret,
 					       "writing the base at offset "
