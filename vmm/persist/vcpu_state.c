@@ -300,39 +300,30 @@ int vcpu_state__restore(struct vcpu *v, struct snap_cur *c)
 	}
 
 	/* Firecracker's order: CPUID first, MSRs after the LAPIC. */
+	{
+		const struct vcpu_state_set {
+			unsigned long req;
+			const void *arg;
+			const char *name;
+		} set[] = {
+			{ KVM_SET_CPUID2, cpuid, "KVM_SET_CPUID2" },
+			{ KVM_SET_MP_STATE, &mp, "KVM_SET_MP_STATE" },
+			{ KVM_SET_REGS, &regs, "KVM_SET_REGS" },
+			{ KVM_SET_SREGS, &sregs, "KVM_SET_SREGS" },
+			{ KVM_SET_XSAVE, xsave, "KVM_SET_XSAVE" },
+			{ KVM_SET_XCRS, &xcrs, "KVM_SET_XCRS" },
+			{ KVM_SET_DEBUGREGS, &dbg, "KVM_SET_DEBUGREGS" },
+			{ KVM_SET_LAPIC, &lapic, "KVM_SET_LAPIC" },
+		};
+
+		for (i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+			if (ioctl(v->fd, set[i].req, set[i].arg) < 0) {
+				ret = vcpu_state__fail(v, set[i].name);
+				goto out;
+			}
+		}
+	}
 	ret = -EINVAL;
-	if (ioctl(v->fd, KVM_SET_CPUID2, cpuid) < 0) {
-		ret = vcpu_state__fail(v, "KVM_SET_CPUID2");
-		goto out;
-	}
-	if (ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0) {
-		ret = vcpu_state__fail(v, "KVM_SET_MP_STATE");
-		goto out;
-	}
-	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0) {
-		ret = vcpu_state__fail(v, "KVM_SET_REGS");
-		goto out;
-	}
-	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0) {
-		ret = vcpu_state__fail(v, "KVM_SET_SREGS");
-		goto out;
-	}
-	if (ioctl(v->fd, KVM_SET_XSAVE, xsave) < 0) {
-		ret = vcpu_state__fail(v, "KVM_SET_XSAVE");
-		goto out;
-	}
-	if (ioctl(v->fd, KVM_SET_XCRS, &xcrs) < 0) {
-		ret = vcpu_state__fail(v, "KVM_SET_XCRS");
-		goto out;
-	}
-	if (ioctl(v->fd, KVM_SET_DEBUGREGS, &dbg) < 0) {
-		ret = vcpu_state__fail(v, "KVM_SET_DEBUGREGS");
-		goto out;
-	}
-	if (ioctl(v->fd, KVM_SET_LAPIC, &lapic) < 0) {
-		ret = vcpu_state__fail(v, "KVM_SET_LAPIC");
-		goto out;
-	}
 	got = ioctl(v->fd, KVM_SET_MSRS, msrs);
 	if (got < 0) {
 		ret = vcpu_state__fail(v, "KVM_SET_MSRS");
