@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../devices/fileio.h"
 #include "../vmm/mem.h"
 #include "why.h"
 
@@ -580,25 +581,6 @@ int snap_cur__end(const struct snap_cur *c)
 
 /* --- files ------------------------------------------------------------- */
 
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!n)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* fsync of the directory that holds @path, so that a rename is durable. */
 static int fsync_dir_of(const char *path)
 {
@@ -646,7 +628,7 @@ int snap_file__write(const char *path, const void *data, size_t len)
 		ret = -errno;
 		goto out_unlink;
 	}
-	ret = write_all(fd, data, len);
+	ret = fileio__pwrite_all(fd, data, len, 0);
 	if (ret)
 		goto out_unlink;
 	if (fsync(fd)) {

@@ -152,8 +152,8 @@ static size_t vcpu_state__xsave_size(const struct vcpu *v)
 	return sizeof(struct kvm_xsave);
 }
 
-int vcpu_state__save(struct vcpu *v, struct snap_buf *b)
-{
+/* A vCPU's fixed-size KVM structures, as save and restore move them. */
+struct vcpu_state_fixed {
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;
 	struct kvm_xcrs xcrs;
@@ -161,6 +161,11 @@ int vcpu_state__save(struct vcpu *v, struct snap_buf *b)
 	struct kvm_vcpu_events events;
 	struct kvm_mp_state mp;
 	struct kvm_debugregs dbg;
+};
+
+int vcpu_state__save(struct vcpu *v, struct snap_buf *b)
+{
+	struct vcpu_state_fixed f;
 	struct kvm_cpuid2 *cpuid = NULL;
 	struct kvm_msrs *msrs = NULL;
 	void *xsave = NULL;
@@ -168,20 +173,23 @@ int vcpu_state__save(struct vcpu *v, struct snap_buf *b)
 	unsigned int i;
 	int ret;
 
-	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0)
-		return vcpu_state__fail(v, "KVM_GET_REGS");
-	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
-		return vcpu_state__fail(v, "KVM_GET_SREGS");
-	if (ioctl(v->fd, KVM_GET_XCRS, &xcrs) < 0)
-		return vcpu_state__fail(v, "KVM_GET_XCRS");
-	if (ioctl(v->fd, KVM_GET_LAPIC, &lapic) < 0)
-		return vcpu_state__fail(v, "KVM_GET_LAPIC");
-	if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &events) < 0)
-		return vcpu_state__fail(v, "KVM_GET_VCPU_EVENTS");
-	if (ioctl(v->fd, KVM_GET_MP_STATE, &mp) < 0)
-		return vcpu_state__fail(v, "KVM_GET_MP_STATE");
-	if (ioctl(v->fd, KVM_GET_DEBUGREGS, &dbg) < 0)
-		return vcpu_state__fail(v, "KVM_GET_DEBUGREGS");
+	const struct {
+		unsigned long req;
+		void *arg;
+		const char *name;
+	} get[] = {
+		{ KVM_GET_REGS, &f.regs, "KVM_GET_REGS" },
+		{ KVM_GET_SREGS, &f.sregs, "KVM_GET_SREGS" },
+		{ KVM_GET_XCRS, &f.xcrs, "KVM_GET_XCRS" },
+		{ KVM_GET_LAPIC, &f.lapic, "KVM_GET_LAPIC" },
+		{ KVM_GET_VCPU_EVENTS, &f.events, "KVM_GET_VCPU_EVENTS" },
+		{ KVM_GET_MP_STATE, &f.mp, "KVM_GET_MP_STATE" },
+		{ KVM_GET_DEBUGREGS, &f.dbg, "KVM_GET_DEBUGREGS" },
+	};
+
+	for (i = 0; i < sizeof(get) / sizeof(get[0]); i++)
+		if (ioctl(v->fd, get[i].req, get[i].arg) < 0)
+			return vcpu_state__fail(v, get[i].name);
 	xsave = calloc(1, xsize);
 	cpuid = calloc(1, sizeof(*cpuid) + VCPU_STATE_MAX_CPUID *
 						   sizeof(cpuid->entries[0]));
@@ -207,19 +215,19 @@ int vcpu_state__save(struct vcpu *v, struct snap_buf *b)
 	if (ret)
 		goto out;
 
-	vcpu_state__put(b, &regs, sizeof(regs));
-	vcpu_state__put(b, &sregs, sizeof(sregs));
+	vcpu_state__put(b, &f.regs, sizeof(f.regs));
+	vcpu_state__put(b, &f.sregs, sizeof(f.sregs));
 	vcpu_state__put(b, xsave, xsize);
-	vcpu_state__put(b, &xcrs, sizeof(xcrs));
+	vcpu_state__put(b, &f.xcrs, sizeof(f.xcrs));
 	snap_buf__u32(b, msrs->nmsrs);
 	for (i = 0; i < msrs->nmsrs; i++) {
 		snap_buf__u32(b, msrs->entries[i].index);
 		snap_buf__u64(b, msrs->entries[i].data);
 	}
-	vcpu_state__put(b, &lapic, sizeof(lapic));
-	vcpu_state__put(b, &events, sizeof(events));
-	vcpu_state__put(b, &mp, sizeof(mp));
-	vcpu_state__put(b, &dbg, sizeof(dbg));
+	vcpu_state__put(b, &f.lapic, sizeof(f.lapic));
+	vcpu_state__put(b, &f.events, sizeof(f.events));
+	vcpu_state__put(b, &f.mp, sizeof(f.mp));
+	vcpu_state__put(b, &f.dbg, sizeof(f.dbg));
 	snap_buf__u32(b, cpuid->nent);
 	snap_buf__bytes(b, cpuid->entries,
 			cpuid->nent * sizeof(cpuid->entries[0]));
@@ -232,21 +240,15 @@ out:
 
 int vcpu_state__restore(struct vcpu *v, struct snap_cur *c)
 {
-	struct kvm_regs regs;
-	struct kvm_sregs sregs;
-	struct kvm_xcrs xcrs;
-	struct kvm_lapic_state lapic;
-	struct kvm_vcpu_events events;
-	struct kvm_mp_state mp;
-	struct kvm_debugregs dbg;
+	struct vcpu_state_fixed f;
 	struct kvm_cpuid2 *cpuid = NULL;
 	struct kvm_msrs *msrs = NULL;
 	void *xsave = NULL;
 	uint32_t xsize, nmsrs, nent, i;
 	int ret = -EINVAL, got;
 
-	vcpu_state__get(c, &regs, sizeof(regs));
-	vcpu_state__get(c, &sregs, sizeof(sregs));
+	vcpu_state__get(c, &f.regs, sizeof(f.regs));
+	vcpu_state__get(c, &f.sregs, sizeof(f.sregs));
 	xsize = snap_cur__u32(c);
 	/* The host's area must hold what was saved (same or larger). */
 	if (xsize < sizeof(struct kvm_xsave) || xsize > VCPU_STATE_MAX_XSAVE ||
@@ -260,7 +262,7 @@ int vcpu_state__restore(struct vcpu *v, struct snap_cur *c)
 	if (!xsave)
 		return -ENOMEM;
 	snap_cur__bytes(c, xsave, xsize);
-	vcpu_state__get(c, &xcrs, sizeof(xcrs));
+	vcpu_state__get(c, &f.xcrs, sizeof(f.xcrs));
 	nmsrs = snap_cur__u32(c);
 	if (nmsrs > VCPU_STATE_MAX_MSRS) {
 		log_error("vCPU %u: %u MSRs saved, at most %u", v->id, nmsrs,
@@ -277,10 +279,10 @@ int vcpu_state__restore(struct vcpu *v, struct snap_cur *c)
 		msrs->entries[i].index = snap_cur__u32(c);
 		msrs->entries[i].data = snap_cur__u64(c);
 	}
-	vcpu_state__get(c, &lapic, sizeof(lapic));
-	vcpu_state__get(c, &events, sizeof(events));
-	vcpu_state__get(c, &mp, sizeof(mp));
-	vcpu_state__get(c, &dbg, sizeof(dbg));
+	vcpu_state__get(c, &f.lapic, sizeof(f.lapic));
+	vcpu_state__get(c, &f.events, sizeof(f.events));
+	vcpu_state__get(c, &f.mp, sizeof(f.mp));
+	vcpu_state__get(c, &f.dbg, sizeof(f.dbg));
 	nent = snap_cur__u32(c);
 	if (nent > VCPU_STATE_MAX_CPUID) {
 		log_error("vCPU %u: %u CPUID entries saved, at most %u", v->id,
@@ -307,13 +309,13 @@ int vcpu_state__restore(struct vcpu *v, struct snap_cur *c)
 			const char *name;
 		} set[] = {
 			{ KVM_SET_CPUID2, cpuid, "KVM_SET_CPUID2" },
-			{ KVM_SET_MP_STATE, &mp, "KVM_SET_MP_STATE" },
-			{ KVM_SET_REGS, &regs, "KVM_SET_REGS" },
-			{ KVM_SET_SREGS, &sregs, "KVM_SET_SREGS" },
+			{ KVM_SET_MP_STATE, &f.mp, "KVM_SET_MP_STATE" },
+			{ KVM_SET_REGS, &f.regs, "KVM_SET_REGS" },
+			{ KVM_SET_SREGS, &f.sregs, "KVM_SET_SREGS" },
 			{ KVM_SET_XSAVE, xsave, "KVM_SET_XSAVE" },
-			{ KVM_SET_XCRS, &xcrs, "KVM_SET_XCRS" },
-			{ KVM_SET_DEBUGREGS, &dbg, "KVM_SET_DEBUGREGS" },
-			{ KVM_SET_LAPIC, &lapic, "KVM_SET_LAPIC" },
+			{ KVM_SET_XCRS, &f.xcrs, "KVM_SET_XCRS" },
+			{ KVM_SET_DEBUGREGS, &f.dbg, "KVM_SET_DEBUGREGS" },
+			{ KVM_SET_LAPIC, &f.lapic, "KVM_SET_LAPIC" },
 		};
 
 		for (i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
@@ -335,7 +337,7 @@ int vcpu_state__restore(struct vcpu *v, struct snap_cur *c)
 			  v->id, got, nmsrs, msrs->entries[got].index);
 		goto out;
 	}
-	if (ioctl(v->fd, KVM_SET_VCPU_EVENTS, &events) < 0) {
+	if (ioctl(v->fd, KVM_SET_VCPU_EVENTS, &f.events) < 0) {
 		ret = vcpu_state__fail(v, "KVM_SET_VCPU_EVENTS");
 		goto out;
 	}
