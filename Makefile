@@ -162,6 +162,12 @@ $(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c api/sandbox/agen
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/agent_client.c api/sandbox/clock.c api/sandbox/files.c
 
+$(BUILD)/fuzz/fuzz_interp_client: tests/fuzz/fuzz_interp_client.c api/sandbox/interp_client.c \
+		api/sandbox/agent_client.c api/sandbox/clock.c api/sandbox/files.c \
+		api/sandbox/interp_client.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/interp_client.c api/sandbox/agent_client.c \
+		api/sandbox/clock.c api/sandbox/files.c -ljansson
 fuzz-build: $(FUZZ_TARGETS)
 
 # Each target runs FUZZ_SECONDS on a corpus kept in build/fuzz/corpus-*.
@@ -198,10 +204,11 @@ clean:
 SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
 		api/sandbox/agent_client.c api/sandbox/pause.c \
-		api/sandbox/ember_api.c api/sandbox/template.c
+		api/sandbox/ember_api.c api/sandbox/template.c \
+		api/sandbox/interp_client.c api/sandbox/base64.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
-EMBERCTL_SRCS := api/emberctl/emberctl.c $(SANDBOX_SRCS) vmm/config.c \
+EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/code.c $(SANDBOX_SRCS) vmm/config.c \
 		snapshot/overlay.c
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
 # zlib: the overlays' CRCs.
@@ -222,6 +229,12 @@ $(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $< $(BUILD)/asan/api/sandbox/agent_client.o \
 		$(BUILD)/asan/api/sandbox/clock.o $(BUILD)/asan/api/sandbox/files.o -lcmocka $(LDLIBS)
+$(BUILD)/test/test_interp_client: tests/unit/test_interp_client.c \
+		$(BUILD)/asan/api/sandbox/interp_client.o $(BUILD)/asan/api/sandbox/base64.o \
+		$(BUILD)/asan/api/sandbox/agent_client.o $(BUILD)/asan/api/sandbox/clock.o \
+		$(BUILD)/asan/api/sandbox/files.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -5,12 +5,18 @@ set -eu
 pkgs="build-essential make gcc clang libclang-rt-14-dev musl-tools libcmocka-dev pkg-config
 libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev curl zlib1g-dev
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
-util-linux file e2fsprogs python3"
+util-linux file e2fsprogs python3
+python3-numpy python3-pandas python3-matplotlib"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		missing="$missing $p"
 done
+# Node.js: the guest's JavaScript (copied into the rootfs) and the MCP
+# tests' client (the official SDK, from npm).  Any installed node and npm
+# do (a distribution other than Debian's bundles npm with node).
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: missing packages:$missing (run as root, or apt-get install them)" >&2

@@ -43,8 +43,12 @@ echo "== fuzz (libFuzzer, ${FUZZ_SECONDS:-15} s per target)"
 for f in build/fuzz/fuzz_*; do
 	[ -x "$f" ] && [ "${f%.*}" = "$f" ] || continue
 	mkdir -p "$f.corpus"
+	# Seed inputs (tests/fuzz/seeds/NAME/), read but never written.
+	seeds=tests/fuzz/seeds/${f##*/}
+	[ -d "$seeds" ] || seeds=
+	# shellcheck disable=SC2086
 	if "$f" -max_total_time="${FUZZ_SECONDS:-15}" -print_final_stats=1 \
-		"$f.corpus" >"$f.log" 2>&1; then
+		"$f.corpus" $seeds >"$f.log" 2>&1; then
 		n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$f.log")
 		count_line "ok - ${f##*/}: $n inputs, no crash or sanitizer report"
 	else
@@ -57,7 +61,7 @@ for s in tests/integration/bad_input.sh tests/integration/tiny_guests.sh \
 	tests/integration/snapshot_files.sh tests/integration/overlay.sh \
 	tests/integration/boot.sh tests/integration/api.sh \
 	tests/integration/vsock.sh tests/integration/emberctl.sh \
-	tests/integration/snapshot.sh; do
+	tests/integration/snapshot.sh tests/integration/mcp.sh; do
 	echo "== ${s#tests/}"
 	while IFS= read -r line; do
 		count_line "$line"

@@ -11,6 +11,8 @@
  *   emberctl resume ID...             let them run on
  *   emberctl kill ID...               end them, leaving nothing behind
  *   emberctl template build|ls|rm     snapshots that `run` restores
+ *   emberctl run-code ID CODE         Python/JavaScript in its interpreter
+ *   emberctl context ls|create|...    the interpreter's contexts (code.c)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +36,7 @@
 #include "../sandbox/clock.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
+#include "commands.h"
 
 /* exec's exit statuses for its own troubles (docker's, coreutils'). */
 #define EXIT_OWN      125
@@ -87,9 +90,10 @@ static void usage(FILE *f)
 	      "        end sandboxes (parked too), remove everything they used\n"
 	      "  template build NAME [--rootfs FILE] [--kernel FILE] [--mem MIB]\n"
 	      "      [--vcpus N] [--setup CMD]... [--timeout S]\n"
-	      "      [--boot-timeout S] [--if-missing]\n"
+	      "      [--boot-timeout S] [--if-missing] [--no-interp]\n"
 	      "        boot a sandbox, run each setup command (sh -c CMD;\n"
-	      "        the first that fails ends the build), snapshot it as\n"
+	      "        the first that fails ends the build), start the code\n"
+	      "        interpreter (unless --no-interp), snapshot it as\n"
 	      "        template NAME (a-z, 0-9, _, -; at most 64); --timeout:\n"
 	      "        the longest the build may take (3600 s); --if-missing:\n"
 	      "        nothing to do when NAME exists and is up to date (same\n"
@@ -101,6 +105,17 @@ static void usage(FILE *f)
 	      "        remove templates; one that a sandbox (live or parked)\n"
 	      "        was made from is refused, unless --force: then those\n"
 	      "        sandboxes are killed first\n"
+	      "  run-code [--language python|javascript] [--context C]\n"
+	      "      [--timeout S] [--image-dir DIR] [--json] ID CODE|-\n"
+	      "        run CODE (- reads stdin) in the sandbox's code\n"
+	      "        interpreter, in a context that keeps its state between\n"
+	      "        calls (default: the language's own); output streamed,\n"
+	      "        then the last expression's value; charts saved as\n"
+	      "        DIR/ID-N.png (DIR: .); exit status 1 for an error in\n"
+	      "        the code (its traceback on stderr), 124 timeout\n"
+	      "  context ls ID | create ID [--language L] [--cwd DIR]\n"
+	      "      | restart ID CTX | rm ID CTX\n"
+	      "        the interpreter's contexts; create prints the new id\n"
 	      "\n"
 	      "An ID may be any unique prefix of one.  Paths: $EMBER_BIN,\n"
 	      "$EMBER_KERNEL, $EMBER_ROOTFS, else ember, guest/vmlinux and\n"
@@ -1138,6 +1153,7 @@ static int cmd_template_build(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "boot-timeout", required_argument, NULL, 'b' },
 		{ "if-missing", no_argument, NULL, 'i' },
+		{ "no-interp", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1177,6 +1193,9 @@ static int cmd_template_build(int argc, char **argv)
 			break;
 		case 's':
 			setup[o.nsetup++] = optarg;
+			break;
+		case 'n':
+			o.no_interp = true;
 			break;
 		case 't':
 			if (parse_uint("--timeout", optarg, 1, 7 * 86400,
@@ -1403,6 +1422,10 @@ int main(int argc, char **argv)
 		return cmd_pause(argc, argv, false);
 	if (!strcmp(cmd, "template"))
 		return cmd_template(argc, argv);
+	if (!strcmp(cmd, "run-code"))
+		return cmd_run_code(argc, argv);
+	if (!strcmp(cmd, "context"))
+		return cmd_context(argc, argv);
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);
@@ -1410,7 +1433,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 		"emberctl: unknown command '%s' (run, exec, cp, ls, pause, "
-		"resume, kill, template; see emberctl --help)\n",
+		"resume, kill, template, run-code, context; see emberctl "
+		"--help)\n",
 		cmd);
 	return 2;
 }

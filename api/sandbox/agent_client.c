@@ -294,6 +294,18 @@ void agent_client__close(struct agent_client *c)
 	close_conn(c);
 }
 
+int agent_client__detach_fd(struct agent_client *c)
+{
+	int fd = c->fd;
+
+	if (fd < 0)
+		return fail(c, -ENOTCONN, "not connected");
+	c->fd = -1;
+	c->rx_have = 0;
+	c->tx_off = c->tx_len = 0;
+	return fd;
+}
+
 int agent_client__attach_fd(struct agent_client *c, int fd)
 {
 	int fl;

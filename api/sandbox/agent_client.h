@@ -57,6 +57,14 @@ void agent_client__close(struct agent_client *c);
 int agent_client__attach_fd(struct agent_client *c, int fd);
 
 /*
+ * Take @c's connection away from it: returns its fd (non-blocking,
+ * close-on-exec, past the CONNECT handshake; the caller owns it) and
+ * leaves @c without one, or -ENOTCONN.  For other protocols on other
+ * guest ports that reuse agent_client__connect()'s handshake.
+ */
+int agent_client__detach_fd(struct agent_client *c);
+
+/*
  * PING with a random payload and wait for the PONG carrying it back,
  * within @timeout_ms milliseconds (> 0).  -ETIMEDOUT, -ECONNRESET (the
  * connection closed), -EPROTO (anything but the right PONG).

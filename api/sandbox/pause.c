@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -100,6 +101,63 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 		sandbox__errf(err, errlen, rc, "writing the info file: %s",
 			      strerror(-rc));
 	/* The supervisor re-reads the info file: its TTL stops or goes on. */
+	if (cur.supervisor > 0 &&
+	    proc__alive(cur.supervisor, cur.supervisor_start))
+		kill(cur.supervisor, SIGUSR1);
+out:
+	close(fd);
+	return rc;
+}
+
+int sandbox__renew(const struct sandbox_info *info, unsigned int ttl_s,
+		   char *err, size_t errlen)
+{
+	struct sandbox_info cur = *info;
+	int64_t now = (int64_t)time(NULL), end, ttl;
+	int fd, rc;
+
+	if (ttl_s < 1 || ttl_s > 31536000)
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "TTL %u s out of range (1-31536000)",
+				     ttl_s);
+	fd = pause__lock(info, err, errlen);
+	if (fd < 0)
+		return fd;
+	rc = sandbox__read_info(info->dir, &cur);
+	if (rc) {
+		sandbox__errf(err, errlen, rc, "sandbox %s: %s", info->id,
+			      strerror(-rc));
+		goto out;
+	}
+	if (!cur.ready) {
+		rc = sandbox__errf(err, errlen, -EAGAIN,
+				   "sandbox %s is still booting", info->id);
+		goto out;
+	}
+	if (cur.parked || !cur.ttl_s) {
+		rc = sandbox__errf(
+			err, errlen, -EINVAL, "sandbox %s is %s", info->id,
+			cur.parked ? "parked on disk" : "without a TTL");
+		goto out;
+	}
+	/* ttl_s counts from readiness: move its end to now + @ttl_s. */
+	end = cur.ready + (int64_t)cur.ttl_s + cur.paused_s +
+	      (cur.paused ? now - cur.paused : 0);
+	ttl = (int64_t)cur.ttl_s + (now + (int64_t)ttl_s - end);
+	if (ttl < 1 || ttl > UINT32_MAX) {
+		rc = sandbox__errf(err, errlen, -EINVAL,
+				   "sandbox %s: TTL out of range", info->id);
+		goto out;
+	}
+	if ((unsigned int)ttl == cur.ttl_s)
+		goto out;
+	cur.ttl_s = (unsigned int)ttl;
+	rc = sandbox__write_info(info->dir, &cur);
+	if (rc) {
+		sandbox__errf(err, errlen, rc, "writing the info file: %s",
+			      strerror(-rc));
+		goto out;
+	}
 	if (cur.supervisor > 0 &&
 	    proc__alive(cur.supervisor, cur.supervisor_start))
 		kill(cur.supervisor, SIGUSR1);

@@ -175,6 +175,17 @@ int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
 int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now);
 
 /*
+ * sandbox__renew() - renew the TTL of the live sandbox @info: from now it
+ * has @ttl_s seconds (1-31536000) left before it is stopped (pauses still
+ * stop the clock), as E2B's sandbox timeout is renewed on use.  Recorded
+ * in its info file (ttl, counted from readiness) and told to its
+ * supervisor (SIGUSR1).  -EINVAL (bad @ttl_s, a parked sandbox or one
+ * without a TTL), -EAGAIN (still booting), -ENOENT (gone), other errno.
+ */
+int sandbox__renew(const struct sandbox_info *info, unsigned int ttl_s,
+		   char *err, size_t errlen);
+
+/*
  * Pause (@pause true) or resume the sandbox @info: PATCH /vm on ember's
  * control socket (every vCPU parked: no CPU used, memory kept), the TTL
  * clock stopped while it is paused (the supervisor is told with SIGUSR1),

@@ -526,7 +526,7 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 {
 	char why[SUPERVISOR_VERDICT_MAX - 16], msg[SUPERVISOR_VERDICT_MAX],
 		path[PATH_MAX];
-	int64_t ttl_end, frozen_ms = 0;
+	int64_t ttl_end;
 	sigset_t set;
 	bool logged;
 	int rc;
@@ -595,21 +595,23 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 		if (rc < 0)
 			break;
 		if (rc == 1) {
-			/* Paused: the TTL clock stops; resumed: it goes on. */
+			/*
+			 * Paused: the TTL clock stops; resumed: it goes on;
+			 * renewed (sandbox__renew): a new end.  The info
+			 * file says which.
+			 */
 			struct sandbox_info now = s->info;
 
-			sandbox__read_info(s->info.dir, &now);
+			if (sandbox__read_info(s->info.dir, &now))
+				continue;
 			if (now.parked)
 				break;
-			if (!s->info.ttl_s)
+			if (!s->info.ttl_s || !now.ttl_s)
 				continue;
-			if (now.paused && ttl_end) {
-				frozen_ms = ttl_end - clock__mono_ms();
-				ttl_end = 0;
-			} else if (!now.paused && !ttl_end) {
-				ttl_end = clock__mono_ms() +
-					  (frozen_ms > 0 ? frozen_ms : 1);
-			}
+			s->info.ttl_s = now.ttl_s;
+			s->info.paused = now.paused;
+			s->info.paused_s = now.paused_s;
+			ttl_end = now.paused ? 0 : ttl_end_of(&now);
 		}
 	}
 	stop_ember(s);

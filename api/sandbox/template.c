@@ -615,6 +615,15 @@ int template__build(const struct template_build_opts *o, const char *name,
 			     template__setup(o, &sb, o->setup[i], i + 1, err,
 					     errlen);
 	}
+	/*
+	 * The code interpreter, warm in every sandbox restored from the
+	 * template (guest-init/INTERP.md), when the image has one.
+	 */
+	if (rc == 0 && !o->no_interp)
+		rc = template__stopped(o->sig_fd) ?
+			     sandbox__errf(err, errlen, -EINTR, "stopped") :
+			     template__setup(o, &sb, TEMPLATE_INTERP_START, 0,
+					     err, errlen);
 	/* What the guest wrote is on the disk, not only in its cache. */
 	if (rc == 0)
 		rc = template__stopped(o->sig_fd) ?

@@ -94,13 +94,22 @@ struct template_build_opts {
 	int out_fd; /* their stdout and stderr go here, as they come */
 	int sig_fd; /* -1, or a signalfd: a stop signal ends the build
 		       (while a setup command runs, it goes to it first) */
+	bool no_interp; /* do not start the code interpreter */
 };
+
+/*
+ * The step after the setup commands: the code interpreter started and
+ * warm (guest-init/INTERP.md) when the image has it.
+ */
+#define TEMPLATE_INTERP_START \
+	"if command -v ember-interp >/dev/null; then ember-interp start; fi"
 
 /*
  * template__build() - build template @name: copy the rootfs into the new
  * template's directory as the base image, boot a sandbox on an overlay
  * over it, wait for the agent, run each setup command (the first that
- * fails ends the build, -ECANCELED), sync the guest's disks, park the
+ * fails ends the build, -ECANCELED), start the code interpreter (unless
+ * @o->no_interp; TEMPLATE_INTERP_START), sync the guest's disks, park the
  * sandbox (a Full snapshot, ember stopped), flatten base + overlay into
  * the template's disk image, move the snapshot in, record the info, and
  * only then make the template visible under its name.  On failure nothing

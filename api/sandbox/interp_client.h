@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The host side of the code interpreter (guest-init/INTERP.md): a
+ * connection to a sandbox's interpreter through ember's vsock Unix socket
+ * (`CONNECT 49999\n`), its requests (execute with streamed events,
+ * contexts) and the gathering of an execute's events into one execution
+ * (E2B's shape: logs, results, error, execution count).
+ *
+ * Everything the guest sends is untrusted: a line over INTERP_MAX_LINE, a
+ * line that is not a JSON object, an event of an unknown type or with
+ * members of the wrong type ends the request with -EPROTO and leaves the
+ * connection unusable.
+ *
+ * A client is one connection, one request at a time, not thread-safe;
+ * open one per concurrent call.  Functions return 0 or a negative errno
+ * and leave one line of text in @err (@errlen bytes) on failure.
+ */
+#ifndef EMBER_API_INTERP_CLIENT_H
+#define EMBER_API_INTERP_CLIENT_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#define INTERP_PORT	49999 /* the guest's vsock port (INTERP.md) */
+#define INTERP_MAX_LINE (32u << 20) /* bytes of one line, '\n' included */
+#define INTERP_MAX_LOG \
+	(16u << 20) /* stdout (and stderr) bytes kept by
+					interp__gather(); the rest is cut */
+
+struct interp_client;
+
+/*
+ * Connect to the interpreter of the sandbox whose vsock Unix socket is
+ * @uds (at most 107 bytes), within @timeout_ms (> 0), and ping it.  On
+ * success *@out is the new client (free with interp_client__free()).
+ * Errors: -ENOENT (no such socket), -ECONNREFUSED (ember is gone),
+ * -ECONNRESET (nothing listens on the guest port: no interpreter
+ * running), -ETIMEDOUT, -EPROTO, -ENOMEM.
+ */
+int interp_client__connect(const char *uds, int timeout_ms,
+			   struct interp_client **out, char *err,
+			   size_t errlen);
+
+/*
+ * A client over the already connected stream socket @fd (past the
+ * CONNECT handshake; made non-blocking here), without a ping: for tests
+ * and fuzzing.  @fd is the client's from now on, even on failure.
+ * -ENOMEM.
+ */
+int interp_client__attach_fd(int fd, struct interp_client **out);
+
+/* Close the connection and free @c.  NULL is allowed. */
+void interp_client__free(struct interp_client *c);
+
+/*
+ * Make sure the sandbox behind @uds has its interpreter running: connect
+ * and ping; when nothing listens, start it through the guest agent
+ * (`ember-interp start`, waiting up to @timeout_ms) and connect again.
+ * *@out as for interp_client__connect().  -ENOEXEC when the sandbox's
+ * rootfs has no interpreter.
+ */
+int interp_client__ensure(const char *uds, int timeout_ms,
+			  struct interp_client **out, char *err, size_t errlen);
+
+/* What to execute (INTERP.md, op `execute`).  Borrowed for the call. */
+struct interp_exec_req {
+	const char *code; /* UTF-8 */
+	const char *language; /* NULL: "python"; "python" or "javascript" */
+	const char *context; /* NULL: the language's default context */
+	uint32_t timeout_ms; /* in the guest; 0: none */
+	const char *const *env; /* NULL, or NULL-terminated "K=V" */
+};
+
+/*
+ * Called for each event line of an execute, in order, with the event
+ * (borrowed: valid during the call); the last is end_of_execution.
+ * Return 0 to go on, a negative errno to abandon the execute (the
+ * connection is then closed, which interrupts the call in the guest).
+ */
+typedef int (*interp_event_fn)(void *arg, const json_t *event);
+
+/*
+ * Execute @req in the guest, passing every event to @fn(@arg) as it
+ * comes, until end_of_execution.  The host gives up 30 s after
+ * @req->timeout_ms (or never, when 0) with -ETIMEDOUT.  An error in the
+ * user's code is an event, not a failure.  Errors: -EINVAL (bad
+ * request), -EREMOTEIO (the guest answered `failure`: unknown context,
+ * ...; its message in @err), what @fn returned, -ECONNRESET, -EPROTO,
+ * -ETIMEDOUT.
+ */
+int interp_client__execute(struct interp_client *c,
+			   const struct interp_exec_req *req,
+			   interp_event_fn fn, void *arg, char *err,
+			   size_t errlen);
+
+/*
+ * Send one non-execute request @req (a JSON object with "op": ping,
+ * create_context, list_contexts, restart_context, delete_context) and
+ * return its one answer in *@answer (a new reference the caller
+ * releases), checked to be the type the op expects.  -EREMOTEIO for a
+ * `failure` answer (its message in @err), -EPROTO, -ECONNRESET,
+ * -ETIMEDOUT (@timeout_ms, > 0).
+ */
+int interp_client__request(struct interp_client *c, json_t *req, int timeout_ms,
+			   json_t **answer, char *err, size_t errlen);
+
+/*
+ * A new, empty execution: {"stdout": "", "stderr": "", "results": [],
+ * "error": null, "execution_count": 0}.  NULL when out of memory.
+ */
+json_t *interp__execution_new(void);
+
+/*
+ * Fold @event (one line of an execute) into @execution: stdout/stderr
+ * text appended (each kept to INTERP_MAX_LOG bytes), results appended
+ * (objects with is_main_result and any of text, png, html), error set,
+ * execution_count set.  Returns 0, or -ENOMEM.
+ */
+int interp__gather(json_t *execution, const json_t *event);
+
+#endif /* EMBER_API_INTERP_CLIENT_H */
