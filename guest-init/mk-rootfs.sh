@@ -15,6 +15,16 @@
 # as /bin/vecstate and OUTDIR/agent as /sbin/ember-agent when present; a
 # minimal /etc.  About 64 MiB stay free.
 #
+# The code interpreter (guest-init/interp/, INTERP.md): its files as
+# /usr/bin/ember-interp and /usr/lib/ember/interp/; Debian's numpy, pandas
+# and matplotlib: every top-level package under
+# /usr/lib/python3/dist-packages that importing them, drawing a PNG and
+# a DataFrame's HTML loads on this machine (without tests), matplotlib's
+# data directory and matplotlibrc, /usr/share/zoneinfo; node (`command
+# -v node`) with its package's files under /usr/lib (not its
+# node_modules: npm and corepack); /bin/bash when present; the shared
+# libraries of all of them.
+#
 # The image is cached outside the repository in
 # ${EMBER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ember}/rootfs-<key>.ext4,
 # keyed by this script, the inputs above, the shared libraries and the
@@ -34,6 +44,8 @@ python=/usr/bin/python3.11
 pylib=/usr/lib/python3.11
 pypkgs="python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3.11"
 free_mib=64
+interp=$(dirname "$0")/interp
+distpkgs=/usr/lib/python3/dist-packages
 
 [ -d "$out" ] || die "$out: not a directory"
 [ -f "$out/init" ] || die "$out/init missing (build guest-init/init.c first)"
@@ -53,17 +65,63 @@ for p in $pypkgs; do
 done
 command -v mkfs.ext4 >/dev/null 2>&1 || die "mkfs.ext4 missing (apt-get install e2fsprogs)"
 
+# The interpreter's Python side: what importing numpy, pandas and
+# matplotlib (Agg) loads from dist-packages, as top-level names, and
+# matplotlib's data directory and matplotlibrc (Debian moves them to
+# /usr/share/matplotlib and /etc).
+probe=$("$python" -c '
+import io, sys
+import numpy, pandas, matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+plt.plot([1, 2]); plt.savefig(io.BytesIO(), format="png")
+pandas.DataFrame({"a": [1]})._repr_html_()
+d = sys.argv[1] + "/"
+print("DATA", matplotlib.get_data_path())
+print("DATA", matplotlib.matplotlib_fname())
+for n in sorted({m.__file__[len(d):].split("/")[0]
+                 for m in list(sys.modules.values())
+                 if (getattr(m, "__file__", None) or "").startswith(d)}):
+    print(n)
+' "$distpkgs" 2>/dev/null) ||
+	die "$python cannot import numpy, pandas and matplotlib: apt-get install python3-numpy python3-pandas python3-matplotlib"
+mpldata=$(printf '%s\n' "$probe" | sed -n 's/^DATA //p')
+pymods=$(printf '%s\n' "$probe" | grep -v '^DATA ' | sed "s|^|$distpkgs/|")
+pydebs=$(for m in $pymods $mpldata; do dpkg -S "$m" 2>/dev/null; done |
+	cut -d: -f1 | tr ',' '\n' | tr -d ' ' | sort -u)
+node=$(command -v node) || die "node missing (apt-get install nodejs)"
+node=$(readlink -f "$node")
+nodedeb=$(dpkg -S "$node" 2>/dev/null | cut -d: -f1) || nodedeb=
+nodelibs=
+if [ -n "$nodedeb" ]; then
+	nodelibs=$(dpkg -L "$nodedeb" | grep '^/usr/lib/' |
+		grep -v '^/usr/lib/node_modules\(/\|$\)') || nodelibs=
+fi
+bash=
+if [ -x /bin/bash ]; then bash=/bin/bash; fi
+
 # The shared libraries python3.11 and its extension modules load, with the
 # dynamic loader, at the paths ldd gives (Debian's loader searches
 # /lib/x86_64-linux-gnu without an ld.so.cache).
-libs=$(for f in "$python" "$pylib"/lib-dynload/*.so; do
+# The same for node, bash and every extension module of the
+# interpreter's Python packages.
+# shellcheck disable=SC2086
+sos=$(find $pymods -name '*.so*' -type f 2>/dev/null)
+libs=$(for f in "$python" "$pylib"/lib-dynload/*.so "$node" $bash $sos \
+	$nodelibs; do
+	[ -f "$f" ] || continue
+	case $f in
+	"$node" | "$bash" | "$python" | *.so | *.so.*) ;;
+	*) continue ;;
+	esac
+	ldd "$f" 2>/dev/null | grep -q 'not a dynamic' && continue
 	ldd "$f" || die "ldd $f failed"
 done | awk '
 	/not found/ { print "MISSING " $1; next }
 	$2 == "=>" && $3 ~ /^\// { print $3; next }
 	$1 ~ /^\// { print $1 }' | sort -u)
 case $libs in
-*MISSING*) die "libraries python3.11 needs are missing:" \
+*MISSING*) die "libraries python3.11, node or bash need are missing:" \
 	"$(printf '%s\n' "$libs" | sed -n 's/^MISSING //p' | tr '\n' ' ')" ;;
 esac
 
@@ -71,8 +129,10 @@ key=$( {
 	cat "$0" "$out/init" "$busybox"
 	if [ -f "$out/vecstate" ]; then cat "$out/vecstate"; fi
 	if [ -f "$out/agent" ]; then cat "$out/agent"; fi
+	cat "$interp"/* "$node" $bash
+	printf '%s\n' "$probe"
 	# shellcheck disable=SC2086
-	dpkg-query -W $pypkgs e2fsprogs
+	dpkg-query -W $pypkgs e2fsprogs $pydebs $nodedeb
 	# shellcheck disable=SC2086
 	sha256sum $libs
 } | sha256sum | cut -c1-16) || die "cannot compute the cache key"
@@ -143,6 +203,25 @@ else
 		mkdir -p "$stage${l%/*}"
 		cp -L "$l" "$stage$l" || die "copying $l failed"
 	done
+
+	# The code interpreter and what it runs on.
+	install -m 0755 "$interp/ember-interp" "$stage/usr/bin/ember-interp"
+	mkdir -p "$stage/usr/lib/ember/interp"
+	install -m 0644 "$interp"/*.py "$interp"/*.js "$stage/usr/lib/ember/interp/"
+	install -m 0755 "$node" "$stage/usr/bin/node"
+	if [ -n "$bash" ]; then install -m 0755 "$bash" "$stage/bin/bash"; fi
+	# Packages as files and directories (tests left out), symlinks
+	# followed: some point into packages the image does not have.
+	# shellcheck disable=SC2086
+	find $pymods $mpldata /usr/share/zoneinfo $nodelibs \
+		-name __pycache__ -prune -o -name tests -prune -o -name test \
+		-prune -o -print 2>/dev/null | sed 's|^/||' | sort -u >"$stage.list"
+	tar -C / --no-recursion -hcf - -T "$stage.list" |
+		tar -C "$stage" -xpf - || die "copying the interpreter's packages failed"
+	rm -f "$stage.list"
+	"$python" -m compileall -q -j0 -s "$stage" -p / \
+		"$stage$distpkgs" "$stage/usr/lib/ember/interp" >/dev/null ||
+		die "compiling the interpreter's packages failed"
 
 	# /etc.
 	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"

@@ -1,0 +1,361 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Contexts: one worker process each, and the calls queued on it.
+
+A Python worker is forked from the server (which has numpy, pandas and
+matplotlib imported already); a JavaScript worker is `node js_worker.js`.
+Either gets fd 1/2 = pipes streamed as stdout/stderr events, fd 3 = the
+request pipe, fd 4 = the control pipe, and runs as the leader of a
+session of its own, so that killing its process group ends everything a
+call started.  The server's event loop (server.py) owns the selector and
+calls back into a Context when one of its pipes is readable or its
+timer fires.
+"""
+import codecs
+import collections
+import fcntl
+import json
+import os
+import signal
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE = os.environ.get("EMBER_INTERP_NODE", "node")
+# How long an interrupted call gets to stop before its context is killed.
+GRACE_S = 2.0
+CHUNK = 65536
+
+
+def _child_fds(req_r, ctl_w, out_w, err_w, inheritable):
+    """In a new worker: own session; fds 0-4 as the worker expects them,
+    every other fd of the server closed."""
+    os.setsid()
+    # Above every fd in use, then down to 3 and 4: no clashes.
+    r = fcntl.fcntl(req_r, fcntl.F_DUPFD_CLOEXEC, 1000)
+    c = fcntl.fcntl(ctl_w, fcntl.F_DUPFD_CLOEXEC, 1000)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    os.dup2(r, 3, inheritable=inheritable)
+    os.dup2(c, 4, inheritable=inheritable)
+    os.closerange(5, os.sysconf("SC_OPEN_MAX"))
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(s, signal.SIG_DFL)
+
+
+class Call:
+    """One execute request on its way through a context."""
+
+    def __init__(self, conn, req):
+        self.conn = conn            # None once the connection went away
+        self.req = req
+        self.timeout_s = (req.get("timeout_ms") or 0) / 1000.0
+        self.deadline = None        # set when the call starts running
+        self.kill_at = None         # set when it was interrupted
+        self.timed_out = False
+
+    def emit(self, msg):
+        if self.conn is not None:
+            self.conn.send(msg)
+
+
+class Context:
+    def __init__(self, loop, cid, language, cwd):
+        self.loop = loop
+        self.id = cid
+        self.language = language
+        self.cwd = cwd
+        self.queue = collections.deque()
+        self.current = None
+        self.pid = None
+        self.pgid = None
+        self.ready = False
+        self.failed = None          # why the worker could not start
+        self.ctl_buf = b""
+        self.fds = {}               # fd -> "ctl" | "stdout" | "stderr"
+        self.decoders = {}
+        self.req_fd = None
+        self.start()
+
+    def describe(self):
+        return {"id": self.id, "language": self.language, "cwd": self.cwd}
+
+    # --- the worker process ------------------------------------------
+
+    def start(self):
+        req_r, req_w = os.pipe()
+        ctl_r, ctl_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        if self.language == "python":
+            self.pid = self._fork_python(req_r, ctl_w, out_w, err_w)
+        else:
+            self.pid = self._spawn_node(req_r, ctl_w, out_w, err_w)
+        self.pgid = self.pid        # a session leader: its own group
+        for fd in (req_r, ctl_w, out_w, err_w):
+            os.close(fd)
+        self.req_fd = req_w
+        self.ready = False
+        self.failed = None
+        self.ctl_buf = b""
+        self.fds = {ctl_r: "ctl", out_r: "stdout", err_r: "stderr"}
+        self.decoders = {
+            s: codecs.getincrementaldecoder("utf-8")(errors="replace")
+            for s in ("stdout", "stderr")}
+        for fd in self.fds:
+            os.set_blocking(fd, False)
+            self.loop.watch(fd, self)
+
+    def _fork_python(self, req_r, ctl_w, out_w, err_w):
+        pid = os.fork()
+        if pid:
+            return pid
+        try:
+            # Not inherited by what the user starts: a stray holder of
+            # the control pipe would hide the worker's exit.
+            _child_fds(req_r, ctl_w, out_w, err_w, inheritable=False)
+            os.chdir(self.cwd)
+            import py_worker
+            py_worker.run()
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
+            os._exit(1)
+
+    def _spawn_node(self, req_r, ctl_w, out_w, err_w):
+        pid = os.fork()
+        if pid:
+            return pid
+        try:
+            _child_fds(req_r, ctl_w, out_w, err_w, inheritable=True)
+            os.chdir(self.cwd)
+            os.execvp(NODE, [NODE, os.path.join(HERE, "js_worker.js")])
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
+            os._exit(127)
+
+    def kill(self):
+        """Kill the worker's process group and forget its pipes."""
+        if self.pgid is not None:
+            try:
+                os.killpg(self.pgid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.pgid = None
+        if self.pid is not None:
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = None
+        for fd in list(self.fds):
+            self.loop.unwatch(fd)
+            os.close(fd)
+        self.fds = {}
+        if self.req_fd is not None:
+            os.close(self.req_fd)
+            self.req_fd = None
+        self.ready = False
+
+    def restart(self, why="the context was restarted"):
+        """A fresh worker; a running call ends with an error."""
+        call = self.current
+        self.current = None
+        self.kill()
+        self.start()
+        if call is not None:
+            if call.timed_out:
+                name = "TimeoutError"
+                value = "execution timed out after %g s; %s" % (
+                    call.timeout_s, why)
+            else:
+                name, value = "ContextRestarted", why
+            call.emit({"type": "error", "name": name, "value": value,
+                       "traceback": ""})
+            call.emit({"type": "end_of_execution"})
+            call.conn and call.conn.call_done()
+
+    def delete(self):
+        for call in [self.current] + list(self.queue):
+            if call is not None:
+                call.emit({"type": "error", "name": "ContextDeleted",
+                           "value": "the context was deleted",
+                           "traceback": ""})
+                call.emit({"type": "end_of_execution"})
+                call.conn and call.conn.call_done()
+        self.current = None
+        self.queue.clear()
+        self.kill()
+
+    # --- calls -------------------------------------------------------
+
+    def submit(self, call):
+        if self.failed is not None and self.pid is None:
+            self.start()            # one more try
+        self.queue.append(call)
+        self._next()
+
+    def _next(self):
+        if self.current is not None or not self.ready or not self.queue:
+            return
+        call = self.queue.popleft()
+        if call.conn is None:       # its connection went away queued
+            return self._next()
+        self.current = call
+        if call.timeout_s > 0:
+            call.deadline = time.monotonic() + call.timeout_s
+        req = {"code": call.req.get("code", ""),
+               "env": call.req.get("env") or {}}
+        data = (json.dumps(req) + "\n").encode()
+        # The worker is idle and reads its request pipe: a blocking write
+        # completes as it reads.
+        os.set_blocking(self.req_fd, True)
+        try:
+            while data:
+                data = data[os.write(self.req_fd, data):]
+        except BrokenPipeError:
+            pass                    # its exit shows on the control pipe
+
+    def interrupt(self, call):
+        """SIGINT the worker; kill and restart it if still busy later."""
+        if call is not self.current or call.kill_at is not None:
+            return
+        call.kill_at = time.monotonic() + GRACE_S
+        try:
+            os.kill(self.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+
+    def disconnected(self, conn):
+        """A connection closed: interrupt its running call, drop queued."""
+        for call in self.queue:
+            if call.conn is conn:
+                call.conn = None
+        if self.current is not None and self.current.conn is conn:
+            self.current.conn = None
+            self.interrupt(self.current)
+
+    def next_timer(self):
+        c = self.current
+        if c is None:
+            return None
+        return c.kill_at if c.kill_at is not None else c.deadline
+
+    def on_timer(self, now):
+        c = self.current
+        if c is None:
+            return
+        if c.kill_at is not None and now >= c.kill_at:
+            self.restart()
+        elif c.kill_at is None and c.deadline is not None \
+                and now >= c.deadline:
+            c.timed_out = True
+            self.interrupt(c)
+
+    # --- the worker's pipes ------------------------------------------
+
+    def on_readable(self, fd):
+        kind = self.fds.get(fd)
+        if kind == "ctl":
+            self._read_ctl(fd)
+        elif kind is not None:
+            self._drain(fd, kind)
+
+    def _drain(self, fd, kind, final=False):
+        """Stream what a stdout/stderr pipe holds to the running call."""
+        while True:
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                return
+            if not data:            # everyone holding it exited
+                self.loop.unwatch(fd)
+                os.close(fd)
+                del self.fds[fd]
+                return
+            text = self.decoders[kind].decode(data)
+            if text and self.current is not None:
+                self.current.emit({"type": kind, "text": text})
+            if final is False and len(data) < CHUNK:
+                return
+
+    def _drain_output(self):
+        for fd, kind in list(self.fds.items()):
+            if kind != "ctl":
+                self._drain(fd, kind, final=True)
+
+    def _read_ctl(self, fd):
+        try:
+            data = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            return
+        if not data:
+            self._worker_exited()
+            return
+        self.ctl_buf += data
+        while b"\n" in self.ctl_buf:
+            line, self.ctl_buf = self.ctl_buf.split(b"\n", 1)
+            self._on_message(json.loads(line))
+
+    def _on_message(self, msg):
+        kind = msg.get("type")
+        if kind == "ready":
+            self.ready = True
+            self.loop.context_ready(self)
+            self._next()
+            return
+        call = self.current
+        if call is None:
+            return
+        # Output written before this message is in the pipes already:
+        # stream it first, so that the order holds.
+        self._drain_output()
+        if kind == "error" and call.kill_at is not None \
+                and msg.get("name") == "KeyboardInterrupt":
+            if call.timed_out:
+                msg = {"type": "error", "name": "TimeoutError",
+                       "value": "execution timed out after %g s"
+                       % call.timeout_s,
+                       "traceback": msg.get("traceback", "")}
+        if kind in ("result", "error"):
+            call.emit(msg)
+        elif kind == "done":
+            call.emit({"type": "number_of_executions",
+                       "execution_count": msg.get("execution_count", 0)})
+            call.emit({"type": "end_of_execution"})
+            self.current = None
+            call.conn and call.conn.call_done()
+            self._next()
+
+    def _worker_exited(self):
+        """The worker died by itself (os._exit, process.exit, a crash)."""
+        self._drain_output()
+        pid, status = self.pid, 0
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        self.pid = None             # reaped: kill() must not wait on it
+        code = os.waitstatus_to_exitcode(status)
+        print("context %s: worker %d exited (%d)" % (self.id, pid, code),
+              file=sys.stderr, flush=True)
+        if not self.ready:
+            # It never came up (node missing, a broken install): fail the
+            # waiting calls instead of restarting in a loop.
+            self.kill()
+            self.failed = "the %s worker exited (%d) before it was ready" \
+                % (self.language, code)
+            for call in self.queue:
+                call.emit({"type": "error", "name": "ContextFailed",
+                           "value": self.failed, "traceback": ""})
+                call.emit({"type": "end_of_execution"})
+                call.conn and call.conn.call_done()
+            self.queue.clear()
+            self.loop.context_ready(self)
+            return
+        self.restart("the context's process exited (%d); "
+                     "the context was restarted" % code)

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The code interpreter (guest-init/interp/, protocol in
+# guest-init/INTERP.md) on this host, without a VM: `ember-interp start
+# --listen unix:...` under the Python the rootfs copies (/usr/bin/python3,
+# with Debian's numpy, pandas and matplotlib) and node, then the protocol
+# checks of tests/integration/interp_tool.py; then `start` again finds it
+# running, and stopping the server ends its contexts.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+
+PY=${EMBER_INTERP_PYTHON:-/usr/bin/python3}
+if ! "$PY" -c 'import numpy, pandas, matplotlib' 2>/dev/null; then
+	echo "ok - # SKIP $PY lacks numpy/pandas/matplotlib: interp tests"
+	exit 0
+fi
+if ! command -v node >/dev/null 2>&1; then
+	echo "ok - # SKIP no node: interp tests"
+	exit 0
+fi
+
+sock=$TMP/interp.sock
+log=$TMP/interp.log
+start() {
+	timeout 120 "$PY" guest-init/interp/ember-interp start \
+		--listen "unix:$sock" --log "$log"
+}
+server_pid() {
+	# The server: the process that listens on the socket.
+	pgrep -f -x "$PY guest-init/interp/ember-interp start --listen unix:$sock --log $log" |
+		while read -r p; do
+			[ "$(ps -o ppid= -p "$p" | tr -d ' ')" = 1 ] && echo "$p"
+		done
+}
+stop() {
+	local p
+	p=$(server_pid)
+	[ -n "$p" ] && kill "$p"
+}
+trap 'stop; rm -rf "$TMP"' EXIT
+
+out=$(start 2>&1)
+if [ "$out" = ready ]; then
+	ok "interp: ember-interp start prints ready"
+else
+	not_ok "interp: ember-interp start prints ready" "got: $out" \
+		"$(tail -20 "$log" 2>/dev/null)"
+	exit 0
+fi
+
+"$PY" tests/integration/interp_tool.py check "unix:$sock" 2>&1 ||
+	not_ok "interp: the protocol checks ran to the end" \
+		"$(tail -20 "$log" 2>/dev/null)"
+
+t0=$(date +%s%N)
+out=$(start 2>&1)
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "interp: a second start finds the server and prints ready (${ms} ms)" \
+	"got: $out" [ "$out" = ready ]
+
+pid=$(server_pid)
+workers=$(pgrep -f "guest-init/interp/js_worker.js" | wc -l)
+stop
+sleep 1
+left=$(pgrep -f "guest-init/interp/(ember-interp start --listen unix:$sock|js_worker.js)" | wc -l)
+check "interp: stopping the server ends its contexts" \
+	"server $pid, $workers node workers before, $left processes after" \
+	[ -n "$pid" ] && [ "$left" = 0 ]
+if grep -qE 'Traceback|Error' "$log"; then
+	not_ok "interp: the server's log has no traceback" "$(tail -20 "$log")"
+else
+	ok "interp: the server's log has no traceback"
+fi

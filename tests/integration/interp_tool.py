@@ -1,0 +1,410 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A small client of the code interpreter's protocol (guest-init/INTERP.md),
+written from the document, for the tests.
+
+  interp_tool.py check ADDR        the protocol checks, as "ok - ..." lines
+  interp_tool.py time ADDR         round-trip timings, as "# ..." lines
+  interp_tool.py run ADDR JSON     send one request, print the answer lines
+
+ADDR is unix:PATH (the server's own Unix socket) or vsock:PATH (ember's
+vsock Unix socket of a sandbox: CONNECT 49999 first).
+"""
+import base64
+import json
+import os
+import socket
+import sys
+import time
+
+PORT = 49999
+# The lines that end an answer; an execute's stream ends with the last.
+LAST = {"pong", "context", "contexts", "ok", "failure", "end_of_execution"}
+
+
+class Client:
+    def __init__(self, addr, timeout=120):
+        kind, _, path = addr.partition(":")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.f = self.sock.makefile("rwb")
+        if kind == "vsock":
+            self.f.write(b"CONNECT %d\n" % PORT)
+            self.f.flush()
+            ok = self.f.readline()
+            if not ok.startswith(b"OK "):
+                raise OSError("vsock CONNECT answered %r" % ok)
+        elif kind != "unix":
+            raise ValueError("ADDR: unix:PATH or vsock:PATH")
+
+    def send_raw(self, data):
+        self.f.write(data)
+        self.f.flush()
+
+    def read(self):
+        """The lines of one answer, up to and including its last."""
+        out = []
+        while True:
+            line = self.f.readline()
+            if not line:
+                raise EOFError("connection closed after %r" % out)
+            m = json.loads(line)
+            out.append(m)
+            if m.get("type") in LAST:
+                return out
+
+    def req(self, **r):
+        self.send_raw((json.dumps(r) + "\n").encode())
+        return self.read()
+
+    def close(self):
+        # The file object holds the socket open too.
+        self.f.close()
+        self.sock.close()
+
+
+def of(events, kind):
+    return [e for e in events if e.get("type") == kind]
+
+
+def main_text(events):
+    r = [e for e in of(events, "result") if e.get("is_main_result")]
+    return r[0].get("text") if len(r) == 1 else None
+
+
+def stdout(events):
+    return "".join(e["text"] for e in of(events, "stdout"))
+
+
+def alive(pid):
+    """True if pid runs (a zombie counts as dead)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+class Checks:
+    def __init__(self, addr):
+        self.addr = addr
+        self.c = Client(addr)
+        self.failed = 0
+
+    def check(self, name, cond, detail=None):
+        if cond:
+            print("ok - interp: %s" % name)
+        else:
+            self.failed += 1
+            print("not ok - interp: %s" % name)
+            for line in json.dumps(detail)[:2000].splitlines():
+                print("#   %s" % line)
+        sys.stdout.flush()
+
+    def run(self):
+        c = self.c
+        ev = c.req(op="ping")
+        self.check("ping answers pong version 1",
+                   ev == [{"type": "pong", "version": 1}], ev)
+
+        ev1 = c.req(op="execute", code="x = 1")
+        ev2 = c.req(op="execute", code="x += 1; x")
+        self.check("python: state kept across calls, last expression's repr",
+                   main_text(ev2) == "2" and not of(ev1, "result")
+                   and ev2[-1] == {"type": "end_of_execution"},
+                   [ev1, ev2])
+        n1 = of(ev1, "number_of_executions")
+        n2 = of(ev2, "number_of_executions")
+        self.check("python: execution count grows by one a call",
+                   len(n1) == 1 and len(n2) == 1 and
+                   n2[0]["execution_count"] == n1[0]["execution_count"] + 1
+                   and ev2[-2]["type"] == "number_of_executions", [ev1, ev2])
+
+        code = ("import sys, time\nprint('one')\nsys.stdout.flush()\n"
+                "time.sleep(0.2)\nprint('two', file=sys.stderr)\n"
+                "print('three')\n'value'")
+        ev = c.req(op="execute", code=code)
+        kinds = [(e["type"], e.get("text")) for e in ev
+                 if e["type"] in ("stdout", "stderr", "result")]
+        self.check("python: stdout and stderr stream in order, result last",
+                   stdout(ev) == "one\nthree\n"
+                   and [k for k in kinds if k[0] == "stderr"]
+                   == [("stderr", "two\n")]
+                   and kinds[0] == ("stdout", "one\n")
+                   and kinds[-1] == ("result", "'value'"), ev)
+
+        ev = c.req(op="execute", code="import subprocess\n"
+                   "subprocess.run(['echo', 'from a child'])\nNone")
+        self.check("python: a started process's output is streamed",
+                   stdout(ev) == "from a child\n" and not of(ev, "result"),
+                   ev)
+
+        ev = c.req(op="execute", code=(
+            "import pandas as pd\n"
+            "df = pd.DataFrame({'a': [1, 2, 3], 'b': [4.0, 5.0, 6.0]})\n"
+            "df['c'] = df.a * df.b\ndf"))
+        r = [e for e in of(ev, "result") if e.get("is_main_result")]
+        self.check("python: pandas DataFrame as text and html",
+                   len(r) == 1 and "18.0" in r[0].get("text", "")
+                   and "<table" in r[0].get("html", ""), ev)
+        ev = c.req(op="execute", code="int(df.c.sum())")
+        self.check("python: pandas computation", main_text(ev) == "32", ev)
+
+        ev = c.req(op="execute", code=(
+            "import matplotlib.pyplot as plt\n"
+            "plt.plot([1, 2, 3], [1, 4, 9])\nplt.show()\n"
+            "fig = plt.figure(); fig.gca().bar([1], [2])\nprint('drawn')"))
+        pngs = [base64.b64decode(e["png"]) for e in of(ev, "result")
+                if "png" in e and e.get("is_main_result") is False]
+        self.check("python: every open figure is a PNG result, no warning",
+                   len(pngs) == 2 and
+                   all(p.startswith(b"\x89PNG\r\n\x1a\n") for p in pngs)
+                   and not of(ev, "stderr") and stdout(ev) == "drawn\n",
+                   [str(e)[:200] for e in ev])
+        ev = c.req(op="execute", code="len(plt.get_fignums())")
+        self.check("python: figures are closed after the call",
+                   main_text(ev) == "0", ev)
+
+        ev = c.req(op="execute", code="def f():\n    return 1 / 0\nf()")
+        err = of(ev, "error")
+        tb = err[0].get("traceback", "") if err else ""
+        self.check("python: exception as name, value, traceback",
+                   len(err) == 1 and err[0]["name"] == "ZeroDivisionError"
+                   and err[0]["value"] == "division by zero"
+                   and "return 1 / 0" in tb and "py_worker" not in tb
+                   and tb.rstrip().endswith("division by zero"), ev)
+        ev = c.req(op="execute", code="x +* 1")
+        err = of(ev, "error")
+        self.check("python: syntax error reported",
+                   len(err) == 1 and err[0]["name"] == "SyntaxError", ev)
+
+        ev = c.req(op="execute", code="import os; os.environ.get('EMBER_T')",
+                   env={"EMBER_T": "v1"})
+        ev2 = c.req(op="execute", code="os.environ.get('EMBER_T')")
+        self.check("python: env is set for one call only",
+                   main_text(ev) == "'v1'" and not of(ev2, "result"),
+                   [ev, ev2])
+
+        t0 = time.monotonic()
+        ev = c.req(op="execute", code="y = 5\nwhile True:\n    pass",
+                   timeout_ms=500)
+        dt = time.monotonic() - t0
+        err = of(ev, "error")
+        self.check("python: a runaway loop stops at its timeout",
+                   len(err) == 1 and err[0]["name"] == "TimeoutError"
+                   and "timed out" in err[0]["value"] and 0.4 < dt < 2.0,
+                   [dt, ev])
+        ev = c.req(op="execute", code="x + y")
+        self.check("python: the context still works and keeps its state",
+                   main_text(ev) == "7", ev)
+
+        ev = c.req(op="execute", code="import os\nos.system('sleep 60')",
+                   timeout_ms=300)
+        err = of(ev, "error")
+        ev2 = c.req(op="execute", code="'x' in dir()")
+        self.check("python: a call deaf to SIGINT is killed, context "
+                   "restarted",
+                   len(err) == 1 and err[0]["name"] == "TimeoutError"
+                   and "restarted" in err[0]["value"]
+                   and main_text(ev2) == "False", [ev, ev2])
+
+        for part in (self.javascript, self.contexts, self.bad_input,
+                     self.disconnect):
+            try:
+                part()
+            except (OSError, EOFError, ValueError) as e:
+                # A hung or broken server: name the part, go on.
+                self.check("%s: no error talking to the server"
+                           % part.__name__, False, repr(e))
+                self.c.close()
+                self.c = Client(self.addr)
+        return self.failed
+
+    def javascript(self):
+        c = self.c
+        ev1 = c.req(op="execute", language="javascript",
+                    code="let n = 40; const f = (a) => a + 1;\n"
+                    "function g() { return 'g'; }\nconsole.log('log', 1);"
+                    " console.error('err'); n")
+        ev2 = c.req(op="execute", language="javascript",
+                    code="f(n) + ({a: 1}).a + g().length")
+        self.check("javascript: state kept across calls, console streamed",
+                   main_text(ev1) == "40" and main_text(ev2) == "43"
+                   and stdout(ev1) == "log 1\n"
+                   and "".join(e["text"] for e in of(ev1, "stderr"))
+                   == "err\n", [ev1, ev2])
+        ev = c.req(op="execute", language="javascript",
+                   code="const os = require('os'); ({k: [1, 'a']})")
+        self.check("javascript: require works, util.inspect text",
+                   main_text(ev) == "{ k: [ 1, 'a' ] }", ev)
+        ev = c.req(op="execute", language="javascript",
+                   code="new Promise((r) => setTimeout(() => r(6 * 7), 50))")
+        self.check("javascript: a Promise is awaited", main_text(ev) == "42",
+                   ev)
+        ev = c.req(op="execute", language="javascript",
+                   code="function h() { null.x; }\nh()")
+        err = of(ev, "error")
+        self.check("javascript: error as name, message, stack",
+                   len(err) == 1 and err[0]["name"] == "TypeError"
+                   and "null" in err[0]["value"]
+                   and "at h" in err[0]["traceback"]
+                   and "js_worker" not in err[0]["traceback"], ev)
+        t0 = time.monotonic()
+        ev = c.req(op="execute", language="javascript",
+                   code="while (true) {}", timeout_ms=500)
+        dt = time.monotonic() - t0
+        err = of(ev, "error")
+        ev2 = c.req(op="execute", language="javascript", code="n + 2")
+        self.check("javascript: a runaway loop stops, the context keeps "
+                   "its state",
+                   len(err) == 1 and err[0]["name"] == "TimeoutError"
+                   and dt < 2.0 and main_text(ev2) == "42", [dt, ev, ev2])
+        ev = c.req(op="execute", language="javascript",
+                   code="new Promise(() => {})", timeout_ms=300)
+        err = of(ev, "error")
+        self.check("javascript: a Promise that never settles times out",
+                   len(err) == 1 and err[0]["name"] == "TimeoutError", ev)
+
+    def contexts(self):
+        c = self.c
+        ev = c.req(op="create_context", language="python", cwd="/tmp")
+        ctx = ev[0].get("context", {})
+        cid = ctx.get("id", "")
+        self.check("create_context gives a 16-hex-digit id",
+                   ev[0]["type"] == "context" and len(cid) == 16
+                   and all(ch in "0123456789abcdef" for ch in cid)
+                   and ctx.get("language") == "python"
+                   and ctx.get("cwd") == "/tmp", ev)
+        ev = c.req(op="execute", context=cid, language="javascript",
+                   code="import os\nz = 3\nos.getcwd()")
+        ev2 = c.req(op="execute", code="'z' in dir()")
+        self.check("a created context runs apart, in its cwd, its language",
+                   main_text(ev) == "'/tmp'" and main_text(ev2) == "False",
+                   [ev, ev2])
+        ev = c.req(op="list_contexts")
+        ids = {x["id"] for x in ev[0].get("contexts", [])}
+        self.check("list_contexts lists the defaults and the new one",
+                   {"python", "javascript", cid} <= ids, ev)
+
+        ev = c.req(op="execute", context=cid, code=(
+            "import subprocess\n"
+            "p = subprocess.Popen(['sleep', '300'])\np.pid"))
+        pid = int(main_text(ev) or 0)
+        ok = c.req(op="restart_context", context=cid)
+        ev2 = c.req(op="execute", context=cid, code="'z' in dir()")
+        deadline = time.monotonic() + 5
+        while pid and alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.check("restart_context: fresh state, the call's processes end",
+                   ok == [{"type": "ok"}] and main_text(ev2) == "False"
+                   and pid > 0 and not alive(pid), [ev, ok, ev2, pid])
+
+        ev = c.req(op="execute", language="javascript", code="n")
+        ok = c.req(op="restart_context", context="javascript")
+        ev2 = c.req(op="execute", language="javascript",
+                    code="typeof n")
+        self.check("restart_context on a default JavaScript context",
+                   main_text(ev) == "40" and ok == [{"type": "ok"}]
+                   and main_text(ev2) == "'undefined'", [ev, ok, ev2])
+
+        ok = c.req(op="delete_context", context=cid)
+        ev = c.req(op="list_contexts")
+        gone = cid not in [x["id"] for x in ev[0].get("contexts", [])]
+        ev2 = c.req(op="execute", context=cid, code="1")
+        self.check("delete_context forgets it",
+                   ok == [{"type": "ok"}] and gone
+                   and ev2[0]["type"] == "failure", [ok, ev, ev2])
+        ev = c.req(op="delete_context", context="python")
+        self.check("a default context cannot be deleted",
+                   ev[0]["type"] == "failure", ev)
+
+    def bad_input(self):
+        c = self.c
+        for name, data in (("unknown op", b'{"op":"nope"}\n'),
+                           ("malformed JSON", b'{"op": ping\n'),
+                           ("not an object", b'[1, 2]\n'),
+                           ("unknown context",
+                            b'{"op":"execute","code":"1","context":"zz"}\n'),
+                           ("bad language",
+                            b'{"op":"execute","code":"1","language":"c"}\n')):
+            c.send_raw(data)
+            ev = c.read()
+            ping = c.req(op="ping")
+            self.check("%s: failure, the connection stays usable" % name,
+                       len(ev) == 1 and ev[0]["type"] == "failure"
+                       and isinstance(ev[0].get("message"), str)
+                       and ping == [{"type": "pong", "version": 1}],
+                       [ev, ping])
+
+    def disconnect(self):
+        # A connection that closes mid-execute interrupts the call.
+        d = Client(self.addr)
+        d.send_raw(b'{"op":"execute","code":"w = 0\\nwhile True:\\n'
+                   b'    w += 1"}\n')
+        time.sleep(0.3)
+        d.close()
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        ev = self.c.req(op="execute", code="w > 0")
+        self.check("a closed connection interrupts its call",
+                   main_text(ev) == "True" and time.monotonic() - t0 < 2.0,
+                   ev)
+        # Two connections at once, on different contexts.
+        a = Client(self.addr)
+        a.send_raw(b'{"op":"execute","code":"import time; time.sleep(1);'
+                   b' 1"}\n')
+        t0 = time.monotonic()
+        ev = self.c.req(op="execute", language="javascript", code="2")
+        dt = time.monotonic() - t0
+        ev_a = a.read()
+        a.close()
+        self.check("calls on different contexts run at once",
+                   main_text(ev) == "2" and dt < 0.8
+                   and main_text(ev_a) == "1", [dt, ev, ev_a])
+
+
+def timings(addr):
+    c = Client(addr, timeout=600)
+    for name, req in (
+            ("ping", {"op": "ping"}),
+            ("python 1+1", {"op": "execute", "code": "1+1"}),
+            ("python 1+1 again", {"op": "execute", "code": "1+1"}),
+            ("javascript 1+1", {"op": "execute", "language": "javascript",
+                                "code": "1+1"}),
+            ("javascript 1+1 again", {"op": "execute",
+                                      "language": "javascript",
+                                      "code": "1+1"}),
+            ("python import pandas", {"op": "execute",
+                                      "code": "import pandas; pandas.__version__"}),
+            ("python pandas sum", {"op": "execute", "code":
+                                   "pandas.DataFrame({'a': range(1000)}).a.sum()"}),
+            ("python plot", {"op": "execute", "code":
+                             "import matplotlib.pyplot as plt; plt.plot([1, 2])"}),
+            ("python create_context", {"op": "create_context"})):
+        t0 = time.monotonic()
+        ev = c.req(**req)
+        dt = time.monotonic() - t0
+        print("# %-22s %8.1f ms  %s" % (name, dt * 1000, json.dumps(ev)[:120]))
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    cmd, addr = sys.argv[1], sys.argv[2]
+    if cmd == "check":
+        Checks(addr).run()          # failures are "not ok" lines
+        return 0
+    if cmd == "time":
+        timings(addr)
+        return 0
+    if cmd == "run" and len(sys.argv) == 4:
+        c = Client(addr, timeout=600)
+        for e in c.req(**json.loads(sys.argv[3])):
+            print(json.dumps(e))
+        return 0
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
