@@ -10,6 +10,7 @@
  *   emberctl pause [--to-disk] ID...  freeze them (in memory, or parked)
  *   emberctl resume ID...             let them run on
  *   emberctl kill ID...               end them, leaving nothing behind
+ *   emberctl ttl ID S                 renew one's TTL: S seconds from now
  *   emberctl template build|ls|rm     snapshots that `run` restores
  *   emberctl run-code ID CODE         Python/JavaScript in its interpreter
  *   emberctl context ls|create|...    the interpreter's contexts (code.c)
@@ -86,6 +87,9 @@ static void usage(FILE *f)
 	      "  resume [--boot-timeout S] ID...\n"
 	      "        let paused sandboxes run on; parked ones are restored\n"
 	      "        (same id, disk and files; the TTL goes on)\n"
+	      "  ttl ID S\n"
+	      "        renew a sandbox's TTL: it ends S seconds from now\n"
+	      "        (pauses still stop the clock)\n"
 	      "  kill ID...\n"
 	      "        end sandboxes (parked too), remove everything they used\n"
 	      "  template build NAME [--rootfs FILE] [--kernel FILE] [--mem MIB]\n"
@@ -1042,6 +1046,36 @@ static int cmd_kill(int argc, char **argv)
 	return fflush(stdout) == 0 ? status : 1;
 }
 
+/* ttl ID SECONDS: the sandbox lives SECONDS from now (not paused). */
+static int cmd_ttl(int argc, char **argv)
+{
+	struct sandbox_info sb;
+	unsigned int ttl_s;
+	char err[512];
+	int rc;
+
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "emberctl: usage: emberctl ttl ID SECONDS\n");
+		return 2;
+	}
+	if (parse_uint("ttl", argv[2], 1, 31536000, &ttl_s))
+		return 2;
+	rc = sandbox__find(argv[1], &sb, err, sizeof(err));
+	if (rc == 0)
+		rc = sandbox__renew(&sb, ttl_s, err, sizeof(err));
+	if (rc < 0) {
+		report(err);
+		return 1;
+	}
+	printf("%s\n", sb.id);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /*
  * pause [--to-disk] ID... / resume [--boot-timeout S] ID...: each id
  * printed once done.
@@ -1422,6 +1456,8 @@ int main(int argc, char **argv)
 		return cmd_pause(argc, argv, false);
 	if (!strcmp(cmd, "template"))
 		return cmd_template(argc, argv);
+	if (!strcmp(cmd, "ttl"))
+		return cmd_ttl(argc, argv);
 	if (!strcmp(cmd, "run-code"))
 		return cmd_run_code(argc, argv);
 	if (!strcmp(cmd, "context"))
@@ -1433,7 +1469,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 		"emberctl: unknown command '%s' (run, exec, cp, ls, pause, "
-		"resume, kill, template, run-code, context; see emberctl "
+		"resume, kill, ttl, template, run-code, context; see "
+		"emberctl "
 		"--help)\n",
 		cmd);
 	return 2;

@@ -205,6 +205,26 @@ check "fake: a --ttl 1 sandbox is there when run returns" "" \
 check "fake: ... and gone, with everything, within 3 s" "$(ls -la "$EMBER_STATE_DIR")" \
 	wait_gone "$id" "$p" 3
 
+# ttl ID S renews: the sandbox lives S seconds from then.
+id=$($E run --ttl 2)
+p=$(pids "$id")
+sleep 1
+$E ttl "$id" 4 >"$TMP/ttl.out" 2>"$TMP/ttl.err"
+rc=$?
+check "fake: ttl ID 4 renews the TTL, printing the id" "exit $rc; $(show "$TMP/ttl.err")" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/ttl.out")" = "$id" ]'
+sleep 2.5
+check "fake: ... the sandbox outlives its first TTL" "" test -d "$EMBER_STATE_DIR/$id"
+check "fake: ... and ends at the renewed one (within 3 s)" \
+	"$(ls -la "$EMBER_STATE_DIR")" wait_gone "$id" "$p" 3
+$E ttl "$id" 0 2>"$TMP/ttl0.err"
+rc=$?
+check "fake: ttl 0 is bad usage (2)" "exit $rc; $(show "$TMP/ttl0.err")" [ $rc = 2 ]
+$E ttl 0123456789ab 5 2>"$TMP/ttlu.err"
+rc=$?
+check "fake: ttl of an unknown id: 1, one line" "exit $rc; $(show "$TMP/ttlu.err")" \
+	ev '[ $rc = 1 ] && grep -qx "emberctl: no sandbox 0123456789ab" "$TMP/ttlu.err"'
+
 # Pause and resume: the TTL clock stops while paused.
 id=$($E run --ttl 2)
 p=$(pids "$id")

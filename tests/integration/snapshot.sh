@@ -77,7 +77,7 @@ x() {
 
 # ---- the template ------------------------------------------------------
 t0=$(now_ms)
-timeout "$BOOT_TIMEOUT" "$E" template build "$TPL" --boot-timeout "$BOOT_TIMEOUT" \
+timeout "$BOOT_TIMEOUT" "$E" template build "$TPL" --no-interp --boot-timeout "$BOOT_TIMEOUT" \
 	--setup 'echo templated >/root/tmpl' --setup 'mkdir -p /root/work' \
 	>"$TMP/build.out" 2>"$TMP/build.err"
 rc=$?
