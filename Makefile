@@ -86,7 +86,8 @@ $(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate \
 		$(GUEST)/gen_init_cpio guest-init/mk-initramfs.sh
 	guest-init/mk-initramfs.sh $(GUEST)
 
-$(GUEST)/rootfs.ext4: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate guest-init/mk-rootfs.sh
+$(GUEST)/rootfs.ext4: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate guest-init/mk-rootfs.sh \
+		$(wildcard guest-init/interp/*)
 	guest-init/mk-rootfs.sh $(GUEST)
 
 # --- tiny freestanding test guests (tests/guests/) -----------------------
@@ -236,5 +237,34 @@ $(BUILD)/test/test_interp_client: tests/unit/test_interp_client.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------
+
+# --- ember-mcp (api/mcp/): the MCP server ---------------------------------
+# The protocol (jsonrpc, mcp, schema, text, tools) is pure and linked alone
+# by its unit tests and fuzz target; backend, transports and main add the
+# sandbox library (as emberctl), libmicrohttpd for Streamable HTTP.
+MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
+		api/mcp/text.c api/mcp/tools.c
+MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/stdio.c \
+		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) vmm/config.c \
+		snapshot/overlay.c
+MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
+
+all: $(BUILD)/ember-mcp
+asan: $(BUILD)/ember-mcp-asan
+
+$(BUILD)/ember-mcp: $(MCP_SRCS:%.c=$(BUILD)/obj/%.o)
+	$(CC) $(LDFLAGS) -o $@ $^ $(MCP_LIBS) $(LDLIBS)
+
+$(BUILD)/ember-mcp-asan: $(MCP_SRCS:%.c=$(BUILD)/asan/%.o)
+	$(CC) $(SAN) -pie -o $@ $^ $(MCP_LIBS) $(LDLIBS)
+
+$(BUILD)/test/test_mcp_%: tests/unit/test_mcp_%.c $(MCP_PURE_SRCS:%.c=$(BUILD)/asan/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(MCP_PURE_SRCS) $(wildcard api/mcp/*.h)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(MCP_PURE_SRCS) -ljansson -lpthread
+# --- end of ember-mcp ------------------------------------------------------
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -57,11 +57,20 @@ for f in build/fuzz/fuzz_*; do
 	fi
 done
 
+# run_code.sh builds the template "default" (a boot and the code
+# interpreter's start: minutes on a PVM host) in this state directory and
+# mcp.sh restores its sandboxes from the same one.
+SHARED_STATE_DIR=$(mktemp -d /tmp/ember-shared.XXXXXX)
+export SHARED_STATE_DIR MCP_STATE_DIR=$SHARED_STATE_DIR
+trap 'rm -rf "$SHARED_STATE_DIR"' EXIT
+
 for s in tests/integration/bad_input.sh tests/integration/tiny_guests.sh \
 	tests/integration/snapshot_files.sh tests/integration/overlay.sh \
-	tests/integration/boot.sh tests/integration/api.sh \
+	tests/integration/interp_local.sh tests/integration/boot.sh \
+	tests/integration/api.sh \
 	tests/integration/vsock.sh tests/integration/emberctl.sh \
-	tests/integration/snapshot.sh tests/integration/mcp.sh; do
+	tests/integration/snapshot.sh tests/integration/run_code.sh \
+	tests/integration/mcp.sh; do
 	echo "== ${s#tests/}"
 	while IFS= read -r line; do
 		count_line "$line"

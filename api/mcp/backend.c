@@ -1,0 +1,1027 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Tool handlers on the sandbox library (backend.h): the same calls
+ * emberctl makes (sandbox.h, template.h, agent_client.h) and the code
+ * interpreter's client (interp_client.h).  A guest's output is captured
+ * in memfds, cut at OUT_MAX bytes, and turned into valid UTF-8.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../guest-init/protocol.h"
+#include "../sandbox/agent_client.h"
+#include "../sandbox/base64.h"
+#include "../sandbox/clock.h"
+#include "../sandbox/interp_client.h"
+#include "../sandbox/sandbox.h"
+#include "../sandbox/template.h"
+#include "backend.h"
+#include "text.h"
+
+#define CONNECT_MS	60000 /* until the agent answers a PING */
+#define INTERP_START_MS 120000 /* starting an interpreter that is not warm */
+#define DEF_TIMEOUT_MS	300000 /* run_code, run_command without timeout */
+#define FILE_IDLE_MS	120000 /* a transfer with no byte moving */
+#define OUT_MAX		(16u << 20) /* bytes of stdout (stderr) kept */
+#define READ_MAX	(16u << 20) /* bytes read_file returns */
+#define EXIT_TIMEOUT	124
+
+struct entry {
+	char id[SANDBOX_ID_LEN + 1];
+	unsigned int ttl_s;
+};
+
+struct backend {
+	struct backend_opts o;
+	pthread_mutex_t lock; /* guards what follows */
+	struct entry *v;
+	size_t n, cap;
+	bool dead; /* backend__kill_all() ran */
+};
+
+struct backend *backend__new(const struct backend_opts *o)
+{
+	struct backend *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->o = *o;
+	pthread_mutex_init(&b->lock, NULL);
+	return b;
+}
+
+void backend__free(struct backend *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_destroy(&b->lock);
+	free(b->v);
+	free(b);
+}
+
+/* --- the session's sandboxes ----------------------------------------- */
+
+static int add(struct backend *b, const char *id, unsigned int ttl_s)
+{
+	struct entry *v;
+	int rc = 0;
+
+	pthread_mutex_lock(&b->lock);
+	if (b->dead) {
+		rc = -ESHUTDOWN;
+	} else if (b->n == b->cap) {
+		v = realloc(b->v, (b->cap ? b->cap * 2 : 8) * sizeof(*v));
+		if (!v)
+			rc = -ENOMEM;
+		else {
+			b->v = v;
+			b->cap = b->cap ? b->cap * 2 : 8;
+		}
+	}
+	if (!rc) {
+		snprintf(b->v[b->n].id, sizeof(b->v[b->n].id), "%s", id);
+		b->v[b->n++].ttl_s = ttl_s;
+	}
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
+
+static void forget(struct backend *b, const char *id)
+{
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < b->n; i++) {
+		if (!strcmp(b->v[i].id, id)) {
+			b->v[i] = b->v[--b->n];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+}
+
+/*
+ * The session's sandbox @ref (its id or a unique prefix of one of ours)
+ * into @info and its TTL into *@ttl_s; NULL, or the failure result.
+ */
+static json_t *lookup(struct backend *b, const json_t *args,
+		      struct sandbox_info *info, unsigned int *ttl_s)
+{
+	const char *ref =
+		json_string_value(json_object_get(args, "sandbox_id"));
+	char id[SANDBOX_ID_LEN + 1] = "", err[512];
+	size_t hits = 0;
+	int rc;
+
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < b->n; i++) {
+		if (!strncmp(b->v[i].id, ref, strlen(ref))) {
+			memcpy(id, b->v[i].id, sizeof(id));
+			*ttl_s = b->v[i].ttl_s;
+			hits++;
+			if (!strcmp(b->v[i].id, ref)) {
+				hits = 1;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (hits != 1)
+		return tools__fail(hits ? "sandbox id %s is ambiguous" :
+					  "no sandbox %s in this session",
+				   ref);
+	rc = sandbox__find(id, info, err, sizeof(err));
+	if (rc == -ENOENT || rc == -ESRCH) {
+		forget(b, id);
+		return tools__fail("sandbox %s is gone (its timeout ran out, "
+				   "or it was killed)",
+				   id);
+	}
+	if (rc < 0)
+		return tools__fail("sandbox %s: %s", id, err);
+	return NULL;
+}
+
+/* A use: the TTL starts again (quietly: a paused one keeps its own). */
+static void renew(const struct sandbox_info *info, unsigned int ttl_s)
+{
+	char err[256];
+
+	if (ttl_s && info->ready && !info->paused)
+		sandbox__renew(info, ttl_s, err, sizeof(err));
+}
+
+static const char *state_name(const struct sandbox_info *s)
+{
+	if (s->parked)
+		return "parked";
+	if (!s->ready)
+		return "booting";
+	return s->paused ? "paused" : "running";
+}
+
+/* lookup() + renew() + running: the sandbox a guest call works in. */
+static json_t *usable(struct backend *b, const json_t *args,
+		      struct sandbox_info *info)
+{
+	unsigned int ttl_s = 0;
+	json_t *fail = lookup(b, args, info, &ttl_s);
+
+	if (fail)
+		return fail;
+	if (info->paused)
+		return tools__fail("sandbox %s is %s: resume_sandbox first",
+				   info->id, state_name(info));
+	renew(info, ttl_s);
+	return NULL;
+}
+
+void backend__kill_all(struct backend *b)
+{
+	struct sandbox_info info;
+	struct entry *v;
+	char err[512];
+	size_t n;
+
+	pthread_mutex_lock(&b->lock);
+	b->dead = true;
+	v = b->v;
+	n = b->n;
+	b->v = NULL;
+	b->n = b->cap = 0;
+	pthread_mutex_unlock(&b->lock);
+	for (size_t i = 0; i < n; i++) {
+		if (sandbox__find(v[i].id, &info, err, sizeof(err)) == 0 &&
+		    sandbox__kill(&info, err, sizeof(err)) < 0)
+			fprintf(stderr, "ember-mcp: killing %s: %s\n", v[i].id,
+				err);
+	}
+	free(v);
+}
+
+/* --- the guest agent --------------------------------------------------- */
+
+/* A connection to @sb's agent that answered a PING, or NULL with @err. */
+static struct agent_client *agent_open(const struct sandbox_info *sb, char *err,
+				       size_t errlen)
+{
+	int64_t start = clock__mono_ms(), left;
+	struct agent_client *c = agent_client__new();
+	int rc;
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (;;) {
+		left = start + CONNECT_MS - clock__mono_ms();
+		if (left <= 0)
+			break;
+		rc = agent_client__connect(c, sb->uds, EMBER_AGENT_PORT,
+					   (int)left);
+		if (rc == 0) {
+			rc = agent_client__ping(c, (int)left);
+			if (rc == 0)
+				return c;
+			agent_client__close(c);
+			if (rc == -ETIMEDOUT)
+				break;
+		}
+		if (access(sb->dir, F_OK) < 0) {
+			snprintf(err, errlen, "sandbox %s is gone", sb->id);
+			agent_client__free(c);
+			return NULL;
+		}
+		clock__sleep_ms(100);
+	}
+	snprintf(err, errlen,
+		 "sandbox %s: the guest agent did not answer within %d s (%s)",
+		 sb->id, CONNECT_MS / 1000, agent_client__error(c));
+	agent_client__free(c);
+	return NULL;
+}
+
+/* The guest's base environment (PROTOCOL.md, ENV), as emberctl's. */
+static const char *const base_env[] = {
+	"PATH=" EMBER_GUEST_PATH,
+	"HOME=" EMBER_GUEST_HOME,
+	"TERM=" EMBER_GUEST_TERM,
+};
+
+#define BASE_ENV_N (sizeof(base_env) / sizeof(base_env[0]))
+
+/* What an exec left: its output and how it ended. */
+struct captured {
+	json_t *out, *err; /* JSON strings */
+	struct agent_exec_result res;
+	int guest_errno; /* of a command that could not start */
+};
+
+/* The first OUT_MAX bytes of the memfd @fd as a JSON string. */
+static json_t *slurp(int fd)
+{
+	struct stat st;
+	size_t len;
+	void *p;
+	json_t *j;
+
+	if (fstat(fd, &st) < 0)
+		return NULL;
+	len = (size_t)st.st_size < OUT_MAX ? (size_t)st.st_size : OUT_MAX;
+	if (!len)
+		return json_string("");
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	j = text__json(p, len);
+	munmap(p, len);
+	return j;
+}
+
+/*
+ * Run @argv in @sb through a new agent connection, capturing stdout and
+ * stderr.  0 with @cap filled (release its strings), -EREMOTEIO when the
+ * command could not start (cap->guest_errno), or another negative errno
+ * with @err.
+ */
+static int capture(const struct sandbox_info *sb, const char *const *argv,
+		   const char *const *env, const char *cwd, uint32_t timeout_ms,
+		   struct captured *cap, char *err, size_t errlen)
+{
+	struct agent_exec_req req = {
+		.argv = argv,
+		.env = env,
+		.cwd = cwd,
+		.timeout_ms = timeout_ms,
+		.stdin_fd = -1,
+		.sig_fd = -1,
+	};
+	struct agent_client *c;
+	int fo = -1, fe = -1, rc;
+
+	memset(cap, 0, sizeof(*cap));
+	c = agent_open(sb, err, errlen);
+	if (!c)
+		return -EIO;
+	fo = memfd_create("ember-mcp-out", MFD_CLOEXEC);
+	fe = memfd_create("ember-mcp-err", MFD_CLOEXEC);
+	if (fo < 0 || fe < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "memfd: %s", strerror(errno));
+		goto out;
+	}
+	req.stdout_fd = fo;
+	req.stderr_fd = fe;
+	rc = agent_client__exec(c, &req, &cap->res);
+	if (rc < 0) {
+		cap->guest_errno = agent_client__guest_errno(c);
+		snprintf(err, errlen, "%s", agent_client__error(c));
+		goto out;
+	}
+	cap->out = slurp(fo);
+	cap->err = slurp(fe);
+	if (!cap->out || !cap->err) {
+		json_decref(cap->out);
+		json_decref(cap->err);
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+	}
+out:
+	if (fo >= 0)
+		close(fo);
+	if (fe >= 0)
+		close(fe);
+	agent_client__free(c);
+	return rc;
+}
+
+/* Seconds (a JSON number, optional) as milliseconds, at least 1. */
+static uint32_t timeout_ms(const json_t *args)
+{
+	const json_t *t = json_object_get(args, "timeout");
+	double ms;
+
+	if (!json_is_number(t))
+		return DEF_TIMEOUT_MS;
+	ms = json_number_value(t) * 1000;
+	return ms < 1 ? 1 : (uint32_t)ms;
+}
+
+/* --- create_sandbox ---------------------------------------------------- */
+
+static json_t *create_sandbox(struct backend *b, const json_t *args)
+{
+	const json_t *jt = json_object_get(args, "template");
+	const json_t *jm = json_object_get(args, "memory_mib");
+	const json_t *jc = json_object_get(args, "vcpus");
+	const json_t *jto = json_object_get(args, "timeout");
+	const char *tname = jt ? json_string_value(jt) : b->o.template_name;
+	struct sandbox_opts o = {
+		.ember = b->o.ember,
+		.mem_mib = SANDBOX_DEF_MEM,
+		.vcpus = 1,
+		.ttl_s = jto ? (unsigned int)json_integer_value(jto) :
+			       b->o.ttl_s,
+		.boot_timeout_s = SANDBOX_DEF_BOOT_S,
+	};
+	char id[SANDBOX_ID_LEN + 1], err[4096];
+	struct sandbox_info info;
+	struct template_info t;
+	const char *why = NULL;
+	int rc;
+
+	if (template__name_ok(tname, err, sizeof(err)))
+		return tools__fail("%s", err);
+	if (template__open(tname, &t, NULL, err, sizeof(err)) == 0) {
+		o.mem_mib = t.mem_mib;
+		o.vcpus = t.vcpus;
+	} else if (jt) {
+		return tools__fail("%s", err);
+	} else {
+		why = "the default template does not exist";
+	}
+	if (jm && (unsigned int)json_integer_value(jm) != o.mem_mib) {
+		o.mem_mib = (unsigned int)json_integer_value(jm);
+		why = "memory_mib differs from the template";
+	}
+	if (jc && (unsigned int)json_integer_value(jc) != o.vcpus) {
+		o.vcpus = (unsigned int)json_integer_value(jc);
+		why = "vcpus differs from the template";
+	}
+	if (!why) {
+		o.template_name = tname;
+	} else if (!b->o.kernel || !*b->o.kernel || !b->o.rootfs ||
+		   !*b->o.rootfs) {
+		return tools__fail("cannot boot a sandbox (%s): no kernel or "
+				   "rootfs (ember-mcp --kernel, --rootfs)",
+				   why);
+	} else {
+		o.kernel = b->o.kernel;
+		o.rootfs = b->o.rootfs;
+	}
+	rc = sandbox__run(&o, id, err, sizeof(err));
+	if (rc < 0)
+		return tools__fail("creating a sandbox: %s", err);
+	rc = add(b, id, o.ttl_s);
+	if (rc < 0) {
+		if (sandbox__find(id, &info, err, sizeof(err)) == 0)
+			sandbox__kill(&info, err, sizeof(err));
+		return tools__fail(rc == -ESHUTDOWN ? "the session ended" :
+						      "out of memory");
+	}
+	return tools__ok(json_pack("{s:s, s:s?, s:i, s:i, s:i}", "sandbox_id",
+				   id, "template",
+				   o.template_name ? o.template_name : NULL,
+				   "memory_mib", (int)o.mem_mib, "vcpus",
+				   (int)o.vcpus, "timeout", (int)o.ttl_s),
+			 NULL);
+}
+
+/* --- run_code ---------------------------------------------------------- */
+
+static int gather(void *arg, const json_t *event)
+{
+	return interp__gather(arg, event);
+}
+
+/* The interpreter: python and javascript, in a context that keeps state. */
+static json_t *run_interp(const struct sandbox_info *sb, const json_t *args)
+{
+	struct interp_exec_req req = {
+		.code = json_string_value(json_object_get(args, "code")),
+		.language =
+			json_string_value(json_object_get(args, "language")),
+		.context = json_string_value(json_object_get(args, "context")),
+		.timeout_ms = timeout_ms(args),
+	};
+	struct interp_client *ic = NULL;
+	json_t *exec = NULL, *images, *r, *png;
+	char err[1024];
+	size_t i;
+	int rc;
+
+	if (!req.language)
+		req.language = "python";
+	rc = interp_client__ensure(sb->uds, INTERP_START_MS, &ic, err,
+				   sizeof(err));
+	if (rc == -ENOEXEC)
+		return tools__fail("sandbox %s: %s: use language bash, or "
+				   "run_command",
+				   sb->id, err);
+	if (rc < 0)
+		return tools__fail("sandbox %s: the code interpreter: %s",
+				   sb->id, err);
+	exec = interp__execution_new();
+	if (!exec)
+		goto oom;
+	rc = interp_client__execute(ic, &req, gather, exec, err, sizeof(err));
+	interp_client__free(ic);
+	ic = NULL;
+	if (rc == -ENOMEM)
+		goto oom;
+	if (rc < 0) {
+		json_decref(exec);
+		return tools__fail("run_code in sandbox %s: %s", sb->id, err);
+	}
+	images = json_array();
+	if (!images)
+		goto oom;
+	json_array_foreach(json_object_get(exec, "results"), i, r)
+	{
+		png = json_object_get(r, "png");
+		if (json_is_string(png) &&
+		    json_array_append_new(images,
+					  json_pack("{s:s, s:O, s:s}", "type",
+						    "image", "data", png,
+						    "mimeType", "image/png"))) {
+			json_decref(images);
+			goto oom;
+		}
+	}
+	return tools__ok(exec, images);
+oom:
+	interp_client__free(ic);
+	json_decref(exec);
+	return NULL;
+}
+
+/* bash (or sh when the guest has no bash) -c CODE, as an execution. */
+static json_t *run_shell_code(const struct sandbox_info *sb, const json_t *args)
+{
+	const char *code = json_string_value(json_object_get(args, "code"));
+	const char *argv[] = { "bash", "-c", code, NULL };
+	struct captured cap;
+	json_t *error = json_null();
+	char err[1024];
+	int rc;
+
+	rc = capture(sb, argv, NULL, NULL, timeout_ms(args), &cap, err,
+		     sizeof(err));
+	if (rc == -EREMOTEIO && cap.guest_errno == ENOENT) {
+		argv[0] = "sh";
+		rc = capture(sb, argv, NULL, NULL, timeout_ms(args), &cap, err,
+			     sizeof(err));
+	}
+	if (rc < 0)
+		return tools__fail("run_code (bash) in sandbox %s: %s", sb->id,
+				   err);
+	err[0] = '\0';
+	if (cap.res.kind == EMBER_AGENT_TIMEOUT)
+		snprintf(err, sizeof(err), "timed out");
+	else if (cap.res.kind == EMBER_AGENT_SIGNALLED)
+		snprintf(err, sizeof(err), "killed by signal %d", cap.res.code);
+	else if (cap.res.code)
+		snprintf(err, sizeof(err), "exit status %d", cap.res.code);
+	if (err[0])
+		error = json_pack("{s:s, s:s, s:s}", "name",
+				  cap.res.kind == EMBER_AGENT_TIMEOUT ?
+					  "TimeoutError" :
+					  "ExitError",
+				  "value", err, "traceback", "");
+	return tools__ok(json_pack("{s:o, s:o, s:[], s:o, s:i}", "stdout",
+				   cap.out, "stderr", cap.err, "results",
+				   "error", error ? error : json_null(),
+				   "execution_count", 0),
+			 NULL);
+}
+
+static json_t *run_code(struct backend *b, const json_t *args)
+{
+	const char *lang = json_string_value(json_object_get(args, "language"));
+	struct sandbox_info sb;
+	json_t *fail = usable(b, args, &sb);
+
+	if (fail)
+		return fail;
+	if (lang && !strcmp(lang, "bash"))
+		return run_shell_code(&sb, args);
+	return run_interp(&sb, args);
+}
+
+/* --- run_command ------------------------------------------------------- */
+
+static json_t *run_command(struct backend *b, const json_t *args)
+{
+	const char *argv[] = {
+		"sh", "-c", json_string_value(json_object_get(args, "command")),
+		NULL
+	};
+	const json_t *jenv = json_object_get(args, "env"), *v;
+	const char *cwd = json_string_value(json_object_get(args, "cwd"));
+	const char **env = NULL, *key;
+	char **owned = NULL, err[1024];
+	size_t n = 0, nown = 0, k;
+	struct sandbox_info sb;
+	struct captured cap;
+	json_t *res = NULL, *sig;
+	int code, rc;
+
+	res = usable(b, args, &sb);
+	if (res)
+		return res;
+	if (jenv) {
+		if (json_object_size(jenv) > EMBER_AGENT_MAX_ENV - BASE_ENV_N)
+			return tools__fail("env: at most %zu variables",
+					   EMBER_AGENT_MAX_ENV - BASE_ENV_N);
+		env = calloc(EMBER_AGENT_MAX_ENV + 1, sizeof(*env));
+		owned = calloc(json_object_size(jenv) + 1, sizeof(*owned));
+		if (!env || !owned)
+			goto out;
+		for (k = 0; k < BASE_ENV_N; k++)
+			env[n++] = base_env[k];
+		json_object_foreach((json_t *)jenv, key, v)
+		{
+			size_t klen = strlen(key);
+
+			if (!klen || strchr(key, '=')) {
+				res = tools__fail("env: bad variable name "
+						  "'%.100s'",
+						  key);
+				goto out;
+			}
+			if (asprintf(&owned[nown], "%s=%s", key,
+				     json_string_value(v)) < 0)
+				goto out;
+			/* Replace a base variable of that name. */
+			for (k = 0; k < n; k++)
+				if (!strncmp(env[k], key, klen) &&
+				    env[k][klen] == '=')
+					break;
+			env[k] = owned[nown++];
+			if (k == n)
+				n++;
+		}
+	}
+	rc = capture(&sb, argv, env, cwd, timeout_ms(args), &cap, err,
+		     sizeof(err));
+	if (rc < 0) {
+		res = tools__fail("run_command in sandbox %s: %s", sb.id, err);
+		goto out;
+	}
+	code = cap.res.code;
+	sig = json_null();
+	if (cap.res.kind == EMBER_AGENT_SIGNALLED) {
+		sig = json_integer(cap.res.code);
+		code = 128 + cap.res.code;
+	} else if (cap.res.kind == EMBER_AGENT_TIMEOUT) {
+		code = EXIT_TIMEOUT;
+	}
+	res = tools__ok(json_pack("{s:o, s:o, s:i, s:o, s:b}", "stdout",
+				  cap.out, "stderr", cap.err, "exit_code", code,
+				  "signal", sig, "timed_out",
+				  cap.res.kind == EMBER_AGENT_TIMEOUT),
+			NULL);
+out:
+	for (k = 0; k < nown; k++)
+		free(owned[k]);
+	free(owned);
+	free(env);
+	return res;
+}
+
+/* --- files ------------------------------------------------------------- */
+
+static json_t *write_file(struct backend *b, const json_t *args)
+{
+	const char *path = json_string_value(json_object_get(args, "path"));
+	const json_t *content = json_object_get(args, "content");
+	const char *enc = json_string_value(json_object_get(args, "encoding"));
+	unsigned char *data = NULL;
+	struct agent_client *c = NULL;
+	struct sandbox_info sb;
+	json_t *res;
+	char err[1024];
+	size_t len;
+	ssize_t n;
+	int fd = -1;
+
+	res = usable(b, args, &sb);
+	if (res)
+		return res;
+	if (enc && !strcmp(enc, "base64")) {
+		data = malloc(json_string_length(content) / 4 * 3 + 3);
+		if (!data)
+			return NULL;
+		n = base64__decode(json_string_value(content),
+				   json_string_length(content), data);
+		if (n < 0) {
+			free(data);
+			return tools__fail("content is not valid base64");
+		}
+		len = (size_t)n;
+	} else {
+		len = json_string_length(content);
+	}
+	fd = memfd_create("ember-mcp-file", MFD_CLOEXEC);
+	if (fd < 0) {
+		res = tools__fail("memfd: %s", strerror(errno));
+		goto out;
+	}
+	if (len && (size_t)write(fd,
+				 data ? (void *)data :
+					(void *)json_string_value(content),
+				 len) != len) {
+		res = tools__fail("memfd: %s", strerror(errno));
+		goto out;
+	}
+	lseek(fd, 0, SEEK_SET);
+	c = agent_open(&sb, err, sizeof(err));
+	if (!c) {
+		res = tools__fail("%s", err);
+		goto out;
+	}
+	if (agent_client__write_file(c, fd, path, 0644, FILE_IDLE_MS) < 0) {
+		res = tools__fail("writing %s in sandbox %s: %s", path, sb.id,
+				  agent_client__error(c));
+		goto out;
+	}
+	res = tools__ok(
+		json_pack("{s:s, s:I}", "path", path, "bytes", (json_int_t)len),
+		NULL);
+out:
+	agent_client__free(c);
+	if (fd >= 0)
+		close(fd);
+	free(data);
+	return res;
+}
+
+static json_t *read_file(struct backend *b, const json_t *args)
+{
+	const char *path = json_string_value(json_object_get(args, "path"));
+	const char *enc = json_string_value(json_object_get(args, "encoding"));
+	struct agent_client *c = NULL;
+	struct sandbox_info sb;
+	char err[1024], *b64;
+	void *p = MAP_FAILED;
+	struct stat st;
+	json_t *res;
+	size_t len = 0;
+	bool text;
+	int fd = -1;
+
+	res = usable(b, args, &sb);
+	if (res)
+		return res;
+	fd = memfd_create("ember-mcp-file", MFD_CLOEXEC);
+	if (fd < 0)
+		return tools__fail("memfd: %s", strerror(errno));
+	c = agent_open(&sb, err, sizeof(err));
+	if (!c) {
+		res = tools__fail("%s", err);
+		goto out;
+	}
+	if (agent_client__read_file(c, path, fd, FILE_IDLE_MS) < 0) {
+		res = tools__fail("reading %s in sandbox %s: %s", path, sb.id,
+				  agent_client__error(c));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		res = tools__fail("memfd: %s", strerror(errno));
+		goto out;
+	}
+	len = (size_t)st.st_size;
+	if (len > READ_MAX) {
+		res = tools__fail("%s is %zu bytes: read_file returns at most "
+				  "%u",
+				  path, len, READ_MAX);
+		goto out;
+	}
+	if (len) {
+		p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			res = tools__fail("mmap: %s", strerror(errno));
+			goto out;
+		}
+	}
+	text = !(enc && !strcmp(enc, "base64")) &&
+	       (!len || text__utf8_ok(p, len));
+	if (text) {
+		res = tools__ok(json_pack("{s:s%, s:s, s:I}", "content",
+					  len ? (const char *)p : "", len,
+					  "encoding", "text", "bytes",
+					  (json_int_t)len),
+				NULL);
+	} else {
+		b64 = len < (1u << 30) ? malloc(BASE64_ENCODED_SIZE(len)) :
+					 NULL;
+		if (b64)
+			base64__encode(p, len, b64);
+		res = b64 ? tools__ok(json_pack("{s:s, s:s, s:I}", "content",
+						b64, "encoding", "base64",
+						"bytes", (json_int_t)len),
+				      NULL) :
+			    NULL;
+		free(b64);
+	}
+out:
+	if (p != MAP_FAILED)
+		munmap(p, len);
+	agent_client__free(c);
+	close(fd);
+	return res;
+}
+
+/*
+ * One stat per entry would cost a process each (the guest's process
+ * creation is slow): one busybox/coreutils stat for all, "MODE SIZE NAME"
+ * a line (raw mode in hex, so that the type needs no words), links not
+ * followed.  A name with '\n' in it continues on the next line.
+ */
+static const char list_script[] =
+	"cd -- \"$1\" || exit 3; "
+	"stat -c '%f %s %n' -- .[!.]* ..?* * 2>/dev/null; exit 0";
+
+static int parse_entry(const char *line, size_t len, json_t *entries)
+{
+	unsigned long mode;
+	unsigned long long size;
+	const char *type;
+	int n = 0;
+
+	if (sscanf(line, "%lx %llu %n", &mode, &size, &n) != 2 || !n ||
+	    (size_t)n > len)
+		return -EINVAL;
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		type = "file";
+		break;
+	case S_IFDIR:
+		type = "dir";
+		break;
+	case S_IFLNK:
+		type = "link";
+		break;
+	default:
+		type = "other";
+	}
+	return json_array_append_new(
+		       entries, json_pack("{s:o, s:s, s:I}", "name",
+					  text__json(line + n, len - n), "type",
+					  type, "size", (json_int_t)size)) ?
+		       -ENOMEM :
+		       0;
+}
+
+static json_t *list_files(struct backend *b, const json_t *args)
+{
+	const char *path = json_string_value(json_object_get(args, "path"));
+	const char *argv[] = { "sh", "-c", list_script, "sh", NULL, NULL };
+	json_t *entries, *res, *last;
+	struct sandbox_info sb;
+	struct captured cap;
+	const char *out, *nl, *line;
+	char err[1024];
+	int rc;
+
+	res = usable(b, args, &sb);
+	if (res)
+		return res;
+	argv[4] = path ? path : EMBER_GUEST_HOME;
+	rc = capture(&sb, argv, NULL, NULL, DEF_TIMEOUT_MS, &cap, err,
+		     sizeof(err));
+	if (rc < 0)
+		return tools__fail("list_files in sandbox %s: %s", sb.id, err);
+	if (cap.res.kind != EMBER_AGENT_EXITED || cap.res.code) {
+		res = tools__fail("list_files: %s: %s", argv[4],
+				  cap.res.code == 3 ?
+					  "no such directory (or not one)" :
+					  json_string_value(cap.err));
+		goto out;
+	}
+	entries = json_array();
+	if (!entries)
+		goto out;
+	out = json_string_value(cap.out);
+	for (line = out; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line);
+		if (parse_entry(line, (size_t)(nl - line), entries) < 0 &&
+		    (last = json_array_get(entries,
+					   json_array_size(entries) - 1))) {
+			/* The rest of a name that holds a '\n'. */
+			json_t *name = json_object_get(last, "name");
+			char *joined = NULL;
+
+			if (asprintf(&joined, "%s\n%.*s",
+				     json_string_value(name), (int)(nl - line),
+				     line) >= 0)
+				json_object_set_new(last, "name",
+						    json_string(joined));
+			free(joined);
+		}
+		if (!*nl)
+			break;
+	}
+	res = tools__ok(
+		json_pack("{s:s, s:o}", "path", argv[4], "entries", entries),
+		NULL);
+out:
+	json_decref(cap.out);
+	json_decref(cap.err);
+	return res;
+}
+
+/* --- life: pause, resume, kill, list ---------------------------------- */
+
+static json_t *state_result(const char *id)
+{
+	struct sandbox_info info;
+	char err[512];
+
+	if (sandbox__find(id, &info, err, sizeof(err)) < 0)
+		return tools__fail("%s", err);
+	return tools__ok(json_pack("{s:s, s:s}", "sandbox_id", info.id, "state",
+				   state_name(&info)),
+			 NULL);
+}
+
+static json_t *pause_sandbox(struct backend *b, const json_t *args)
+{
+	bool disk = json_is_true(json_object_get(args, "to_disk"));
+	struct sandbox_info sb;
+	unsigned int ttl_s;
+	char err[4096];
+	json_t *fail;
+	int rc;
+
+	fail = lookup(b, args, &sb, &ttl_s);
+	if (fail)
+		return fail;
+	rc = disk ? sandbox__park(&sb, err, sizeof(err)) :
+		    sandbox__pause(&sb, true, err, sizeof(err));
+	if (rc < 0)
+		return tools__fail("%s", err);
+	return state_result(sb.id);
+}
+
+static json_t *resume_sandbox(struct backend *b, const json_t *args)
+{
+	struct sandbox_info sb;
+	unsigned int ttl_s;
+	char err[4096];
+	json_t *fail;
+	int rc;
+
+	fail = lookup(b, args, &sb, &ttl_s);
+	if (fail)
+		return fail;
+	if (sb.parked)
+		rc = sandbox__unpark(&sb, b->o.ember, SANDBOX_DEF_BOOT_S, err,
+				     sizeof(err));
+	else
+		rc = sandbox__pause(&sb, false, err, sizeof(err));
+	if (rc < 0)
+		return tools__fail("%s", err);
+	if (sandbox__find(sb.id, &sb, err, sizeof(err)) == 0)
+		renew(&sb, ttl_s);
+	return state_result(sb.id);
+}
+
+static json_t *kill_sandbox(struct backend *b, const json_t *args)
+{
+	struct sandbox_info sb;
+	unsigned int ttl_s;
+	char err[512];
+	json_t *fail;
+	int rc;
+
+	fail = lookup(b, args, &sb, &ttl_s);
+	if (fail)
+		return fail;
+	rc = sandbox__kill(&sb, err, sizeof(err));
+	forget(b, sb.id);
+	if (rc < 0 && rc != -ENOENT)
+		return tools__fail("%s", err);
+	return tools__ok(
+		json_pack("{s:s, s:b}", "sandbox_id", sb.id, "killed", 1),
+		NULL);
+}
+
+static json_t *list_sandboxes(struct backend *b)
+{
+	int64_t now = (int64_t)time(NULL), left;
+	struct sandbox_info info;
+	json_t *arr = json_array(), *e;
+	struct entry *v = NULL;
+	char err[512];
+	size_t n;
+
+	if (!arr)
+		return NULL;
+	pthread_mutex_lock(&b->lock);
+	n = b->n;
+	if (n) {
+		v = malloc(n * sizeof(*v));
+		if (v)
+			memcpy(v, b->v, n * sizeof(*v));
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (n && !v) {
+		json_decref(arr);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc = sandbox__find(v[i].id, &info, err, sizeof(err));
+
+		if (rc == -ENOENT || rc == -ESRCH) {
+			forget(b, v[i].id);
+			continue;
+		}
+		if (rc < 0)
+			continue;
+		left = info.ready ? sandbox__ttl_left(&info, now) : -1;
+		e = json_pack("{s:s, s:s, s:o, s:s?, s:i, s:i}", "sandbox_id",
+			      info.id, "state", state_name(&info), "ttl_left",
+			      left >= 0 ? json_integer(left) : json_null(),
+			      "template",
+			      info.template_name[0] ? info.template_name : NULL,
+			      "memory_mib", (int)info.mem_mib, "vcpus",
+			      (int)info.vcpus);
+		if (!e || json_array_append_new(arr, e)) {
+			json_decref(arr);
+			free(v);
+			return NULL;
+		}
+	}
+	free(v);
+	return tools__ok(json_pack("{s:o}", "sandboxes", arr), NULL);
+}
+
+json_t *backend__call(void *arg, const struct mcp_tool *t, const json_t *args)
+{
+	struct backend *b = arg;
+
+	switch (t->id) {
+	case TOOL_CREATE_SANDBOX:
+		return create_sandbox(b, args);
+	case TOOL_RUN_CODE:
+		return run_code(b, args);
+	case TOOL_RUN_COMMAND:
+		return run_command(b, args);
+	case TOOL_WRITE_FILE:
+		return write_file(b, args);
+	case TOOL_READ_FILE:
+		return read_file(b, args);
+	case TOOL_LIST_FILES:
+		return list_files(b, args);
+	case TOOL_PAUSE_SANDBOX:
+		return pause_sandbox(b, args);
+	case TOOL_RESUME_SANDBOX:
+		return resume_sandbox(b, args);
+	case TOOL_KILL_SANDBOX:
+		return kill_sandbox(b, args);
+	case TOOL_LIST_SANDBOXES:
+		return list_sandboxes(b);
+	default:
+		return tools__fail("tool %s is not implemented", t->name);
+	}
+}

@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The Streamable HTTP transport (MCP spec 2025-06-18, "Transports:
+ * Streamable HTTP") on libmicrohttpd, a thread per connection: POST /mcp
+ * carries one JSON-RPC message; a request is answered with
+ * application/json, or with a text/event-stream when the call sends the
+ * client a request first (elicitation), whose response comes back in a
+ * POST of its own (202).  GET: 405 (no server-initiated stream).  DELETE
+ * ends the session.  Only on loopback, only with the bearer token, and no
+ * page from another origin (DNS rebinding: spec, "Security Warning").
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+
+#include "jsonrpc.h"
+#include "transport.h"
+
+#define SESSION_ID_LEN 32 /* hex digits */
+#define MAX_SESSIONS   256
+
+struct session {
+	struct session *next;
+	char id[SESSION_ID_LEN + 1];
+	struct mcp_session *s;
+	struct backend *b;
+	int users; /* requests working on it; under http_server.lock */
+};
+
+struct http_server {
+	const struct server_config *cfg;
+	const char *token;
+	struct MHD_Daemon *d;
+	unsigned int port;
+	pthread_mutex_t lock; /* guards the sessions */
+	pthread_cond_t cond; /* a session's users dropped */
+	struct session *sessions;
+	size_t nsessions;
+};
+
+/* The messages of one POST's request, from the session to the client. */
+struct post_out {
+	struct mcp_out base;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char **q; /* queued messages, NUL-terminated JSON */
+	size_t n, head;
+	bool final; /* the response is queued: nothing comes after it */
+	bool gone; /* the connection closed */
+	char *cur; /* the SSE event being written, and where */
+	size_t cur_len, cur_off;
+};
+
+/* A connection's request, across MHD's calls. */
+struct req {
+	char *body;
+	size_t len;
+	bool too_big;
+};
+
+/* --- post_out -------------------------------------------------------- */
+
+static void post_release(struct mcp_out *o)
+{
+	struct post_out *p = (struct post_out *)o;
+
+	for (size_t i = p->head; i < p->n; i++)
+		free(p->q[i]);
+	free(p->q);
+	free(p->cur);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static int post_send(struct mcp_out *o, const char *json, size_t len,
+		     bool final)
+{
+	struct post_out *p = (struct post_out *)o;
+	char **q;
+	int rc = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->gone || p->final) {
+		rc = -EPIPE;
+		goto out;
+	}
+	q = realloc(p->q, (p->n + 1) * sizeof(*q));
+	if (!q) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	p->q = q;
+	p->q[p->n] = strndup(json, len);
+	if (!p->q[p->n]) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	p->n++;
+	p->final = final;
+	pthread_cond_broadcast(&p->cond);
+out:
+	/* A final message lost must still end the stream. */
+	if (rc && final)
+		p->final = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+static struct post_out *post_new(void)
+{
+	struct post_out *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->base.send = post_send;
+	p->base.release = post_release;
+	p->base.refs = 1; /* the transport's */
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	return p;
+}
+
+static void post_put(struct post_out *p)
+{
+	if (__atomic_sub_fetch(&p->base.refs, 1, __ATOMIC_ACQ_REL) == 0)
+		post_release(&p->base);
+}
+
+/*
+ * The first message of the answer, malloc()ed, and whether it is the
+ * final one; NULL when the session sent nothing final (out of memory).
+ */
+static char *post_first(struct post_out *p, bool *final)
+{
+	char *m = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	while (p->head == p->n && !p->final)
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (p->head < p->n) {
+		m = p->q[p->head++];
+		*final = p->final && p->head == p->n;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return m;
+}
+
+/* MHD's reader of an SSE answer: each message as one "message" event. */
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct post_out *p = cls;
+	size_t n;
+	char *m;
+
+	(void)pos;
+	pthread_mutex_lock(&p->lock);
+	while (!p->cur) {
+		if (p->head < p->n) {
+			m = p->q[p->head++];
+			if (asprintf(&p->cur, "event: message\ndata: %s\n\n",
+				     m) < 0)
+				p->cur = NULL;
+			free(m);
+			if (!p->cur) {
+				pthread_mutex_unlock(&p->lock);
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+			}
+			p->cur_len = strlen(p->cur);
+			p->cur_off = 0;
+		} else if (p->final) {
+			pthread_mutex_unlock(&p->lock);
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		} else {
+			pthread_cond_wait(&p->cond, &p->lock);
+		}
+	}
+	n = p->cur_len - p->cur_off;
+	if (n > max)
+		n = max;
+	memcpy(buf, p->cur + p->cur_off, n);
+	p->cur_off += n;
+	if (p->cur_off == p->cur_len) {
+		free(p->cur);
+		p->cur = NULL;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return (ssize_t)n;
+}
+
+static void sse_free(void *cls)
+{
+	struct post_out *p = cls;
+
+	pthread_mutex_lock(&p->lock);
+	p->gone = true;
+	pthread_mutex_unlock(&p->lock);
+	post_put(p);
+}
+
+/* --- sessions ---------------------------------------------------------- */
+
+static struct session *session_get(struct http_server *h, const char *id)
+{
+	struct session *s;
+
+	pthread_mutex_lock(&h->lock);
+	for (s = h->sessions; s; s = s->next)
+		if (!strcmp(s->id, id))
+			break;
+	if (s)
+		s->users++;
+	pthread_mutex_unlock(&h->lock);
+	return s;
+}
+
+static void session_put(struct http_server *h, struct session *s)
+{
+	pthread_mutex_lock(&h->lock);
+	s->users--;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static struct session *session_new(struct http_server *h)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	struct mcp_config mc = h->cfg->mcp;
+	unsigned char r[SESSION_ID_LEN / 2];
+
+	if (!s)
+		return NULL;
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		goto fail;
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(s->id + 2 * i, 3, "%02x", r[i]);
+	s->b = backend__new(&h->cfg->backend);
+	if (!s->b)
+		goto fail;
+	mc.call = backend__call;
+	mc.call_arg = s->b;
+	s->s = mcp__new(&mc);
+	if (!s->s)
+		goto fail;
+	s->users = 1;
+	return s;
+fail:
+	backend__free(s->b);
+	free(s);
+	return NULL;
+}
+
+/*
+ * End @s (out of the table, or never in it): calls refused, sandboxes
+ * killed, then wait for its calls and requests.
+ */
+static void session_end(struct http_server *h, struct session *s)
+{
+	mcp__shutdown(s->s);
+	backend__kill_all(s->b);
+	mcp__wait(s->s, -1);
+	pthread_mutex_lock(&h->lock);
+	while (s->users)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+	mcp__free(s->s);
+	backend__free(s->b);
+	free(s);
+}
+
+/* Take session @id out of the table (for its end); NULL if none. */
+static struct session *session_unlink(struct http_server *h, const char *id)
+{
+	struct session **pp, *s = NULL;
+
+	pthread_mutex_lock(&h->lock);
+	for (pp = &h->sessions; *pp; pp = &(*pp)->next) {
+		if (!id || !strcmp((*pp)->id, id)) {
+			s = *pp;
+			*pp = s->next;
+			h->nsessions--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return s;
+}
+
+/* --- answers ----------------------------------------------------------- */
+
+static enum MHD_Result answer(struct MHD_Connection *con, unsigned int status,
+			      const char *type, char *body, size_t len,
+			      const char *sid)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body,
+					    body ? MHD_RESPMEM_MUST_FREE :
+						   MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	if (type)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (sid)
+		MHD_add_response_header(r, "Mcp-Session-Id", sid);
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
+					"POST, DELETE");
+	ret = MHD_queue_response(con, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* An HTTP error with a JSON-RPC error body, as the official SDK's. */
+static enum MHD_Result fail(struct MHD_Connection *con, unsigned int status,
+			    int code, const char *msg)
+{
+	json_t *e = jsonrpc__error(NULL, code, "%s", msg);
+	size_t len = 0;
+	char *body = e ? jsonrpc__dump(e, &len) : NULL;
+
+	json_decref(e);
+	return answer(con, status, body ? "application/json" : NULL, body, len,
+		      NULL);
+}
+
+/* --- checks ------------------------------------------------------------ */
+
+/* The token, compared in time that does not depend on where they differ. */
+static bool token_ok(const char *hdr, const char *token)
+{
+	size_t tl = strlen(token), gl;
+	unsigned char d;
+
+	if (!hdr || strncasecmp(hdr, "Bearer ", 7))
+		return false;
+	hdr += 7;
+	while (*hdr == ' ')
+		hdr++;
+	gl = strlen(hdr);
+	d = gl != tl;
+	for (size_t i = 0; i < tl; i++)
+		d |= (unsigned char)(token[i] ^ (i < gl ? hdr[i] : 0));
+	return d == 0;
+}
+
+/* An Origin on this host: http(s)://localhost, 127.x.x.x or [::1]. */
+static bool origin_ok(const char *o)
+{
+	struct in_addr a;
+	char host[256];
+	const char *p, *end;
+	size_t n;
+
+	if (!o)
+		return true;
+	if (!strncmp(o, "http://", 7))
+		p = o + 7;
+	else if (!strncmp(o, "https://", 8))
+		p = o + 8;
+	else
+		return false;
+	if (*p == '[') {
+		end = strchr(p, ']');
+		if (!end)
+			return false;
+		end++;
+	} else {
+		end = p + strcspn(p, ":/");
+	}
+	n = (size_t)(end - p);
+	if (n == 0 || n >= sizeof(host) || (*end && *end != ':' && *end != '/'))
+		return false;
+	memcpy(host, p, n);
+	host[n] = '\0';
+	if (!strcasecmp(host, "localhost") || !strcmp(host, "[::1]"))
+		return true;
+	return inet_pton(AF_INET, host, &a) == 1 &&
+	       (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* --- POST ---------------------------------------------------------------- */
+
+/* Feed @body to @s and answer with what comes back. */
+static enum MHD_Result exchange(struct MHD_Connection *con, struct session *s,
+				const char *body, size_t len, bool is_init)
+{
+	struct post_out *p = post_new();
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	bool final = false;
+	char *m;
+	int rc;
+
+	if (!p)
+		return MHD_NO;
+	rc = mcp__receive(s->s, body, len, &p->base);
+	if (rc <= 0) {
+		post_put(p);
+		if (rc < 0)
+			return fail(con, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				    JSONRPC_INTERNAL_ERROR, "out of memory");
+		return answer(con, MHD_HTTP_ACCEPTED, NULL, NULL, 0, NULL);
+	}
+	m = post_first(p, &final);
+	if (!m) {
+		post_put(p);
+		return fail(con, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			    JSONRPC_INTERNAL_ERROR, "no answer");
+	}
+	if (final) {
+		post_put(p);
+		return answer(con, MHD_HTTP_OK, "application/json", m,
+			      strlen(m),
+			      is_init && mcp__initialized(s->s) ? s->id : NULL);
+	}
+	/* The call asks the client something first: a stream. */
+	pthread_mutex_lock(&p->lock);
+	if (asprintf(&p->cur, "event: message\ndata: %s\n\n", m) < 0)
+		p->cur = NULL;
+	p->cur_len = p->cur ? strlen(p->cur) : 0;
+	p->cur_off = 0;
+	pthread_mutex_unlock(&p->lock);
+	free(m);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read,
+					      p, sse_free);
+	if (!r) {
+		sse_free(p);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	ret = MHD_queue_response(con, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result do_post(struct http_server *h,
+			       struct MHD_Connection *con, struct req *rq)
+{
+	const char *sid = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+						      "Mcp-Session-Id");
+	const char *ver = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+						      "MCP-Protocol-Version");
+	struct jsonrpc_msg m;
+	struct session *s;
+	enum MHD_Result ret;
+	json_t *reply;
+	bool init;
+	size_t len = 0;
+	char *body;
+
+	if (rq->too_big)
+		return fail(con, MHD_HTTP_CONTENT_TOO_LARGE,
+			    JSONRPC_INVALID_REQUEST, "message too large");
+	if (jsonrpc__parse(rq->body ? rq->body : "", rq->len, &m, &reply)) {
+		body = reply ? jsonrpc__dump(reply, &len) : NULL;
+		json_decref(reply);
+		return answer(con, MHD_HTTP_BAD_REQUEST,
+			      body ? "application/json" : NULL, body, len,
+			      NULL);
+	}
+	init = m.kind == JSONRPC_REQUEST && !strcmp(m.method, "initialize");
+	jsonrpc__free(&m);
+	if (ver && !mcp__version_ok(ver))
+		return fail(con, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
+			    "Bad Request: unsupported MCP-Protocol-Version");
+	if (init && !sid) {
+		pthread_mutex_lock(&h->lock);
+		s = h->nsessions < MAX_SESSIONS ? session_new(h) : NULL;
+		if (s) {
+			s->next = h->sessions;
+			h->sessions = s;
+			h->nsessions++;
+		}
+		pthread_mutex_unlock(&h->lock);
+		if (!s)
+			return fail(con, MHD_HTTP_SERVICE_UNAVAILABLE,
+				    JSONRPC_INTERNAL_ERROR,
+				    "too many sessions");
+		ret = exchange(con, s, rq->body, rq->len, true);
+		session_put(h, s);
+		if (!mcp__initialized(s->s)) {
+			s = session_unlink(h, s->id);
+			if (s)
+				session_end(h, s);
+		}
+		return ret;
+	}
+	if (!sid)
+		return fail(con, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
+			    "Bad Request: Mcp-Session-Id header is required");
+	s = session_get(h, sid);
+	if (!s)
+		return fail(con, MHD_HTTP_NOT_FOUND, JSONRPC_INVALID_REQUEST,
+			    "Session not found");
+	ret = exchange(con, s, rq->body, rq->len, false);
+	session_put(h, s);
+	return ret;
+}
+
+/* --- the handler --------------------------------------------------------- */
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
+			      const char *url, const char *method,
+			      const char *version, const char *data,
+			      size_t *data_len, void **con_cls)
+{
+	struct http_server *h = cls;
+	struct req *rq = *con_cls;
+	const char *sid;
+	struct session *s;
+	char *nb;
+
+	(void)version;
+	if (!rq) {
+		/* Headers only: refuse early what needs no body. */
+		if (strcmp(url, "/mcp"))
+			return fail(con, MHD_HTTP_NOT_FOUND,
+				    JSONRPC_INVALID_REQUEST, "Not found");
+		if (!origin_ok(MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+							   "Origin")))
+			return fail(con, MHD_HTTP_FORBIDDEN,
+				    JSONRPC_INVALID_REQUEST,
+				    "Forbidden: Origin not allowed");
+		if (!token_ok(MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+							  "Authorization"),
+			      h->token))
+			return fail(con, MHD_HTTP_UNAUTHORIZED,
+				    JSONRPC_INVALID_REQUEST,
+				    "Unauthorized: a bearer token is required");
+		if (!strcmp(method, "DELETE")) {
+			sid = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+							  "Mcp-Session-Id");
+			if (!sid)
+				return fail(con, MHD_HTTP_BAD_REQUEST,
+					    JSONRPC_INVALID_REQUEST,
+					    "Bad Request: Mcp-Session-Id "
+					    "header is required");
+			s = session_unlink(h, sid);
+			if (!s)
+				return fail(con, MHD_HTTP_NOT_FOUND,
+					    JSONRPC_INVALID_REQUEST,
+					    "Session not found");
+			session_end(h, s);
+			return answer(con, MHD_HTTP_OK, NULL, NULL, 0, NULL);
+		}
+		if (strcmp(method, "POST"))
+			return fail(con, MHD_HTTP_METHOD_NOT_ALLOWED,
+				    JSONRPC_INVALID_REQUEST,
+				    "Method not allowed");
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		*con_cls = rq;
+		return MHD_YES;
+	}
+	if (*data_len) {
+		if (!rq->too_big &&
+		    rq->len + *data_len <= JSONRPC_MAX_MESSAGE) {
+			nb = realloc(rq->body, rq->len + *data_len + 1);
+			if (!nb)
+				return MHD_NO;
+			rq->body = nb;
+			memcpy(rq->body + rq->len, data, *data_len);
+			rq->len += *data_len;
+			rq->body[rq->len] = '\0';
+		} else {
+			rq->too_big = true;
+		}
+		*data_len = 0;
+		return MHD_YES;
+	}
+	return do_post(h, con, rq);
+}
+
+static void completed(void *cls, struct MHD_Connection *con, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct req *rq = *con_cls;
+
+	(void)cls;
+	(void)con;
+	(void)toe;
+	if (rq) {
+		free(rq->body);
+		free(rq);
+		*con_cls = NULL;
+	}
+}
+
+/* --- the server ---------------------------------------------------------- */
+
+int http__start(const struct server_config *cfg, const char *addr,
+		unsigned int port, const char *token, struct http_server **out,
+		char *err, size_t errlen)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
+			     MHD_USE_INTERNAL_POLLING_THREAD |
+			     MHD_USE_ERROR_LOG;
+	const struct sockaddr *sa;
+	const union MHD_DaemonInfo *di;
+	struct http_server *h;
+
+	if (!strcmp(addr, "localhost"))
+		addr = "127.0.0.1";
+	if (inet_pton(AF_INET, addr, &a4.sin_addr) == 1) {
+		if ((ntohl(a4.sin_addr.s_addr) >> 24) != 127)
+			goto not_loopback;
+		a4.sin_port = htons((uint16_t)port);
+		sa = (const struct sockaddr *)&a4;
+	} else if (inet_pton(AF_INET6, addr, &a6.sin6_addr) == 1) {
+		if (!IN6_IS_ADDR_LOOPBACK(&a6.sin6_addr))
+			goto not_loopback;
+		a6.sin6_port = htons((uint16_t)port);
+		sa = (const struct sockaddr *)&a6;
+		flags |= MHD_USE_IPv6;
+	} else {
+		snprintf(err, errlen, "%s: not an IP address", addr);
+		return -EINVAL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	h->cfg = cfg;
+	h->token = token;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->cond, NULL);
+	h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, h,
+				MHD_OPTION_SOCK_ADDR, sa,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+				MHD_OPTION_CONNECTION_TIMEOUT, 0u,
+				MHD_OPTION_END);
+	if (!h->d) {
+		snprintf(err, errlen, "cannot listen on %s port %u", addr,
+			 port);
+		free(h);
+		return -EADDRINUSE;
+	}
+	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = di ? di->port : port;
+	*out = h;
+	return 0;
+not_loopback:
+	snprintf(err, errlen,
+		 "%s is not a loopback address: ember-mcp serves only this "
+		 "host (127.0.0.1, ::1)",
+		 addr);
+	return -EINVAL;
+}
+
+unsigned int http__port(const struct http_server *h)
+{
+	return h->port;
+}
+
+void http__stop(struct http_server *h)
+{
+	struct session *s;
+
+	/* First the sandboxes: calls in them end, so connections do too. */
+	pthread_mutex_lock(&h->lock);
+	for (s = h->sessions; s; s = s->next) {
+		mcp__shutdown(s->s);
+		backend__kill_all(s->b);
+	}
+	pthread_mutex_unlock(&h->lock);
+	MHD_stop_daemon(h->d);
+	while ((s = session_unlink(h, NULL)))
+		session_end(h, s);
+	pthread_cond_destroy(&h->cond);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ember-mcp: an MCP server whose tools create and drive ember sandboxes,
+ * for AI agents.  See usage() and README.md ("ember-mcp").
+ *
+ *   ember-mcp [--stdio]                       one client on stdin/stdout
+ *   ember-mcp --http [ADDR:]PORT [--token-file FILE]
+ *                                             Streamable HTTP on loopback
+ *
+ * Every sandbox a session creates is killed when the session ends
+ * (stdin's EOF, an HTTP DELETE) and when the server is stopped
+ * (SIGINT, SIGTERM, SIGHUP).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../vmm/config.h"
+#include "../sandbox/template.h"
+#include "transport.h"
+
+#ifndef EMBER_VERSION
+#define EMBER_VERSION "0.1.0"
+#endif
+
+#define TOKEN_BYTES  32 /* of a generated token, shown as hex */
+#define TOKEN_MAX    512
+#define STOP_WATCH_S 60 /* a stop that takes longer ends with SIGALRM */
+#define DEF_ADDR     "127.0.0.1"
+
+static void usage(FILE *f)
+{
+	fputs("usage: ember-mcp [--stdio] [options]\n"
+	      "       ember-mcp --http [ADDR:]PORT [--token-file FILE] [options]\n"
+	      "An MCP server: tools to create ember sandboxes (microVMs), run\n"
+	      "code and commands in them, move files, pause and kill them.\n"
+	      "\n"
+	      "  --stdio            JSON-RPC on stdin/stdout, one client (the\n"
+	      "                     default); logs on stderr\n"
+	      "  --http [ADDR:]PORT Streamable HTTP at http://ADDR:PORT/mcp;\n"
+	      "                     ADDR a loopback address (default 127.0.0.1;\n"
+	      "                     [::1] for IPv6), PORT 0: any free port\n"
+	      "  --token-file FILE  the bearer token clients must send: FILE's\n"
+	      "                     first line (a new random one is written to\n"
+	      "                     FILE, mode 0600, when it does not exist);\n"
+	      "                     else $EMBER_MCP_TOKEN, else a random one\n"
+	      "                     printed on stderr\n"
+	      "  --confirm          ask the user (MCP elicitation) before each\n"
+	      "                     run_code and run_command\n"
+	      "  --template NAME    create_sandbox's default template (default)\n"
+	      "  --ttl S            create_sandbox's default timeout (300 s)\n"
+	      "  --ember FILE, --kernel FILE, --rootfs FILE\n"
+	      "                     the VMM, and the kernel and rootfs to boot\n"
+	      "                     when no template fits ($EMBER_BIN,\n"
+	      "                     $EMBER_KERNEL, $EMBER_ROOTFS, else ember,\n"
+	      "                     guest/vmlinux, guest/rootfs.ext4 beside\n"
+	      "                     ember-mcp)\n"
+	      "\n"
+	      "State (sandboxes, templates) as emberctl's: $EMBER_STATE_DIR.\n",
+	      f);
+}
+
+/*
+ * @given, else $@env, else @rel beside this binary, as an absolute path
+ * in @out; "" (and a warning when @must) when there is no such file.
+ */
+static void find_path(const char *what, const char *given, const char *env,
+		      const char *rel, bool must, char *out, size_t outsz)
+{
+	const char *e = getenv(env);
+	char self[PATH_MAX], p[PATH_MAX];
+	ssize_t n;
+
+	out[0] = '\0';
+	if (given) {
+		snprintf(p, sizeof(p), "%s", given);
+	} else if (e && *e) {
+		snprintf(p, sizeof(p), "%s", e);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0)
+			return;
+		self[n] = '\0';
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dirname(self),
+				     rel) >= sizeof(p))
+			return;
+	}
+	if (!realpath(p, self) || strlen(self) >= outsz) {
+		if (must || given)
+			fprintf(stderr, "ember-mcp: warning: %s %s: %s\n", what,
+				p, strerror(errno));
+		return;
+	}
+	strcpy(out, self);
+}
+
+/* The token of --token-file @file: its first line, or a new one. */
+static int token_from_file(const char *file, char *tok, size_t toklen)
+{
+	unsigned char r[TOKEN_BYTES];
+	FILE *f = fopen(file, "re");
+	size_t n;
+	int fd;
+
+	if (f) {
+		if (!fgets(tok, (int)toklen, f))
+			tok[0] = '\0';
+		fclose(f);
+		tok[strcspn(tok, "\r\n")] = '\0';
+		if (!tok[0]) {
+			fprintf(stderr, "ember-mcp: %s: no token in it\n",
+				file);
+			return -1;
+		}
+		return 0;
+	}
+	if (errno != ENOENT) {
+		fprintf(stderr, "ember-mcp: %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		fprintf(stderr, "ember-mcp: getrandom: %s\n", strerror(errno));
+		return -1;
+	}
+	for (n = 0; n < sizeof(r); n++)
+		snprintf(tok + 2 * n, 3, "%02x", r[n]);
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || dprintf(fd, "%s\n", tok) < 0 || close(fd) < 0) {
+		fprintf(stderr, "ember-mcp: %s: %s\n", file, strerror(errno));
+		if (fd >= 0)
+			unlink(file);
+		return -1;
+	}
+	return 0;
+}
+
+/* [ADDR:]PORT, ADDR maybe [v6]: 0, or -1 after saying what is wrong. */
+static int parse_listen(const char *arg, char *addr, size_t addrlen,
+			unsigned int *port)
+{
+	const char *colon = strrchr(arg, ':'), *ps = arg;
+	uint64_t v;
+
+	snprintf(addr, addrlen, "%s", DEF_ADDR);
+	if (colon) {
+		size_t n = (size_t)(colon - arg);
+
+		if (arg[0] == '[' && n >= 2 && arg[n - 1] == ']')
+			snprintf(addr, addrlen, "%.*s", (int)(n - 2), arg + 1);
+		else
+			snprintf(addr, addrlen, "%.*s", (int)n, arg);
+		ps = colon + 1;
+	}
+	if (config__parse_uint(ps, 0, 65535, &v)) {
+		fprintf(stderr,
+			"ember-mcp: --http wants [ADDR:]PORT, PORT 0-65535, "
+			"not '%s'\n",
+			arg);
+		return -1;
+	}
+	*port = (unsigned int)v;
+	return 0;
+}
+
+/* stdio: a stop signal ends the session from this thread, then exits. */
+static void *stop_thread(void *arg)
+{
+	sigset_t *set = arg;
+	siginfo_t si;
+	int sig;
+
+	sig = sigwaitinfo(set, &si);
+	if (sig < 0)
+		return NULL;
+	fprintf(stderr,
+		"ember-mcp: %s (from pid %d): stopping, killing the "
+		"sandboxes\n",
+		strsignal(sig), (int)si.si_pid);
+	alarm(STOP_WATCH_S);
+	/* A boot under way sees the signal again and gives up. */
+	kill(getpid(), sig);
+	stdio__stop();
+	_exit(0);
+}
+
+static int stdio_main(const struct server_config *cfg, sigset_t *set)
+{
+	pthread_t th;
+	int rc;
+
+	if (pthread_create(&th, NULL, stop_thread, set)) {
+		fprintf(stderr, "ember-mcp: cannot start a thread\n");
+		return 1;
+	}
+	rc = stdio__serve(cfg, 0, 1);
+	if (rc < 0) {
+		fprintf(stderr, "ember-mcp: %s\n", strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "stdio", no_argument, NULL, 's' },
+		{ "http", required_argument, NULL, 'H' },
+		{ "token-file", required_argument, NULL, 'f' },
+		{ "confirm", no_argument, NULL, 'C' },
+		{ "template", required_argument, NULL, 'T' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ "ember", required_argument, NULL, 'e' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "rootfs", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX];
+	char addr[64], token[TOKEN_MAX + 1], err[512];
+	const char *http = NULL, *token_file = NULL, *ember_opt = NULL;
+	const char *kernel_opt = NULL, *rootfs_opt = NULL, *env_tok;
+	struct server_config cfg = {
+		.mcp = {
+			.tools = tools__table,
+			.ntools = TOOL_COUNT,
+			.version = EMBER_VERSION,
+		},
+		.backend = {
+			.template_name = "default",
+			.ttl_s = SANDBOX_DEF_TTL,
+		},
+	};
+	struct http_server *h = NULL;
+	unsigned int port = 0;
+	uint64_t v;
+	sigset_t set;
+	int c, sig, rc;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			http = NULL;
+			break;
+		case 'H':
+			http = optarg;
+			break;
+		case 'f':
+			token_file = optarg;
+			break;
+		case 'C':
+			cfg.mcp.confirm = true;
+			break;
+		case 'T':
+			if (template__name_ok(optarg, err, sizeof(err))) {
+				fprintf(stderr, "ember-mcp: --template: %s\n",
+					err);
+				return 2;
+			}
+			cfg.backend.template_name = optarg;
+			break;
+		case 't':
+			if (config__parse_uint(optarg, 1, 86400, &v)) {
+				fprintf(stderr,
+					"ember-mcp: --ttl wants seconds, 1 to "
+					"86400, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			cfg.backend.ttl_s = (unsigned int)v;
+			break;
+		case 'e':
+			ember_opt = optarg;
+			break;
+		case 'k':
+			kernel_opt = optarg;
+			break;
+		case 'r':
+			rootfs_opt = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ember-mcp %s\n", EMBER_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "ember-mcp: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (http && parse_listen(http, addr, sizeof(addr), &port))
+		return 2;
+	find_path("ember", ember_opt, "EMBER_BIN", "ember", true, ember,
+		  sizeof(ember));
+	find_path("kernel", kernel_opt, "EMBER_KERNEL", "guest/vmlinux", false,
+		  kernel, sizeof(kernel));
+	find_path("rootfs", rootfs_opt, "EMBER_ROOTFS", "guest/rootfs.ext4",
+		  false, rootfs, sizeof(rootfs));
+	cfg.backend.ember = ember[0] ? ember : "ember";
+	cfg.backend.kernel = kernel;
+	cfg.backend.rootfs = rootfs;
+
+	/*
+	 * The stop signals go to this thread alone (sigwait); every other
+	 * thread inherits them blocked, as sandbox__run() wants.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	if (http) {
+		env_tok = getenv("EMBER_MCP_TOKEN");
+		if (token_file) {
+			if (token_from_file(token_file, token, sizeof(token)))
+				return 1;
+		} else if (env_tok && *env_tok) {
+			snprintf(token, sizeof(token), "%s", env_tok);
+		} else {
+			unsigned char r[TOKEN_BYTES];
+
+			if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+				return 1;
+			for (size_t i = 0; i < sizeof(r); i++)
+				snprintf(token + 2 * i, 3, "%02x", r[i]);
+			fprintf(stderr, "ember-mcp: token %s\n", token);
+		}
+		rc = http__start(&cfg, addr, port, token, &h, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "ember-mcp: --http: %s\n", err);
+			return 1;
+		}
+		fprintf(stderr,
+			"ember-mcp: listening on http://%s%s%s:%u/mcp\n",
+			strchr(addr, ':') ? "[" : "", addr,
+			strchr(addr, ':') ? "]" : "", http__port(h));
+		sigwait(&set, &sig);
+		fprintf(stderr,
+			"ember-mcp: %s: stopping, killing the "
+			"sandboxes\n",
+			strsignal(sig));
+		alarm(STOP_WATCH_S);
+		/* A boot under way sees the signal again and gives up. */
+		kill(getpid(), sig);
+		http__stop(h);
+		return 0;
+	}
+	return stdio_main(&cfg, &set);
+}

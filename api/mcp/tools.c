@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The tool table and CallToolResult helpers (tools.h).  Schemas are JSON
+ * written with ' for " so that they read without escapes (none of them
+ * holds a '); mcp.c turns them back when it parses them.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+#include "tools.h"
+
+const struct mcp_tool tools__table[TOOL_COUNT] = {
+	[TOOL_CREATE_SANDBOX] = {
+		.id = TOOL_CREATE_SANDBOX,
+		.name = "create_sandbox",
+		.title = "Create sandbox",
+		.description =
+			"Create a sandbox: a fresh, isolated Linux microVM (Python 3 "
+			"with numpy, pandas and matplotlib; Node.js; busybox shell) "
+			"restored from a template in milliseconds. Returns its "
+			"sandbox_id for the other tools. It is killed after `timeout` "
+			"seconds without use, and when this MCP session ends.",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"'template':{'type':'string','minLength':1,'maxLength':64,"
+			"'description':'Template to restore (default: the server default,"
+			" normally default)'},"
+			"'memory_mib':{'type':'integer','minimum':16,'maximum':262144,"
+			"'description':'Guest RAM in MiB; unlike the template: a fresh boot (slower)'},"
+			""
+			"'vcpus':{'type':'integer','minimum':1,'maximum':32,"
+			"'description':'vCPUs; unlike the template: a fresh boot (slower)'},"
+			""
+			"'timeout':{'type':'integer','minimum':1,'maximum':86400,"
+			"'description':'Seconds the sandbox lives without use (default 300); each use renews it'}"
+			"},'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string'},"
+			"'template':{'type':['string','null']},"
+			"'memory_mib':{'type':'integer'},"
+			"'vcpus':{'type':'integer'},"
+			"'timeout':{'type':'integer'}"
+			"},'required':['sandbox_id']}",
+	},
+	[TOOL_RUN_CODE] = {
+		.id = TOOL_RUN_CODE,
+		.name = "run_code",
+		.title = "Run code",
+		.description =
+			"Run code in a sandbox. python and javascript run in a "
+			"stateful interpreter (like a notebook: variables, imports "
+			"and definitions persist between calls in the same context); "
+			"the value of the last expression comes back in results, "
+			"matplotlib figures as PNG images; an exception comes back in "
+			"error (name, value, traceback) so that you can correct the "
+			"code. bash runs the code as a bash (or sh) script; a nonzero "
+			"exit is an error named ExitError.",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
+			"'description':'The sandbox id that create_sandbox returned'},"
+			"'code':{'type':'string','description':'The code to run'},"
+			"'language':{'type':'string','enum':['python','javascript',"
+			"'bash'],'description':'Default python'},"
+			"'context':{'type':'string','minLength':1,'maxLength':64,"
+			"'description':'Interpreter context id (default: the default context of the language)'},"
+			""
+			"'timeout':{'type':'number','minimum':0.001,'maximum':86400,"
+			"'description':'Seconds before the call is interrupted (default 300); the context keeps its state'}"
+			"},'required':['sandbox_id','code'],"
+			"'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'stdout':{'type':'string'},"
+			"'stderr':{'type':'string'},"
+			"'results':{'type':'array','items':{'type':'object',"
+			"'properties':{'is_main_result':{'type':'boolean'},"
+			"'text':{'type':'string'},'png':{'type':'string'},"
+			"'html':{'type':'string'}}}},"
+			"'error':{'type':['object','null'],"
+			"'properties':{'name':{'type':'string'},"
+			"'value':{'type':'string'},'traceback':{'type':'string'}}},"
+			"'execution_count':{'type':'integer'}"
+			"},'required':['stdout','stderr','results','error',"
+			"'execution_count']}",
+		.confirm_arg = "code",
+	},
+	[TOOL_RUN_COMMAND] = {
+		.id = TOOL_RUN_COMMAND,
+		.name = "run_command",
+		.title = "Run a shell command",
+		.description =
+			"Run a shell command line (sh -c) in a sandbox and return its "
+			"stdout, stderr and exit code.",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
+			"'description':'The sandbox id that create_sandbox returned'},"
+			"'command':{'type':'string','minLength':1,"
+			"'description':'A shell command line, run with sh -c'},"
+			"'cwd':{'type':'string','minLength':1,"
+			"'description':'Working directory (default /)'},"
+			"'env':{'type':'object',"
+			"'additionalProperties':{'type':'string'},"
+			"'description':'Environment variables to add'},"
+			"'timeout':{'type':'number','minimum':0.001,'maximum':86400,"
+			"'description':'Seconds before the command is killed (default 300)'}"
+			"},'required':['sandbox_id','command'],"
+			"'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'stdout':{'type':'string'},"
+			"'stderr':{'type':'string'},"
+			"'exit_code':{'type':'integer',"
+			"'description':'The exit status; 128+N when killed by signal N; 124 on timeout'},"
+			""
+			"'signal':{'type':['integer','null']},"
+			"'timed_out':{'type':'boolean'}"
+			"},'required':['stdout','stderr','exit_code']}",
+		.confirm_arg = "command",
+	},
+	[TOOL_WRITE_FILE] = {
+		.id = TOOL_WRITE_FILE,
+		.name = "write_file",
+		.title = "Write a file",
+		.description =
+			"Write a file in a sandbox (created or replaced).",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
+			"'description':'The sandbox id that create_sandbox returned'},"
+			"'path':{'type':'string','minLength':1,"
+			"'description':'Absolute path in the sandbox'},"
+			"'content':{'type':'string',"
+			"'description':'The content of the file'},"
+			"'encoding':{'type':'string','enum':['text','base64'],"
+			"'description':'How content is given (default text)'}"
+			"},'required':['sandbox_id','path','content'],"
+			"'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'path':{'type':'string'},"
+			"'bytes':{'type':'integer'}"
+			"},'required':['path','bytes']}",
+	},
+	[TOOL_READ_FILE] = {
+		.id = TOOL_READ_FILE,
+		.name = "read_file",
+		.title = "Read a file",
+		.description =
+			"Read a file from a sandbox: as text when it is valid UTF-8, "
+			"else (or when asked) as base64.",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
+			"'description':'The sandbox id that create_sandbox returned'},"
+			"'path':{'type':'string','minLength':1,"
+			"'description':'Absolute path in the sandbox'},"
+			"'encoding':{'type':'string','enum':['text','base64'],"
+			"'description':'base64 to always get base64 (default: text when possible)'}"
+			"},'required':['sandbox_id','path'],"
+			"'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'content':{'type':'string'},"
+			"'encoding':{'type':'string','enum':['text','base64']},"
+			"'bytes':{'type':'integer'}"
+			"},'required':['content','encoding','bytes']}",
+		.read_only = true,
+	},
+	[TOOL_LIST_FILES] = {
+		.id = TOOL_LIST_FILES,
+		.name = "list_files",
+		.title = "List a directory",
+		.description =
+			"List the entries of a directory in a sandbox, with their "
+			"type and size.",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
+			"'description':'The sandbox id that create_sandbox returned'},"
+			"'path':{'type':'string','minLength':1,"
+			"'description':'Directory (default /root)'}"
+			"},'required':['sandbox_id'],'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'path':{'type':'string'},"
+			"'entries':{'type':'array','items':{'type':'object',"
+			"'properties':{'name':{'type':'string'},"
+			"'type':{'type':'string','enum':['file','dir','link','other']},"
+			"'size':{'type':'integer'}},'required':['name','type','size']}}"
+			"},'required':['path','entries']}",
+		.read_only = true,
+	},
+	[TOOL_PAUSE_SANDBOX] = {
+		.id = TOOL_PAUSE_SANDBOX,
+		.name = "pause_sandbox",
+		.title = "Pause a sandbox",
+		.description =
+			"Pause a sandbox: it uses no CPU and its timeout stops; its "
+			"memory is kept (to_disk: saved to disk and freed). "
+			"resume_sandbox lets it run on with its state.",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
+			"'description':'The sandbox id that create_sandbox returned'},"
+			"'to_disk':{'type':'boolean',"
+			"'description':'Save it to disk and free its memory (default false)'}"
+			"},'required':['sandbox_id'],'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string'},"
+			"'state':{'type':'string','enum':['booting','running','paused',"
+			"'parked']}"
+			"},'required':['sandbox_id','state']}",
+	},
+	[TOOL_RESUME_SANDBOX] = {
+		.id = TOOL_RESUME_SANDBOX,
+		.name = "resume_sandbox",
+		.title = "Resume a sandbox",
+		.description =
+			"Resume a paused sandbox with its state.",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
+			"'description':'The sandbox id that create_sandbox returned'}"
+			"},'required':['sandbox_id'],'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string'},"
+			"'state':{'type':'string','enum':['booting','running','paused',"
+			"'parked']}"
+			"},'required':['sandbox_id','state']}",
+	},
+	[TOOL_KILL_SANDBOX] = {
+		.id = TOOL_KILL_SANDBOX,
+		.name = "kill_sandbox",
+		.title = "Kill a sandbox",
+		.description =
+			"Kill a sandbox: it and everything in it is gone.",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
+			"'description':'The sandbox id that create_sandbox returned'}"
+			"},'required':['sandbox_id'],'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string'},"
+			"'killed':{'type':'boolean'}"
+			"},'required':['sandbox_id','killed']}",
+		.destructive = true,
+	},
+	[TOOL_LIST_SANDBOXES] = {
+		.id = TOOL_LIST_SANDBOXES,
+		.name = "list_sandboxes",
+		.title = "List sandboxes",
+		.description =
+			"List the sandboxes of this session with their state and the "
+			"seconds of timeout they have left.",
+		.input_schema =
+			"{'type':'object','properties':{"
+			"},'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'sandboxes':{'type':'array','items':{'type':'object',"
+			"'properties':{'sandbox_id':{'type':'string'},"
+			"'state':{'type':'string','enum':['booting','running','paused',"
+			"'parked']},'ttl_left':{'type':['integer','null']},"
+			"'template':{'type':['string','null']},"
+			"'memory_mib':{'type':'integer'},'vcpus':{'type':'integer'}},"
+			"'required':['sandbox_id','state']}}"
+			"},'required':['sandboxes']}",
+		.read_only = true,
+	},
+};
+
+const struct mcp_tool *tools__find(const char *name)
+{
+	for (size_t i = 0; i < TOOL_COUNT; i++)
+		if (!strcmp(tools__table[i].name, name))
+			return &tools__table[i];
+	return NULL;
+}
+
+json_t *tools__ok(json_t *structured, json_t *extra)
+{
+	json_t *res = NULL, *content;
+	char *text = NULL;
+
+	if (!structured)
+		goto out;
+	text = json_dumps(structured, JSON_COMPACT);
+	content =
+		text ? json_pack("[{s:s, s:s}]", "type", "text", "text", text) :
+		       NULL;
+	if (!content)
+		goto out;
+	if (extra && json_array_extend(content, extra)) {
+		json_decref(content);
+		goto out;
+	}
+	res = json_pack("{s:o, s:O}", "content", content, "structuredContent",
+			structured);
+out:
+	free(text);
+	json_decref(structured);
+	json_decref(extra);
+	return res;
+}
+
+json_t *tools__fail(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return json_pack("{s:[{s:s, s:o}], s:b}", "content", "type", "text",
+			 "text", text__json(msg, strlen(msg)), "isError", 1);
+}
