@@ -244,7 +244,7 @@ $(BUILD)/test/test_interp_client: tests/unit/test_interp_client.c \
 # sandbox library (as emberctl), libmicrohttpd for Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
 		api/mcp/text.c api/mcp/tools.c
-MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/stdio.c \
+MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/pool.c api/mcp/stdio.c \
 		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) vmm/config.c \
 		snapshot/overlay.c
 MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)

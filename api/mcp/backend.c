@@ -25,6 +25,7 @@
 #include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
 #include "backend.h"
+#include "pool.h"
 #include "text.h"
 
 #define CONNECT_MS	60000 /* until the agent answers a PING */
@@ -46,6 +47,7 @@ struct backend {
 	struct entry *v;
 	size_t n, cap;
 	bool dead; /* backend__kill_all() ran */
+	struct pool *pool; /* idle connections to the sandboxes */
 };
 
 struct backend *backend__new(const struct backend_opts *o)
@@ -55,6 +57,11 @@ struct backend *backend__new(const struct backend_opts *o)
 	if (!b)
 		return NULL;
 	b->o = *o;
+	b->pool = pool__new();
+	if (!b->pool) {
+		free(b);
+		return NULL;
+	}
 	pthread_mutex_init(&b->lock, NULL);
 	return b;
 }
@@ -64,6 +71,7 @@ void backend__free(struct backend *b)
 	if (!b)
 		return;
 	pthread_mutex_destroy(&b->lock);
+	pool__free(b->pool);
 	free(b->v);
 	free(b);
 }
@@ -97,6 +105,7 @@ static int add(struct backend *b, const char *id, unsigned int ttl_s)
 
 static void forget(struct backend *b, const char *id)
 {
+	pool__drop(b->pool, id);
 	pthread_mutex_lock(&b->lock);
 	for (size_t i = 0; i < b->n; i++) {
 		if (!strcmp(b->v[i].id, id)) {
@@ -208,14 +217,21 @@ void backend__kill_all(struct backend *b)
 
 /* --- the guest agent --------------------------------------------------- */
 
-/* A connection to @sb's agent that answered a PING, or NULL with @err. */
-static struct agent_client *agent_open(const struct sandbox_info *sb, char *err,
+/*
+ * A connection to @sb's agent: an idle one from the pool, or a new one
+ * that answered a PING; NULL with @err.  Give it back with agent_done().
+ */
+static struct agent_client *agent_open(struct backend *b,
+				       const struct sandbox_info *sb, char *err,
 				       size_t errlen)
 {
 	int64_t start = clock__mono_ms(), left;
-	struct agent_client *c = agent_client__new();
+	struct agent_client *c = pool__take_agent(b->pool, sb->id);
 	int rc;
 
+	if (c)
+		return c;
+	c = agent_client__new();
 	if (!c) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -246,6 +262,16 @@ static struct agent_client *agent_open(const struct sandbox_info *sb, char *err,
 		 sb->id, CONNECT_MS / 1000, agent_client__error(c));
 	agent_client__free(c);
 	return NULL;
+}
+
+/* Done with @c: kept for the next call after a success (@ok), else closed. */
+static void agent_done(struct backend *b, const struct sandbox_info *sb,
+		       struct agent_client *c, bool ok)
+{
+	if (c && ok)
+		pool__give_agent(b->pool, sb->id, c);
+	else
+		agent_client__free(c);
 }
 
 /* The guest's base environment (PROTOCOL.md, ENV), as emberctl's. */
@@ -291,9 +317,10 @@ static json_t *slurp(int fd)
  * command could not start (cap->guest_errno), or another negative errno
  * with @err.
  */
-static int capture(const struct sandbox_info *sb, const char *const *argv,
-		   const char *const *env, const char *cwd, uint32_t timeout_ms,
-		   struct captured *cap, char *err, size_t errlen)
+static int capture(struct backend *b, const struct sandbox_info *sb,
+		   const char *const *argv, const char *const *env,
+		   const char *cwd, uint32_t timeout_ms, struct captured *cap,
+		   char *err, size_t errlen)
 {
 	struct agent_exec_req req = {
 		.argv = argv,
@@ -307,7 +334,7 @@ static int capture(const struct sandbox_info *sb, const char *const *argv,
 	int fo = -1, fe = -1, rc;
 
 	memset(cap, 0, sizeof(*cap));
-	c = agent_open(sb, err, errlen);
+	c = agent_open(b, sb, err, errlen);
 	if (!c)
 		return -EIO;
 	fo = memfd_create("ember-mcp-out", MFD_CLOEXEC);
@@ -338,7 +365,8 @@ out:
 		close(fo);
 	if (fe >= 0)
 		close(fe);
-	agent_client__free(c);
+	/* A command that could not start leaves the connection sound. */
+	agent_done(b, sb, c, rc == 0 || rc == -EREMOTEIO);
 	return rc;
 }
 
@@ -432,7 +460,8 @@ static int gather(void *arg, const json_t *event)
 }
 
 /* The interpreter: python and javascript, in a context that keeps state. */
-static json_t *run_interp(const struct sandbox_info *sb, const json_t *args)
+static json_t *run_interp(struct backend *b, const struct sandbox_info *sb,
+			  const json_t *args)
 {
 	struct interp_exec_req req = {
 		.code = json_string_value(json_object_get(args, "code")),
@@ -449,8 +478,10 @@ static json_t *run_interp(const struct sandbox_info *sb, const json_t *args)
 
 	if (!req.language)
 		req.language = "python";
-	rc = interp_client__ensure(sb->uds, INTERP_START_MS, &ic, err,
-				   sizeof(err));
+	ic = pool__take_interp(b->pool, sb->id);
+	rc = ic ? 0 :
+		  interp_client__ensure(sb->uds, INTERP_START_MS, &ic, err,
+					sizeof(err));
 	if (rc == -ENOEXEC)
 		return tools__fail("sandbox %s: %s: use language bash, or "
 				   "run_command",
@@ -462,7 +493,11 @@ static json_t *run_interp(const struct sandbox_info *sb, const json_t *args)
 	if (!exec)
 		goto oom;
 	rc = interp_client__execute(ic, &req, gather, exec, err, sizeof(err));
-	interp_client__free(ic);
+	/* Whole (or refused with a `failure`): the connection is sound. */
+	if (rc == 0 || rc == -EREMOTEIO)
+		pool__give_interp(b->pool, sb->id, ic);
+	else
+		interp_client__free(ic);
 	ic = NULL;
 	if (rc == -ENOMEM)
 		goto oom;
@@ -493,7 +528,8 @@ oom:
 }
 
 /* bash (or sh when the guest has no bash) -c CODE, as an execution. */
-static json_t *run_shell_code(const struct sandbox_info *sb, const json_t *args)
+static json_t *run_shell_code(struct backend *b, const struct sandbox_info *sb,
+			      const json_t *args)
 {
 	const char *code = json_string_value(json_object_get(args, "code"));
 	const char *argv[] = { "bash", "-c", code, NULL };
@@ -502,12 +538,12 @@ static json_t *run_shell_code(const struct sandbox_info *sb, const json_t *args)
 	char err[1024];
 	int rc;
 
-	rc = capture(sb, argv, NULL, NULL, timeout_ms(args), &cap, err,
+	rc = capture(b, sb, argv, NULL, NULL, timeout_ms(args), &cap, err,
 		     sizeof(err));
 	if (rc == -EREMOTEIO && cap.guest_errno == ENOENT) {
 		argv[0] = "sh";
-		rc = capture(sb, argv, NULL, NULL, timeout_ms(args), &cap, err,
-			     sizeof(err));
+		rc = capture(b, sb, argv, NULL, NULL, timeout_ms(args), &cap,
+			     err, sizeof(err));
 	}
 	if (rc < 0)
 		return tools__fail("run_code (bash) in sandbox %s: %s", sb->id,
@@ -541,8 +577,8 @@ static json_t *run_code(struct backend *b, const json_t *args)
 	if (fail)
 		return fail;
 	if (lang && !strcmp(lang, "bash"))
-		return run_shell_code(&sb, args);
-	return run_interp(&sb, args);
+		return run_shell_code(b, &sb, args);
+	return run_interp(b, &sb, args);
 }
 
 /* --- run_command ------------------------------------------------------- */
@@ -599,7 +635,7 @@ static json_t *run_command(struct backend *b, const json_t *args)
 				n++;
 		}
 	}
-	rc = capture(&sb, argv, env, cwd, timeout_ms(args), &cap, err,
+	rc = capture(b, &sb, argv, env, cwd, timeout_ms(args), &cap, err,
 		     sizeof(err));
 	if (rc < 0) {
 		res = tools__fail("run_command in sandbox %s: %s", sb.id, err);
@@ -640,7 +676,7 @@ static json_t *write_file(struct backend *b, const json_t *args)
 	char err[1024];
 	size_t len;
 	ssize_t n;
-	int fd = -1;
+	int fd = -1, rc = -EIO;
 
 	res = usable(b, args, &sb);
 	if (res)
@@ -672,12 +708,13 @@ static json_t *write_file(struct backend *b, const json_t *args)
 		goto out;
 	}
 	lseek(fd, 0, SEEK_SET);
-	c = agent_open(&sb, err, sizeof(err));
+	c = agent_open(b, &sb, err, sizeof(err));
 	if (!c) {
 		res = tools__fail("%s", err);
 		goto out;
 	}
-	if (agent_client__write_file(c, fd, path, 0644, FILE_IDLE_MS) < 0) {
+	rc = agent_client__write_file(c, fd, path, 0644, FILE_IDLE_MS);
+	if (rc < 0) {
 		res = tools__fail("writing %s in sandbox %s: %s", path, sb.id,
 				  agent_client__error(c));
 		goto out;
@@ -686,7 +723,7 @@ static json_t *write_file(struct backend *b, const json_t *args)
 		json_pack("{s:s, s:I}", "path", path, "bytes", (json_int_t)len),
 		NULL);
 out:
-	agent_client__free(c);
+	agent_done(b, &sb, c, rc == 0 || rc == -EREMOTEIO);
 	if (fd >= 0)
 		close(fd);
 	free(data);
@@ -705,7 +742,7 @@ static json_t *read_file(struct backend *b, const json_t *args)
 	json_t *res;
 	size_t len = 0;
 	bool text;
-	int fd = -1;
+	int fd = -1, rc = -EIO;
 
 	res = usable(b, args, &sb);
 	if (res)
@@ -713,12 +750,13 @@ static json_t *read_file(struct backend *b, const json_t *args)
 	fd = memfd_create("ember-mcp-file", MFD_CLOEXEC);
 	if (fd < 0)
 		return tools__fail("memfd: %s", strerror(errno));
-	c = agent_open(&sb, err, sizeof(err));
+	c = agent_open(b, &sb, err, sizeof(err));
 	if (!c) {
 		res = tools__fail("%s", err);
 		goto out;
 	}
-	if (agent_client__read_file(c, path, fd, FILE_IDLE_MS) < 0) {
+	rc = agent_client__read_file(c, path, fd, FILE_IDLE_MS);
+	if (rc < 0) {
 		res = tools__fail("reading %s in sandbox %s: %s", path, sb.id,
 				  agent_client__error(c));
 		goto out;
@@ -764,7 +802,7 @@ static json_t *read_file(struct backend *b, const json_t *args)
 out:
 	if (p != MAP_FAILED)
 		munmap(p, len);
-	agent_client__free(c);
+	agent_done(b, &sb, c, rc == 0 || rc == -EREMOTEIO);
 	close(fd);
 	return res;
 }
@@ -825,7 +863,7 @@ static json_t *list_files(struct backend *b, const json_t *args)
 	if (res)
 		return res;
 	argv[4] = path ? path : EMBER_GUEST_HOME;
-	rc = capture(&sb, argv, NULL, NULL, DEF_TIMEOUT_MS, &cap, err,
+	rc = capture(b, &sb, argv, NULL, NULL, DEF_TIMEOUT_MS, &cap, err,
 		     sizeof(err));
 	if (rc < 0)
 		return tools__fail("list_files in sandbox %s: %s", sb.id, err);
@@ -896,6 +934,8 @@ static json_t *pause_sandbox(struct backend *b, const json_t *args)
 	fail = lookup(b, args, &sb, &ttl_s);
 	if (fail)
 		return fail;
+	if (disk)
+		pool__drop(b->pool, sb.id); /* ember goes: they would break */
 	rc = disk ? sandbox__park(&sb, err, sizeof(err)) :
 		    sandbox__pause(&sb, true, err, sizeof(err));
 	if (rc < 0)

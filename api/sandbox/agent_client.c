@@ -294,6 +294,14 @@ void agent_client__close(struct agent_client *c)
 	close_conn(c);
 }
 
+bool agent_client__idle_ok(const struct agent_client *c)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+
+	return c->fd >= 0 && !c->rx_have && c->tx_off == c->tx_len &&
+	       poll(&pfd, 1, 0) == 0;
+}
+
 int agent_client__detach_fd(struct agent_client *c)
 {
 	int fd = c->fd;

@@ -21,6 +21,7 @@
 #ifndef EMBER_API_AGENT_CLIENT_H
 #define EMBER_API_AGENT_CLIENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct agent_client;
@@ -63,6 +64,13 @@ int agent_client__attach_fd(struct agent_client *c, int fd);
  * guest ports that reuse agent_client__connect()'s handshake.
  */
 int agent_client__detach_fd(struct agent_client *c);
+
+/*
+ * Whether @c's connection, idle between operations, can take the next
+ * one: connected, nothing to read (no EOF, no stray frame) and no error
+ * on it.  A zero-timeout poll: for pools of connections kept open.
+ */
+bool agent_client__idle_ok(const struct agent_client *c);
 
 /*
  * PING with a random payload and wait for the PONG carrying it back,
