@@ -206,7 +206,7 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
 		api/sandbox/agent_client.c api/sandbox/pause.c \
 		api/sandbox/ember_api.c api/sandbox/template.c \
-		api/sandbox/interp_client.c api/sandbox/base64.c
+		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/code.c $(SANDBOX_SRCS) vmm/config.c \

@@ -421,7 +421,6 @@ static int cmd_run(int argc, char **argv)
  */
 static struct agent_client *open_agent(const char *ref, struct sandbox_info *sb)
 {
-	int64_t start, left;
 	struct agent_client *c;
 	char err[512];
 	int rc;
@@ -437,44 +436,12 @@ static struct agent_client *open_agent(const char *ref, struct sandbox_info *sb)
 			sb->id, sb->parked ? "parked" : "paused", sb->id);
 		return NULL;
 	}
-	c = agent_client__new();
-	if (!c) {
-		report("out of memory");
+	rc = sandbox__agent_connect(sb, CONNECT_MS, &c, err, sizeof(err));
+	if (rc < 0) {
+		report(err);
 		return NULL;
 	}
-	start = clock__mono_ms();
-	for (;;) {
-		left = start + CONNECT_MS - clock__mono_ms();
-		if (left <= 0)
-			break;
-		rc = agent_client__connect(c, sb->uds, EMBER_AGENT_PORT,
-					   (int)left);
-		if (rc == 0) {
-			rc = agent_client__ping(c, (int)left);
-			if (rc == 0)
-				return c;
-			agent_client__close(c);
-			if (rc == -ETIMEDOUT)
-				break;
-		}
-		if (access(sb->dir, F_OK) < 0) {
-			fprintf(stderr, "emberctl: sandbox %s is gone\n",
-				sb->id);
-			agent_client__free(c);
-			return NULL;
-		}
-		usleep(100000);
-	}
-	if (!sb->ready)
-		fprintf(stderr, "emberctl: sandbox %s is still booting\n",
-			sb->id);
-	else
-		fprintf(stderr,
-			"emberctl: sandbox %s: the agent did not answer within "
-			"%d s (%s)\n",
-			sb->id, CONNECT_MS / 1000, agent_client__error(c));
-	agent_client__free(c);
-	return NULL;
+	return c;
 }
 
 /* --- exec ---------------------------------------------------------------- */

@@ -225,43 +225,13 @@ static struct agent_client *agent_open(struct backend *b,
 				       const struct sandbox_info *sb, char *err,
 				       size_t errlen)
 {
-	int64_t start = clock__mono_ms(), left;
 	struct agent_client *c = pool__take_agent(b->pool, sb->id);
-	int rc;
 
 	if (c)
 		return c;
-	c = agent_client__new();
-	if (!c) {
-		snprintf(err, errlen, "out of memory");
+	if (sandbox__agent_connect(sb, CONNECT_MS, &c, err, errlen) < 0)
 		return NULL;
-	}
-	for (;;) {
-		left = start + CONNECT_MS - clock__mono_ms();
-		if (left <= 0)
-			break;
-		rc = agent_client__connect(c, sb->uds, EMBER_AGENT_PORT,
-					   (int)left);
-		if (rc == 0) {
-			rc = agent_client__ping(c, (int)left);
-			if (rc == 0)
-				return c;
-			agent_client__close(c);
-			if (rc == -ETIMEDOUT)
-				break;
-		}
-		if (access(sb->dir, F_OK) < 0) {
-			snprintf(err, errlen, "sandbox %s is gone", sb->id);
-			agent_client__free(c);
-			return NULL;
-		}
-		clock__sleep_ms(100);
-	}
-	snprintf(err, errlen,
-		 "sandbox %s: the guest agent did not answer within %d s (%s)",
-		 sb->id, CONNECT_MS / 1000, agent_client__error(c));
-	agent_client__free(c);
-	return NULL;
+	return c;
 }
 
 /* Done with @c: kept for the next call after a success (@ok), else closed. */

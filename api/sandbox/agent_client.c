@@ -140,23 +140,6 @@ int agent_client__guest_errno(const struct agent_client *c)
 /* ---- handshake ---------------------------------------------------------- */
 
 /* Wait until @fd has @events or @deadline passes: 0, -ETIMEDOUT, -errno. */
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = events };
-		int64_t left = deadline - clock__mono_ms();
-		int r;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		r = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 static int handshake(struct agent_client *c, int fd, const char *path,
 		     uint32_t port, int64_t deadline)
 {
@@ -177,7 +160,7 @@ static int handshake(struct agent_client *c, int fd, const char *path,
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EAGAIN) {
-			rc = wait_fd(fd, POLLOUT, deadline);
+			rc = clock__wait_fd(fd, POLLOUT, deadline);
 			if (rc < 0)
 				goto timeout;
 			continue;
@@ -197,7 +180,7 @@ static int handshake(struct agent_client *c, int fd, const char *path,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 && errno == EAGAIN) {
-			rc = wait_fd(fd, POLLIN, deadline);
+			rc = clock__wait_fd(fd, POLLIN, deadline);
 			if (rc < 0)
 				goto timeout;
 			continue;
@@ -258,7 +241,7 @@ int agent_client__connect(struct agent_client *c, const char *uds_path,
 			int err = 0;
 			socklen_t sl = sizeof(err);
 
-			rc = wait_fd(fd, POLLOUT, deadline);
+			rc = clock__wait_fd(fd, POLLOUT, deadline);
 			if (rc == 0 &&
 			    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0)
 				rc = -errno;

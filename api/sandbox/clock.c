@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Clocks and sleeps: see clock.h. */
 #include <errno.h>
+#include <poll.h>
 #include <time.h>
 
 #include "clock.h"
@@ -24,4 +25,22 @@ void clock__sleep_ms(int ms)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+int clock__wait_fd(int fd, short events, int64_t deadline_ms)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = events };
+		int64_t left =
+			deadline_ms ? deadline_ms - clock__mono_ms() : 60000;
+		int r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
 }

@@ -14,4 +14,12 @@ int64_t clock__wall_s(void);
 /* Sleep @ms milliseconds (>= 0), all of them even when signals come. */
 void clock__sleep_ms(int ms);
 
+/*
+ * Wait until @fd is ready for @events (poll(2) bits) or the
+ * CLOCK_MONOTONIC time @deadline_ms (clock__mono_ms(); 0: none) passes,
+ * through signals.  0 when ready (or in error or hung up: the next read
+ * or write says which), -ETIMEDOUT, or poll's negative errno.
+ */
+int clock__wait_fd(int fd, short events, int64_t deadline_ms);
+
 #endif /* EMBER_API_CLOCK_H */

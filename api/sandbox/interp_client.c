@@ -50,23 +50,6 @@ static int errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = events };
-		int64_t left = deadline ? deadline - clock__mono_ms() : 60000;
-		int r;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		r = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 int interp_client__connect(const char *uds, int timeout_ms,
 			   struct interp_client **out, char *err, size_t errlen)
 {
@@ -174,7 +157,7 @@ static int send_json(struct interp_client *c, const json_t *obj,
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EAGAIN) {
-			rc = wait_fd(c->fd, POLLOUT, deadline);
+			rc = clock__wait_fd(c->fd, POLLOUT, deadline);
 			if (rc < 0)
 				break;
 			continue;
@@ -242,7 +225,7 @@ static int read_line(struct interp_client *c, char **line, int64_t deadline,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 && errno == EAGAIN) {
-			rc = wait_fd(c->fd, POLLIN, deadline);
+			rc = clock__wait_fd(c->fd, POLLIN, deadline);
 			if (rc == -ETIMEDOUT)
 				return errf(err, errlen, rc,
 					    "the interpreter did not answer "

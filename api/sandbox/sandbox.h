@@ -174,6 +174,20 @@ int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
  */
 int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now);
 
+struct agent_client;
+
+/*
+ * sandbox__agent_connect() - a connection to the guest agent of the live
+ * sandbox @info (guest-init/PROTOCOL.md) that answered a PING, tried
+ * again every 100 ms while nothing listens yet, for up to @timeout_ms
+ * (> 0).  On success *@out is the client (the caller frees it with
+ * agent_client__free()).  -ENOENT (the sandbox went away meanwhile),
+ * -EAGAIN (it is still booting), -ETIMEDOUT (no answer; the client's
+ * last error in @err), -ENOMEM.
+ */
+int sandbox__agent_connect(const struct sandbox_info *info, int timeout_ms,
+			   struct agent_client **out, char *err, size_t errlen);
+
 /*
  * sandbox__renew() - renew the TTL of the live sandbox @info: from now it
  * has @ttl_s seconds (1-31536000) left before it is stopped (pauses still
