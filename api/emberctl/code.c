@@ -348,11 +348,13 @@ static int context_op(const char *ref, json_t *req)
 	} else if (!strcmp(op, "list_contexts")) {
 		printf("%-18s %-11s %s\n", "CONTEXT", "LANGUAGE", "CWD");
 		json_array_foreach(json_object_get(ans, "contexts"), i, v)
+		{
 			printf("%-18s %-11s %s\n",
 			       json_string_value(json_object_get(v, "id")),
 			       json_string_value(
 				       json_object_get(v, "language")),
 			       json_string_value(json_object_get(v, "cwd")));
+		}
 	}
 	json_decref(ans);
 	return 0;

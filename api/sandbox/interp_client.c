@@ -429,11 +429,12 @@ static bool answer_ok(const char *op, const char *type, const json_t *a)
 		list = json_object_get(a, "contexts");
 		if (strcmp(type, "contexts") || !json_is_array(list))
 			return false;
-		json_array_foreach(list, i,
-				   v) if (!json_is_object(v) ||
-					  !has_string(v, "id") ||
-					  !has_string(v, "language") ||
-					  !has_string(v, "cwd")) return false;
+		json_array_foreach(list, i, v)
+		{
+			if (!json_is_object(v) || !has_string(v, "id") ||
+			    !has_string(v, "language") || !has_string(v, "cwd"))
+				return false;
+		}
 		return true;
 	}
 	return !strcmp(type, "ok");
