@@ -101,8 +101,8 @@ static void usage(FILE *f)
 	      "        template NAME (a-z, 0-9, _, -; at most 64); --timeout:\n"
 	      "        the longest the build may take (3600 s); --if-missing:\n"
 	      "        nothing to do when NAME exists and is up to date (same\n"
-	      "        kernel and rootfs, unchanged since, same --mem and\n"
-	      "        --vcpus), else it is built again\n"
+	      "        kernel and rootfs, unchanged since, same --mem,\n"
+	      "        --vcpus and --no-interp), else it is built again\n"
 	      "  template ls\n"
 	      "        list the templates\n"
 	      "  template rm [--force] NAME...\n"
@@ -1140,6 +1140,9 @@ static const char *stale(const struct template_info *t, const char *kernel,
 		return "the rootfs changed since";
 	if (t->mem_mib != o->mem_mib || t->vcpus != o->vcpus)
 		return "other memory or vCPUs";
+	if (t->interp != !o->no_interp)
+		return t->interp ? "built with the code interpreter" :
+				   "built without the code interpreter";
 	return NULL;
 }
 

@@ -28,13 +28,15 @@
 #include "pool.h"
 #include "text.h"
 
-#define CONNECT_MS	60000 /* until the agent answers a PING */
-#define INTERP_START_MS 120000 /* starting an interpreter that is not warm */
-#define DEF_TIMEOUT_MS	300000 /* run_code, run_command without timeout */
-#define FILE_IDLE_MS	120000 /* a transfer with no byte moving */
-#define OUT_MAX		(16u << 20) /* bytes of stdout (stderr) kept */
-#define READ_MAX	(16u << 20) /* bytes read_file returns */
-#define EXIT_TIMEOUT	124
+#define CONNECT_MS 60000 /* until the agent answers a PING */
+#define INTERP_START_MS \
+	300000 /* starting an interpreter that is not warm:
+				  ~2 min in a fresh guest on a PVM host */
+#define DEF_TIMEOUT_MS 300000 /* run_code, run_command without timeout */
+#define FILE_IDLE_MS   120000 /* a transfer with no byte moving */
+#define OUT_MAX	       (16u << 20) /* bytes of stdout (stderr) kept */
+#define READ_MAX       (16u << 20) /* bytes read_file returns */
+#define EXIT_TIMEOUT   124
 
 struct entry {
 	char id[SANDBOX_ID_LEN + 1];

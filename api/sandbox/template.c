@@ -92,9 +92,9 @@ static int template__write_info(const char *dir, const struct template_info *t)
 		return -EINVAL;
 	n = snprintf(buf, sizeof(buf),
 		     "mem=%u\nvcpus=%u\ncreated=%" PRId64 "\nkernel=%s\n"
-		     "rootfs=%s\nsetup=%u\n",
+		     "rootfs=%s\nsetup=%u\ninterp=%u\n",
 		     t->mem_mib, t->vcpus, t->created, t->kernel, t->rootfs,
-		     t->setup);
+		     t->setup, t->interp);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
@@ -186,6 +186,8 @@ static int template__read(const char *dir, const char *name,
 			t->created = v;
 		else if (!strcmp(line, "setup"))
 			t->setup = (unsigned int)v;
+		else if (!strcmp(line, "interp"))
+			t->interp = v == 1;
 	}
 	if (!t->mem_mib || !t->vcpus)
 		return -EINVAL;
@@ -660,6 +662,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 	snprintf(t.kernel, sizeof(t.kernel), "%s", o->kernel);
 	snprintf(t.rootfs, sizeof(t.rootfs), "%s", o->rootfs);
 	t.setup = (unsigned int)o->nsetup;
+	t.interp = !o->no_interp;
 	rc = template__seal(tmp, TEMPLATE_DISK_NAME);
 	if (rc == 0)
 		rc = template__seal(tmp, TEMPLATE_STATE_NAME);

@@ -14,7 +14,8 @@
  *                   from it, exclusive while it is removed
  *   info            key=value lines: mem, vcpus, created (Unix time, s),
  *                   kernel, rootfs (the image it was built from), setup
- *                   (the number of setup commands)
+ *                   (the number of setup commands), interp (1: the
+ *                   code interpreter was started before the snapshot)
  *   rootfs.ext4     the disk image, raw, read-only (0400)
  *   snapshot.state  the state file of the Full snapshot (0400)
  *   memory          its memory file (sparse; 0400)
@@ -54,6 +55,8 @@ struct template_info {
 	char kernel[PATH_MAX]; /* the kernel it booted */
 	char rootfs[PATH_MAX]; /* the image its disk was made from */
 	unsigned int setup; /* setup commands it ran */
+	bool interp; /* the code interpreter's start was run (its
+			image had one or not): it is warm in the snapshot */
 	uint64_t disk_bytes; /* allocated bytes of all its files */
 };
 

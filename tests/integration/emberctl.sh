@@ -424,6 +424,11 @@ rc=$?
 check "fake: template build --if-missing with another --mem: built again, saying why" \
 	"exit $rc; $(show "$TMP/tim.err")" \
 	ev '[ $rc = 0 ] && grep -q "template t1 is out of date (other memory or vCPUs): building it again" "$TMP/tim.err" && grep -q "^mem=256$" "$T/t1/info"'
+$E template build t1 --if-missing --no-interp >/dev/null 2>"$TMP/tim.err"
+rc=$?
+check "fake: template build --if-missing --no-interp of one built with the interpreter: built again" \
+	"exit $rc; $(show "$TMP/tim.err")" \
+	ev '[ $rc = 0 ] && grep -q "out of date (built with the code interpreter)" "$TMP/tim.err" && grep -q "^interp=0$" "$T/t1/info"'
 touch "$EMBER_ROOTFS"
 $E template build t1 --if-missing >/dev/null 2>"$TMP/tim.err"
 rc=$?
