@@ -102,8 +102,8 @@ static int save_image(struct run_code *r, const char *b64)
 	if (!buf)
 		return -ENOMEM;
 	len = base64__decode(b64, n, buf);
-	if (len < 0) {
-		say("the interpreter sent an image that is not base64");
+	if (len < 8 || memcmp(buf, "\x89PNG\r\n\x1a\n", 8)) {
+		say("the interpreter sent an image that is not a PNG");
 		free(buf);
 		return -EPROTO;
 	}

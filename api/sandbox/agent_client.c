@@ -765,7 +765,24 @@ struct exec_ctx {
 	int out_gone; /* stdout_fd said EPIPE: output dropped */
 	int err_gone;
 	int stops; /* SIGINT/SIGTERM/SIGHUP forwarded so far */
+	uint64_t out_bytes, err_bytes; /* written so far, for out_max */
 };
+
+/*
+ * Write @len bytes of a stream to @fd, keeping at most @max (0: all) of
+ * the stream in total (*@done counts what was kept): the rest is read
+ * from the connection and dropped.
+ */
+static int keep_output(int fd, const uint8_t *p, uint32_t len, uint64_t max,
+		       uint64_t *done)
+{
+	uint64_t room = max ? (max > *done ? max - *done : 0) : len;
+
+	if (room < len)
+		len = (uint32_t)room;
+	*done += len;
+	return len ? files__write_all(fd, p, len) : 0;
+}
 
 static int exec_kill(struct op *op, int sig)
 {
@@ -788,7 +805,8 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 	case EMBER_AGENT_STDOUT:
 		if (x->out_gone || !h->len)
 			return 0;
-		rc = files__write_all(x->req->stdout_fd, p, h->len);
+		rc = keep_output(x->req->stdout_fd, p, h->len, x->req->out_max,
+				 &x->out_bytes);
 		if (rc == -EPIPE) {
 			/* Like a local pipeline: the writer gets SIGPIPE. */
 			x->out_gone = 1;
@@ -801,7 +819,8 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 	case EMBER_AGENT_STDERR:
 		/* Nowhere to report a failing stderr: drop it from then on. */
 		if (!x->err_gone && h->len &&
-		    files__write_all(x->req->stderr_fd, p, h->len) < 0)
+		    keep_output(x->req->stderr_fd, p, h->len, x->req->out_max,
+				&x->err_bytes) < 0)
 			x->err_gone = 1;
 		return 0;
 	case EMBER_AGENT_EXIT:

@@ -109,6 +109,8 @@ struct agent_exec_req {
 	int stdin_fd; /* -1: /dev/null in the guest; else forwarded to EOF */
 	int stdout_fd; /* the child's stdout goes here, as it comes */
 	int stderr_fd; /* and its stderr here */
+	uint64_t out_max; /* bytes of stdout (and of stderr) written to
+			     the fds; the rest is read and dropped; 0: all */
 	/*
 	 * -1, or a signalfd: each signal read from it is sent to the guest
 	 * process group as KILL; the third SIGINT/SIGTERM/SIGHUP sends

@@ -175,10 +175,11 @@ static int send_json(struct interp_client *c, const json_t *obj,
 
 /*
  * Read the next line, without its '\n', NUL-terminated, into *@line
- * (valid until the next read), within @deadline (absolute ms; 0: none).
+ * (valid until the next read) and its length into *@len (a NUL inside
+ * it is the guest's), within @deadline (absolute ms; 0: none).
  */
-static int read_line(struct interp_client *c, char **line, int64_t deadline,
-		     char *err, size_t errlen)
+static int read_line(struct interp_client *c, char **line, size_t *len,
+		     int64_t deadline, char *err, size_t errlen)
 {
 	for (;;) {
 		char *nl = c->rx_len ?
@@ -190,6 +191,7 @@ static int read_line(struct interp_client *c, char **line, int64_t deadline,
 		if (nl) {
 			*nl = '\0';
 			*line = c->rx + c->rx_off;
+			*len = (size_t)(nl - *line);
 			c->rx_len -= (size_t)(nl + 1 - *line);
 			c->rx_off = c->rx_len ? (size_t)(nl + 1 - c->rx) : 0;
 			return 0;
@@ -246,13 +248,15 @@ static int read_obj(struct interp_client *c, json_t **obj, const char **type,
 {
 	json_error_t je;
 	char *line = NULL;
+	size_t len = 0;
 	json_t *o, *t;
 	int rc;
 
-	rc = read_line(c, &line, deadline, err, errlen);
+	rc = read_line(c, &line, &len, deadline, err, errlen);
 	if (rc < 0)
 		return rc;
-	o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+	/* The whole line: a NUL in it is an error, not its end. */
+	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
 	if (!o)
 		return errf(err, errlen, -EPROTO,
 			    "the interpreter sent bad JSON: %s", je.text);
@@ -402,6 +406,13 @@ int interp_client__execute(struct interp_client *c,
 		end = !strcmp(type, "end_of_execution");
 		rc = fn ? fn(arg, ev) : 0;
 		json_decref(ev);
+		if (rc == -EMSGSIZE)
+			errf(err, errlen, rc,
+			     "the interpreter sent more results than a call "
+			     "may have (%u, %u MiB)",
+			     INTERP_MAX_RESULTS, INTERP_MAX_RESULT_BYTES >> 20);
+		else if (rc < 0)
+			errf(err, errlen, rc, "%s", strerror(-rc));
 		if (rc == 0 && end)
 			return 0;
 	}
@@ -583,6 +594,29 @@ static int append_log(json_t *x, const char *key, const char *add)
 	return rc;
 }
 
+/* Bytes of the text, png and html of result @r. */
+static size_t result_bytes(const json_t *r)
+{
+	return json_string_length(json_object_get(r, "text")) +
+	       json_string_length(json_object_get(r, "png")) +
+	       json_string_length(json_object_get(r, "html"));
+}
+
+/* 0 when the result @ev still fits @results' limits, else -EMSGSIZE. */
+static int result_room(const json_t *results, const json_t *ev)
+{
+	size_t i, total = result_bytes(ev);
+	const json_t *r;
+
+	if (json_array_size(results) >= INTERP_MAX_RESULTS)
+		return -EMSGSIZE;
+	json_array_foreach(results, i, r)
+	{
+		total += result_bytes(r);
+	}
+	return total > INTERP_MAX_RESULT_BYTES ? -EMSGSIZE : 0;
+}
+
 int interp__gather(json_t *x, const json_t *ev)
 {
 	const char *type = json_string_value(json_object_get(ev, "type"));
@@ -597,6 +631,8 @@ int interp__gather(json_t *x, const json_t *ev)
 			x, type,
 			json_string_value(json_object_get(ev, "text")) ?: "");
 	if (!strcmp(type, "result")) {
+		if (result_room(json_object_get(x, "results"), ev) < 0)
+			return -EMSGSIZE;
 		v = json_object_get(ev, "is_main_result");
 		r = json_pack("{s:b}", "is_main_result", json_is_true(v));
 		if (!r)

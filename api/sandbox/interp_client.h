@@ -22,11 +22,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define INTERP_PORT	49999 /* the guest's vsock port (INTERP.md) */
-#define INTERP_MAX_LINE (32u << 20) /* bytes of one line, '\n' included */
-#define INTERP_MAX_LOG \
-	(16u << 20) /* stdout (and stderr) bytes kept by
-					interp__gather(); the rest is cut */
+/* The guest's vsock port (INTERP.md). */
+#define INTERP_PORT 49999
+/* Bytes of one line, '\n' included. */
+#define INTERP_MAX_LINE (32u << 20)
+/* Bytes of stdout (and of stderr) interp__gather() keeps: the rest is cut. */
+#define INTERP_MAX_LOG (16u << 20)
+/* Results one execution may have, and their bytes (text, png, html). */
+#define INTERP_MAX_RESULTS	100
+#define INTERP_MAX_RESULT_BYTES (64u << 20)
 
 struct interp_client;
 
@@ -122,7 +126,9 @@ json_t *interp__execution_new(void);
  * Fold @event (one line of an execute) into @execution: stdout/stderr
  * text appended (each kept to INTERP_MAX_LOG bytes), results appended
  * (objects with is_main_result and any of text, png, html), error set,
- * execution_count set.  Returns 0, or -ENOMEM.
+ * execution_count set.  Returns 0, -ENOMEM, or -EMSGSIZE for a result
+ * past INTERP_MAX_RESULTS or INTERP_MAX_RESULT_BYTES (a guest flooding
+ * the host: the execute should be abandoned).
  */
 int interp__gather(json_t *execution, const json_t *event);
 

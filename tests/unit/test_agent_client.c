@@ -320,6 +320,32 @@ static void test_exec_big_output(void **state)
 	fake_stop(&f, 1);
 }
 
+/* out_max keeps that much of each stream; the rest is read and dropped. */
+static void test_exec_out_max(void **state)
+{
+	const char *argv[] = { "sh", "-c",
+			       "seq 1 20000; seq 1 20000 >&2; echo done",
+			       NULL };
+	struct agent_exec_req req = {
+		.argv = argv, .stdin_fd = -1, .sig_fd = -1, .out_max = 1000
+	};
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.kind, EMBER_AGENT_EXITED);
+	assert_int_equal(R.res.code, 0);
+	assert_int_equal(R.out_len, 1000);
+	assert_int_equal(R.err_len, 1000);
+	assert_memory_equal(R.out, "1\n2\n3\n", 6);
+	/* The connection is in step: the next exec works. */
+	req.out_max = 0;
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_true(R.out_len > 1000);
+	fake_stop(&f, 1);
+}
+
 static void test_exec_timeout(void **state)
 {
 	const char *argv[] = { "sleep", "10", NULL };
@@ -1117,6 +1143,7 @@ int main(void)
 		cmocka_unit_test(test_ping),
 		cmocka_unit_test(test_exec_output_and_status),
 		cmocka_unit_test(test_exec_big_output),
+		cmocka_unit_test(test_exec_out_max),
 		cmocka_unit_test(test_exec_timeout),
 		cmocka_unit_test(test_exec_not_found),
 		cmocka_unit_test(test_exec_env_cwd),

@@ -243,6 +243,26 @@ static void test_execute_hostile(void **state)
 	}
 }
 
+/* A NUL inside a line is part of it: the JSON before it does not pass. */
+static void test_execute_nul_in_line(void **state)
+{
+	static const char reply[] =
+		"{\"type\":\"stdout\",\"text\":\"a\"}\0junk\n"
+		"{\"type\":\"end_of_execution\"}\n";
+	struct interp_exec_req req = { .code = "x" };
+	struct interp_client *c;
+	char err[256];
+	pid_t pid;
+
+	(void)state;
+	c = fake(reply, sizeof(reply) - 1, &pid);
+	assert_int_equal(
+		interp_client__execute(c, &req, NULL, NULL, err, sizeof(err)),
+		-EPROTO);
+	interp_client__free(c);
+	reap(pid);
+}
+
 /* A line over INTERP_MAX_LINE is refused once that much has come. */
 static void test_execute_line_too_long(void **state)
 {
@@ -331,6 +351,35 @@ static void test_gather_caps_logs(void **state)
 	free(big);
 }
 
+/* A guest flooding results: refused past the count, then past the bytes. */
+static void test_gather_caps_results(void **state)
+{
+	json_t *x = interp__execution_new(), *ev;
+	char *big = malloc(INTERP_MAX_RESULT_BYTES / 2 + 1);
+	int i;
+
+	(void)state;
+	ev = json_pack("{s:s, s:s}", "type", "result", "text", "1");
+	for (i = 0; i < INTERP_MAX_RESULTS; i++)
+		assert_int_equal(interp__gather(x, ev), 0);
+	assert_int_equal(interp__gather(x, ev), -EMSGSIZE);
+	assert_int_equal(json_array_size(json_object_get(x, "results")),
+			 INTERP_MAX_RESULTS);
+	json_decref(ev);
+	json_decref(x);
+	x = interp__execution_new();
+	assert_non_null(big);
+	memset(big, 'A', INTERP_MAX_RESULT_BYTES / 2);
+	big[INTERP_MAX_RESULT_BYTES / 2] = '\0';
+	ev = json_pack("{s:s, s:s}", "type", "result", "png", big);
+	assert_int_equal(interp__gather(x, ev), 0);
+	assert_int_equal(interp__gather(x, ev), 0);
+	assert_int_equal(interp__gather(x, ev), -EMSGSIZE);
+	json_decref(ev);
+	json_decref(x);
+	free(big);
+}
+
 static void test_bad_requests(void **state)
 {
 	struct interp_exec_req req = { .code = "x", .language = "cobol" };
@@ -361,9 +410,11 @@ int main(void)
 		cmocka_unit_test(test_execute_error_is_an_event),
 		cmocka_unit_test(test_execute_failure),
 		cmocka_unit_test(test_execute_hostile),
+		cmocka_unit_test(test_execute_nul_in_line),
 		cmocka_unit_test(test_execute_line_too_long),
 		cmocka_unit_test(test_request_answers),
 		cmocka_unit_test(test_gather_caps_logs),
+		cmocka_unit_test(test_gather_caps_results),
 		cmocka_unit_test(test_bad_requests),
 	};
 
