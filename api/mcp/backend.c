@@ -300,6 +300,7 @@ static int capture(struct backend *b, const struct sandbox_info *sb,
 		.cwd = cwd,
 		.timeout_ms = timeout_ms,
 		.stdin_fd = -1,
+		.out_max = OUT_MAX,
 		.sig_fd = -1,
 	};
 	struct agent_client *c;
@@ -367,8 +368,7 @@ static json_t *create_sandbox(struct backend *b, const json_t *args)
 		.ember = b->o.ember,
 		.mem_mib = SANDBOX_DEF_MEM,
 		.vcpus = 1,
-		.ttl_s = jto ? (unsigned int)json_integer_value(jto) :
-			       b->o.ttl_s,
+		.ttl_s = (unsigned int)tools__int(jto, b->o.ttl_s),
 		.boot_timeout_s = SANDBOX_DEF_BOOT_S,
 	};
 	char id[SANDBOX_ID_LEN + 1], err[4096];
@@ -387,12 +387,13 @@ static json_t *create_sandbox(struct backend *b, const json_t *args)
 	} else {
 		why = "the default template does not exist";
 	}
-	if (jm && (unsigned int)json_integer_value(jm) != o.mem_mib) {
-		o.mem_mib = (unsigned int)json_integer_value(jm);
+	/* Integers as schema__check() took them: 256.0 too. */
+	if (jm && (unsigned int)tools__int(jm, 0) != o.mem_mib) {
+		o.mem_mib = (unsigned int)tools__int(jm, 0);
 		why = "memory_mib differs from the template";
 	}
-	if (jc && (unsigned int)json_integer_value(jc) != o.vcpus) {
-		o.vcpus = (unsigned int)json_integer_value(jc);
+	if (jc && (unsigned int)tools__int(jc, 0) != o.vcpus) {
+		o.vcpus = (unsigned int)tools__int(jc, 0);
 		why = "vcpus differs from the template";
 	}
 	if (!why) {
@@ -783,9 +784,16 @@ out:
  * One stat per entry would cost a process each (the guest's process
  * creation is slow): one busybox/coreutils stat for all, "MODE SIZE NAME"
  * a line (raw mode in hex, so that the type needs no words), links not
- * followed.  A name with '\n' in it continues on the next line.
+ * followed.  A relative path gets "./" first: `cd -- -` would go to
+ * $OLDPWD, and a relative one could be looked up in $CDPATH.
+ *
+ * A name with '\n' in it continues on the next line; a continuation that
+ * itself reads as "MODE SIZE NAME" is taken for an entry of its own (such
+ * names stay ambiguous: stat has no quoting that busybox and coreutils
+ * share).
  */
 static const char list_script[] =
+	"case $1 in /*) ;; *) set -- \"./$1\" ;; esac; "
 	"cd -- \"$1\" || exit 3; "
 	"stat -c '%f %s %n' -- .[!.]* ..?* * 2>/dev/null; exit 0";
 
@@ -794,10 +802,9 @@ static int parse_entry(const char *line, size_t len, json_t *entries)
 	unsigned long mode;
 	unsigned long long size;
 	const char *type;
-	int n = 0;
+	size_t n;
 
-	if (sscanf(line, "%lx %llu %n", &mode, &size, &n) != 2 || !n ||
-	    (size_t)n > len)
+	if (text__stat_line(line, len, &mode, &size, &n))
 		return -EINVAL;
 	switch (mode & S_IFMT) {
 	case S_IFREG:

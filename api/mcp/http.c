@@ -8,6 +8,23 @@
  * POST of its own (202).  GET: 405 (no server-initiated stream).  DELETE
  * ends the session.  Only on loopback, only with the bearer token, and no
  * page from another origin (DNS rebinding: spec, "Security Warning").
+ *
+ * Any local process can connect, so connections are limited in number,
+ * and one that stays idle IDLE_S is closed (a request header that never
+ * ends, a keep-alive connection unused).  MHD checks that timeout in the
+ * connection's own thread, after the access handler and after each call
+ * of a response's content reader, against the last byte that moved: a
+ * tool call that blocks the handler for minutes, or an SSE stream that
+ * waits for the user's answer, would be cut as soon as it returns.  So an
+ * authenticated request runs without the timeout (its call ends, and the
+ * user's time to answer is MCP_ELICIT_MS) and the connection gets it back
+ * when the request completes.  An SSE stream also carries a comment every
+ * SSE_PING_S, so that clients (and their HTTP stacks' body timeouts) see
+ * it alive, and a client gone is seen before the answer comes.
+ *
+ * A session with no request for the session idle time (--session-idle)
+ * and no call running is ended as by DELETE: a client that crashed leaves
+ * no sandboxes, and no slot of the MAX_SESSIONS, for good.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,12 +36,17 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "jsonrpc.h"
 #include "transport.h"
 
-#define SESSION_ID_LEN 32 /* hex digits */
-#define MAX_SESSIONS   256
+#define SESSION_ID_LEN	32 /* hex digits */
+#define MAX_SESSIONS	256
+#define MAX_CONNECTIONS 256 /* all of them, all on loopback */
+#define IDLE_S		10 /* a connection with no request going on */
+#define SSE_PING_S	20 /* between two comments of an idle SSE stream */
+#define SWEEP_MAX_S	60 /* between two looks for expired sessions */
 
 struct session {
 	struct session *next;
@@ -32,6 +54,7 @@ struct session {
 	struct mcp_session *s;
 	struct backend *b;
 	int users; /* requests working on it; under http_server.lock */
+	time_t used; /* CLOCK_MONOTONIC s of its last request; under lock */
 };
 
 struct http_server {
@@ -43,6 +66,9 @@ struct http_server {
 	pthread_cond_t cond; /* a session's users dropped */
 	struct session *sessions;
 	size_t nsessions;
+	unsigned int idle_s; /* a session unused that long is ended */
+	pthread_t sweeper; /* ends them */
+	bool stopping; /* for the sweeper; under lock */
 };
 
 /* The messages of one POST's request, from the session to the client. */
@@ -118,6 +144,7 @@ out:
 static struct post_out *post_new(void)
 {
 	struct post_out *p = calloc(1, sizeof(*p));
+	pthread_condattr_t ca;
 
 	if (!p)
 		return NULL;
@@ -125,7 +152,10 @@ static struct post_out *post_new(void)
 	p->base.release = post_release;
 	p->base.refs = 1; /* the transport's */
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* sse_read()'s */
+	pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	return p;
 }
 
@@ -154,14 +184,28 @@ static char *post_first(struct post_out *p, bool *final)
 	return m;
 }
 
-/* MHD's reader of an SSE answer: each message as one "message" event. */
+static time_t now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec;
+}
+
+/*
+ * MHD's reader of an SSE answer: each message as one "message" event,
+ * and a comment line when none came for SSE_PING_S.
+ */
 static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct post_out *p = cls;
+	struct timespec until;
 	size_t n;
 	char *m;
 
 	(void)pos;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += SSE_PING_S;
 	pthread_mutex_lock(&p->lock);
 	while (!p->cur) {
 		if (p->head < p->n) {
@@ -179,8 +223,15 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 		} else if (p->final) {
 			pthread_mutex_unlock(&p->lock);
 			return MHD_CONTENT_READER_END_OF_STREAM;
-		} else {
-			pthread_cond_wait(&p->cond, &p->lock);
+		} else if (pthread_cond_timedwait(&p->cond, &p->lock, &until) ==
+			   ETIMEDOUT) {
+			p->cur = strdup(": ping\n\n");
+			if (!p->cur) {
+				pthread_mutex_unlock(&p->lock);
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+			}
+			p->cur_len = strlen(p->cur);
+			p->cur_off = 0;
 		}
 	}
 	n = p->cur_len - p->cur_off;
@@ -216,8 +267,10 @@ static struct session *session_get(struct http_server *h, const char *id)
 	for (s = h->sessions; s; s = s->next)
 		if (!strcmp(s->id, id))
 			break;
-	if (s)
+	if (s) {
 		s->users++;
+		s->used = now_s();
+	}
 	pthread_mutex_unlock(&h->lock);
 	return s;
 }
@@ -226,6 +279,7 @@ static void session_put(struct http_server *h, struct session *s)
 {
 	pthread_mutex_lock(&h->lock);
 	s->users--;
+	s->used = now_s();
 	pthread_cond_broadcast(&h->cond);
 	pthread_mutex_unlock(&h->lock);
 }
@@ -251,6 +305,7 @@ static struct session *session_new(struct http_server *h)
 	if (!s->s)
 		goto fail;
 	s->users = 1;
+	s->used = now_s();
 	return s;
 fail:
 	backend__free(s->b);
@@ -292,6 +347,74 @@ static struct session *session_unlink(struct http_server *h, const char *id)
 	}
 	pthread_mutex_unlock(&h->lock);
 	return s;
+}
+
+/*
+ * Take the sessions unused for h->idle_s out of the table (under
+ * h->lock), for session_end(): no request on them, no call running.
+ */
+static struct session *sessions_expired(struct http_server *h)
+{
+	struct session **pp = &h->sessions, *s, *gone = NULL;
+	time_t now = now_s();
+
+	while ((s = *pp)) {
+		if (!s->users && now - s->used >= (time_t)h->idle_s &&
+		    mcp__wait(s->s, 0)) {
+			*pp = s->next;
+			h->nsessions--;
+			s->next = gone;
+			gone = s;
+		} else {
+			pp = &s->next;
+		}
+	}
+	return gone;
+}
+
+/* End the sessions of a sessions_expired() list (without h->lock). */
+static void sessions_end(struct http_server *h, struct session *gone)
+{
+	struct session *s;
+
+	while ((s = gone)) {
+		gone = s->next;
+		fprintf(stderr,
+			"ember-mcp: session %.8s... unused for %u s: ended\n",
+			s->id, h->idle_s);
+		session_end(h, s);
+	}
+}
+
+/* The sweeper's thread: expired sessions ended, every idle_s / 4. */
+static void *sweeper(void *arg)
+{
+	struct http_server *h = arg;
+	unsigned int every = h->idle_s / 4;
+	struct session *gone;
+	struct timespec until;
+
+	if (every < 1)
+		every = 1;
+	if (every > SWEEP_MAX_S)
+		every = SWEEP_MAX_S;
+	pthread_mutex_lock(&h->lock);
+	while (!h->stopping) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += every;
+		while (!h->stopping &&
+		       pthread_cond_timedwait(&h->cond, &h->lock, &until) !=
+			       ETIMEDOUT)
+			;
+		if (h->stopping)
+			break;
+		gone = sessions_expired(h);
+		pthread_mutex_unlock(&h->lock);
+		sessions_end(h, gone);
+		pthread_mutex_lock(&h->lock);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
 }
 
 /* --- answers ----------------------------------------------------------- */
@@ -465,6 +588,8 @@ static enum MHD_Result do_post(struct http_server *h,
 	size_t len = 0;
 	char *body;
 
+	/* Authenticated and whole: its call may take long (see the top). */
+	MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 	if (rq->too_big)
 		return fail(con, MHD_HTTP_CONTENT_TOO_LARGE,
 			    JSONRPC_INVALID_REQUEST, "message too large");
@@ -482,6 +607,14 @@ static enum MHD_Result do_post(struct http_server *h,
 			    "Bad Request: unsupported MCP-Protocol-Version");
 	if (init && !sid) {
 		pthread_mutex_lock(&h->lock);
+		if (h->nsessions >= MAX_SESSIONS) {
+			/* Full: the expired ones go first. */
+			struct session *gone = sessions_expired(h);
+
+			pthread_mutex_unlock(&h->lock);
+			sessions_end(h, gone);
+			pthread_mutex_lock(&h->lock);
+		}
 		s = h->nsessions < MAX_SESSIONS ? session_new(h) : NULL;
 		if (s) {
 			s->next = h->sessions;
@@ -557,6 +690,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 				return fail(con, MHD_HTTP_NOT_FOUND,
 					    JSONRPC_INVALID_REQUEST,
 					    "Session not found");
+			/* Its calls end soon, but maybe not within IDLE_S. */
+			MHD_set_connection_option(
+				con, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 			session_end(h, s);
 			return answer(con, MHD_HTTP_OK, NULL, NULL, 0, NULL);
 		}
@@ -595,8 +731,10 @@ static void completed(void *cls, struct MHD_Connection *con, void **con_cls,
 	struct req *rq = *con_cls;
 
 	(void)cls;
-	(void)con;
-	(void)toe;
+	/* Kept alive for another request: idle again (do_post()). */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT,
+					  (unsigned int)IDLE_S);
 	if (rq) {
 		free(rq->body);
 		free(rq);
@@ -607,8 +745,8 @@ static void completed(void *cls, struct MHD_Connection *con, void **con_cls,
 /* --- the server ---------------------------------------------------------- */
 
 int http__start(const struct server_config *cfg, const char *addr,
-		unsigned int port, const char *token, struct http_server **out,
-		char *err, size_t errlen)
+		unsigned int port, const char *token, unsigned int idle_s,
+		struct http_server **out, char *err, size_t errlen)
 {
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
 	struct sockaddr_in a4 = { .sin_family = AF_INET };
@@ -618,6 +756,7 @@ int http__start(const struct server_config *cfg, const char *addr,
 	const struct sockaddr *sa;
 	const union MHD_DaemonInfo *di;
 	struct http_server *h;
+	pthread_condattr_t ca;
 
 	if (!strcmp(addr, "localhost"))
 		addr = "127.0.0.1";
@@ -643,23 +782,37 @@ int http__start(const struct server_config *cfg, const char *addr,
 	}
 	h->cfg = cfg;
 	h->token = token;
+	h->idle_s = idle_s ? idle_s : HTTP_SESSION_IDLE_S;
 	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->cond, NULL);
-	h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, h,
-				MHD_OPTION_SOCK_ADDR, sa,
-				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-				MHD_OPTION_CONNECTION_TIMEOUT, 0u,
-				MHD_OPTION_END);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* sweeper()'s */
+	pthread_cond_init(&h->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	h->d = MHD_start_daemon(
+		flags, (uint16_t)port, NULL, NULL, handle, h,
+		MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_NOTIFY_COMPLETED,
+		completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)IDLE_S, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)MAX_CONNECTIONS, MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errlen, "cannot listen on %s port %u", addr,
 			 port);
-		free(h);
-		return -EADDRINUSE;
+		goto fail;
+	}
+	if (pthread_create(&h->sweeper, NULL, sweeper, h)) {
+		snprintf(err, errlen, "cannot start a thread");
+		MHD_stop_daemon(h->d);
+		goto fail;
 	}
 	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = di ? di->port : port;
 	*out = h;
 	return 0;
+fail:
+	pthread_cond_destroy(&h->cond);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+	return -EADDRINUSE;
 not_loopback:
 	snprintf(err, errlen,
 		 "%s is not a loopback address: ember-mcp serves only this "
@@ -677,6 +830,11 @@ void http__stop(struct http_server *h)
 {
 	struct session *s;
 
+	pthread_mutex_lock(&h->lock);
+	h->stopping = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->sweeper, NULL);
 	/* First the sandboxes: calls in them end, so connections do too. */
 	pthread_mutex_lock(&h->lock);
 	for (s = h->sessions; s; s = s->next) {

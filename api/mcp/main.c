@@ -55,6 +55,9 @@ static void usage(FILE *f)
 	      "                     FILE, mode 0600, when it does not exist);\n"
 	      "                     else $EMBER_MCP_TOKEN, else a random one\n"
 	      "                     printed on stderr\n"
+	      "  --session-idle S   end an HTTP session (and kill its sandboxes)\n"
+	      "                     after S seconds without a request and with\n"
+	      "                     no call running (1800 s)\n"
 	      "  --confirm          ask the user (MCP elicitation) before each\n"
 	      "                     run_code and run_command\n"
 	      "  --template NAME    create_sandbox's default template (default)\n"
@@ -217,6 +220,7 @@ int main(int argc, char **argv)
 		{ "http", required_argument, NULL, 'H' },
 		{ "token-file", required_argument, NULL, 'f' },
 		{ "confirm", no_argument, NULL, 'C' },
+		{ "session-idle", required_argument, NULL, 'I' },
 		{ "template", required_argument, NULL, 'T' },
 		{ "ttl", required_argument, NULL, 't' },
 		{ "ember", required_argument, NULL, 'e' },
@@ -242,7 +246,7 @@ int main(int argc, char **argv)
 		},
 	};
 	struct http_server *h = NULL;
-	unsigned int port = 0;
+	unsigned int port = 0, idle_s = HTTP_SESSION_IDLE_S;
 	uint64_t v;
 	sigset_t set;
 	int c, sig, rc;
@@ -260,6 +264,16 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			cfg.mcp.confirm = true;
+			break;
+		case 'I':
+			if (config__parse_uint(optarg, 1, 7 * 86400, &v)) {
+				fprintf(stderr,
+					"ember-mcp: --session-idle wants "
+					"seconds, 1 to 604800, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			idle_s = (unsigned int)v;
 			break;
 		case 'T':
 			if (template__name_ok(optarg, err, sizeof(err))) {
@@ -343,7 +357,8 @@ int main(int argc, char **argv)
 				snprintf(token + 2 * i, 3, "%02x", r[i]);
 			fprintf(stderr, "ember-mcp: token %s\n", token);
 		}
-		rc = http__start(&cfg, addr, port, token, &h, err, sizeof(err));
+		rc = http__start(&cfg, addr, port, token, idle_s, &h, err,
+				 sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "ember-mcp: --http: %s\n", err);
 			return 1;

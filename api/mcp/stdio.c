@@ -119,7 +119,8 @@ int stdio__serve(const struct server_config *cfg, int in_fd, int out_fd)
 	struct stdio_out out = { .base = { .send = stdio_send }, .fd = out_fd };
 	struct mcp_config mc = cfg->mcp;
 	size_t cap = 1 << 16, len = 0, used;
-	char *buf = malloc(cap), *nb;
+	char *buf = malloc(cap), *nb, *nl;
+	bool skip = false; /* in a line too long, until its '\n' */
 	ssize_t n;
 	int rc = 0;
 
@@ -142,8 +143,15 @@ int stdio__serve(const struct server_config *cfg, int in_fd, int out_fd)
 	for (;;) {
 		if (len == cap) {
 			if (cap > JSONRPC_MAX_MESSAGE) {
-				/* A line too long: answer it, skip it. */
-				mcp__receive(cur.s, "", 0, &out.base);
+				/*
+				 * A line too long: one error (its length
+				 * says so), then all of it up to its '\n'
+				 * skipped, lest its tail pass for a message.
+				 */
+				if (!skip)
+					mcp__receive(cur.s, buf, len,
+						     &out.base);
+				skip = true;
 				len = 0;
 				continue;
 			}
@@ -160,13 +168,23 @@ int stdio__serve(const struct server_config *cfg, int in_fd, int out_fd)
 			continue;
 		if (n <= 0)
 			break;
+		used = len;
 		len += (size_t)n;
+		if (skip) {
+			nl = memchr(buf + used, '\n', len - used);
+			if (!nl)
+				continue;
+			skip = false;
+			used = (size_t)(nl - buf) + 1;
+			memmove(buf, buf + used, len - used);
+			len -= used;
+		}
 		used = feed(cur.s, buf, len, &out.base);
 		memmove(buf, buf + used, len - used);
 		len -= used;
 	}
-	/* A last line without '\n'. */
-	if (len && len < cap) {
+	/* A last line without '\n' (not the end of one too long). */
+	if (len && len < cap && !skip) {
 		buf[len++] = '\n';
 		feed(cur.s, buf, len, &out.base);
 	}

@@ -4,6 +4,7 @@
  * written with ' for " so that they read without escapes (none of them
  * holds a '); mcp.c turns them back when it parses them.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,6 +285,21 @@ const struct mcp_tool *tools__find(const char *name)
 		if (!strcmp(tools__table[i].name, name))
 			return &tools__table[i];
 	return NULL;
+}
+
+json_int_t tools__int(const json_t *v, json_int_t def)
+{
+	double d;
+
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (!json_is_real(v))
+		return def;
+	d = json_real_value(v);
+	/* 2^63: the first double past json_int_t's (int64_t) range. */
+	if (d != floor(d) || fabs(d) >= ldexp(1, 63))
+		return def;
+	return (json_int_t)d;
 }
 
 json_t *tools__ok(json_t *structured, json_t *extra)

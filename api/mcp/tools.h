@@ -51,6 +51,15 @@ extern const struct mcp_tool tools__table[TOOL_COUNT];
 const struct mcp_tool *tools__find(const char *name);
 
 /*
+ * tools__int() - the value of @v, an argument of type "integer": a JSON
+ * integer, or a real with an integral value (60.0: JSON Schema's
+ * "integer", and schema__check(), take it; json_integer_value() would
+ * read 0).  @def when @v is NULL, not a number, not integral or out of
+ * json_int_t's range.
+ */
+json_int_t tools__int(const json_t *v, json_int_t def);
+
+/*
  * tools__ok() - a successful CallToolResult: {"content": [{"type":
  * "text", "text": <@structured as JSON>}, ...@extra], "structuredContent":
  * @structured}.  Steals @structured and @extra (an array of content items

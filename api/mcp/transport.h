@@ -32,17 +32,21 @@ void stdio__stop(void);
 
 struct http_server;
 
+#define HTTP_SESSION_IDLE_S (30 * 60) /* a session unused, then ended */
+
 /*
  * http__start() - Streamable HTTP on @addr (a loopback address: 127.0.0.0/8
  * or ::1; "localhost" is 127.0.0.1) port @port (0: any free one), path
  * /mcp, every request with "Authorization: Bearer @token" (compared in
  * constant time; 401 otherwise), a non-loopback Origin refused (403),
- * sessions by Mcp-Session-Id.  @cfg and @token must outlive the server.
- * Returns 0 with *@out, or a negative errno with @err.
+ * sessions by Mcp-Session-Id.  A session with no request for @idle_s
+ * seconds (0: HTTP_SESSION_IDLE_S) and no call running is ended as by
+ * DELETE.  @cfg and @token must outlive the server.  Returns 0 with
+ * *@out, or a negative errno with @err.
  */
 int http__start(const struct server_config *cfg, const char *addr,
-		unsigned int port, const char *token, struct http_server **out,
-		char *err, size_t errlen);
+		unsigned int port, const char *token, unsigned int idle_s,
+		struct http_server **out, char *err, size_t errlen);
 
 /* http__port() - the port @h listens on. */
 unsigned int http__port(const struct http_server *h);

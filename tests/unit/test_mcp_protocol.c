@@ -707,6 +707,64 @@ static void test_schema(void **state)
 	json_decref(s);
 }
 
+/* Integral reals, which schema__check() takes for "integer", read right. */
+static void test_int(void **state)
+{
+	json_t *v = json_loads("{\"a\":60.0,\"b\":60,\"c\":60.5,\"d\":"
+			       "1e300,\"e\":\"60\",\"f\":-3.0}",
+			       0, NULL);
+	json_t *schema = json_loads("{\"type\":\"integer\"}", 0, NULL);
+	char err[256];
+
+	(void)state;
+	assert_non_null(v);
+	assert_int_equal(schema__check(schema, json_object_get(v, "a"), "a",
+				       err, sizeof(err)),
+			 0);
+	assert_int_equal(tools__int(json_object_get(v, "a"), 7), 60);
+	assert_int_equal(tools__int(json_object_get(v, "b"), 7), 60);
+	assert_int_equal(tools__int(json_object_get(v, "c"), 7), 7);
+	assert_int_equal(tools__int(json_object_get(v, "d"), 7), 7);
+	assert_int_equal(tools__int(json_object_get(v, "e"), 7), 7);
+	assert_int_equal(tools__int(json_object_get(v, "f"), 7), -3);
+	assert_int_equal(tools__int(NULL, 7), 7);
+	json_decref(schema);
+	json_decref(v);
+}
+
+/* list_files' lines: a name keeps its blanks. */
+static void test_stat_line(void **state)
+{
+	static const char l1[] = "81a4 12  lead and trail ";
+	unsigned long mode;
+	unsigned long long size;
+	size_t name;
+
+	(void)state;
+	assert_int_equal(text__stat_line(l1, strlen(l1), &mode, &size, &name),
+			 0);
+	assert_int_equal(mode, 0x81a4);
+	assert_int_equal(size, 12);
+	assert_string_equal(l1 + name, " lead and trail ");
+	assert_int_equal(
+		text__stat_line("41ed 4096 -", 11, &mode, &size, &name), 0);
+	assert_int_equal(mode, 0x41ed);
+	assert_int_equal(name, 10);
+	/* Not of the form: the rest of a name with a '\n' in it. */
+	assert_int_equal(text__stat_line("81a4 12 ", 8, &mode, &size, &name),
+			 -EINVAL);
+	assert_int_equal(text__stat_line("81a4  12 x", 10, &mode, &size, &name),
+			 -EINVAL);
+	assert_int_equal(text__stat_line("hello", 5, &mode, &size, &name),
+			 -EINVAL);
+	assert_int_equal(text__stat_line("81a4 12x y", 10, &mode, &size, &name),
+			 -EINVAL);
+	/* Only @len bytes are read: the next line is not this one's. */
+	assert_int_equal(
+		text__stat_line("81a4 12\n3 x", 7, &mode, &size, &name),
+		-EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +772,8 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_schema),
+		cmocka_unit_test(test_int),
+		cmocka_unit_test(test_stat_line),
 		cmocka_unit_test_setup_teardown(test_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup,
 						teardown),
