@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Idle connections to sandboxes, kept between tool calls: see pool.h. */
+/* Idle agent connections, kept between tool calls: see pool.h. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +11,7 @@
 struct pool_entry {
 	char id[SANDBOX_ID_LEN + 1];
 	struct agent_client *agents[POOL_MAX_IDLE];
-	struct interp_client *interps[POOL_MAX_IDLE];
-	unsigned int nagents, ninterps;
+	unsigned int nagents;
 	struct pool_entry *next;
 };
 
@@ -34,8 +33,6 @@ static void entry_free(struct pool_entry *e)
 {
 	while (e->nagents)
 		agent_client__free(e->agents[--e->nagents]);
-	while (e->ninterps)
-		interp_client__free(e->interps[--e->ninterps]);
 	free(e);
 }
 
@@ -102,38 +99,6 @@ void pool__give_agent(struct pool *p, const char *id, struct agent_client *c)
 	}
 	pthread_mutex_unlock(&p->lock);
 	agent_client__free(c);
-}
-
-struct interp_client *pool__take_interp(struct pool *p, const char *id)
-{
-	struct interp_client *c = NULL;
-	struct pool_entry *e;
-
-	pthread_mutex_lock(&p->lock);
-	e = entry_of(p, id, false);
-	while (e && e->ninterps && !c) {
-		c = e->interps[--e->ninterps];
-		if (!interp_client__idle_ok(c)) {
-			interp_client__free(c);
-			c = NULL;
-		}
-	}
-	pthread_mutex_unlock(&p->lock);
-	return c;
-}
-
-void pool__give_interp(struct pool *p, const char *id, struct interp_client *c)
-{
-	struct pool_entry *e;
-
-	pthread_mutex_lock(&p->lock);
-	e = entry_of(p, id, true);
-	if (e && e->ninterps < POOL_MAX_IDLE) {
-		e->interps[e->ninterps++] = c;
-		c = NULL;
-	}
-	pthread_mutex_unlock(&p->lock);
-	interp_client__free(c);
 }
 
 void pool__drop(struct pool *p, const char *id)

@@ -1,24 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Connections to sandboxes kept open between tool calls, so that a call
- * does not pay for a new one: on a PVM host a new agent connection costs
- * a vsock CONNECT, a process in the guest (the agent serves each
- * connection in its own) and a PING, ~150 ms of a `run_command true`'s
- * ~450 ms; a new interpreter connection a CONNECT and a ping.  Per
- * sandbox id, at most POOL_MAX_IDLE idle connections of each kind; a
- * call takes one (or makes its own when none is idle) and gives it back
- * only when its operation succeeded.  A connection is checked when taken
- * (agent_client__idle_ok(), interp_client__idle_ok()): one that the
- * guest or ember closed meanwhile (a park, a restart) is dropped.
- * Thread-safe.
+ * Connections to sandboxes' guest agents kept open between tool calls, so
+ * that a call does not pay for a new one: on a PVM host a new agent
+ * connection costs a vsock CONNECT, a process in the guest (the agent
+ * serves each connection in its own) and a PING, ~200 ms of a
+ * `run_command true`'s ~500 ms.  Per sandbox id, at most POOL_MAX_IDLE
+ * idle connections; a call takes one (or makes its own when none is idle)
+ * and gives it back only when its operation succeeded.  A connection is
+ * checked when taken (agent_client__idle_ok()): one that the guest or
+ * ember closed meanwhile (a park, a restart) is dropped.  (Code
+ * interpreter connections are not kept: see backend.c.)  Thread-safe.
  */
 #ifndef EMBER_API_MCP_POOL_H
 #define EMBER_API_MCP_POOL_H
 
 #include "../sandbox/agent_client.h"
-#include "../sandbox/interp_client.h"
 
-#define POOL_MAX_IDLE 8 /* idle connections of each kind per sandbox */
+#define POOL_MAX_IDLE 8 /* idle connections per sandbox */
 
 struct pool;
 
@@ -40,10 +38,6 @@ struct agent_client *pool__take_agent(struct pool *p, const char *id);
  * @id already or is out of memory.  @c is the pool's from now on.
  */
 void pool__give_agent(struct pool *p, const char *id, struct agent_client *c);
-
-/* The same for code interpreter connections. */
-struct interp_client *pool__take_interp(struct pool *p, const char *id);
-void pool__give_interp(struct pool *p, const char *id, struct interp_client *c);
 
 /*
  * Close every idle connection to sandbox @id: it is killed, parked or

@@ -113,13 +113,6 @@ int interp_client__attach_fd(int fd, struct interp_client **out)
 	return 0;
 }
 
-bool interp_client__idle_ok(const struct interp_client *c)
-{
-	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-
-	return c->fd >= 0 && !c->broken && !c->rx_len && poll(&pfd, 1, 0) == 0;
-}
-
 void interp_client__free(struct interp_client *c)
 {
 	if (!c)

@@ -19,7 +19,6 @@
 #define EMBER_API_INTERP_CLIENT_H
 
 #include <jansson.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 /* The guest's vsock port (INTERP.md). */
@@ -53,13 +52,6 @@ int interp_client__connect(const char *uds, int timeout_ms,
  * -ENOMEM.
  */
 int interp_client__attach_fd(int fd, struct interp_client **out);
-
-/*
- * Whether @c, idle between requests, can take the next one: no earlier
- * failure, nothing to read (no EOF, no stray line), no error on the
- * socket.  A zero-timeout poll: for pools of connections kept open.
- */
-bool interp_client__idle_ok(const struct interp_client *c);
 
 /* Close the connection and free @c.  NULL is allowed. */
 void interp_client__free(struct interp_client *c);
