@@ -13,6 +13,15 @@
 #include "text.h"
 #include "tools.h"
 
+/* The argument that names a sandbox, in every tool but two. */
+#define SANDBOX_ID_PROP                                               \
+	"'sandbox_id':{'type':'string','minLength':1,'maxLength':12," \
+	"'description':'The sandbox id that create_sandbox returned'}"
+
+/* A sandbox's state, in results. */
+#define STATE_PROP \
+	"'state':{'type':'string','enum':['booting','running','paused','parked']}"
+
 const struct mcp_tool tools__table[TOOL_COUNT] = {
 	[TOOL_CREATE_SANDBOX] = {
 		.id = TOOL_CREATE_SANDBOX,
@@ -62,8 +71,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"exit is an error named ExitError.",
 		.input_schema =
 			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
-			"'description':'The sandbox id that create_sandbox returned'},"
+			SANDBOX_ID_PROP ","
 			"'code':{'type':'string','description':'The code to run'},"
 			"'language':{'type':'string','enum':['python','javascript',"
 			"'bash'],'description':'Default python'},"
@@ -99,8 +107,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"stdout, stderr and exit code.",
 		.input_schema =
 			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
-			"'description':'The sandbox id that create_sandbox returned'},"
+			SANDBOX_ID_PROP ","
 			"'command':{'type':'string','minLength':1,"
 			"'description':'A shell command line, run with sh -c'},"
 			"'cwd':{'type':'string','minLength':1,"
@@ -132,8 +139,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"Write a file in a sandbox (created or replaced).",
 		.input_schema =
 			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
-			"'description':'The sandbox id that create_sandbox returned'},"
+			SANDBOX_ID_PROP ","
 			"'path':{'type':'string','minLength':1,"
 			"'description':'Absolute path in the sandbox'},"
 			"'content':{'type':'string',"
@@ -157,8 +163,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"else (or when asked) as base64.",
 		.input_schema =
 			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
-			"'description':'The sandbox id that create_sandbox returned'},"
+			SANDBOX_ID_PROP ","
 			"'path':{'type':'string','minLength':1,"
 			"'description':'Absolute path in the sandbox'},"
 			"'encoding':{'type':'string','enum':['text','base64'],"
@@ -182,8 +187,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"type and size.",
 		.input_schema =
 			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
-			"'description':'The sandbox id that create_sandbox returned'},"
+			SANDBOX_ID_PROP ","
 			"'path':{'type':'string','minLength':1,"
 			"'description':'Directory (default /root)'}"
 			"},'required':['sandbox_id'],'additionalProperties':false}",
@@ -207,16 +211,14 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"resume_sandbox lets it run on with its state.",
 		.input_schema =
 			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
-			"'description':'The sandbox id that create_sandbox returned'},"
+			SANDBOX_ID_PROP ","
 			"'to_disk':{'type':'boolean',"
 			"'description':'Save it to disk and free its memory (default false)'}"
 			"},'required':['sandbox_id'],'additionalProperties':false}",
 		.output_schema =
 			"{'type':'object','properties':{"
 			"'sandbox_id':{'type':'string'},"
-			"'state':{'type':'string','enum':['booting','running','paused',"
-			"'parked']}"
+			STATE_PROP
 			"},'required':['sandbox_id','state']}",
 	},
 	[TOOL_RESUME_SANDBOX] = {
@@ -227,14 +229,12 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"Resume a paused sandbox with its state.",
 		.input_schema =
 			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
-			"'description':'The sandbox id that create_sandbox returned'}"
+			SANDBOX_ID_PROP
 			"},'required':['sandbox_id'],'additionalProperties':false}",
 		.output_schema =
 			"{'type':'object','properties':{"
 			"'sandbox_id':{'type':'string'},"
-			"'state':{'type':'string','enum':['booting','running','paused',"
-			"'parked']}"
+			STATE_PROP
 			"},'required':['sandbox_id','state']}",
 	},
 	[TOOL_KILL_SANDBOX] = {
@@ -245,8 +245,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"Kill a sandbox: it and everything in it is gone.",
 		.input_schema =
 			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string','minLength':1,'maxLength':12,"
-			"'description':'The sandbox id that create_sandbox returned'}"
+			SANDBOX_ID_PROP
 			"},'required':['sandbox_id'],'additionalProperties':false}",
 		.output_schema =
 			"{'type':'object','properties':{"
@@ -269,8 +268,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"{'type':'object','properties':{"
 			"'sandboxes':{'type':'array','items':{'type':'object',"
 			"'properties':{'sandbox_id':{'type':'string'},"
-			"'state':{'type':'string','enum':['booting','running','paused',"
-			"'parked']},'ttl_left':{'type':['integer','null']},"
+			STATE_PROP ",'ttl_left':{'type':['integer','null']},"
 			"'template':{'type':['string','null']},"
 			"'memory_mib':{'type':'integer'},'vcpus':{'type':'integer'}},"
 			"'required':['sandbox_id','state']}}"
