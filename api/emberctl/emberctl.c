@@ -930,15 +930,6 @@ static void fmt_dur(int64_t s, char *out, size_t outsz)
 			 (int)(s / 3600 % 24));
 }
 
-static const char *state_name(const struct sandbox_info *s)
-{
-	if (s->parked)
-		return "parked";
-	if (!s->ready)
-		return "booting";
-	return s->paused ? "paused" : "running";
-}
-
 static int cmd_ls(int argc, char **argv)
 {
 	struct sandbox_info *v;
@@ -972,8 +963,8 @@ static int cmd_ls(int argc, char **argv)
 		else
 			snprintf(pid, sizeof(pid), "-");
 		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %-7s  %s\n", s->id,
-		       pid, s->mem_mib, s->vcpus, state_name(s), age, ttl,
-		       s->template_name[0] ? s->template_name : "-");
+		       pid, s->mem_mib, s->vcpus, sandbox__state_name(s), age,
+		       ttl, s->template_name[0] ? s->template_name : "-");
 	}
 	free(v);
 	return fflush(stdout) == 0 ? 0 : 1;

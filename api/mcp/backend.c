@@ -169,15 +169,6 @@ static void renew(const struct sandbox_info *info, unsigned int ttl_s)
 		sandbox__renew(info, ttl_s, err, sizeof(err));
 }
 
-static const char *state_name(const struct sandbox_info *s)
-{
-	if (s->parked)
-		return "parked";
-	if (!s->ready)
-		return "booting";
-	return s->paused ? "paused" : "running";
-}
-
 /* lookup() + renew() + running: the sandbox a guest call works in. */
 static json_t *usable(struct backend *b, const json_t *args,
 		      struct sandbox_info *info)
@@ -189,7 +180,7 @@ static json_t *usable(struct backend *b, const json_t *args,
 		return fail;
 	if (info->paused)
 		return tools__fail("sandbox %s is %s: resume_sandbox first",
-				   info->id, state_name(info));
+				   info->id, sandbox__state_name(info));
 	renew(info, ttl_s);
 	return NULL;
 }
@@ -895,7 +886,7 @@ static json_t *state_result(const char *id)
 	if (sandbox__find(id, &info, err, sizeof(err)) < 0)
 		return tools__fail("%s", err);
 	return tools__ok(json_pack("{s:s, s:s}", "sandbox_id", info.id, "state",
-				   state_name(&info)),
+				   sandbox__state_name(&info)),
 			 NULL);
 }
 
@@ -997,7 +988,8 @@ static json_t *list_sandboxes(struct backend *b)
 			continue;
 		left = info.ready ? sandbox__ttl_left(&info, now) : -1;
 		e = json_pack("{s:s, s:s, s:o, s:s?, s:i, s:i}", "sandbox_id",
-			      info.id, "state", state_name(&info), "ttl_left",
+			      info.id, "state", sandbox__state_name(&info),
+			      "ttl_left",
 			      left >= 0 ? json_integer(left) : json_null(),
 			      "template",
 			      info.template_name[0] ? info.template_name : NULL,

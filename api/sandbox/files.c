@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "sandbox_internal.h"
 
 int files__pathf(char *out, size_t outsz, const char *fmt, ...)
 {
@@ -189,4 +190,15 @@ int files__copy_sparse(int in, int out)
 		data = hole;
 	}
 	return 0;
+}
+
+/* In this light file: every client of the library links it. */
+int sandbox__errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
 }

@@ -20,6 +20,7 @@
 #include "agent_client.h"
 #include "clock.h"
 #include "interp_client.h"
+#include "sandbox_internal.h"
 
 /* How long past the guest's own timeout the host waits for the end. */
 #define EXEC_GRACE_MS 30000
@@ -35,21 +36,6 @@ struct interp_client {
 	bool broken; /* a failure mid-request: no further request */
 };
 
-static int errf(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int errf(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 int interp_client__connect(const char *uds, int timeout_ms,
 			   struct interp_client **out, char *err, size_t errlen)
 {
@@ -64,23 +50,24 @@ int interp_client__connect(const char *uds, int timeout_ms,
 	if (!a || !c) {
 		agent_client__free(a);
 		free(c);
-		return errf(err, errlen, -ENOMEM, "out of memory");
+		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	c->fd = -1;
 	rc = agent_client__connect(a, uds, INTERP_PORT, timeout_ms);
 	if (rc < 0) {
-		errf(err, errlen, rc, "%s", agent_client__error(a));
+		sandbox__errf(err, errlen, rc, "%s", agent_client__error(a));
 		goto fail;
 	}
 	fd = agent_client__detach_fd(a);
 	if (fd < 0) {
-		rc = errf(err, errlen, fd, "%s", agent_client__error(a));
+		rc = sandbox__errf(err, errlen, fd, "%s",
+				   agent_client__error(a));
 		goto fail;
 	}
 	c->fd = fd;
 	req = json_pack("{s:s}", "op", "ping");
 	if (!req) {
-		rc = errf(err, errlen, -ENOMEM, "out of memory");
+		rc = sandbox__errf(err, errlen, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	rc = interp_client__request(c, req, timeout_ms, &ans, err, errlen);
@@ -132,12 +119,12 @@ static int send_json(struct interp_client *c, const json_t *obj,
 	int rc = 0;
 
 	if (!s)
-		return errf(err, errlen, -ENOMEM, "out of memory");
+		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
 	len = strlen(s);
 	line = realloc(s, len + 1);
 	if (!line) {
 		free(s);
-		return errf(err, errlen, -ENOMEM, "out of memory");
+		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	line[len++] = '\n'; /* no NUL needed: @len bytes are sent */
 	while (off < len) {
@@ -160,9 +147,11 @@ static int send_json(struct interp_client *c, const json_t *obj,
 	}
 	free(line);
 	if (rc == -ETIMEDOUT)
-		return errf(err, errlen, rc, "the interpreter took no request");
+		return sandbox__errf(err, errlen, rc,
+				     "the interpreter took no request");
 	if (rc < 0)
-		return errf(err, errlen, rc, "the interpreter went away");
+		return sandbox__errf(err, errlen, rc,
+				     "the interpreter went away");
 	return 0;
 }
 
@@ -190,9 +179,10 @@ static int read_line(struct interp_client *c, char **line, size_t *len,
 			return 0;
 		}
 		if (c->rx_len >= INTERP_MAX_LINE)
-			return errf(err, errlen, -EPROTO,
-				    "the interpreter sent a line over %u bytes",
-				    INTERP_MAX_LINE);
+			return sandbox__errf(
+				err, errlen, -EPROTO,
+				"the interpreter sent a line over %u bytes",
+				INTERP_MAX_LINE);
 		/* Room at the end: move the partial line down, or grow. */
 		if (c->rx_off) {
 			memmove(c->rx, c->rx + c->rx_off, c->rx_len);
@@ -206,8 +196,8 @@ static int read_line(struct interp_client *c, char **line, size_t *len,
 				cap = INTERP_MAX_LINE + 1;
 			p = realloc(c->rx, cap);
 			if (!p)
-				return errf(err, errlen, -ENOMEM,
-					    "out of memory");
+				return sandbox__errf(err, errlen, -ENOMEM,
+						     "out of memory");
 			c->rx = p;
 			c->rx_cap = cap;
 		}
@@ -222,16 +212,17 @@ static int read_line(struct interp_client *c, char **line, size_t *len,
 		if (r < 0 && errno == EAGAIN) {
 			rc = clock__wait_fd(c->fd, POLLIN, deadline);
 			if (rc == -ETIMEDOUT)
-				return errf(err, errlen, rc,
-					    "the interpreter did not answer "
-					    "in time");
+				return sandbox__errf(
+					err, errlen, rc,
+					"the interpreter did not answer "
+					"in time");
 			if (rc < 0)
-				return errf(err, errlen, rc, "poll: %s",
-					    strerror(-rc));
+				return sandbox__errf(err, errlen, rc,
+						     "poll: %s", strerror(-rc));
 			continue;
 		}
-		return errf(err, errlen, -ECONNRESET,
-			    "the interpreter closed the connection");
+		return sandbox__errf(err, errlen, -ECONNRESET,
+				     "the interpreter closed the connection");
 	}
 }
 
@@ -251,13 +242,15 @@ static int read_obj(struct interp_client *c, json_t **obj, const char **type,
 	/* The whole line: a NUL in it is an error, not its end. */
 	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
 	if (!o)
-		return errf(err, errlen, -EPROTO,
-			    "the interpreter sent bad JSON: %s", je.text);
+		return sandbox__errf(err, errlen, -EPROTO,
+				     "the interpreter sent bad JSON: %s",
+				     je.text);
 	t = json_object_get(o, "type");
 	if (!json_is_object(o) || !json_is_string(t)) {
 		json_decref(o);
-		return errf(err, errlen, -EPROTO,
-			    "the interpreter sent a line without a type");
+		return sandbox__errf(
+			err, errlen, -EPROTO,
+			"the interpreter sent a line without a type");
 	}
 	*obj = o;
 	*type = json_string_value(t);
@@ -289,7 +282,7 @@ static int failure(const json_t *o, char *err, size_t errlen)
 	for (i = 0; buf[i]; i++)
 		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
 			buf[i] = ' ';
-	return errf(err, errlen, -EREMOTEIO, "interpreter: %s", buf);
+	return sandbox__errf(err, errlen, -EREMOTEIO, "interpreter: %s", buf);
 }
 
 /* An execute's event is well formed (INTERP.md, the event stream). */
@@ -322,13 +315,13 @@ static int execute_req(const struct interp_exec_req *r, json_t **out, char *err,
 	size_t i;
 
 	if (!r->code || (strcmp(lang, "python") && strcmp(lang, "javascript")))
-		return errf(err, errlen, -EINVAL,
-			    "language must be python or javascript");
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "language must be python or javascript");
 	req = json_pack("{s:s, s:s, s:s, s:I}", "op", "execute", "code",
 			r->code, "language", lang, "timeout_ms",
 			(json_int_t)r->timeout_ms);
 	if (!req)
-		return errf(err, errlen, -EINVAL, "code is not UTF-8");
+		return sandbox__errf(err, errlen, -EINVAL, "code is not UTF-8");
 	if (r->context &&
 	    json_object_set_new(req, "context", json_string(r->context)))
 		goto bad;
@@ -353,8 +346,8 @@ static int execute_req(const struct interp_exec_req *r, json_t **out, char *err,
 	return 0;
 bad:
 	json_decref(req);
-	return errf(err, errlen, -EINVAL,
-		    "bad context or environment (NAME=value, UTF-8)");
+	return sandbox__errf(err, errlen, -EINVAL,
+			     "bad context or environment (NAME=value, UTF-8)");
 }
 
 int interp_client__execute(struct interp_client *c,
@@ -367,8 +360,8 @@ int interp_client__execute(struct interp_client *c,
 	int rc;
 
 	if (c->broken)
-		return errf(err, errlen, -ECONNRESET,
-			    "the connection failed earlier");
+		return sandbox__errf(err, errlen, -ECONNRESET,
+				     "the connection failed earlier");
 	rc = execute_req(req, &r, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -390,9 +383,10 @@ int interp_client__execute(struct interp_client *c,
 			return rc; /* the connection stays usable */
 		}
 		if (!event_ok(ev, type)) {
-			rc = errf(err, errlen, -EPROTO,
-				  "the interpreter sent a bad \"%.40s\" event",
-				  type);
+			rc = sandbox__errf(
+				err, errlen, -EPROTO,
+				"the interpreter sent a bad \"%.40s\" event",
+				type);
 			json_decref(ev);
 			break;
 		}
@@ -400,12 +394,14 @@ int interp_client__execute(struct interp_client *c,
 		rc = fn ? fn(arg, ev) : 0;
 		json_decref(ev);
 		if (rc == -EMSGSIZE)
-			errf(err, errlen, rc,
-			     "the interpreter sent more results than a call "
-			     "may have (%u, %u MiB)",
-			     INTERP_MAX_RESULTS, INTERP_MAX_RESULT_BYTES >> 20);
+			sandbox__errf(
+				err, errlen, rc,
+				"the interpreter sent more results than a call "
+				"may have (%u, %u MiB)",
+				INTERP_MAX_RESULTS,
+				INTERP_MAX_RESULT_BYTES >> 20);
 		else if (rc < 0)
-			errf(err, errlen, rc, "%s", strerror(-rc));
+			sandbox__errf(err, errlen, rc, "%s", strerror(-rc));
 		if (rc == 0 && end)
 			return 0;
 	}
@@ -455,10 +451,10 @@ int interp_client__request(struct interp_client *c, json_t *req, int timeout_ms,
 
 	*answer = NULL;
 	if (!op || !strcmp(op, "execute") || timeout_ms <= 0)
-		return errf(err, errlen, -EINVAL, "bad request");
+		return sandbox__errf(err, errlen, -EINVAL, "bad request");
 	if (c->broken)
-		return errf(err, errlen, -ECONNRESET,
-			    "the connection failed earlier");
+		return sandbox__errf(err, errlen, -ECONNRESET,
+				     "the connection failed earlier");
 	deadline = clock__mono_ms() + timeout_ms;
 	rc = send_json(c, req, deadline, err, errlen);
 	if (rc == 0)
@@ -475,8 +471,8 @@ int interp_client__request(struct interp_client *c, json_t *req, int timeout_ms,
 	if (!answer_ok(op, type, a)) {
 		json_decref(a);
 		c->broken = true;
-		return errf(err, errlen, -EPROTO,
-			    "the interpreter answered %s badly", op);
+		return sandbox__errf(err, errlen, -EPROTO,
+				     "the interpreter answered %s badly", op);
 	}
 	*answer = a;
 	return 0;
@@ -500,11 +496,11 @@ static int start_interp(const char *uds, int timeout_ms, char *err,
 	int fd, rc;
 
 	if (!a)
-		return errf(err, errlen, -ENOMEM, "out of memory");
+		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
 	fd = memfd_create("ember-interp-start", MFD_CLOEXEC);
 	if (fd < 0) {
-		rc = errf(err, errlen, -errno, "memfd_create: %s",
-			  strerror(errno));
+		rc = sandbox__errf(err, errlen, -errno, "memfd_create: %s",
+				   strerror(errno));
 		goto out;
 	}
 	req.stdout_fd = req.stderr_fd = fd;
@@ -512,14 +508,15 @@ static int start_interp(const char *uds, int timeout_ms, char *err,
 	if (rc == 0)
 		rc = agent_client__exec(a, &req, &res);
 	if (rc == -EREMOTEIO && agent_client__guest_errno(a) == ENOENT) {
-		rc = errf(err, errlen, -ENOEXEC,
-			  "this sandbox has no code interpreter (its rootfs "
-			  "lacks ember-interp)");
+		rc = sandbox__errf(
+			err, errlen, -ENOEXEC,
+			"this sandbox has no code interpreter (its rootfs "
+			"lacks ember-interp)");
 		goto out;
 	}
 	if (rc < 0) {
-		errf(err, errlen, rc, "starting the interpreter: %s",
-		     agent_client__error(a));
+		sandbox__errf(err, errlen, rc, "starting the interpreter: %s",
+			      agent_client__error(a));
 		goto out;
 	}
 	if (res.kind != EMBER_AGENT_EXITED || res.code != 0) {
@@ -528,10 +525,11 @@ static int start_interp(const char *uds, int timeout_ms, char *err,
 		for (char *p = msg; *p; p++)
 			if ((unsigned char)*p < 0x20)
 				*p = ' ';
-		rc = errf(err, errlen, -EIO,
-			  "ember-interp start failed (%s %d): %s",
-			  res.kind == EMBER_AGENT_EXITED ? "exit" : "signal",
-			  res.code, msg);
+		rc = sandbox__errf(err, errlen, -EIO,
+				   "ember-interp start failed (%s %d): %s",
+				   res.kind == EMBER_AGENT_EXITED ? "exit" :
+								    "signal",
+				   res.code, msg);
 	}
 out:
 	if (fd >= 0)

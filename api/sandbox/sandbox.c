@@ -46,16 +46,6 @@
 #define KILL_WAIT_MS	15000 /* sandbox__kill: for the supervisor */
 #define STALE_HIDDEN_S	60 /* a lockless .new/.dead dir this old is junk */
 
-int sandbox__errf(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 static int is_id(const char *s)
 {
 	size_t i;
@@ -1022,6 +1012,15 @@ int sandbox__unpark(const struct sandbox_info *info, const char *ember,
 	o.vcpus = cur.vcpus;
 	o.ttl_s = cur.ttl_s;
 	return start_supervisor(&o, state, &cur, &how, lock_fd, err, errlen);
+}
+
+const char *sandbox__state_name(const struct sandbox_info *i)
+{
+	if (i->parked)
+		return "parked";
+	if (!i->ready)
+		return "booting";
+	return i->paused ? "paused" : "running";
 }
 
 int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now)

@@ -169,6 +169,12 @@ int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
 		  size_t errlen);
 
 /*
+ * sandbox__state_name() - what @i is doing, as `ls` and the tools say it:
+ * "parked", "booting", "paused" or "running" (a static string).
+ */
+const char *sandbox__state_name(const struct sandbox_info *i);
+
+/*
  * sandbox__ttl_left() - seconds of TTL @i has left at Unix time @now
  * (the clock stops while it is paused); -1 for no TTL, 0 when over.
  */
