@@ -28,11 +28,12 @@
 #define PARK_STOP_MS (SUPERVISOR_STOP_GRACE_MS + 5000)
 
 /*
- * Take @dir's pause.lock (one pause, park or resume at a time, and the
- * info read under it): its fd, or a negative errno with @err.
+ * Take @info's pause.lock (one pause, park, resume or renew at a time)
+ * and read its info file under it into *@cur: the lock's fd, or a
+ * negative errno with @err (nothing held).
  */
-static int pause__lock(const struct sandbox_info *info, char *err,
-		       size_t errlen)
+static int pause__lock(const struct sandbox_info *info,
+		       struct sandbox_info *cur, char *err, size_t errlen)
 {
 	char lock[PATH_MAX];
 	int fd, rc;
@@ -49,6 +50,12 @@ static int pause__lock(const struct sandbox_info *info, char *err,
 		return sandbox__errf(err, errlen, rc, "%s: %s", lock,
 				     strerror(-rc));
 	}
+	rc = sandbox__read_info(info->dir, cur);
+	if (rc) {
+		close(fd);
+		return sandbox__errf(err, errlen, rc, "sandbox %s: %s",
+				     info->id, strerror(-rc));
+	}
 	return fd;
 }
 
@@ -58,20 +65,14 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 	char sock[PATH_MAX];
 	struct sandbox_info cur = *info;
 	int64_t now = (int64_t)time(NULL);
-	int fd, rc;
+	int fd, rc = 0;
 
 	if (files__pathf(sock, sizeof(sock), "%s/" SANDBOX_API_NAME, info->dir))
 		return sandbox__errf(err, errlen, -ENAMETOOLONG,
 				     "sandbox path too long");
-	fd = pause__lock(info, err, errlen);
+	fd = pause__lock(info, &cur, err, errlen);
 	if (fd < 0)
 		return fd;
-	rc = sandbox__read_info(info->dir, &cur);
-	if (rc) {
-		sandbox__errf(err, errlen, rc, "sandbox %s: %s", info->id,
-			      strerror(-rc));
-		goto out;
-	}
 	if (cur.parked) {
 		/* Paused already, and more; resuming it takes a new ember. */
 		if (!pause)
@@ -114,21 +115,15 @@ int sandbox__renew(const struct sandbox_info *info, unsigned int ttl_s,
 {
 	struct sandbox_info cur = *info;
 	int64_t now = (int64_t)time(NULL), end, ttl;
-	int fd, rc;
+	int fd, rc = 0;
 
 	if (ttl_s < 1 || ttl_s > 31536000)
 		return sandbox__errf(err, errlen, -EINVAL,
 				     "TTL %u s out of range (1-31536000)",
 				     ttl_s);
-	fd = pause__lock(info, err, errlen);
+	fd = pause__lock(info, &cur, err, errlen);
 	if (fd < 0)
 		return fd;
-	rc = sandbox__read_info(info->dir, &cur);
-	if (rc) {
-		sandbox__errf(err, errlen, rc, "sandbox %s: %s", info->id,
-			      strerror(-rc));
-		goto out;
-	}
 	if (!cur.ready) {
 		rc = sandbox__errf(err, errlen, -EAGAIN,
 				   "sandbox %s is still booting", info->id);
@@ -186,17 +181,11 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 	int64_t now = (int64_t)time(NULL);
 	unsigned int gen;
 	bool was_paused, diff;
-	int fd, rc;
+	int fd, rc = 0;
 
-	fd = pause__lock(info, err, errlen);
+	fd = pause__lock(info, &cur, err, errlen);
 	if (fd < 0)
 		return fd;
-	rc = sandbox__read_info(info->dir, &cur);
-	if (rc) {
-		sandbox__errf(err, errlen, rc, "sandbox %s: %s", info->id,
-			      strerror(-rc));
-		goto out;
-	}
 	if (cur.parked)
 		goto out; /* already so */
 	if (!cur.ready) {
