@@ -148,7 +148,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% snapshot/% vmm/mem.c vmm/pvm/x86_decode.c vmm/pvm/gva.c vmm/pvm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c,$(LIB_SRCS)) -lz
+	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% snapshot/% vmm/mem.c vmm/pvm/x86_decode.c vmm/pvm/gva.c vmm/pvm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c devices/virtio_net.c,$(LIB_SRCS)) -lz
 
 # The control socket's routes into the control layer: most of the VMM.
 $(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRCS)
