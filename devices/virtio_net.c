@@ -132,7 +132,7 @@ static enum net_rx_result net__deliver(struct virtio_net *n, const uint8_t *pkt,
 	struct virtq *q = &n->t.vq[VIRTIO_NET_Q_RX];
 	bool mrg = net__has(n, VIRTIO_NET_F_MRG_RXBUF);
 	uint16_t start = q->last_avail, nbuf = 0, i;
-	uint8_t nb[2];
+	uint8_t hdr[VIRTIO_NET_HDR_BYTES];
 	uint64_t off = 0, want;
 	int r;
 
@@ -172,10 +172,15 @@ static enum net_rx_result net__deliver(struct virtio_net *n, const uint8_t *pkt,
 		nbuf++;
 		off += want;
 	}
-	/* VERSION_1: 1 without MRG_RXBUF (5.1.6.4.1). */
-	mem__put_le16(nb, nbuf);
-	if (virtq__write(&n->first, m, VIRTIO_NET_HDR_NUM_BUFFERS, nb, 2) !=
-	    2) {
+	/*
+	 * The header again, last: num_buffers (1 without MRG_RXBUF in
+	 * VERSION_1) and, without GUEST_CSUM, flags 0 (5.1.6.4.1).
+	 */
+	memcpy(hdr, pkt, sizeof(hdr));
+	if (!net__has(n, VIRTIO_NET_F_GUEST_CSUM))
+		hdr[VIRTIO_NET_HDR_FLAGS] = 0;
+	mem__put_le16(hdr + VIRTIO_NET_HDR_NUM_BUFFERS, nbuf);
+	if (virtq__write(&n->first, m, 0, hdr, sizeof(hdr)) != sizeof(hdr)) {
 		virtio_mmio__needs_reset(&n->t);
 		return RX_BROKEN;
 	}
@@ -351,8 +356,13 @@ static void net__tx_one(struct virtio_net *n, const struct virtq_chain *c)
 		net__tx_error(n);
 		return;
 	}
-	/* num_buffers means nothing on tx (5.1.6.2): send it as 0. */
+	/*
+	 * num_buffers means nothing on tx, and DATA_VALID is not the
+	 * driver's to set (5.1.6.2.1): a guest does not get to vouch for
+	 * its own checksums to the host's stack.
+	 */
 	mem__put_le16(hdr + VIRTIO_NET_HDR_NUM_BUFFERS, 0);
+	hdr[VIRTIO_NET_HDR_FLAGS] &= ~VIRTIO_NET_HDR_F_DATA_VALID;
 	n->iov[0].iov_base = hdr;
 	n->iov[0].iov_len = sizeof(hdr);
 	for (i = 0; i < c->nr_segs; i++) {

@@ -618,6 +618,72 @@ static void test_state(void **state)
 	assert_int_equal(vdrv_device_features(f->t) & VIRTIO_NET_OFFLOADS, 0);
 }
 
+/* Without GUEST_CSUM the device sends flags 0; tx never passes DATA_VALID. */
+static void test_csum_flags(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t len = make_pkt(f, 100, VIRTIO_NET_HDR_F_DATA_VALID, 0, 19);
+	uint16_t head;
+
+	driver_init(f, 1ULL << VIRTIO_NET_F_GUEST_CSUM |
+			       1ULL << VIRTIO_NET_F_GUEST_TSO4 |
+			       1ULL << VIRTIO_NET_F_GUEST_TSO6);
+	head = vdrv_post(f->r.ram, &f->rx,
+			 (struct vdrv_seg[]){ { BUF_GPA, 2000, true } }, 1);
+	assert_int_equal(virtio_net__rx(f->n, f->pkt, len), 0);
+	assert_int_equal(vdrv_take_used(f->r.ram, &f->rx, head), len);
+	assert_int_equal(f->r.ram[BUF_GPA + VIRTIO_NET_HDR_FLAGS], 0);
+
+	driver_init(f, 0);
+	head = vdrv_post(f->r.ram, &f->rx,
+			 (struct vdrv_seg[]){ { BUF_GPA, 2000, true } }, 1);
+	assert_int_equal(virtio_net__rx(f->n, f->pkt, len), 0);
+	assert_int_equal(vdrv_take_used(f->r.ram, &f->rx, head), len);
+	assert_int_equal(f->r.ram[BUF_GPA + VIRTIO_NET_HDR_FLAGS],
+			 VIRTIO_NET_HDR_F_DATA_VALID);
+
+	put(f, BUF_GPA + 0x1000, 0, len);
+	head = vdrv_post(
+		f->r.ram, &f->tx,
+		(struct vdrv_seg[]){ { BUF_GPA + 0x1000, len, false } }, 1);
+	wr(f, QUEUE_NOTIFY, VIRTIO_NET_Q_TX);
+	assert_int_equal(f->tx_calls, 1);
+	assert_int_equal(f->tx_buf[VIRTIO_NET_HDR_FLAGS], 0);
+	assert_int_equal(vdrv_take_used(f->r.ram, &f->tx, head), 0);
+}
+
+/*
+ * With EVENT_IDX: a frame waiting for more buffers leaves avail_event
+ * where the driver's next buffer crosses it (so it notifies).
+ */
+static void test_rx_wait_event_idx(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t feat = vdrv_device_features(f->t);
+	uint32_t len = make_pkt(f, 1500, 0, 0, 20);
+	uint16_t h1, h2;
+
+	vdrv_queue_init(f->r.ram, &f->rx, QSZ, RX_DESC, RX_AVAIL, RX_USED);
+	vdrv_queue_init(f->r.ram, &f->tx, QSZ, TX_DESC, TX_AVAIL, TX_USED);
+	assert_int_equal(vdrv_negotiate(f->t, feat), VDRV_STATUS_NEGOTIATED);
+	vdrv_queue_start(f->t, VIRTIO_NET_Q_RX, &f->rx);
+	vdrv_queue_start(f->t, VIRTIO_NET_Q_TX, &f->tx);
+	vdrv_driver_ok(f->t);
+
+	h1 = vdrv_post(f->r.ram, &f->rx,
+		       (struct vdrv_seg[]){ { BUF_GPA, 1000, true } }, 1);
+	assert_int_equal(virtio_net__rx(f->n, f->pkt, len), VIRTIO_NET_QUEUED);
+	/* avail_event: at the avail idx the driver has published (1). */
+	assert_int_equal(rd16(f->r.ram, RX_USED + 4 + 8 * QSZ), 1);
+	h2 = vdrv_post(f->r.ram, &f->rx,
+		       (struct vdrv_seg[]){ { BUF_GPA + 0x1000, 1000, true } },
+		       1);
+	wr(f, QUEUE_NOTIFY, VIRTIO_NET_Q_RX);
+	assert_int_equal(vdrv_take_used(f->r.ram, &f->rx, h1), 1000);
+	assert_int_equal(vdrv_take_used(f->r.ram, &f->rx, h2), len - 1000);
+	assert_int_equal(f->irq_level, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -648,6 +714,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rx_ring_too_small_mrg,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_csum_flags, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_rx_wait_event_idx, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
