@@ -23,6 +23,25 @@ enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
 #define CONFIG_MEM_MAX_MIB (LAYOUT_RAM_MAX >> 20)
 
 #define CONFIG_MAX_DRIVES 8
+#define CONFIG_MAX_NETS	  4
+
+/*
+ * One token bucket of a rate limiter, Firecracker's TokenBucket: @size
+ * tokens (bytes for bandwidth, requests or frames for ops) refilled in
+ * full every @refill_time_ms milliseconds, plus @one_time_burst tokens
+ * that are spent first and never refill.  @size 0 or @refill_time_ms 0:
+ * no limit (the bucket is off).
+ */
+struct token_bucket_config {
+	uint64_t size;
+	uint64_t one_time_burst;
+	uint64_t refill_time_ms;
+};
+
+/* A rate limiter: a bandwidth and an operations bucket, either may be off. */
+struct rate_limiter_config {
+	struct token_bucket_config bandwidth, ops;
+};
 
 /* One virtio-blk drive (--drive path=FILE[,ro][,root][,id=NAME]). */
 struct drive_config {
@@ -31,6 +50,20 @@ struct drive_config {
 	bool read_only; /* VIRTIO_BLK_F_RO; the file is opened O_RDONLY */
 	bool root; /* root=/dev/vda unless --append sets root= */
 	const char *partuuid; /* root: root=PARTUUID=<it> instead; NULL */
+	struct rate_limiter_config rate_limiter; /* all zero: none */
+};
+
+/*
+ * One virtio-net device over a tap (--net tap=NAME[,mac=MAC][,id=ID],
+ * PUT /network-interfaces/{iface_id}).  The tap must exist or be
+ * creatable by this process (TUNSETIFF); ember never configures it.
+ */
+struct net_config {
+	const char *iface_id; /* [A-Za-z0-9_]{1,64}; NULL: "net<N>" */
+	const char *host_dev_name; /* the tap, 1..IFNAMSIZ-1 bytes */
+	uint8_t guest_mac[6];
+	bool has_mac; /* else the guest picks a random one */
+	struct rate_limiter_config rx_rate_limiter, tx_rate_limiter;
 };
 
 /*
@@ -59,6 +92,8 @@ struct vm_config {
 	unsigned int nr_drives;
 	bool no_rng; /* no virtio-rng device */
 	struct vsock_config vsock;
+	struct net_config nets[CONFIG_MAX_NETS];
+	unsigned int nr_nets;
 };
 
 /*
