@@ -330,12 +330,13 @@ static void net__tx_error(struct virtio_net *n)
  * goes out), then the rest of the readable bytes, wherever the driver
  * split them.
  */
-static void net__tx_one(struct virtio_net *n, const struct virtq_chain *c)
+static int net__tx_one(struct virtio_net *n, const struct virtq_chain *c)
 {
 	const struct guest_mem *m = n->t.mem;
 	uint8_t hdr[VIRTIO_NET_HDR_BYTES];
 	uint64_t frame, skip = VIRTIO_NET_HDR_BYTES;
 	unsigned int i, iovcnt = 1;
+	int r;
 
 	n->stats.dev.requests++;
 	/* 5.1.6.2: a tx buffer is device-readable only. */
@@ -343,7 +344,7 @@ static void net__tx_one(struct virtio_net *n, const struct virtq_chain *c)
 	    c->out_bytes - VIRTIO_NET_HDR_BYTES > VIRTIO_NET_MAX_FRAME ||
 	    virtq__read(c, m, 0, hdr, sizeof(hdr)) != sizeof(hdr)) {
 		net__tx_error(n);
-		return;
+		return 0;
 	}
 	frame = c->out_bytes - VIRTIO_NET_HDR_BYTES;
 	if (!net__hdr_ok(n, hdr, VIRTIO_NET_F_CSUM, VIRTIO_NET_F_HOST_TSO4,
@@ -354,7 +355,7 @@ static void net__tx_one(struct virtio_net *n, const struct virtq_chain *c)
 			     2 >
 		     frame)) {
 		net__tx_error(n);
-		return;
+		return 0;
 	}
 	/*
 	 * num_buffers means nothing on tx, and DATA_VALID is not the
@@ -377,19 +378,25 @@ static void net__tx_one(struct virtio_net *n, const struct virtq_chain *c)
 		p = mem__ptr(m, s->gpa + skip, s->len - skip);
 		if (!p) {
 			net__tx_error(n);
-			return;
+			return 0;
 		}
 		n->iov[iovcnt].iov_base = p;
 		n->iov[iovcnt].iov_len = s->len - skip;
 		iovcnt++;
 		skip = 0;
 	}
-	if (n->ops->tx(n->backend, n->iov, iovcnt) < 0) {
+	r = n->ops->tx(n->backend, n->iov, iovcnt);
+	if (r == VIRTIO_NET_TX_LATER) {
+		n->stats.dev.requests--; /* counted when it goes */
+		return r;
+	}
+	if (r < 0) {
 		n->stats.tx_dropped++;
-		return;
+		return 0;
 	}
 	n->stats.tx_frames++;
 	n->stats.dev.write_bytes += frame;
+	return 0;
 }
 
 static void net__tx(struct virtio_net *n)
@@ -399,8 +406,16 @@ static void net__tx(struct virtio_net *n)
 	bool pushed = false;
 	int r;
 
+	uint16_t start = q->last_avail;
+
 	while ((r = virtq__pop(q, n->t.mem, c)) > 0) {
-		net__tx_one(n, c);
+		if (net__tx_one(n, c) == VIRTIO_NET_TX_LATER) {
+			/* The backend will call virtio_net__tx_resume(). */
+			net__rewind(q, start);
+			r = 0;
+			break;
+		}
+		start = q->last_avail;
 		if (virtq__push(q, n->t.mem, c->head, 0)) {
 			r = -EFAULT;
 			break;
@@ -527,6 +542,16 @@ void virtio_net__destroy(struct virtio_net *n)
 		net__pend_drop_head(n);
 	virtio_mmio__destroy(&n->t);
 	free(n);
+}
+
+void virtio_net__tx_resume(struct virtio_net *n)
+{
+	pthread_mutex_lock(&n->t.dev.lock);
+	if (n->t.vq[VIRTIO_NET_Q_TX].ready &&
+	    (n->t.status & VIRTIO_STATUS_DRIVER_OK) &&
+	    !(n->t.status & VIRTIO_STATUS_NEEDS_RESET))
+		net__tx(n);
+	pthread_mutex_unlock(&n->t.dev.lock);
 }
 
 uint64_t virtio_net__guest_features(struct virtio_net *n)

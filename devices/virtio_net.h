@@ -114,6 +114,9 @@
 /* virtio_net__rx() answers this when the frame waits in the device. */
 #define VIRTIO_NET_QUEUED 1
 
+/* ops->tx() answers this to leave the frame in the ring for later. */
+#define VIRTIO_NET_TX_LATER 1
+
 struct virtio_net;
 
 /* The host side.  tx is required, rx_ready may be NULL. */
@@ -124,7 +127,9 @@ struct virtio_net_backend_ops {
 	 * guest RAM; 1..VIRTQ_MAX_SIZE entries after the header).  The
 	 * backend writes it out before returning (the iovecs die then).
 	 * Returns 0, or a negative errno (-EAGAIN: the tap is full): the
-	 * frame is dropped and counted.
+	 * frame is dropped and counted; or VIRTIO_NET_TX_LATER (a rate
+	 * limiter said no): the frame stays in the ring, the device takes
+	 * no more frames until the backend calls virtio_net__tx_resume().
 	 */
 	int (*tx)(void *backend, const struct iovec *iov, unsigned int iovcnt);
 	/* virtio_net__rx_room() turned true again: read the tap again. */
@@ -201,6 +206,13 @@ int virtio_net__rx(struct virtio_net *n, const void *pkt, uint32_t len);
  * the largest size without dropping it?  Takes the lock.
  */
 bool virtio_net__rx_room(struct virtio_net *n);
+
+/*
+ * virtio_net__tx_resume() - take frames from the tx queue again after
+ * ops->tx() answered VIRTIO_NET_TX_LATER (a rate limiter's timer fired).
+ * Does nothing unless the driver is live.  Takes the lock.
+ */
+void virtio_net__tx_resume(struct virtio_net *n);
 
 /*
  * virtio_net__guest_features() - the features the driver negotiated (0

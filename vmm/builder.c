@@ -299,6 +299,13 @@ static int builder__devices(struct vm *vm, struct device_events ev)
 		ret = dev_rng__add(&env);
 	if (!ret && cfg->vsock.uds_path)
 		ret = dev_vsock__add(&env, &cfg->vsock);
+	/* Network interfaces last: the first one is the guest's eth0. */
+	for (i = 0; !ret && i < cfg->nr_nets; i++) {
+		const struct net_config *nc = &cfg->nets[i];
+
+		snprintf(id, sizeof(id), "net%u", i);
+		ret = dev_net__add(&env, nc->iface_id ? nc->iface_id : id, nc);
+	}
 	return ret;
 }
 

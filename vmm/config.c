@@ -2,10 +2,12 @@
 /* The configuration's limits, checked in one place (see config.h). */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/sysinfo.h>
 
 int config__parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -102,7 +104,61 @@ void config__free_strings(struct vm_config *cfg)
 		cfg->drives[i].path = cfg->drives[i].id = NULL;
 		cfg->drives[i].partuuid = NULL;
 	}
+	for (i = 0; i < cfg->nr_nets && i < CONFIG_MAX_NETS; i++) {
+		free((char *)cfg->nets[i].iface_id);
+		free((char *)cfg->nets[i].host_dev_name);
+		cfg->nets[i].iface_id = cfg->nets[i].host_dev_name = NULL;
+	}
 	free((char *)cfg->vsock.uds_path);
 	cfg->kernel_path = cfg->initrd_path = cfg->append = NULL;
 	cfg->vsock.uds_path = NULL;
+}
+
+int config__check_rate_limiter(const struct rate_limiter_config *r, char *err,
+			       size_t errlen)
+{
+	const struct token_bucket_config *tb[2] = { &r->bandwidth, &r->ops };
+	static const char *const names[2] = { "bandwidth", "ops" };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		const char *bad = NULL;
+
+		if (tb[i]->size > CONFIG_BUCKET_MAX)
+			bad = "size";
+		else if (tb[i]->one_time_burst > CONFIG_BUCKET_MAX)
+			bad = "one_time_burst";
+		else if (tb[i]->refill_time_ms > CONFIG_REFILL_MAX_MS)
+			bad = "refill_time";
+		if (bad) {
+			snprintf(err, errlen,
+				 "%s.%s is out of range (size and "
+				 "one_time_burst at most %llu, refill_time at "
+				 "most %llu ms)",
+				 names[i], bad, CONFIG_BUCKET_MAX,
+				 CONFIG_REFILL_MAX_MS);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int config__parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int i, v;
+	int n;
+
+	if (!s || strlen(s) != 17)
+		return -EINVAL;
+	for (i = 0; i < 6; i++) {
+		const char *p = s + i * 3;
+
+		if (!isxdigit((unsigned char)p[0]) ||
+		    !isxdigit((unsigned char)p[1]) || (i < 5 && p[2] != ':'))
+			return -EINVAL;
+		if (sscanf(p, "%2x%n", &v, &n) != 1 || n != 2)
+			return -EINVAL;
+		mac[i] = (uint8_t)v;
+	}
+	return (mac[0] & 1) ? -EINVAL : 0;
 }

@@ -133,6 +133,30 @@ int config__parse_vcpus(const char *s, unsigned int *vcpus, char *err,
  */
 void config__free_strings(struct vm_config *cfg);
 
+/*
+ * config__parse_mac() - @s as six hex octets separated by ':'
+ * ("06:00:ac:10:00:02") into @mac.  Returns 0, or -EINVAL for another
+ * form or a multicast address (the guest's own must be unicast).
+ */
+int config__parse_mac(const char *s, uint8_t mac[6]);
+
+/*
+ * Limits of a token bucket, so that the rate limiter's arithmetic
+ * (devices/rate_limiter.h) cannot overflow: size and one_time_burst up to
+ * CONFIG_BUCKET_MAX tokens, refill_time_ms up to CONFIG_REFILL_MAX_MS.
+ */
+#define CONFIG_BUCKET_MAX    (1ULL << 50)
+#define CONFIG_REFILL_MAX_MS (1000ULL * 60 * 60 * 24 * 366)
+
+/*
+ * config__check_rate_limiter() - both buckets of @r within the limits
+ * above (a bucket with size 0 or refill_time_ms 0 is off, whatever else
+ * it holds).  Returns 0, or -EINVAL with @err filled, naming the bucket
+ * and field as the API does ("bandwidth.size ...").
+ */
+int config__check_rate_limiter(const struct rate_limiter_config *r, char *err,
+			       size_t errlen);
+
 /* config__host_ram_mib() - this host's RAM in MiB (sysinfo); 0: unknown. */
 uint64_t config__host_ram_mib(void);
 

@@ -32,7 +32,8 @@ struct control {
 
 	/* The configuration: owned copies, changed on the event thread. */
 	struct control_config cfg;
-	char *strs[16 + CONFIG_MAX_DRIVES * 4]; /* what cfg points into */
+	char *strs[16 + CONFIG_MAX_DRIVES * 4 +
+		   CONFIG_MAX_NETS * 2]; /* what cfg points into */
 
 	/* Logger and metrics. */
 	int log_fd;
@@ -98,7 +99,7 @@ static const char *ctl__strerror(int ret)
  */
 struct ctl_new {
 	struct control_config cfg;
-	char *strs[16 + CONFIG_MAX_DRIVES * 4];
+	char *strs[16 + CONFIG_MAX_DRIVES * 4 + CONFIG_MAX_NETS * 2];
 	unsigned int n;
 	bool nomem;
 };
@@ -138,6 +139,12 @@ static void ctl__begin(const struct control *c, struct ctl_new *n)
 		d->drive_id = ctl__keep(n, d->drive_id);
 		d->path_on_host = ctl__keep(n, d->path_on_host);
 		d->partuuid = ctl__keep(n, d->partuuid);
+	}
+	for (i = 0; i < c->cfg.nr_nets; i++) {
+		struct control_net *k = &n->cfg.nets[i];
+
+		k->iface_id = ctl__keep(n, k->iface_id);
+		k->host_dev_name = ctl__keep(n, k->host_dev_name);
 	}
 }
 
@@ -457,6 +464,94 @@ int control__set_vsock(struct control *c, uint64_t cid, const char *uds_path,
 	return ctl__run(c, ctl__set_vsock, &a, e);
 }
 
+/* A tap name the kernel takes (dev_valid_name()): 1..15 bytes. */
+static bool ctl__ifname_ok(const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+
+	return len && len < 16 && strcmp(s, ".") && strcmp(s, "..") &&
+	       !strpbrk(s, "/: \t\n\r\v\f");
+}
+
+static int ctl__set_net(struct control *c, const void *args,
+			struct control_err *e)
+{
+	const struct control_net *a = args;
+	struct control_net *slot = NULL;
+	struct ctl_new n;
+	unsigned int i;
+	char why[160];
+	int ret = ctl__preboot(c, e);
+
+	if (ret)
+		return ret;
+	if (!ctl__id_ok(a->iface_id))
+		return ctl__err(e, -EINVAL,
+				"Network interface config error: iface_id must "
+				"be 1 to %d letters, digits, '_', '-' or '.'.",
+				DEVMGR_ID_MAX);
+	if (!ctl__ifname_ok(a->host_dev_name))
+		return ctl__err(e, -EINVAL,
+				"Network interface config error: host_dev_name "
+				"must be a tap name of 1 to 15 bytes without "
+				"'/', ':' or spaces.");
+	if (a->has_mac && (a->guest_mac[0] & 1))
+		return ctl__err(e, -EINVAL,
+				"Network interface config error: guest_mac "
+				"must be a unicast address.");
+	if (config__check_rate_limiter(&a->rx_rate_limiter, why, sizeof(why)) ||
+	    config__check_rate_limiter(&a->tx_rate_limiter, why, sizeof(why)))
+		return ctl__err(e, -EINVAL,
+				"Network interface config error: %s", why);
+	for (i = 0; i < c->cfg.nr_drives; i++)
+		if (!strcmp(c->cfg.drives[i].drive_id, a->iface_id))
+			return ctl__err(e, -EINVAL,
+					"Network interface config error: "
+					"iface_id %s is a drive's id.",
+					a->iface_id);
+	for (i = 0; i < c->cfg.nr_nets; i++) {
+		const struct control_net *o = &c->cfg.nets[i];
+
+		if (!strcmp(o->iface_id, a->iface_id))
+			continue;
+		if (!strcmp(o->host_dev_name, a->host_dev_name))
+			return ctl__err(e, -EINVAL,
+					"Network interface config error: "
+					"the tap %s is already used by %s.",
+					a->host_dev_name, o->iface_id);
+		if (a->has_mac && o->has_mac &&
+		    !memcmp(o->guest_mac, a->guest_mac, 6))
+			return ctl__err(e, -EINVAL,
+					"Network interface config error: "
+					"the guest MAC is already used by %s.",
+					o->iface_id);
+	}
+	ctl__begin(c, &n);
+	for (i = 0; i < n.cfg.nr_nets; i++)
+		if (!strcmp(n.cfg.nets[i].iface_id, a->iface_id))
+			slot = &n.cfg.nets[i];
+	if (!slot) {
+		if (n.cfg.nr_nets == CONFIG_MAX_NETS) {
+			ctl__abort(&n);
+			return ctl__err(e, -EINVAL,
+					"Network interface config error: at "
+					"most %d network interfaces.",
+					CONFIG_MAX_NETS);
+		}
+		slot = &n.cfg.nets[n.cfg.nr_nets++];
+	}
+	*slot = *a;
+	slot->iface_id = ctl__keep(&n, a->iface_id);
+	slot->host_dev_name = ctl__keep(&n, a->host_dev_name);
+	return ctl__commit(c, &n, e);
+}
+
+int control__set_net(struct control *c, const struct control_net *n,
+		     struct control_err *e)
+{
+	return ctl__run(c, ctl__set_net, n, e);
+}
+
 static int ctl__set_entropy(struct control *c, const void *args,
 			    struct control_err *e)
 {
@@ -656,6 +751,19 @@ static void ctl__vm_config(const struct control *c, struct vm_config *v)
 		};
 	}
 	v->nr_drives = k->nr_drives;
+	for (i = 0; i < k->nr_nets; i++) {
+		const struct control_net *n = &k->nets[i];
+
+		v->nets[i] = (struct net_config){
+			.iface_id = n->iface_id,
+			.host_dev_name = n->host_dev_name,
+			.has_mac = n->has_mac,
+			.rx_rate_limiter = n->rx_rate_limiter,
+			.tx_rate_limiter = n->tx_rate_limiter,
+		};
+		memcpy(v->nets[i].guest_mac, n->guest_mac, 6);
+	}
+	v->nr_nets = k->nr_nets;
 	v->no_rng = !k->have_entropy;
 	if (k->have_vsock) {
 		v->vsock.guest_cid = k->guest_cid;
@@ -779,6 +887,58 @@ int control__update_drive(struct control *c, const char *drive_id,
 	return ctl__run(c, ctl__update_drive, &a, e);
 }
 
+struct update_net_args {
+	const char *id;
+	const struct rate_limiter_config *rx, *tx;
+};
+
+static int ctl__update_net(struct control *c, const void *args,
+			   struct control_err *e)
+{
+	const struct update_net_args *a = args;
+	struct control_net *k = NULL;
+	unsigned int i;
+	char why[160];
+	int ret = ctl__postboot(c, e);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < c->cfg.nr_nets; i++)
+		if (!strcmp(c->cfg.nets[i].iface_id, a->id))
+			k = &c->cfg.nets[i];
+	if (!k)
+		return ctl__err(e, -ENOENT,
+				"Network interface config error: Device not "
+				"found: %s.",
+				a->id);
+	if ((a->rx && config__check_rate_limiter(a->rx, why, sizeof(why))) ||
+	    (a->tx && config__check_rate_limiter(a->tx, why, sizeof(why))))
+		return ctl__err(e, -EINVAL,
+				"Network interface config error: %s", why);
+	ret = dev_net__update(&c->vm->dm, a->id, a->rx, a->tx);
+	if (ret)
+		return ctl__err(e, ret,
+				"Network interface config error: Unable to "
+				"update the rate limiters of %s: %s",
+				a->id, strerror(-ret));
+	/* No strings change: the configuration is updated in place. */
+	if (a->rx)
+		k->rx_rate_limiter = *a->rx;
+	if (a->tx)
+		k->tx_rate_limiter = *a->tx;
+	return 0;
+}
+
+int control__update_net(struct control *c, const char *iface_id,
+			const struct rate_limiter_config *rx,
+			const struct rate_limiter_config *tx,
+			struct control_err *e)
+{
+	struct update_net_args a = { iface_id, rx, tx };
+
+	return ctl__run(c, ctl__update_net, &a, e);
+}
+
 static int ctl__pause(struct control *c, const void *args,
 		      struct control_err *e)
 {
@@ -882,6 +1042,17 @@ static void ctl__config_from_vm(struct control *c, const struct vm *vm)
 			.is_read_only = v->drives[i].read_only,
 			.partuuid = v->drives[i].partuuid,
 		};
+	k->nr_nets = v->nr_nets;
+	for (i = 0; i < v->nr_nets; i++) {
+		k->nets[i] = (struct control_net){
+			.iface_id = v->nets[i].iface_id,
+			.host_dev_name = v->nets[i].host_dev_name,
+			.has_mac = v->nets[i].has_mac,
+			.rx_rate_limiter = v->nets[i].rx_rate_limiter,
+			.tx_rate_limiter = v->nets[i].tx_rate_limiter,
+		};
+		memcpy(k->nets[i].guest_mac, v->nets[i].guest_mac, 6);
+	}
 	k->have_vsock = v->vsock.uds_path != NULL;
 	k->guest_cid = v->vsock.guest_cid;
 	k->uds_path = v->vsock.uds_path;
@@ -925,6 +1096,16 @@ static int ctl__snapshot_load(struct control *c, const void *args,
 		req.drives[i].path = r->drive_path[i];
 	}
 	req.nr_drives = r->nr_drive_overrides;
+	if (r->nr_net_overrides > CONFIG_MAX_NETS)
+		return ctl__err(e, -EINVAL,
+				"Load snapshot error: at most %u "
+				"network_overrides",
+				CONFIG_MAX_NETS);
+	for (i = 0; i < r->nr_net_overrides; i++) {
+		req.nets[i].iface_id = r->net_iface_id[i];
+		req.nets[i].host_dev_name = r->net_tap[i];
+	}
+	req.nr_nets = r->nr_net_overrides;
 	ctl__vm_config(c, &local);
 	req.local = &local;
 	ret = persist__load(&req, c->el, &vm, why);

@@ -48,6 +48,18 @@ struct control_drive {
 			       * to the disk either way */
 };
 
+/*
+ * A network interface (PUT /network-interfaces/{iface_id}, --net): a
+ * virtio-net device over the tap @host_dev_name.  Strings are copied.
+ */
+struct control_net {
+	const char *iface_id; /* [A-Za-z0-9_]{1,64} (ember's --net: '-', '.') */
+	const char *host_dev_name; /* 1..15 bytes, no '/', ':' or space */
+	uint8_t guest_mac[6]; /* unicast */
+	bool has_mac; /* else the guest's driver picks a random MAC */
+	struct rate_limiter_config rx_rate_limiter, tx_rate_limiter;
+};
+
 /* ember's own options (its flags), beside Firecracker's configuration. */
 struct control_options {
 	enum console_kind console;
@@ -77,6 +89,8 @@ struct control_config {
 	const char *kernel_image_path, *initrd_path, *boot_args;
 	unsigned int nr_drives; /* the root drive first */
 	struct control_drive drives[CONFIG_MAX_DRIVES];
+	unsigned int nr_nets; /* in the order they were first set */
+	struct control_net nets[CONFIG_MAX_NETS];
 	bool have_vsock;
 	uint64_t guest_cid;
 	const char *uds_path;
@@ -133,6 +147,27 @@ int control__set_drive(struct control *c, const struct control_drive *d,
  */
 int control__set_vsock(struct control *c, uint64_t cid, const char *uds_path,
 		       struct control_err *e);
+
+/*
+ * control__set_net() - add network interface @n, or replace the one with
+ * its iface_id (Firecracker's PUT /network-interfaces/{iface_id}).  At
+ * most CONFIG_MAX_NETS; the tap name and the MAC must not be another
+ * interface's, the id not a drive's; the MAC must be unicast.  The tap is
+ * opened at the start, not now.  Strings are copied.
+ */
+int control__set_net(struct control *c, const struct control_net *n,
+		     struct control_err *e);
+
+/*
+ * control__update_net() - PATCH /network-interfaces/{iface_id} after the
+ * start: the interface's receive (@rx) and transmit (@tx) rate limiters
+ * (NULL keeps one) take effect at once.  -EAGAIN before the start,
+ * -ENOENT for an unknown interface, -EINVAL for a refused limiter.
+ */
+int control__update_net(struct control *c, const char *iface_id,
+			const struct rate_limiter_config *rx,
+			const struct rate_limiter_config *tx,
+			struct control_err *e);
 
 /* control__set_entropy() - the virtio-rng device on (@on) or off. */
 int control__set_entropy(struct control *c, bool on, struct control_err *e);
@@ -232,6 +267,10 @@ struct control_snapshot_load {
 	bool uffd; /* backend_type "Uffd" (else "File") */
 	bool resume_vm;
 	const char *vsock_uds_path; /* vsock_override.uds_path; NULL: none */
+	/* network_overrides [{iface_id, host_dev_name}] */
+	const char *net_iface_id[CONFIG_MAX_NETS];
+	const char *net_tap[CONFIG_MAX_NETS];
+	unsigned int nr_net_overrides;
 	/* ember's extension: drive_overrides [{drive_id, path_on_host}] */
 	const char *drive_id[CONTROL_MAX_OVERRIDES];
 	const char *drive_path[CONTROL_MAX_OVERRIDES];

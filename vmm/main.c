@@ -63,6 +63,11 @@ static void usage(FILE *f)
 		"                     virtio-vsock for guest CID N; the host side is\n"
 		"                     the Unix socket PATH (CONNECT <port>); guest\n"
 		"                     connections to port P reach PATH_P\n"
+		"  --net tap=NAME[,mac=MAC][,id=ID]\n"
+		"                     a virtio-net interface on the existing tap NAME\n"
+		"                     (repeatable, up to %d; the first is the guest's\n"
+		"                     eth0); give the guest its address with\n"
+		"                     --append ip=ADDR::GW:MASK::eth0:off\n"
 		"  --stats            print timings, VM exits and memory at the end\n"
 		"  --pvm auto|on|off  PVM host profile (default auto: detected)\n"
 		"  -v, --verbose      more log lines (twice: debug)\n"
@@ -71,7 +76,7 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: the guest command's with --run, 0 after a guest reset\n"
 		"without --run, %d for errors of ember itself, 2 for bad usage.\n",
-		CONFIG_MAX_VCPUS, VM_EXIT_EMBER_ERROR);
+		CONFIG_MAX_VCPUS, CONFIG_MAX_NETS, VM_EXIT_EMBER_ERROR);
 }
 
 /*
@@ -142,6 +147,40 @@ static int parse_vsock(char *arg, struct vsock_config *v)
 	return 0;
 }
 
+/*
+ * --net tap=NAME[,mac=MAC][,id=ID]: fill @n from @arg (split in place).
+ * Returns 0 or -1 after logging the problem; the rest is checked by
+ * control__set_net().
+ */
+static int parse_net(char *arg, struct net_config *n)
+{
+	char *tok, *save = NULL;
+
+	memset(n, 0, sizeof(*n));
+	for (tok = strtok_r(arg, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(tok, "tap=", 4) && tok[4]) {
+			n->host_dev_name = tok + 4;
+		} else if (!strncmp(tok, "mac=", 4) &&
+			   !config__parse_mac(tok + 4, n->guest_mac)) {
+			n->has_mac = true;
+		} else if (!strncmp(tok, "id=", 3) && tok[3]) {
+			n->iface_id = tok + 3;
+		} else {
+			log_error("--net: unknown or bad part '%s' (use "
+				  "tap=NAME[,mac=MAC][,id=ID], MAC a unicast "
+				  "aa:bb:cc:dd:ee:ff)",
+				  tok);
+			return -1;
+		}
+	}
+	if (!n->host_dev_name) {
+		log_error("--net: tap=NAME is required");
+		return -1;
+	}
+	return 0;
+}
+
 enum {
 	OPT_KERNEL = 256,
 	OPT_API_SOCK,
@@ -151,6 +190,7 @@ enum {
 	OPT_DRIVE,
 	OPT_NO_RNG,
 	OPT_VSOCK,
+	OPT_NET,
 	OPT_INITRD,
 	OPT_APPEND,
 	OPT_MEM,
@@ -190,6 +230,7 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg,
 		{ "drive", required_argument, NULL, OPT_DRIVE },
 		{ "no-rng", no_argument, NULL, OPT_NO_RNG },
 		{ "vsock", required_argument, NULL, OPT_VSOCK },
+		{ "net", required_argument, NULL, OPT_NET },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -300,6 +341,16 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg,
 			if (parse_vsock(optarg, &cfg->vsock))
 				return -1;
 			break;
+		case OPT_NET:
+			if (cfg->nr_nets == CONFIG_MAX_NETS) {
+				log_error("--net: at most %d interfaces",
+					  CONFIG_MAX_NETS);
+				return -1;
+			}
+			if (parse_net(optarg, &cfg->nets[cfg->nr_nets]))
+				return -1;
+			cfg->nr_nets++;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -368,7 +419,7 @@ static int apply_cli(struct control *c, const struct vm_config *cfg)
 	};
 	struct control_err e;
 	unsigned int i, pass, n = 0;
-	char ids[CONFIG_MAX_DRIVES][16];
+	char ids[CONFIG_MAX_DRIVES][16], net_ids[CONFIG_MAX_NETS][16];
 
 	if (control__set_options(c, &o, &e)) {
 		log_error("%s", e.msg);
@@ -408,6 +459,22 @@ static int apply_cli(struct control *c, const struct vm_config *cfg)
 	if (cfg->vsock.uds_path && control__set_vsock(c, cfg->vsock.guest_cid,
 						      cfg->vsock.uds_path, &e))
 		goto fail;
+	for (i = 0; i < cfg->nr_nets; i++) {
+		const struct net_config *nc = &cfg->nets[i];
+		struct control_net cn = {
+			.iface_id = nc->iface_id,
+			.host_dev_name = nc->host_dev_name,
+			.has_mac = nc->has_mac,
+		};
+
+		if (!cn.iface_id) {
+			snprintf(net_ids[i], sizeof(net_ids[i]), "net%u", i);
+			cn.iface_id = net_ids[i];
+		}
+		memcpy(cn.guest_mac, nc->guest_mac, 6);
+		if (control__set_net(c, &cn, &e))
+			goto fail;
+	}
 	if (control__set_entropy(c, !cfg->no_rng, &e))
 		goto fail;
 	return 0;

@@ -263,6 +263,64 @@ int body__boot_source(struct control *c, json_t *o, struct control_err *e)
 }
 
 /* Only null: rate limiters come with their issue (virtio-net). */
+/* One TokenBucket object (or null: off) of a RateLimiter into @tb. */
+static int body__token_bucket(json_t *v, const char *name,
+			      struct token_bucket_config *tb,
+			      struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "size", T_UINT, true, false },
+		{ "one_time_burst", T_UINT, false, true },
+		{ "refill_time", T_UINT, true, false },
+	};
+	json_t *burst;
+	int ret;
+
+	memset(tb, 0, sizeof(*tb));
+	if (!v || json_is_null(v))
+		return 0;
+	ret = BODY_CHECK(v, f, false, e);
+	if (ret) {
+		size_t len = strlen(e->msg);
+
+		snprintf(e->msg + len, sizeof(e->msg) - len, " (in %s)", name);
+		return ret;
+	}
+	tb->size = (uint64_t)json_integer_value(json_object_get(v, "size"));
+	tb->refill_time_ms =
+		(uint64_t)json_integer_value(json_object_get(v, "refill_time"));
+	burst = body__get(v, "one_time_burst");
+	tb->one_time_burst = burst ? (uint64_t)json_integer_value(burst) : 0;
+	return 0;
+}
+
+int body__rate_limiter(json_t *v, const char *name,
+		       struct rate_limiter_config *r, struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "bandwidth", T_ANY, false, true },
+		{ "ops", T_ANY, false, true },
+	};
+	char why[256];
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (!v || json_is_null(v))
+		return 0;
+	ret = BODY_CHECK(v, f, false, e);
+	if (!ret)
+		ret = body__token_bucket(json_object_get(v, "bandwidth"), name,
+					 &r->bandwidth, e);
+	if (!ret)
+		ret = body__token_bucket(json_object_get(v, "ops"), name,
+					 &r->ops, e);
+	if (ret)
+		return ret;
+	if (config__check_rate_limiter(r, why, sizeof(why)))
+		return body__err(e, "%s: %s", name, why);
+	return 0;
+}
+
 static int body__no_rate_limiter(json_t *o, const char *name,
 				 struct control_err *e)
 {
@@ -369,6 +427,126 @@ int body__drive_patch(struct control *c, const char *path_id, json_t *o,
 		return -EINVAL;
 	}
 	return control__update_drive(c, path_id, path, e);
+}
+
+/*
+ * A network interface's rate limiter field @name of @o into @r: absent or
+ * null is none.
+ */
+static int body__net_limiter(json_t *o, const char *name,
+			     struct rate_limiter_config *r,
+			     struct control_err *e)
+{
+	json_t *v = body__get(o, name);
+
+	memset(r, 0, sizeof(*r));
+	if (!v)
+		return 0;
+	return body__rate_limiter(v, name, r, e);
+}
+
+int body__net(struct control *c, const char *path_id, json_t *o,
+	      struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "iface_id", T_STR, true, false },
+		{ "host_dev_name", T_STR, true, false },
+		{ "guest_mac", T_STR, false, true },
+		{ "rx_rate_limiter", T_ANY, false, true },
+		{ "tx_rate_limiter", T_ANY, false, true },
+	};
+	struct control_net n = { 0 };
+	const char *mac;
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (ret)
+		return ret;
+	n.iface_id = body__str(o, "iface_id");
+	if (path_id && strcmp(path_id, n.iface_id)) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "The id from the path does not match the id from the "
+			 "body!");
+		return -EINVAL;
+	}
+	n.host_dev_name = body__str(o, "host_dev_name");
+	mac = body__str(o, "guest_mac");
+	if (mac) {
+		if (config__parse_mac(mac, n.guest_mac))
+			return body__err(e,
+					 "guest_mac `%.64s` is not a unicast "
+					 "MAC address aa:bb:cc:dd:ee:ff",
+					 mac);
+		n.has_mac = true;
+	}
+	ret = body__net_limiter(o, "rx_rate_limiter", &n.rx_rate_limiter, e);
+	if (!ret)
+		ret = body__net_limiter(o, "tx_rate_limiter",
+					&n.tx_rate_limiter, e);
+	if (ret)
+		return ret;
+	return control__set_net(c, &n, e);
+}
+
+int body__net_patch(struct control *c, const char *path_id, json_t *o,
+		    struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "iface_id", T_STR, true, false },
+		{ "rx_rate_limiter", T_ANY, false, true },
+		{ "tx_rate_limiter", T_ANY, false, true },
+	};
+	struct rate_limiter_config rx, tx;
+	bool has_rx, has_tx;
+	int ret = BODY_CHECK(o, f, false, e);
+
+	if (ret)
+		return ret;
+	if (strcmp(path_id, body__str(o, "iface_id"))) {
+		snprintf(e->msg, sizeof(e->msg),
+			 "The id from the path does not match the id from the "
+			 "body!");
+		return -EINVAL;
+	}
+	has_rx = body__get(o, "rx_rate_limiter") != NULL;
+	has_tx = body__get(o, "tx_rate_limiter") != NULL;
+	ret = body__net_limiter(o, "rx_rate_limiter", &rx, e);
+	if (!ret)
+		ret = body__net_limiter(o, "tx_rate_limiter", &tx, e);
+	if (ret)
+		return ret;
+	return control__update_net(c, path_id, has_rx ? &rx : NULL,
+				   has_tx ? &tx : NULL, e);
+}
+
+static int body__net_overrides(json_t *a, struct control_snapshot_load *req,
+			       struct control_err *e)
+{
+	static const struct body_field f[] = {
+		{ "iface_id", T_STR, true, false },
+		{ "host_dev_name", T_STR, true, false },
+	};
+	json_t *d;
+	size_t i;
+	int ret;
+
+	if (!json_is_array(a))
+		return body__err(e,
+				 "invalid type: %s, expected a sequence "
+				 "for network_overrides",
+				 body__json_name(a));
+	if (json_array_size(a) > CONFIG_MAX_NETS)
+		return body__err(e, "at most %u network_overrides",
+				 CONFIG_MAX_NETS);
+	json_array_foreach(a, i, d)
+	{
+		ret = BODY_CHECK(d, f, false, e);
+		if (ret)
+			return ret;
+		req->net_iface_id[i] = body__str(d, "iface_id");
+		req->net_tap[i] = body__str(d, "host_dev_name");
+	}
+	req->nr_net_overrides = (unsigned int)json_array_size(a);
+	return 0;
 }
 
 int body__vsock(struct control *c, json_t *o, struct control_err *e)
@@ -577,11 +755,10 @@ int body__snapshot_load(struct control *c, json_t *o, struct control_err *e)
 		req.vsock_uds_path = body__str(v, "uds_path");
 	}
 	n = body__get(o, "network_overrides");
-	if (n && (!json_is_array(n) || json_array_size(n))) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "Load snapshot error: network_overrides: the "
-			 "snapshot has no network interfaces.");
-		return -EINVAL;
+	if (n) {
+		ret = body__net_overrides(n, &req, e);
+		if (ret)
+			return ret;
 	}
 	d = body__get(o, "drive_overrides");
 	if (d) {

@@ -31,6 +31,17 @@
  * call's negative errno with its message in @e.
  */
 
+/*
+ * body__rate_limiter() - Firecracker's RateLimiter object @v (not owned;
+ * NULL or null: no limiter) into @r: {bandwidth, ops}, each a TokenBucket
+ * {size, one_time_burst, refill_time (ms)} or null; unknown fields,
+ * negative numbers and values past config__check_rate_limiter() refused.
+ * @name (the field it came from) is named in the message.  Returns 0, or
+ * -EINVAL with @e filled and @r zeroed.
+ */
+int body__rate_limiter(json_t *v, const char *name,
+		       struct rate_limiter_config *r, struct control_err *e);
+
 /* PUT /machine-config (@patch false: vcpu_count and mem_size_mib required,
  * absent optional fields back to their defaults) or PATCH (every field
  * optional, at least one). */
@@ -51,6 +62,22 @@ int body__drive(struct control *c, const char *path_id, json_t *o,
 /* PATCH /drives/{@path_id} after the start: drive_id, path_on_host. */
 int body__drive_patch(struct control *c, const char *path_id, json_t *o,
 		      struct control_err *e);
+
+/*
+ * PUT /network-interfaces/{@path_id} (@path_id NULL: from --config-file):
+ * iface_id (equal to @path_id), host_dev_name, guest_mac, rx_rate_limiter,
+ * tx_rate_limiter (RateLimiter objects or null).
+ */
+int body__net(struct control *c, const char *path_id, json_t *o,
+	      struct control_err *e);
+
+/*
+ * PATCH /network-interfaces/{@path_id} after the start: iface_id,
+ * rx_rate_limiter, tx_rate_limiter (a field left out keeps its limiter,
+ * null or {} turns it off).
+ */
+int body__net_patch(struct control *c, const char *path_id, json_t *o,
+		    struct control_err *e);
 
 /* PUT /vsock: guest_cid, uds_path, vsock_id (deprecated, ignored). */
 int body__vsock(struct control *c, json_t *o, struct control_err *e);
@@ -75,8 +102,8 @@ int body__snapshot_create(struct control *c, json_t *o, struct control_err *e);
  * PUT /snapshot/load: snapshot_path (required); mem_backend {backend_type
  * "File" or "Uffd", backend_path} or the deprecated mem_file_path (one of
  * the two); resume_vm; vsock_override {uds_path}; enable_diff_snapshots
- * and track_dirty_pages (accepted); network_overrides (refused unless
- * empty: no network devices yet); drive_overrides [{drive_id,
+ * and track_dirty_pages (accepted); network_overrides [{iface_id,
+ * host_dev_name}]; drive_overrides [{drive_id,
  * path_on_host}] (ember's extension).
  */
 int body__snapshot_load(struct control *c, json_t *o, struct control_err *e);

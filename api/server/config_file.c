@@ -100,11 +100,9 @@ int api_config__apply(struct control *c, const char *path,
 		}
 	}
 	v = json_object_get(root, "network-interfaces");
-	if (v && !json_is_null(v) &&
-	    !(json_is_array(v) && !json_array_size(v))) {
+	if (v && !json_is_null(v) && !json_is_array(v)) {
 		snprintf(e->msg, sizeof(e->msg),
-			 "\"network-interfaces\": not supported by ember yet "
-			 "(virtio-net comes with its issue)");
+			 "\"network-interfaces\" must be an array");
 		ret = -EINVAL;
 		goto out;
 	}
@@ -142,6 +140,13 @@ int api_config__apply(struct control *c, const char *path,
 		if (ret)
 			break;
 		ret = config__in("drives", body__drive(c, NULL, item, e), e);
+	}
+	json_array_foreach(json_object_get(root, "network-interfaces"), i, item)
+	{
+		if (ret)
+			break;
+		ret = config__in("network-interfaces",
+				 body__net(c, NULL, item, e), e);
 	}
 	v = json_object_get(root, "vsock");
 	if (!ret && v && !json_is_null(v))

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * --config-file: Firecracker's JSON configuration (the shape GET /vm/config
- * returns: "machine-config", "boot-source", "drives", "vsock", "entropy",
- * "logger", "metrics", ...), applied through the same body checks as the
- * API (body.h), in Firecracker's order.  Unknown top-level keys are
- * ignored, as Firecracker does; sections ember lacks (network interfaces,
- * balloon, MMDS, CPU templates) are refused unless null or empty.
+ * returns: "machine-config", "boot-source", "drives", "network-interfaces",
+ * "vsock", "entropy", "logger", "metrics", ...), applied through the same
+ * body checks as the API (body.h), in Firecracker's order.  Unknown
+ * top-level keys are ignored, as Firecracker does; sections ember lacks
+ * (balloon, MMDS, CPU templates) are refused unless null or empty.
  */
 #ifndef EMBER_API_SERVER_CONFIG_FILE_H
 #define EMBER_API_SERVER_CONFIG_FILE_H

@@ -62,14 +62,54 @@ static json_t *routes__machine(const struct control_config *k)
 			 "huge_pages", "None");
 }
 
+/* A token bucket as Firecracker shows it, null when off. */
+static json_t *routes__bucket(const struct token_bucket_config *tb)
+{
+	if (!tb->size || !tb->refill_time_ms)
+		return json_null();
+	return json_pack("{s:I,s:I,s:I}", "size", (json_int_t)tb->size,
+			 "one_time_burst", (json_int_t)tb->one_time_burst,
+			 "refill_time", (json_int_t)tb->refill_time_ms);
+}
+
+/* A RateLimiter object, null when both buckets are off. */
+static json_t *routes__rate_limiter(const struct rate_limiter_config *r)
+{
+	json_t *bw = routes__bucket(&r->bandwidth),
+	       *ops = routes__bucket(&r->ops);
+
+	if (json_is_null(bw) && json_is_null(ops))
+		return json_null();
+	return json_pack("{s:o,s:o}", "bandwidth", bw, "ops", ops);
+}
+
 /* GET /vm/config: every top-level key, null for what is not configured. */
 static json_t *routes__vm_config(struct control *c)
 {
 	struct control_config k = { 0 };
 	json_t *o = json_object(), *drives = json_array(), *boot;
+	json_t *nets = json_array();
 	unsigned int i;
 
 	control__config(c, &k);
+	for (i = 0; i < k.nr_nets; i++) {
+		const struct control_net *n = &k.nets[i];
+		char mac[18];
+
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
+			 n->guest_mac[0], n->guest_mac[1], n->guest_mac[2],
+			 n->guest_mac[3], n->guest_mac[4], n->guest_mac[5]);
+		json_array_append_new(
+			nets,
+			json_pack("{s:s,s:s,s:o,s:o,s:o}", "iface_id",
+				  n->iface_id, "host_dev_name",
+				  n->host_dev_name, "guest_mac",
+				  n->has_mac ? json_string(mac) : json_null(),
+				  "rx_rate_limiter",
+				  routes__rate_limiter(&n->rx_rate_limiter),
+				  "tx_rate_limiter",
+				  routes__rate_limiter(&n->tx_rate_limiter)));
+	}
 	for (i = 0; i < k.nr_drives; i++) {
 		const struct control_drive *d = &k.drives[i];
 
@@ -98,7 +138,7 @@ static json_t *routes__vm_config(struct control *c)
 	json_object_set_new(o, "machine-config", routes__machine(&k));
 	json_object_set_new(o, "metrics", json_null());
 	json_object_set_new(o, "mmds-config", json_null());
-	json_object_set_new(o, "network-interfaces", json_array());
+	json_object_set_new(o, "network-interfaces", nets);
 	json_object_set_new(o, "vsock",
 			    k.have_vsock ? json_pack("{s:I,s:s}", "guest_cid",
 						     (json_int_t)k.guest_cid,
@@ -223,9 +263,6 @@ static bool routes__id_ok(const char *id)
 /* The resources ember does not have yet: a 400 that says so. */
 static const char *routes__later(const char *res)
 {
-	if (!strcmp(res, "network-interfaces"))
-		return "Network interfaces are not supported by ember yet: "
-		       "virtio-net comes with its issue.";
 	if (!strcmp(res, "mmds") || !strcmp(res, "balloon") ||
 	    !strcmp(res, "cpu-config") || !strcmp(res, "hotplug") ||
 	    !strcmp(res, "pmem") || !strcmp(res, "serial"))
@@ -327,9 +364,11 @@ void routes__handle(struct control *c, const char *method, const char *path,
 		     !strcmp(res, "drives") || !strcmp(res, "logger") ||
 		     !strcmp(res, "machine-config") ||
 		     !strcmp(res, "metrics") || !strcmp(res, "vsock") ||
-		     !strcmp(res, "entropy") || !strcmp(res, "snapshot"))) ||
-	    (patch && (!strcmp(res, "drives") ||
-		       !strcmp(res, "machine-config") || !strcmp(res, "vm")))) {
+		     !strcmp(res, "entropy") || !strcmp(res, "snapshot") ||
+		     !strcmp(res, "network-interfaces"))) ||
+	    (patch &&
+	     (!strcmp(res, "drives") || !strcmp(res, "network-interfaces") ||
+	      !strcmp(res, "machine-config") || !strcmp(res, "vm")))) {
 		if (!strcmp(res, "snapshot") && strcmp(id, "create") &&
 		    strcmp(id, "load")) {
 			endpoint = "snapshot";
@@ -339,8 +378,11 @@ void routes__handle(struct control *c, const char *method, const char *path,
 				      "/snapshot/load.");
 			goto out;
 		}
-		if (!strcmp(res, "drives") && !routes__id_ok(id)) {
-			endpoint = "drive";
+		if ((!strcmp(res, "drives") ||
+		     !strcmp(res, "network-interfaces")) &&
+		    !routes__id_ok(id)) {
+			endpoint = !strcmp(res, "drives") ? "drive" :
+							    "network_interface";
 			routes__fault(
 				r, 400,
 				id[0] ? "API Resource IDs can only contain "
@@ -364,6 +406,10 @@ void routes__handle(struct control *c, const char *method, const char *path,
 			endpoint = "drive";
 			ret = put ? body__drive(c, id, o, &e) :
 				    body__drive_patch(c, id, o, &e);
+		} else if (!strcmp(res, "network-interfaces")) {
+			endpoint = "network_interface";
+			ret = put ? body__net(c, id, o, &e) :
+				    body__net_patch(c, id, o, &e);
 		} else if (!strcmp(res, "logger")) {
 			endpoint = "logger";
 			ret = body__logger(c, o, &e);

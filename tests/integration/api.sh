@@ -147,8 +147,10 @@ expect_api "an unknown action" 400 'unknown variant `Reboot`' \
 	"$S" PUT /actions '{"action_type":"Reboot"}'
 expect_api "InstanceStart without a kernel" 400 'Cannot start microvm without kernel configuration' \
 	"$S" PUT /actions '{"action_type":"InstanceStart"}'
-expect_api "/network-interfaces: not yet, says so" 400 'virtio-net comes with its issue' \
-	"$S" PUT /network-interfaces/eth0 '{"iface_id":"eth0","host_dev_name":"tap0"}'
+expect_api "PUT /network-interfaces" 204 '' \
+	"$S" PUT /network-interfaces/eth0 '{"iface_id":"eth0","host_dev_name":"tap0","guest_mac":"06:00:ac:10:00:02"}'
+expect_api "PUT /network-interfaces: a multicast MAC" 400 'not a unicast MAC address' \
+	"$S" PUT /network-interfaces/eth1 '{"iface_id":"eth1","host_dev_name":"tap1","guest_mac":"01:00:5e:00:00:01"}'
 expect_api "/snapshot/create before the start" 400 'not supported before starting the microVM' \
 	"$S" PUT /snapshot/create '{"snapshot_path":"a","mem_file_path":"b"}'
 expect_api "GET with a body" 400 'GET request cannot have a body' "$S" GET / '{}'

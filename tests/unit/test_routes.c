@@ -115,7 +115,7 @@ static void test_unknown(void **state)
 	       NULL);
 	EXPECT(f, 400, "Empty PUT request.", "PUT", "/machine-config", NULL);
 	EXPECT(f, 400, "Empty PATCH request.", "PATCH", "/vm", NULL);
-	EXPECT(f, 400, "virtio-net comes with its issue", "PUT",
+	EXPECT(f, 400, "missing field `iface_id`", "PUT",
 	       "/network-interfaces/eth0", "{}");
 	EXPECT(f, 400, "use /snapshot/create or /snapshot/load", "PUT",
 	       "/snapshot/take", "{}");
@@ -142,10 +142,13 @@ static void test_snapshot_bodies(void **state)
 	EXPECT(f, 400, "missing field `backend_path`", "PUT", "/snapshot/load",
 	       "{\"snapshot_path\":\"s\",\"mem_backend\":{\"backend_type\":"
 	       "\"File\"}}");
-	EXPECT(f, 400, "the snapshot has no network interfaces", "PUT",
-	       "/snapshot/load",
+	EXPECT(f, 400, "missing field `host_dev_name`", "PUT", "/snapshot/load",
 	       "{\"snapshot_path\":\"s\",\"mem_file_path\":\"m\","
 	       "\"network_overrides\":[{\"iface_id\":\"eth0\"}]}");
+	EXPECT(f, 400, "expected a sequence for network_overrides", "PUT",
+	       "/snapshot/load",
+	       "{\"snapshot_path\":\"s\",\"mem_file_path\":\"m\","
+	       "\"network_overrides\":{}}");
 	EXPECT(f, 400, "expected a sequence for drive_overrides", "PUT",
 	       "/snapshot/load",
 	       "{\"snapshot_path\":\"s\",\"mem_file_path\":\"m\","
@@ -262,6 +265,82 @@ static void test_drives_and_devices(void **state)
 	       "/vm/config", NULL);
 }
 
+/* PUT/PATCH /network-interfaces and their rate limiters. */
+static void test_network_interfaces(void **state)
+{
+	struct fixture *f = *state;
+
+	EXPECT(f, 204, "", "PUT", "/network-interfaces/eth0",
+	       "{\"iface_id\":\"eth0\",\"host_dev_name\":\"tap0\","
+	       "\"guest_mac\":\"06:00:ac:10:00:02\","
+	       "\"rx_rate_limiter\":{\"bandwidth\":{\"size\":1000,"
+	       "\"refill_time\":100}},\"tx_rate_limiter\":null}");
+	EXPECT(f, 200,
+	       "\"network-interfaces\":[{\"iface_id\":\"eth0\","
+	       "\"host_dev_name\":\"tap0\",\"guest_mac\":\"06:00:ac:10:00:02\","
+	       "\"rx_rate_limiter\":{\"bandwidth\":{\"size\":1000,"
+	       "\"one_time_burst\":0,\"refill_time\":100},\"ops\":null},"
+	       "\"tx_rate_limiter\":null}]",
+	       "GET", "/vm/config", NULL);
+	EXPECT(f, 400, "does not match the id from the body", "PUT",
+	       "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth0\",\"host_dev_name\":\"tap0\"}");
+	EXPECT(f, 400, "alphanumeric characters and underscores", "PUT",
+	       "/network-interfaces/a.b",
+	       "{\"iface_id\":\"a.b\",\"host_dev_name\":\"tap0\"}");
+	EXPECT(f, 400, "the tap tap0 is already used by eth0", "PUT",
+	       "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap0\"}");
+	EXPECT(f, 400, "the guest MAC is already used by eth0", "PUT",
+	       "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	       "\"guest_mac\":\"06:00:ac:10:00:02\"}");
+	EXPECT(f, 400, "not a unicast MAC", "PUT", "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	       "\"guest_mac\":\"07:00:ac:10:00:02\"}");
+	EXPECT(f, 400, "not a unicast MAC", "PUT", "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	       "\"guest_mac\":\"06:00:ac:10:00\"}");
+	EXPECT(f, 400, "host_dev_name must be a tap name of 1 to 15", "PUT",
+	       "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":\"a/b\"}");
+	EXPECT(f, 400, "host_dev_name must be a tap name of 1 to 15", "PUT",
+	       "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":"
+	       "\"sixteen-bytes-xx\"}");
+	EXPECT(f, 400, "missing field `refill_time` (in tx_rate_limiter)",
+	       "PUT", "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	       "\"tx_rate_limiter\":{\"ops\":{\"size\":5}}}");
+	EXPECT(f, 400, "unknown field `burst`", "PUT",
+	       "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	       "\"tx_rate_limiter\":{\"burst\":{}}}");
+	EXPECT(f, 400, "invalid type: negative integer", "PUT",
+	       "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	       "\"rx_rate_limiter\":{\"bandwidth\":{\"size\":-1,"
+	       "\"refill_time\":1}}}");
+	EXPECT(f, 400, "bandwidth.size is out of range", "PUT",
+	       "/network-interfaces/eth1",
+	       "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	       "\"rx_rate_limiter\":{\"bandwidth\":{\"size\":"
+	       "9223372036854775807,\"refill_time\":1}}}");
+	EXPECT(f, 400, "not supported before starting", "PATCH",
+	       "/network-interfaces/eth0",
+	       "{\"iface_id\":\"eth0\",\"rx_rate_limiter\":null}");
+	EXPECT(f, 400, "unknown field `host_dev_name`", "PATCH",
+	       "/network-interfaces/eth0",
+	       "{\"iface_id\":\"eth0\",\"host_dev_name\":\"tap9\"}");
+	/* A refused call changed nothing; a PUT with its id replaces it. */
+	EXPECT(f, 204, "", "PUT", "/network-interfaces/eth0",
+	       "{\"iface_id\":\"eth0\",\"host_dev_name\":\"tap7\"}");
+	EXPECT(f, 200,
+	       "\"network-interfaces\":[{\"iface_id\":\"eth0\","
+	       "\"host_dev_name\":\"tap7\",\"guest_mac\":null",
+	       "GET", "/vm/config", NULL);
+}
+
 static void test_actions(void **state)
 {
 	struct fixture *f = *state;
@@ -285,9 +364,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-		T(test_gets),		T(test_unknown),
-		T(test_machine_config), T(test_drives_and_devices),
-		T(test_actions),	T(test_snapshot_bodies),
+		T(test_gets),
+		T(test_unknown),
+		T(test_machine_config),
+		T(test_drives_and_devices),
+		T(test_actions),
+		T(test_snapshot_bodies),
+		T(test_network_interfaces),
 #undef T
 	};
 

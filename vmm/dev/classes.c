@@ -8,7 +8,7 @@
 static const struct devmgr_class *const dev_classes[] = {
 	&dev_class_serial,	 &dev_class_i8042,	&dev_class_cmos,
 	&dev_class_guest_signal, &dev_class_virtio_blk, &dev_class_virtio_rng,
-	&dev_class_virtio_vsock,
+	&dev_class_virtio_vsock, &dev_class_virtio_net,
 };
 
 const struct devmgr_class *dev__class(const char *name)

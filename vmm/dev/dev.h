@@ -38,6 +38,7 @@ extern const struct devmgr_class dev_class_guest_signal;
 extern const struct devmgr_class dev_class_virtio_blk;
 extern const struct devmgr_class dev_class_virtio_rng;
 extern const struct devmgr_class dev_class_virtio_vsock;
+extern const struct devmgr_class dev_class_virtio_net;
 
 /*
  * dev__class() - the registered class named @name, or NULL (the snapshot
@@ -86,5 +87,24 @@ int dev_rng__add(const struct dev_env *env);
  * errno (logged).
  */
 int dev_vsock__add(const struct dev_env *env, const struct vsock_config *v);
+
+/*
+ * dev_net__add() - a virtio-net device for network interface @n with
+ * device id @id, over its tap (vmm/backends/tap.h: attached by name, with
+ * a virtio_net_hdr and the offloads it supports).  Returns 0 or a
+ * negative errno after one error line naming the tap.
+ */
+int dev_net__add(const struct dev_env *env, const char *id,
+		 const struct net_config *n);
+
+/*
+ * dev_net__update() - PATCH /network-interfaces at run time: interface
+ * @id's receive (@rx) and transmit (@tx) rate limiters, NULL keeping
+ * one.  On the event thread.  Returns 0, -ENOENT for no such interface,
+ * -EINVAL for a refused limiter.
+ */
+int dev_net__update(struct devmgr *dm, const char *id,
+		    const struct rate_limiter_config *rx,
+		    const struct rate_limiter_config *tx);
 
 #endif /* EMBER_VMM_DEV_DEV_H */

@@ -12,6 +12,34 @@
 
 #define CONFIG_STATE_STR_MAX 4096 /* bytes: paths, arguments */
 
+/* A rate limiter's buckets (config.h), each as three u64. */
+static void config_state__limiter_save(struct snap_buf *b,
+				       const struct rate_limiter_config *r)
+{
+	const struct token_bucket_config *tb[2] = { &r->bandwidth, &r->ops };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		snap_buf__u64(b, tb[i]->size);
+		snap_buf__u64(b, tb[i]->one_time_burst);
+		snap_buf__u64(b, tb[i]->refill_time_ms);
+	}
+}
+
+/* Read back what config_state__limiter_save() wrote; checked by the caller. */
+static void config_state__limiter_restore(struct snap_cur *c,
+					  struct rate_limiter_config *r)
+{
+	struct token_bucket_config *tb[2] = { &r->bandwidth, &r->ops };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		tb[i]->size = snap_cur__u64(c);
+		tb[i]->one_time_burst = snap_cur__u64(c);
+		tb[i]->refill_time_ms = snap_cur__u64(c);
+	}
+}
+
 void config_state__save(const struct vm_config *cfg, struct snap_buf *b)
 {
 	unsigned int i;
@@ -35,6 +63,17 @@ void config_state__save(const struct vm_config *cfg, struct snap_buf *b)
 	snap_buf__u8(b, cfg->no_rng);
 	snap_buf__u64(b, cfg->vsock.guest_cid);
 	snap_buf__str(b, cfg->vsock.uds_path);
+	snap_buf__u32(b, cfg->nr_nets);
+	for (i = 0; i < cfg->nr_nets; i++) {
+		const struct net_config *n = &cfg->nets[i];
+
+		snap_buf__str(b, n->iface_id);
+		snap_buf__str(b, n->host_dev_name);
+		snap_buf__u8(b, n->has_mac);
+		snap_buf__bytes(b, n->guest_mac, sizeof(n->guest_mac));
+		config_state__limiter_save(b, &n->rx_rate_limiter);
+		config_state__limiter_save(b, &n->tx_rate_limiter);
+	}
 }
 
 /* A string of the section, malloc()ed; NULL for an empty one. */
@@ -56,6 +95,7 @@ void config_state__free(struct vm_config *cfg)
 {
 	config__free_strings(cfg);
 	cfg->nr_drives = 0;
+	cfg->nr_nets = 0;
 }
 
 int config_state__restore(struct vm_config *cfg, struct snap_cur *c)
@@ -93,6 +133,33 @@ int config_state__restore(struct vm_config *cfg, struct snap_cur *c)
 	cfg->no_rng = snap_cur__u8(c) != 0;
 	cfg->vsock.guest_cid = snap_cur__u64(c);
 	cfg->vsock.uds_path = config_state__str(c, &nomem);
+	cfg->nr_nets = snap_cur__u32(c);
+	if (cfg->nr_nets > CONFIG_MAX_NETS) {
+		log_error("snapshot: %u network interfaces saved, at most %u",
+			  cfg->nr_nets, CONFIG_MAX_NETS);
+		cfg->nr_nets = 0;
+		return -EINVAL;
+	}
+	for (i = 0; i < cfg->nr_nets; i++) {
+		struct net_config *n = &cfg->nets[i];
+		uint8_t has_mac;
+
+		n->iface_id = config_state__str(c, &nomem);
+		n->host_dev_name = config_state__str(c, &nomem);
+		has_mac = snap_cur__u8(c);
+		snap_cur__bytes(c, n->guest_mac, sizeof(n->guest_mac));
+		config_state__limiter_restore(c, &n->rx_rate_limiter);
+		config_state__limiter_restore(c, &n->tx_rate_limiter);
+		n->has_mac = has_mac == 1;
+		if (!n->iface_id || strlen(n->iface_id) > DEVMGR_ID_MAX ||
+		    !n->host_dev_name || strlen(n->host_dev_name) > 15 ||
+		    has_mac > 1 || (n->has_mac && (n->guest_mac[0] & 1)) ||
+		    config__check_rate_limiter(&n->rx_rate_limiter, err,
+					       sizeof(err)) ||
+		    config__check_rate_limiter(&n->tx_rate_limiter, err,
+					       sizeof(err)))
+			snap_cur__fail(c);
+	}
 	if (pvm > PVM_OFF || cfg->mem_mib < CONFIG_MEM_MIN_MIB ||
 	    cfg->mem_mib > CONFIG_MEM_MAX_MIB || !cfg->vcpus ||
 	    cfg->vcpus > CONFIG_MAX_VCPUS ||

@@ -560,7 +560,7 @@ out:
 	return ret;
 }
 
-/* Apply the vsock and drive overrides to the saved configuration. */
+/* Apply the vsock, drive and network overrides to the saved configuration. */
 static int persist__override(const struct persist_load *req,
 			     struct vm_config *cfg, char *why)
 {
@@ -593,6 +593,28 @@ static int persist__override(const struct persist_load *req,
 			return persist__why(why, -ENOMEM, "out of memory");
 		free((char *)cfg->drives[j].path);
 		cfg->drives[j].path = p;
+	}
+	for (i = 0; i < req->nr_nets; i++) {
+		const char *tap = req->nets[i].host_dev_name;
+
+		for (j = 0; j < cfg->nr_nets; j++)
+			if (!strcmp(cfg->nets[j].iface_id,
+				    req->nets[i].iface_id))
+				break;
+		if (j == cfg->nr_nets)
+			return persist__why(why, -EINVAL,
+					    "network_overrides: the snapshot "
+					    "has no network interface %s",
+					    req->nets[i].iface_id);
+		if (!tap || !*tap || strlen(tap) > 15)
+			return persist__why(why, -EINVAL,
+					    "network_overrides: host_dev_name "
+					    "must be 1 to 15 bytes");
+		p = strdup(tap);
+		if (!p)
+			return persist__why(why, -ENOMEM, "out of memory");
+		free((char *)cfg->nets[j].host_dev_name);
+		cfg->nets[j].host_dev_name = p;
 	}
 	return 0;
 }

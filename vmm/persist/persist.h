@@ -66,6 +66,12 @@ struct persist_drive_override {
 	const char *path; /* its new path_on_host */
 };
 
+/* network_overrides: a network interface on another tap. */
+struct persist_net_override {
+	const char *iface_id; /* an interface of the snapshot */
+	const char *host_dev_name; /* its new tap */
+};
+
 /* PUT /snapshot/load. */
 struct persist_load {
 	const char *state_path;
@@ -74,6 +80,8 @@ struct persist_load {
 	const char *vsock_uds; /* vsock_override.uds_path; NULL: as saved */
 	struct persist_drive_override drives[CONFIG_MAX_DRIVES];
 	unsigned int nr_drives;
+	struct persist_net_override nets[CONFIG_MAX_NETS];
+	unsigned int nr_nets;
 	/* This process's console, figures and PVM options (not saved). */
 	const struct vm_config *local;
 };
