@@ -212,7 +212,7 @@ static struct snap_buf config_file(const struct vm_config *cfg)
 
 	memset(&b, 0, sizeof(b));
 	snap_buf__init(&b);
-	snap_buf__section(&b, "config", 1);
+	snap_buf__section(&b, "config", CONFIG_STATE_VERSION);
 	config_state__save(cfg, &b);
 	assert_int_equal(snap_buf__finish(&b), 0);
 	return b;
@@ -244,6 +244,13 @@ static void test_config_round_trip(void **state)
 			      .root = true },
 			    { .path = "/d/data.img", .read_only = true } },
 		.vsock = { .guest_cid = 3, .uds_path = "/s/v.sock" },
+		.nr_nets = 2,
+		.nets = { { .iface_id = "eth0",
+			    .host_dev_name = "tap0",
+			    .has_mac = true,
+			    .guest_mac = { 6, 0, 0xac, 0x10, 0, 2 },
+			    .tx_rate_limiter = { .ops = { 100, 5, 1000 } } },
+			  { .iface_id = "eth1", .host_dev_name = "tap1" } },
 	};
 	struct snap_buf b = config_file(&cfg);
 	struct vm_config out;
@@ -260,6 +267,17 @@ static void test_config_round_trip(void **state)
 	assert_true(out.drives[1].read_only);
 	assert_null(out.drives[1].id);
 	assert_string_equal(out.vsock.uds_path, "/s/v.sock");
+	assert_int_equal(out.nr_nets, 2);
+	assert_string_equal(out.nets[0].iface_id, "eth0");
+	assert_string_equal(out.nets[0].host_dev_name, "tap0");
+	assert_true(out.nets[0].has_mac);
+	assert_memory_equal(out.nets[0].guest_mac, cfg.nets[0].guest_mac, 6);
+	assert_int_equal(out.nets[0].tx_rate_limiter.ops.size, 100);
+	assert_int_equal(out.nets[0].tx_rate_limiter.ops.one_time_burst, 5);
+	assert_int_equal(out.nets[0].tx_rate_limiter.ops.refill_time_ms, 1000);
+	assert_int_equal(out.nets[0].rx_rate_limiter.bandwidth.size, 0);
+	assert_false(out.nets[1].has_mac);
+	assert_string_equal(out.nets[1].host_dev_name, "tap1");
 	config_state__free(&out);
 	snap_buf__free(&b);
 }
@@ -279,7 +297,7 @@ static void test_config_refusals(void **state)
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 7; i++) {
 		cfg = base;
 		if (i == 0)
 			cfg.mem_mib = CONFIG_MEM_MAX_MIB + 1;
@@ -289,6 +307,22 @@ static void test_config_refusals(void **state)
 			cfg.vsock.guest_cid = 2;
 		if (i == 3)
 			cfg.drives[0].path = NULL;
+		if (i >= 4) {
+			cfg.nr_nets = 1;
+			cfg.nets[0] = (struct net_config){
+				.iface_id = "eth0",
+				.host_dev_name = "tap0",
+			};
+		}
+		if (i == 4) { /* a multicast MAC */
+			cfg.nets[0].has_mac = true;
+			cfg.nets[0].guest_mac[0] = 1;
+		}
+		if (i == 5) /* no tap */
+			cfg.nets[0].host_dev_name = NULL;
+		if (i == 6) /* a bucket past the limits */
+			cfg.nets[0].rx_rate_limiter.bandwidth.size =
+				CONFIG_BUCKET_MAX + 1;
 		b = config_file(&cfg);
 		assert_int_equal(config_load(&b, &out), -EINVAL);
 		config_state__free(&out);

@@ -39,6 +39,12 @@ int vm_state__save(int vm_fd, struct snap_buf *b);
 int vm_state__restore(int vm_fd, struct snap_cur *c);
 
 /*
+ * The version of the "config" section: 2 added the network interfaces and
+ * the rate limiters (version 1 snapshots are refused by name).
+ */
+#define CONFIG_STATE_VERSION 2
+
+/*
  * Section "config", version 1: the configuration the VM was built from
  * (machine, drives, vsock, entropy, boot source for reference).  restore
  * fills @cfg with strings malloc()ed (config_state__free() frees them)

@@ -314,7 +314,7 @@ int persist__create(struct vm *vm, const struct persist_create *req,
 	}
 	snap_buf__init(&b);
 	persist__save_host(vm, &b);
-	snap_buf__section(&b, "config", PERSIST_VERSION);
+	snap_buf__section(&b, "config", CONFIG_STATE_VERSION);
 	config_state__save(&vm->cfg, &b);
 	persist__save_memory(vm, req->kind, req->compress, sel, &b);
 	snap_buf__section(&b, "vm", PERSIST_VERSION);
@@ -694,10 +694,12 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 		goto out;
 	}
 	if (snap_state__find(&s, "config", &c) ||
-	    c.version != PERSIST_VERSION) {
+	    c.version != CONFIG_STATE_VERSION) {
 		ret = persist__why(why, -EINVAL,
 				   "section config is missing or of another "
-				   "version");
+				   "version (this ember reads %u: a snapshot "
+				   "of an older ember, make it again)",
+				   CONFIG_STATE_VERSION);
 		goto out;
 	}
 	log__clear_error();
