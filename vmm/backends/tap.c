@@ -6,14 +6,18 @@
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../../devices/rate_limiter.h"
 #include "../event.h"
 #include "../log.h"
 
@@ -30,8 +34,37 @@ struct tap {
 	bool reading; /* fd is on the event loop */
 	uint64_t features; /* the driver's, as the tap offloads last set */
 	bool features_set;
+	/* Receive limiter: event thread only. */
+	struct rate_limiter rx_rl;
+	int rx_timer; /* timerfd: the held frame may go */
+	bool rx_pending; /* buf holds a frame read but not delivered */
+	uint32_t rx_len;
+	/* Transmit limiter: under the device's lock (ops->tx). */
+	struct rate_limiter tx_rl;
+	int tx_timer; /* timerfd: take frames again */
+	bool tx_waiting; /* tx_timer is armed */
 	uint8_t buf[VIRTIO_NET_HDR_BYTES + VIRTIO_NET_MAX_FRAME];
 };
+
+static uint64_t tap__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Arm @fd to fire once, @ns from now (at least 1 ns). */
+static void tap__arm(int fd, uint64_t ns)
+{
+	struct itimerspec its = { 0 };
+
+	if (!ns)
+		ns = 1;
+	its.it_value.tv_sec = (time_t)(ns / 1000000000ULL);
+	its.it_value.tv_nsec = (long)(ns % 1000000000ULL);
+	timerfd_settime(fd, 0, &its, NULL);
+}
 
 /* What TUNSETOFFLOAD allows for the features @f the driver accepted. */
 static unsigned int tap__offload_flags(uint64_t f)
@@ -83,12 +116,18 @@ static void tap__set_reading(struct tap *t, bool on)
 	t->reading = on;
 }
 
-static void tap__rx_event(void *opaque, int fd)
+/*
+ * Move frames from the tap into the device: a bounded batch, stopping
+ * (reading off) while the device has no room or the receive limiter
+ * holds a frame back (its timer brings us back), reading on otherwise.
+ */
+static void tap__rx_pump(struct tap *t)
 {
-	struct tap *t = opaque;
 	unsigned int i;
 	ssize_t n;
 
+	if (t->held)
+		return;
 	tap__sync_offloads(t);
 	for (i = 0; i < TAP_RX_BATCH; i++) {
 		/* No room: the frames wait in the tap until rx_ready. */
@@ -96,19 +135,72 @@ static void tap__rx_event(void *opaque, int fd)
 			tap__set_reading(t, false);
 			return;
 		}
-		n = read(fd, t->buf, sizeof(t->buf));
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
+		if (!t->rx_pending) {
+			n = read(t->fd, t->buf, sizeof(t->buf));
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					break;
+				/* EBADFD / EIO: the tap went away. */
+				log_error("tap %s: read: %s (receive stopped)",
+					  t->name, strerror(errno));
+				tap__set_reading(t, false);
 				return;
-			/* EBADFD / EIO: the tap went away; stop spinning. */
-			log_error("tap %s: read: %s (receive stopped)", t->name,
-				  strerror(errno));
-			tap__set_reading(t, false);
-			return;
+			}
+			t->rx_len = (uint32_t)n;
+			t->rx_pending = true;
 		}
+		if (rate_limiter__on(&t->rx_rl)) {
+			uint64_t now = tap__now_ns();
+			uint64_t bytes =
+				t->rx_len > VIRTIO_NET_HDR_BYTES ?
+					t->rx_len - VIRTIO_NET_HDR_BYTES :
+					0;
+
+			if (!rate_limiter__consume(&t->rx_rl, bytes, 1, now)) {
+				tap__arm(t->rx_timer,
+					 rate_limiter__wait_ns(&t->rx_rl, bytes,
+							       1, now));
+				tap__set_reading(t, false);
+				return;
+			}
+		}
+		t->rx_pending = false;
 		/* A refused frame is counted by the device. */
-		virtio_net__rx(t->net, t->buf, (uint32_t)n);
+		virtio_net__rx(t->net, t->buf, t->rx_len);
 	}
+	tap__set_reading(t, true);
+}
+
+static void tap__rx_event(void *opaque, int fd)
+{
+	(void)fd;
+	tap__rx_pump(opaque);
+}
+
+/* The receive limiter's timer: the held frame may go now. */
+static void tap__rx_timer_event(void *opaque, int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	tap__rx_pump(opaque);
+}
+
+/* The transmit limiter's timer: take frames from the ring again. */
+static void tap__tx_timer_event(void *opaque, int fd)
+{
+	struct tap *t = opaque;
+	struct virtio_mmio *tr = virtio_net__transport(t->net);
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&tr->dev.lock);
+	t->tx_waiting = false;
+	pthread_mutex_unlock(&tr->dev.lock);
+	if (!t->held)
+		virtio_net__tx_resume(t->net);
 }
 
 /* The device has room again (rx_ready, maybe on a vCPU thread). */
@@ -119,8 +211,7 @@ static void tap__wake_event(void *opaque, int fd)
 
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
-	if (!t->held)
-		tap__set_reading(t, true);
+	tap__rx_pump(t);
 }
 
 static void tap__rx_ready(void *backend)
@@ -136,8 +227,25 @@ static void tap__rx_ready(void *backend)
 static int tap__tx(void *backend, const struct iovec *iov, unsigned int iovcnt)
 {
 	struct tap *t = backend;
+	unsigned int i;
+	uint64_t bytes = 0;
 	ssize_t n;
 
+	if (rate_limiter__on(&t->tx_rl)) {
+		uint64_t now = tap__now_ns();
+
+		for (i = 1; i < iovcnt; i++)
+			bytes += iov[i].iov_len;
+		if (t->tx_waiting)
+			return VIRTIO_NET_TX_LATER;
+		if (!rate_limiter__consume(&t->tx_rl, bytes, 1, now)) {
+			tap__arm(t->tx_timer,
+				 rate_limiter__wait_ns(&t->tx_rl, bytes, 1,
+						       now));
+			t->tx_waiting = true;
+			return VIRTIO_NET_TX_LATER;
+		}
+	}
 	do
 		n = writev(t->fd, iov, (int)iovcnt);
 	while (n < 0 && errno == EINTR);
@@ -229,16 +337,23 @@ struct tap *tap__create(struct event_loop *el, const struct guest_mem *m,
 		return NULL;
 	}
 	t->el = el;
-	t->wake_fd = -1;
+	t->wake_fd = t->rx_timer = t->tx_timer = -1;
 	memcpy(t->name, c->host_dev_name, len);
 	t->fd = tap__open(t->name, &nc.offloads);
 	if (t->fd < 0)
 		goto fail;
 	t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (t->wake_fd < 0) {
-		log_error("tap %s: eventfd: %s", t->name, strerror(errno));
+	t->rx_timer =
+		timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	t->tx_timer =
+		timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (t->wake_fd < 0 || t->rx_timer < 0 || t->tx_timer < 0) {
+		log_error("tap %s: eventfd/timerfd: %s", t->name,
+			  strerror(errno));
 		goto fail;
 	}
+	rate_limiter__init(&t->rx_rl, &c->rx_rate_limiter, tap__now_ns());
+	rate_limiter__init(&t->tx_rl, &c->tx_rate_limiter, tap__now_ns());
 	nc.has_mac = c->has_mac;
 	memcpy(nc.mac, c->guest_mac, sizeof(nc.mac));
 	t->net = virtio_net__create(m, irq, &nc, &tap_ops, t);
@@ -252,14 +367,25 @@ struct tap *tap__create(struct event_loop *el, const struct guest_mem *m,
 		log_error("tap %s: cannot watch its eventfd", t->name);
 		goto fail;
 	}
-	tap__set_reading(t, true);
-	if (!t->reading) {
-		event__del(el, t->wake_fd);
-		goto fail;
+	if (event__add(el, t->rx_timer, tap__rx_timer_event, t) < 0 ||
+	    event__add(el, t->tx_timer, tap__tx_timer_event, t) < 0) {
+		log_error("tap %s: cannot watch its timers", t->name);
+		goto fail_events;
 	}
+	tap__set_reading(t, true);
+	if (!t->reading)
+		goto fail_events;
 	return t;
+fail_events:
+	event__del(el, t->wake_fd);
+	event__del(el, t->rx_timer);
+	event__del(el, t->tx_timer);
 fail:
 	virtio_net__destroy(t->net);
+	if (t->tx_timer >= 0)
+		close(t->tx_timer);
+	if (t->rx_timer >= 0)
+		close(t->rx_timer);
 	if (t->wake_fd >= 0)
 		close(t->wake_fd);
 	if (t->fd >= 0)
@@ -285,18 +411,38 @@ int tap__hold(struct tap *t, bool hold)
 		tap__set_reading(t, false);
 		return 0;
 	}
-	/* rx_ready may have come while held: read, the room is checked. */
-	tap__set_reading(t, true);
-	return t->reading ? 0 : -EIO;
+	/*
+	 * rx_ready or a timer may have come while held: pump (the room and
+	 * the limiter are checked), and let the tx queue go again.
+	 */
+	tap__rx_pump(t);
+	virtio_net__tx_resume(t->net);
+	return 0;
 }
 
 int tap__set_rate_limiters(struct tap *t, const struct rate_limiter_config *rx,
 			   const struct rate_limiter_config *tx)
 {
-	(void)t;
-	(void)rx;
-	(void)tx;
-	return -EOPNOTSUPP;
+	struct virtio_mmio *tr = virtio_net__transport(t->net);
+	char why[160];
+	uint64_t now = tap__now_ns();
+
+	if ((rx && config__check_rate_limiter(rx, why, sizeof(why))) ||
+	    (tx && config__check_rate_limiter(tx, why, sizeof(why))))
+		return -EINVAL;
+	if (rx) {
+		rate_limiter__update(&t->rx_rl, rx, now);
+		/* A held frame is tried again at once under the new rate. */
+		if (t->rx_pending)
+			tap__arm(t->rx_timer, 1);
+	}
+	if (tx) {
+		pthread_mutex_lock(&tr->dev.lock);
+		rate_limiter__update(&t->tx_rl, tx, now);
+		pthread_mutex_unlock(&tr->dev.lock);
+		tap__arm(t->tx_timer, 1);
+	}
+	return 0;
 }
 
 void tap__destroy(struct tap *t)
@@ -304,6 +450,8 @@ void tap__destroy(struct tap *t)
 	if (!t)
 		return;
 	virtio_net__destroy(t->net);
+	close(t->tx_timer);
+	close(t->rx_timer);
 	close(t->wake_fd);
 	close(t->fd);
 	free(t);
