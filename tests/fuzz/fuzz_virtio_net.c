@@ -2,7 +2,9 @@
 /*
  * libFuzzer target: the virtio-net rx and tx paths (devices/virtio_net.c
  * over devices/virtio_mmio.c and devices/virtq.c) against a hostile
- * driver and a backend that sometimes refuses.  One device, made once.
+ * driver and a backend that sometimes refuses a frame or holds it back
+ * (a rate limiter: the frame stays in the ring until tx_resume).  One
+ * device, made once.
  * Per input the transport is reset and brought live (features from the
  * input, VERSION_1 always, rx and tx queues of the input's sizes at
  * offsets fixed per size, DRIVER_OK); then the input is copied over guest
@@ -76,6 +78,9 @@ static int be_tx(void *backend, const struct iovec *iov, unsigned int iovcnt)
 	/* Some modes refuse some frames, as a full tap would. */
 	if ((be_mode & 0x80) && (total + tx_seen) % 3 == 0)
 		return -11; /* -EAGAIN */
+	/* Others hold some back, as a transmit rate limiter does. */
+	if ((be_mode & 0x20) && (total + tx_seen) % 5 == 0)
+		return VIRTIO_NET_TX_LATER;
 	return 0;
 }
 
@@ -157,6 +162,9 @@ static void fuzz_round(const uint8_t *r)
 			VIRTIO_MMIO_INT_VRING | VIRTIO_MMIO_INT_CONFIG);
 	virtio_mmio__notify(t, VIRTIO_NET_Q_TX);
 	virtio_mmio__notify(t, VIRTIO_NET_Q_RX);
+	/* The limiter's timer: the held frames go again. */
+	if (r[2] & 0x40)
+		virtio_net__tx_resume(net);
 }
 
 /*
