@@ -365,6 +365,47 @@ static void test_tx_backend_refuses(void **state)
 	assert_int_equal(st.tx_frames, 0);
 }
 
+/*
+ * A backend that holds frames back (a rate limiter): the frame stays in
+ * the ring, unused and unsignalled, later frames wait behind it, and
+ * tx_resume sends them in order.
+ */
+static void test_tx_later(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t len = make_pkt(f, 60, 0, 0, 5);
+	struct virtio_net_stats st;
+	uint16_t h1, h2;
+
+	driver_init(f, 0);
+	f->tx_ret = VIRTIO_NET_TX_LATER;
+	put(f, BUF_GPA, 0, len);
+	put(f, BUF_GPA + 0x1000, 0, len);
+	h1 = vdrv_post(f->r.ram, &f->tx,
+		       (struct vdrv_seg[]){ { BUF_GPA, len, false } }, 1);
+	h2 = vdrv_post(f->r.ram, &f->tx,
+		       (struct vdrv_seg[]){ { BUF_GPA + 0x1000, len, false } },
+		       1);
+	wr(f, QUEUE_NOTIFY, VIRTIO_NET_Q_TX);
+	assert_int_equal(f->tx_calls, 1); /* the second was not offered */
+	assert_int_equal(vdrv_used_idx(f->r.ram, &f->tx), 0);
+	assert_int_equal(f->irq_level, 0);
+	/* A notify while held offers the same frame again. */
+	wr(f, QUEUE_NOTIFY, VIRTIO_NET_Q_TX);
+	assert_int_equal(f->tx_calls, 2);
+	assert_int_equal(vdrv_used_idx(f->r.ram, &f->tx), 0);
+	f->tx_ret = 0;
+	virtio_net__tx_resume(f->n);
+	assert_int_equal(f->tx_calls, 4);
+	assert_int_equal(vdrv_take_used(f->r.ram, &f->tx, h1), 0);
+	assert_int_equal(vdrv_take_used(f->r.ram, &f->tx, h2), 0);
+	assert_int_equal(f->irq_level, 1);
+	virtio_net__stats(f->n, &st);
+	assert_int_equal(st.tx_frames, 2);
+	assert_int_equal(st.tx_dropped, 0);
+	assert_int_equal(st.dev.requests, 2);
+}
+
 static void test_tx_hostile_ring(void **state)
 {
 	struct fixture *f = *state;
@@ -699,6 +740,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tx_backend_refuses, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_tx_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_hostile_ring, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_rx_single, setup,
