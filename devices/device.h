@@ -43,6 +43,7 @@ struct dev_stats {
 	uint64_t read_bytes; /* bytes that went to the guest */
 	uint64_t write_bytes; /* bytes that came from the guest */
 	uint64_t errors; /* requests answered with an error */
+	uint64_t throttled; /* times a rate limiter held a request back */
 };
 
 struct device_ops {

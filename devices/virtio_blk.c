@@ -11,6 +11,7 @@
 
 #include "../snapshot/overlay.h"
 #include "fileio.h"
+#include "rate_limiter.h"
 
 #define BLK_HDR_BYTES 16 /* struct virtio_blk_req: type, reserved, sector */
 #define BLK_BOUNCE    (64 * 1024) /* bytes per pread/pwrite */
@@ -23,6 +24,11 @@ struct virtio_blk {
 	uint8_t cfg[VIRTIO_BLK_CFG_BYTES]; /* config space, little-endian */
 	char id[VIRTIO_BLK_ID_BYTES]; /* GET_ID answer, NUL-padded */
 	struct dev_stats stats;
+	/* The rate limiter and its host side (virtio_blk__set_limiter()). */
+	struct rate_limiter rl;
+	const struct virtio_blk_throttle_ops *th;
+	void *th_opaque;
+	bool throttled; /* a request waits in the ring for th->wake */
 	struct virtq_chain chain; /* ~6 KiB: not on the event thread's stack */
 	uint8_t bounce[BLK_BOUNCE];
 };
@@ -145,21 +151,75 @@ out:
 	return written > UINT32_MAX ? UINT32_MAX : (uint32_t)written;
 }
 
+/*
+ * What request @c costs the rate limiter: one operation, and for reads
+ * and writes their data bytes (Firecracker's rule).  A header that cannot
+ * be read costs the operation alone (the request fails anyway).
+ */
+static uint64_t blk__cost_bytes(const struct virtio_blk *b,
+				const struct virtq_chain *c)
+{
+	uint8_t hdr[BLK_HDR_BYTES];
+
+	if (!c->in_bytes || c->out_bytes < BLK_HDR_BYTES ||
+	    virtq__read(c, b->t.mem, 0, hdr, sizeof(hdr)) != sizeof(hdr))
+		return 0;
+	switch (mem__get_le32(hdr)) {
+	case VIRTIO_BLK_T_IN:
+		return c->in_bytes - 1;
+	case VIRTIO_BLK_T_OUT:
+		return c->out_bytes - BLK_HDR_BYTES;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * May request @c go now?  If the limiter refuses, the queue stops: the
+ * host side is asked to wake the device when it could go.
+ */
+static bool blk__admit(struct virtio_blk *b, const struct virtq_chain *c)
+{
+	uint64_t bytes = blk__cost_bytes(b, c);
+	uint64_t now = b->th->now_ns(b->th_opaque);
+
+	if (rate_limiter__consume(&b->rl, bytes, 1, now))
+		return true;
+	b->throttled = true;
+	b->stats.throttled++;
+	b->th->wake(b->th_opaque, rate_limiter__wait_ns(&b->rl, bytes, 1, now));
+	return false;
+}
+
 static void virtio_blk__notify(void *opaque, struct virtio_mmio *t,
 			       unsigned int idx)
 {
 	struct virtio_blk *b = opaque;
 	struct virtq *q = &t->vq[idx];
 	struct virtq_chain *c = &b->chain;
-	bool pushed = false;
+	bool pushed = false, limited = rate_limiter__on(&b->rl);
+	uint16_t start = q->last_avail;
 	int r;
 
+	if (b->throttled)
+		return; /* virtio_blk__resume() comes */
 	while ((r = virtq__pop(q, t->mem, c)) > 0) {
+		if (limited && !blk__admit(b, c)) {
+			/*
+			 * Back into the ring, nothing pushed (Firecracker's
+			 * undo_pop()): it is taken again first, in order.
+			 * An avail_event already moved past it only asks
+			 * for a notification that changes nothing.
+			 */
+			q->last_avail = start;
+			break;
+		}
 		if (virtq__push(q, t->mem, c->head, blk__request(b, c))) {
 			r = -EFAULT;
 			break;
 		}
 		pushed = true;
+		start = q->last_avail;
 	}
 	if (r < 0)
 		virtio_mmio__needs_reset(t);
@@ -202,6 +262,18 @@ static void virtio_blk__config_write(void *opaque, uint64_t off,
 	(void)len;
 }
 
+/*
+ * Requests complete inside notify, none is in flight; a request held back
+ * by the limiter is in the ring the driver just dropped.  A wake-up still
+ * armed finds the device not live, or a new ring to serve.
+ */
+static void virtio_blk__reset(void *opaque)
+{
+	struct virtio_blk *b = opaque;
+
+	b->throttled = false;
+}
+
 static const struct virtio_dev_ops virtio_blk_ops = {
 	.name = "virtio-blk",
 	.device_id = VIRTIO_ID_BLOCK,
@@ -210,7 +282,7 @@ static const struct virtio_dev_ops virtio_blk_ops = {
 	.config_read = virtio_blk__config_read,
 	.config_write = virtio_blk__config_write,
 	.notify = virtio_blk__notify,
-	/* No .reset: requests complete inside notify, none is in flight. */
+	.reset = virtio_blk__reset,
 };
 
 /* --- backings ---------------------------------------------------------- */
@@ -396,6 +468,46 @@ int virtio_blk__replace_backing(struct virtio_blk *blk,
 void virtio_blk__stats(struct virtio_blk *blk, struct dev_stats *out)
 {
 	*out = blk->stats;
+}
+
+void virtio_blk__set_throttle(struct virtio_blk *blk,
+			      const struct virtio_blk_throttle_ops *ops,
+			      void *opaque)
+{
+	pthread_mutex_lock(&blk->t.dev.lock);
+	blk->th = ops;
+	blk->th_opaque = opaque;
+	pthread_mutex_unlock(&blk->t.dev.lock);
+}
+
+int virtio_blk__set_limiter(struct virtio_blk *blk,
+			    const struct rate_limiter_config *cfg)
+{
+	struct rate_limiter probe;
+	int ret = 0;
+
+	rate_limiter__init(&probe, cfg, 0);
+	pthread_mutex_lock(&blk->t.dev.lock);
+	if (!blk->th && rate_limiter__on(&probe)) {
+		ret = -EINVAL;
+	} else {
+		rate_limiter__update(&blk->rl, cfg,
+				     blk->th ? blk->th->now_ns(blk->th_opaque) :
+					       0);
+		/* A waiting request: let the new limits decide, soon. */
+		if (blk->throttled)
+			blk->th->wake(blk->th_opaque, 1);
+	}
+	pthread_mutex_unlock(&blk->t.dev.lock);
+	return ret;
+}
+
+void virtio_blk__resume(struct virtio_blk *blk)
+{
+	pthread_mutex_lock(&blk->t.dev.lock);
+	blk->throttled = false;
+	pthread_mutex_unlock(&blk->t.dev.lock);
+	virtio_mmio__notify(&blk->t, 0);
 }
 
 void virtio_blk__destroy(struct virtio_blk *blk)

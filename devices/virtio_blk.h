@@ -4,7 +4,9 @@
  * a raw image file or a copy-on-write overlay (snapshot/overlay.h), or
  * any struct virtio_blk_backing_ops.  One request queue, served
  * synchronously on the thread that delivers the notification.  Carried
- * by the virtio-mmio transport (virtio_mmio.h).
+ * by the virtio-mmio transport (virtio_mmio.h).  An optional rate limiter
+ * (rate_limiter.h) holds requests back in the ring; its clock and timer
+ * are the host side's (struct virtio_blk_throttle_ops).
  */
 #ifndef EMBER_DEVICES_VIRTIO_BLK_H
 #define EMBER_DEVICES_VIRTIO_BLK_H
@@ -12,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../vmm/config.h"
 #include "virtio_mmio.h"
 
 #define VIRTIO_ID_BLOCK 2
@@ -149,8 +152,59 @@ int virtio_blk__set_backing(struct virtio_blk *blk, int fd,
 int virtio_blk__replace_backing(struct virtio_blk *blk,
 				const struct virtio_blk_backing *bk);
 
-/* virtio_blk__stats() - requests, bytes and errors so far. */
+/*
+ * virtio_blk__stats() - requests, bytes, errors and the times the rate
+ * limiter held a request back so far.
+ */
 void virtio_blk__stats(struct virtio_blk *blk, struct dev_stats *out);
+
+/*
+ * The host side of a drive's rate limiter: the device reads no clock and
+ * arms no timer itself.  Both ops get the @opaque given with them, run
+ * with the device lock held on the thread serving the queue, and must not
+ * call into the device.
+ *   now_ns  CLOCK_MONOTONIC now, in nanoseconds
+ *   wake    the limiter refused the next request, which stays in the
+ *           ring: call virtio_blk__resume() in @ns nanoseconds (>= 1),
+ *           on the thread that delivers notifications and not while the
+ *           device is held for a pause (then after it); a later call
+ *           replaces an earlier one
+ */
+struct virtio_blk_throttle_ops {
+	uint64_t (*now_ns)(void *opaque);
+	void (*wake)(void *opaque, uint64_t ns);
+};
+
+/*
+ * virtio_blk__set_throttle() - the host side (@ops, not copied, and
+ * @opaque, both outliving the device) that virtio_blk__set_limiter()
+ * needs.  Set it once, before the guest runs.
+ */
+void virtio_blk__set_throttle(struct virtio_blk *blk,
+			      const struct virtio_blk_throttle_ops *ops,
+			      void *opaque);
+
+/*
+ * virtio_blk__set_limiter() - limit the drive as @cfg says (NULL or all
+ * buckets off: no limit, and no cost per request), at creation or at run
+ * time (PATCH /drives: rate_limiter__update() keeps what makes sense).
+ * Every request costs one operation, and a read or write its data bytes
+ * (virtio 1.2, 5.2.6: the bytes between the header and the status).  A
+ * refused request is not taken from the avail ring: later ones wait
+ * behind it, and ops->wake() is asked for; a request waiting now is
+ * looked at again soon under the new limits.  Takes the device lock.
+ * Returns 0, or -EINVAL for a limit without virtio_blk__set_throttle()
+ * (nothing changes).
+ */
+int virtio_blk__set_limiter(struct virtio_blk *blk,
+			    const struct rate_limiter_config *cfg);
+
+/*
+ * virtio_blk__resume() - the wake-up ops->wake() asked for: serve the
+ * queue again from the request that waits (it may be refused again, and
+ * another wake-up asked for).  Takes the device lock.
+ */
+void virtio_blk__resume(struct virtio_blk *blk);
 
 /*
  * virtio_blk__destroy() - destroy the backing (close the image) and free

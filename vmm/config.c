@@ -114,6 +114,48 @@ void config__free_strings(struct vm_config *cfg)
 	cfg->vsock.uds_path = NULL;
 }
 
+/* A copy of @s (NULL stays NULL); *@nomem set when it cannot be made. */
+static const char *config__dup(const char *s, bool *nomem)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*nomem = true;
+	return d;
+}
+
+int config__dup_strings(struct vm_config *cfg)
+{
+	struct vm_config d = *cfg;
+	bool nomem = false;
+	unsigned int i;
+
+	d.kernel_path = config__dup(cfg->kernel_path, &nomem);
+	d.initrd_path = config__dup(cfg->initrd_path, &nomem);
+	d.append = config__dup(cfg->append, &nomem);
+	for (i = 0; i < cfg->nr_drives && i < CONFIG_MAX_DRIVES; i++) {
+		d.drives[i].path = config__dup(cfg->drives[i].path, &nomem);
+		d.drives[i].id = config__dup(cfg->drives[i].id, &nomem);
+		d.drives[i].partuuid =
+			config__dup(cfg->drives[i].partuuid, &nomem);
+	}
+	for (i = 0; i < cfg->nr_nets && i < CONFIG_MAX_NETS; i++) {
+		d.nets[i].iface_id = config__dup(cfg->nets[i].iface_id, &nomem);
+		d.nets[i].host_dev_name =
+			config__dup(cfg->nets[i].host_dev_name, &nomem);
+	}
+	d.vsock.uds_path = config__dup(cfg->vsock.uds_path, &nomem);
+	if (nomem) {
+		config__free_strings(&d);
+		return -ENOMEM;
+	}
+	*cfg = d;
+	return 0;
+}
+
 int config__check_rate_limiter(const struct rate_limiter_config *r, char *err,
 			       size_t errlen)
 {
@@ -140,6 +182,23 @@ int config__check_rate_limiter(const struct rate_limiter_config *r, char *err,
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+int config__parse_bucket(const char *s, struct token_bucket_config *tb)
+{
+	const char *slash = s ? strchr(s, '/') : NULL;
+	char size[24];
+	uint64_t n, ms;
+
+	if (!slash || (size_t)(slash - s) >= sizeof(size))
+		return -EINVAL;
+	memcpy(size, s, (size_t)(slash - s));
+	size[slash - s] = 0;
+	if (config__parse_uint(size, 1, CONFIG_BUCKET_MAX, &n) ||
+	    config__parse_uint(slash + 1, 1, CONFIG_REFILL_MAX_MS, &ms))
+		return -EINVAL;
+	*tb = (struct token_bucket_config){ .size = n, .refill_time_ms = ms };
 	return 0;
 }
 

@@ -134,6 +134,14 @@ int config__parse_vcpus(const char *s, unsigned int *vcpus, char *err,
 void config__free_strings(struct vm_config *cfg);
 
 /*
+ * config__dup_strings() - replace each string config__free_strings()
+ * frees with a malloc()ed copy, so that @cfg owns them (a running VM's
+ * configuration outlives the caller's strings; vmm/control.c).  Returns
+ * 0, or -ENOMEM with @cfg unchanged.
+ */
+int config__dup_strings(struct vm_config *cfg);
+
+/*
  * config__parse_mac() - @s as six hex octets separated by ':'
  * ("06:00:ac:10:00:02") into @mac.  Returns 0, or -EINVAL for another
  * form or a multicast address (the guest's own must be unicast).
@@ -156,6 +164,14 @@ int config__parse_mac(const char *s, uint8_t mac[6]);
  */
 int config__check_rate_limiter(const struct rate_limiter_config *r, char *err,
 			       size_t errlen);
+
+/*
+ * config__parse_bucket() - a token bucket written SIZE/MS (ember's flags:
+ * SIZE tokens refilled every MS milliseconds, no one-time burst), SIZE 1
+ * to CONFIG_BUCKET_MAX and MS 1 to CONFIG_REFILL_MAX_MS, into @tb.
+ * Returns 0, or -EINVAL with @tb unchanged.
+ */
+int config__parse_bucket(const char *s, struct token_bucket_config *tb);
 
 /* config__host_ram_mib() - this host's RAM in MiB (sysinfo); 0: unknown. */
 uint64_t config__host_ram_mib(void);

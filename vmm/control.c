@@ -48,6 +48,7 @@ struct control {
 	bool started, signalled, stopped;
 	int signal;
 	bool dry_run;
+	const struct seccomp_set *seccomp; /* not owned; NULL: none */
 };
 
 /* --- helpers ------------------------------------------------------------ */
@@ -357,6 +358,7 @@ static int ctl__set_drive(struct control *c, const void *args,
 	struct control_drive *slot = NULL;
 	struct ctl_new n;
 	unsigned int i;
+	char why[160];
 	int ret = ctl__preboot(c, e);
 
 	if (ret)
@@ -380,6 +382,9 @@ static int ctl__set_drive(struct control *c, const void *args,
 		return ctl__err(e, -EINVAL,
 				"Drive config error: partuuid is not a "
 				"partition UUID.");
+	if (config__check_rate_limiter(&d->rate_limiter, why, sizeof(why)))
+		return ctl__err(e, -EINVAL,
+				"Drive config error: rate_limiter: %s.", why);
 	for (i = 0; i < c->cfg.nr_drives; i++) {
 		const struct control_drive *o = &c->cfg.drives[i];
 
@@ -748,6 +753,7 @@ static void ctl__vm_config(const struct control *c, struct vm_config *v)
 			.read_only = d->is_read_only,
 			.root = d->is_root_device,
 			.partuuid = d->partuuid,
+			.rate_limiter = d->rate_limiter,
 		};
 	}
 	v->nr_drives = k->nr_drives;
@@ -791,12 +797,22 @@ static int ctl__start(struct control *c, const void *args,
 		return ctl__err(e, -ENOTSUP,
 				"Start microvm error: a dry run builds no VM.");
 	ctl__vm_config(c, &v);
+	/*
+	 * The VM owns copies of its strings: calls after the start (PATCH
+	 * /drives) replace this configuration's, and snapshots save the VM's.
+	 */
+	if (config__dup_strings(&v))
+		return ctl__err(e, -ENOMEM,
+				"Internal VMM error: out of memory");
 	log__clear_error();
 	ret = vm__create(&v, c->el, &vm);
-	if (ret)
+	if (ret) {
+		config__free_strings(&v);
 		return ctl__err(e, ret, "Start microvm error: %s",
 				*log__last_error() ? log__last_error() :
 						     strerror(-ret));
+	}
+	vm->cfg_owned = true;
 	pthread_mutex_lock(&c->lock);
 	c->vm = vm;
 	c->started = true;
@@ -804,9 +820,11 @@ static int ctl__start(struct control *c, const void *args,
 		vm__stop_by_signal(vm, c->signal);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
+	/* Its timer before the start: seccomp allows no new one then. */
+	ctl__start_metrics(c);
+	vm__set_seccomp(vm, c->seccomp);
 	if (!c->signalled)
 		vm__start(vm); /* a failure requests the stop itself */
-	ctl__start_metrics(c);
 	return 0;
 }
 
@@ -842,8 +860,14 @@ void control__dry_run(struct control *c)
 	c->dry_run = true;
 }
 
+void control__set_seccomp(struct control *c, const struct seccomp_set *s)
+{
+	c->seccomp = s;
+}
+
 struct update_args {
 	const char *id, *path;
+	const struct rate_limiter_config *rl;
 };
 
 static int ctl__update_drive(struct control *c, const void *args,
@@ -851,38 +875,92 @@ static int ctl__update_drive(struct control *c, const void *args,
 {
 	const struct update_args *a = args;
 	struct control_drive *d = NULL;
+	char *vm_path = NULL;
 	struct ctl_new n;
-	unsigned int i;
+	unsigned int i, at = 0;
 	char why[160];
 	int ret = ctl__postboot(c, e);
 
 	if (ret)
 		return ret;
-	for (i = 0; i < c->cfg.nr_drives; i++)
-		if (!strcmp(c->cfg.drives[i].drive_id, a->id))
+	for (i = 0; i < c->cfg.nr_drives; i++) {
+		if (!strcmp(c->cfg.drives[i].drive_id, a->id)) {
 			d = &c->cfg.drives[i];
+			at = i;
+		}
+	}
 	if (!d)
 		return ctl__err(e, -ENOENT,
 				"Drive config error: Device not found: %s.",
 				a->id);
-	ret = dev_blk__update(&c->vm->dm, a->id, a->path, d->is_read_only, why,
-			      sizeof(why));
-	if (ret)
-		return ctl__err(e, ret,
-				"Drive config error: Unable to patch the block "
-				"device: %s (%s)",
-				why, a->path);
+	if (!a->path && !a->rl)
+		return ctl__err(e, -EINVAL,
+				"Drive config error: Please specify at least "
+				"one property to patch: path_on_host, "
+				"rate_limiter.");
+	if (a->rl && config__check_rate_limiter(a->rl, why, sizeof(why)))
+		return ctl__err(e, -EINVAL,
+				"Drive config error: rate_limiter: %s.", why);
+	if (a->path) {
+		/* The VM's own copy, for its snapshots (ctl__start()). */
+		vm_path = strdup(a->path);
+		if (!vm_path)
+			return ctl__err(e, -ENOMEM,
+					"Internal VMM error: out of memory");
+		ret = dev_blk__update(&c->vm->dm, a->id, a->path,
+				      d->is_read_only, why, sizeof(why));
+		if (ret) {
+			free(vm_path);
+			return ctl__err(e, ret,
+					"Drive config error: Unable to patch "
+					"the block device: %s (%s)",
+					why, a->path);
+		}
+	}
+	if (a->rl) {
+		ret = dev_blk__set_limiter(&c->vm->dm, a->id, a->rl, why,
+					   sizeof(why));
+		if (ret)
+			return ctl__err(e, ret,
+					"Drive config error: Unable to patch "
+					"the block device: %s",
+					why);
+		/*
+		 * No string changes: in place, here and in the VM's own
+		 * configuration that snapshots save.  The VM's drives are
+		 * in this configuration's order (ctl__vm_config(),
+		 * ctl__config_from_vm(); none is added after the start).
+		 */
+		d->rate_limiter = *a->rl;
+		if (at < c->vm->cfg.nr_drives)
+			c->vm->cfg.drives[at].rate_limiter = *a->rl;
+	}
+	if (!a->path)
+		return 0;
 	ctl__begin(c, &n);
 	for (i = 0; i < n.cfg.nr_drives; i++)
 		if (!strcmp(n.cfg.drives[i].drive_id, a->id))
 			n.cfg.drives[i].path_on_host = ctl__keep(&n, a->path);
-	return ctl__commit(c, &n, e);
+	ret = ctl__commit(c, &n, e);
+	/*
+	 * Only now may the VM's old path go: after a snapshot load this
+	 * configuration pointed into the VM's strings until the commit.
+	 */
+	if (!ret && at < c->vm->cfg.nr_drives) {
+		free((char *)c->vm->cfg.drives[at].path);
+		c->vm->cfg.drives[at].path = vm_path;
+		vm_path = NULL;
+	}
+	free(vm_path);
+	return ret;
 }
 
 int control__update_drive(struct control *c, const char *drive_id,
-			  const char *path_on_host, struct control_err *e)
+			  const char *path_on_host,
+			  const struct rate_limiter_config *rl,
+			  struct control_err *e)
 {
-	struct update_args a = { drive_id, path_on_host };
+	struct update_args a = { drive_id, path_on_host, rl };
 
 	return ctl__run(c, ctl__update_drive, &a, e);
 }
@@ -921,11 +999,21 @@ static int ctl__update_net(struct control *c, const void *args,
 				"Network interface config error: Unable to "
 				"update the rate limiters of %s: %s",
 				a->id, strerror(-ret));
-	/* No strings change: the configuration is updated in place. */
+	/*
+	 * No strings change: the configuration is updated in place, and
+	 * the VM's own copy (what a snapshot saves), same index.
+	 */
 	if (a->rx)
 		k->rx_rate_limiter = *a->rx;
 	if (a->tx)
 		k->tx_rate_limiter = *a->tx;
+	i = (unsigned int)(k - c->cfg.nets);
+	if (i < c->vm->cfg.nr_nets) {
+		if (a->rx)
+			c->vm->cfg.nets[i].rx_rate_limiter = *a->rx;
+		if (a->tx)
+			c->vm->cfg.nets[i].tx_rate_limiter = *a->tx;
+	}
 	return 0;
 }
 
@@ -1041,6 +1129,7 @@ static void ctl__config_from_vm(struct control *c, const struct vm *vm)
 			.is_root_device = v->drives[i].root,
 			.is_read_only = v->drives[i].read_only,
 			.partuuid = v->drives[i].partuuid,
+			.rate_limiter = v->drives[i].rate_limiter,
 		};
 	k->nr_nets = v->nr_nets;
 	for (i = 0; i < v->nr_nets; i++) {
@@ -1119,9 +1208,11 @@ static int ctl__snapshot_load(struct control *c, const void *args,
 		vm__stop_by_signal(vm, c->signal);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
+	/* Its timer before the vCPUs start: seccomp allows no new one then. */
+	ctl__start_metrics(c);
+	vm__set_seccomp(vm, c->seccomp);
 	if (r->resume_vm && !c->signalled)
 		vm__resume(vm); /* a failure requests the stop itself */
-	ctl__start_metrics(c);
 	return 0;
 }
 

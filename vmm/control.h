@@ -23,6 +23,7 @@
 
 struct control;
 struct event_loop;
+struct seccomp_set;
 
 /* Why a call failed: one line, Firecracker-style ("Machine config error: ..."). */
 struct control_err {
@@ -46,6 +47,7 @@ struct control_drive {
 	const char *partuuid; /* NULL: none; root=PARTUUID= for the root */
 	bool cache_writeback; /* "Writeback" (else "Unsafe"); flushes go
 			       * to the disk either way */
+	struct rate_limiter_config rate_limiter; /* all zero: none */
 };
 
 /*
@@ -196,11 +198,17 @@ int control__set_metrics(struct control *c, const char *path,
 /*
  * control__update_drive() - PATCH /drives after the start: drive @drive_id
  * now uses the image @path_on_host (opened and locked as at the start;
- * the guest sees the new capacity).  -EAGAIN before the start, -ENOENT for
- * an unknown drive, -EINVAL for a bad image.
+ * the guest sees the new capacity) unless it is NULL, and is limited by
+ * @rl (checked by config__check_rate_limiter(); it replaces the drive's
+ * limiter and takes effect at once, see devices/rate_limiter.h) unless it
+ * is NULL.  The limiter is checked before the image changes, so a refused
+ * one changes nothing.  -EAGAIN before the start, -ENOENT for an unknown
+ * drive, -EINVAL for a bad image or limiter or for neither given.
  */
 int control__update_drive(struct control *c, const char *drive_id,
-			  const char *path_on_host, struct control_err *e);
+			  const char *path_on_host,
+			  const struct rate_limiter_config *rl,
+			  struct control_err *e);
 
 /*
  * control__dry_run() - for tests and fuzzing: from now on InstanceStart
@@ -209,6 +217,15 @@ int control__update_drive(struct control *c, const char *drive_id,
  * /dev/null, the log level stays).
  */
 void control__dry_run(struct control *c);
+
+/*
+ * control__set_seccomp() - the filters (vmm/jail/seccomp.h; not owned,
+ * they outlive @c) that the VM's threads install as its vCPUs first start
+ * (InstanceStart, a snapshot load with resume_vm, the first resume after
+ * a load).  NULL (the default, and --no-seccomp): none.  Call before the
+ * VM starts.
+ */
+void control__set_seccomp(struct control *c, const struct seccomp_set *s);
 
 /*
  * control__start() - InstanceStart: build the VM from the configuration

@@ -238,6 +238,9 @@ void metrics__flush(struct metrics *m, struct vm *vm, struct metrics_api *api)
 		metrics__delta(o, "write_bytes", st.write_bytes,
 			       &m->dev[i].write_bytes);
 		metrics__delta(o, "errors", st.errors, &m->dev[i].errors);
+		/* Firecracker's name for a request a limiter held back. */
+		metrics__delta(o, "rate_limiter_throttled_events", st.throttled,
+			       &m->dev[i].throttled);
 		snprintf(key, sizeof(key), d->cls->metrics_key, d->id);
 		json_object_set_new(line, key, o);
 	}

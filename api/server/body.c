@@ -262,7 +262,6 @@ int body__boot_source(struct control *c, json_t *o, struct control_err *e)
 					body__str(o, "boot_args"), e);
 }
 
-/* Only null: rate limiters come with their issue (virtio-net). */
 /* One TokenBucket object (or null: off) of a RateLimiter into @tb. */
 static int body__token_bucket(json_t *v, const char *name,
 			      struct token_bucket_config *tb,
@@ -321,6 +320,23 @@ int body__rate_limiter(json_t *v, const char *name,
 	return 0;
 }
 
+int body__rate_limiter_patch(json_t *v, const char *name,
+			     struct rate_limiter_config *r,
+			     struct control_err *e)
+{
+	struct rate_limiter_config given;
+	int ret = body__rate_limiter(v, name, &given, e);
+
+	if (ret || !v)
+		return ret;
+	if (body__get(v, "bandwidth"))
+		r->bandwidth = given.bandwidth;
+	if (body__get(v, "ops"))
+		r->ops = given.ops;
+	return 0;
+}
+
+/* Only null: the entropy device has no rate limiter in ember. */
 static int body__no_rate_limiter(json_t *o, const char *name,
 				 struct control_err *e)
 {
@@ -383,7 +399,8 @@ int body__drive(struct control *c, const char *path_id, json_t *o,
 			 "not supported by ember.");
 		return -EINVAL;
 	}
-	ret = body__no_rate_limiter(o, "rate_limiter", e);
+	ret = body__rate_limiter(body__get(o, "rate_limiter"), "rate_limiter",
+				 &d.rate_limiter, e);
 	if (ret)
 		return ret;
 	d.path_on_host = body__str(o, "path_on_host");
@@ -402,7 +419,11 @@ int body__drive_patch(struct control *c, const char *path_id, json_t *o,
 		{ "path_on_host", T_STR, false, false },
 		{ "rate_limiter", T_ANY, false, true },
 	};
+	struct rate_limiter_config rl = { 0 };
+	struct control_config cfg = { 0 };
 	const char *path;
+	unsigned int i;
+	json_t *v;
 	int ret = BODY_CHECK(o, f, false, e);
 
 	if (ret)
@@ -413,20 +434,23 @@ int body__drive_patch(struct control *c, const char *path_id, json_t *o,
 			 "body!");
 		return -EINVAL;
 	}
-	ret = body__no_rate_limiter(o, "rate_limiter", e);
-	if (ret)
-		return ret;
 	path = body__str(o, "path_on_host");
 	/* Before the start that is the answer, whatever else is wrong. */
 	if (control__state(c) == CONTROL_NOT_STARTED)
-		return control__update_drive(c, path_id, path ? path : "", e);
-	if (!path) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "Drive config error: nothing to change: give "
-			 "path_on_host.");
-		return -EINVAL;
+		return control__update_drive(c, path_id, path ? path : "", NULL,
+					     e);
+	v = body__get(o, "rate_limiter");
+	if (v) {
+		/* Firecracker's PATCH: a bucket left out keeps its setting. */
+		control__config(c, &cfg);
+		for (i = 0; i < cfg.nr_drives; i++)
+			if (!strcmp(cfg.drives[i].drive_id, path_id))
+				rl = cfg.drives[i].rate_limiter;
+		ret = body__rate_limiter_patch(v, "rate_limiter", &rl, e);
+		if (ret)
+			return ret;
 	}
-	return control__update_drive(c, path_id, path, e);
+	return control__update_drive(c, path_id, path, v ? &rl : NULL, e);
 }
 
 /*
@@ -495,8 +519,9 @@ int body__net_patch(struct control *c, const char *path_id, json_t *o,
 		{ "rx_rate_limiter", T_ANY, false, true },
 		{ "tx_rate_limiter", T_ANY, false, true },
 	};
-	struct rate_limiter_config rx, tx;
-	bool has_rx, has_tx;
+	struct rate_limiter_config rx = { 0 }, tx = { 0 };
+	struct control_config k = { 0 };
+	unsigned int i;
 	int ret = BODY_CHECK(o, f, false, e);
 
 	if (ret)
@@ -507,15 +532,22 @@ int body__net_patch(struct control *c, const char *path_id, json_t *o,
 			 "body!");
 		return -EINVAL;
 	}
-	has_rx = body__get(o, "rx_rate_limiter") != NULL;
-	has_tx = body__get(o, "tx_rate_limiter") != NULL;
-	ret = body__net_limiter(o, "rx_rate_limiter", &rx, e);
+	/* Firecracker's update: each bucket given replaces, others stay. */
+	control__config(c, &k);
+	for (i = 0; i < k.nr_nets; i++) {
+		if (!strcmp(k.nets[i].iface_id, path_id)) {
+			rx = k.nets[i].rx_rate_limiter;
+			tx = k.nets[i].tx_rate_limiter;
+		}
+	}
+	ret = body__rate_limiter_patch(body__get(o, "rx_rate_limiter"),
+				       "rx_rate_limiter", &rx, e);
 	if (!ret)
-		ret = body__net_limiter(o, "tx_rate_limiter", &tx, e);
+		ret = body__rate_limiter_patch(body__get(o, "tx_rate_limiter"),
+					       "tx_rate_limiter", &tx, e);
 	if (ret)
 		return ret;
-	return control__update_net(c, path_id, has_rx ? &rx : NULL,
-				   has_tx ? &tx : NULL, e);
+	return control__update_net(c, path_id, &rx, &tx, e);
 }
 
 static int body__net_overrides(json_t *a, struct control_snapshot_load *req,

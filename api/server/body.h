@@ -42,6 +42,18 @@
 int body__rate_limiter(json_t *v, const char *name,
 		       struct rate_limiter_config *r, struct control_err *e);
 
+/*
+ * body__rate_limiter_patch() - a RateLimiter object @v of a PATCH body
+ * (checked as by body__rate_limiter()) applied to the limiter @r holds:
+ * each bucket @v gives replaces @r's, one left out or null keeps its
+ * setting, one with size or refill_time 0 turns off (Firecracker's
+ * BucketUpdate None / Update / Disabled).  NULL or null @v changes
+ * nothing.  Returns 0, or -EINVAL with @e filled and @r unchanged.
+ */
+int body__rate_limiter_patch(json_t *v, const char *name,
+			     struct rate_limiter_config *r,
+			     struct control_err *e);
+
 /* PUT /machine-config (@patch false: vcpu_count and mem_size_mib required,
  * absent optional fields back to their defaults) or PATCH (every field
  * optional, at least one). */
@@ -54,12 +66,17 @@ int body__boot_source(struct control *c, json_t *o, struct control_err *e);
 /*
  * PUT /drives/{@path_id} (@path_id NULL: from --config-file): drive_id
  * (equal to @path_id), path_on_host, is_root_device, is_read_only,
- * partuuid, cache_type, io_engine "Sync", rate_limiter null, socket null.
+ * partuuid, cache_type, io_engine "Sync", rate_limiter (a RateLimiter
+ * object, body__rate_limiter(), or null), socket null.
  */
 int body__drive(struct control *c, const char *path_id, json_t *o,
 		struct control_err *e);
 
-/* PATCH /drives/{@path_id} after the start: drive_id, path_on_host. */
+/*
+ * PATCH /drives/{@path_id} after the start (Firecracker's PartialDrive):
+ * drive_id, path_on_host, rate_limiter (body__rate_limiter_patch() on the
+ * drive's own), at least one of the last two.
+ */
 int body__drive_patch(struct control *c, const char *path_id, json_t *o,
 		      struct control_err *e);
 
@@ -73,8 +90,9 @@ int body__net(struct control *c, const char *path_id, json_t *o,
 
 /*
  * PATCH /network-interfaces/{@path_id} after the start: iface_id,
- * rx_rate_limiter, tx_rate_limiter (a field left out keeps its limiter,
- * null or {} turns it off).
+ * rx_rate_limiter, tx_rate_limiter, as Firecracker's update: a bucket
+ * given replaces the interface's (size or refill_time 0 turns it off),
+ * one left out or null keeps its setting.
  */
 int body__net_patch(struct control *c, const char *path_id, json_t *o,
 		    struct control_err *e);

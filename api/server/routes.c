@@ -115,7 +115,7 @@ static json_t *routes__vm_config(struct control *c)
 
 		json_array_append_new(
 			drives,
-			json_pack("{s:s,s:o,s:b,s:s,s:b,s:s,s:n,s:s,s:n}",
+			json_pack("{s:s,s:o,s:b,s:s,s:b,s:s,s:o,s:s,s:n}",
 				  "drive_id", d->drive_id, "partuuid",
 				  routes__str_or_null(d->partuuid),
 				  "is_root_device", d->is_root_device,
@@ -123,8 +123,9 @@ static json_t *routes__vm_config(struct control *c)
 				  d->cache_writeback ? "Writeback" : "Unsafe",
 				  "is_read_only", d->is_read_only,
 				  "path_on_host", d->path_on_host,
-				  "rate_limiter", "io_engine", "Sync",
-				  "socket"));
+				  "rate_limiter",
+				  routes__rate_limiter(&d->rate_limiter),
+				  "io_engine", "Sync", "socket"));
 	}
 	boot = json_pack("{s:s,s:o,s:o}", "kernel_image_path",
 			 k.have_boot_source ? k.kernel_image_path : "",

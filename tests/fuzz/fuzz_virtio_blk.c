@@ -8,8 +8,12 @@
  * offsets fixed per size, DRIVER_OK); then the input is copied over guest
  * RAM, so the descriptor table, both rings and every buffer are the
  * fuzzer's, the avail index is set from the input and queue 0 is
- * notified, twice.  Any crash, leak or sanitizer report is a bug: nothing
- * outside guest RAM may be touched, whatever the rings and requests say.
+ * notified, twice.  With bit 3 of the feature byte set, a rate limiter
+ * (devices/rate_limiter.h) holds requests back in the ring and the
+ * wake-ups it asks for are delivered at once (a clock that moves 1 ms per
+ * reading), so requests are taken again after rewinds.  Any crash, leak
+ * or sanitizer report is a bug: nothing outside guest RAM may be touched,
+ * whatever the rings and requests say.
  */
 #include <endian.h>
 #include <stdint.h>
@@ -45,6 +49,53 @@ static struct guest_mem mem;
 static struct virtio_blk *blk;
 static struct virtio_mmio *t;
 static unsigned int qsize; /* the queue's entries, this input */
+static uint64_t clock_ns; /* the limiter's fake clock */
+static unsigned int wakes; /* wake-ups asked for and not delivered */
+
+static uint64_t fuzz_now(void *opaque)
+{
+	(void)opaque;
+	return clock_ns += 1000000;
+}
+
+static void fuzz_wake(void *opaque, uint64_t ns)
+{
+	(void)opaque;
+	(void)ns;
+	wakes++;
+}
+
+static const struct virtio_blk_throttle_ops fuzz_throttle = {
+	.now_ns = fuzz_now,
+	.wake = fuzz_wake,
+};
+
+/*
+ * Bit 3 of @sel: limit to 4 KiB (requests beyond it are oversized) and
+ * 1 + (@sel >> 4) requests per 10 ms; else no limit.
+ */
+static void fuzz_limiter(uint8_t sel)
+{
+	struct rate_limiter_config rl = {
+		.bandwidth = { 4096, 0, 10 },
+		.ops = { 1 + (sel >> 4), 0, 10 },
+	};
+
+	if (virtio_blk__set_limiter(blk, sel & 8 ? &rl : NULL))
+		abort();
+}
+
+/* Deliver the wake-ups the limiter asked for, as the host timer would. */
+static void fuzz_wakeups(void)
+{
+	unsigned int n;
+
+	for (n = 0; wakes && n < 8; n++) {
+		wakes = 0;
+		virtio_blk__resume(blk);
+	}
+	wakes = 0;
+}
 
 /* The image and the device, once; abort if the host cannot give them. */
 static void fuzz_setup(void)
@@ -65,6 +116,7 @@ static void fuzz_setup(void)
 	if (!blk)
 		abort();
 	t = virtio_blk__transport(blk);
+	virtio_blk__set_throttle(blk, &fuzz_throttle, NULL);
 }
 
 /*
@@ -102,6 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_setup();
 	/* Before RAM is written: set-up writes nothing there. */
 	fuzz_driver_init(data[0], data[1]);
+	fuzz_limiter(data[0]);
 	idx1 = (uint16_t)(data[2] | data[3] << 8);
 	idx2 = (uint16_t)(data[4] | data[5] << 8);
 	data += FUZZ_HDR_BYTES;
@@ -112,11 +165,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	set_avail_idx(idx1);
 	virtio_mmio__notify(t, 0);
+	fuzz_wakeups();
 	/* More work on a live queue, as a driver would add it. */
 	if (!(fuzz_virtio__rd(t, REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET)) {
 		set_avail_idx((uint16_t)(idx1 + idx2));
 		fuzz_virtio__wr(t, REG_INT_ACK, VIRTIO_MMIO_INT_VRING);
 		virtio_mmio__notify(t, 0);
+		fuzz_wakeups();
 	}
 	/* A device that needs a reset gets one (the next input re-inits). */
 	if (fuzz_virtio__rd(t, REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET)

@@ -135,8 +135,28 @@ expect_api "PUT /drives/root_disk (root)" 204 '' "$S" PUT /drives/root_disk \
 	"{\"drive_id\":\"root_disk\",\"path_on_host\":\"$TMP/d2.img\",\"is_root_device\":true,\"is_read_only\":true}"
 expect_api "a second root drive is refused" 400 'A root block device already exists' \
 	"$S" PUT /drives/other "{\"drive_id\":\"other\",\"path_on_host\":\"$TMP/d3.img\",\"is_root_device\":true}"
-expect_api "PUT /drives with a rate limiter" 400 'rate_limiter is not supported by ember yet' \
-	"$S" PUT /drives/data "{\"drive_id\":\"data\",\"path_on_host\":\"$TMP/d1.img\",\"is_root_device\":false,\"rate_limiter\":{\"bandwidth\":{\"size\":1,\"refill_time\":1}}}"
+# Rate limiters (Firecracker's RateLimiter): refusals name the field.
+drive_rl() { echo "{\"drive_id\":\"data\",\"path_on_host\":\"$TMP/d1.img\",\"is_root_device\":false,\"rate_limiter\":$1}"; }
+expect_api "PUT /drives with a rate limiter" 204 '' "$S" PUT /drives/data \
+	"$(drive_rl '{"bandwidth":{"size":10485760,"refill_time":100},"ops":{"size":1000,"one_time_burst":100,"refill_time":1000}}')"
+expect_api "GET /vm/config shows the drive's rate limiter" 200 \
+	'"rate_limiter":\{"bandwidth":\{"size":10485760,"one_time_burst":0,"refill_time":100\},"ops":\{"size":1000,"one_time_burst":100,"refill_time":1000\}\}' \
+	"$S" GET /vm/config
+expect_api "a rate limiter with an unknown bucket field" 400 \
+	'deserializing the json body of a request: unknown field `burst`, expected one of `size`, `one_time_burst`, `refill_time` \(in rate_limiter\)' \
+	"$S" PUT /drives/data "$(drive_rl '{"ops":{"size":1,"refill_time":1,"burst":5}}')"
+expect_api "a rate limiter with an unknown field" 400 'unknown field `iops`, expected one of `bandwidth`, `ops`' \
+	"$S" PUT /drives/data "$(drive_rl '{"iops":{"size":1,"refill_time":1}}')"
+expect_api "a rate limiter with a negative size" 400 'invalid type: negative integer, expected an unsigned integer for `size`' \
+	"$S" PUT /drives/data "$(drive_rl '{"bandwidth":{"size":-1,"refill_time":1}}')"
+expect_api "a rate limiter with a string refill_time" 400 'invalid type: string, expected an unsigned integer for `refill_time`' \
+	"$S" PUT /drives/data "$(drive_rl '{"bandwidth":{"size":1,"refill_time":"1"}}')"
+expect_api "a rate limiter without refill_time" 400 'missing field `refill_time` \(in rate_limiter\)' \
+	"$S" PUT /drives/data "$(drive_rl '{"ops":{"size":1}}')"
+expect_api "a rate limiter past ember's limits" 400 'rate_limiter: bandwidth.size is out of range' \
+	"$S" PUT /drives/data "$(drive_rl '{"bandwidth":{"size":9223372036854775807,"refill_time":1}}')"
+expect_api "GET /vm/config: the refused limiters changed nothing" 200 \
+	'"ops":\{"size":1000,"one_time_burst":100,"refill_time":1000\}' "$S" GET /vm/config
 expect_api "PATCH /drives before the start" 400 'not supported before starting the microVM' \
 	"$S" PATCH /drives/data "{\"drive_id\":\"data\",\"path_on_host\":\"$TMP/d2.img\"}"
 expect_api "PATCH /vm before the start" 400 'not supported before starting the microVM' \
@@ -247,6 +267,22 @@ expect_api "PATCH /drives: a new image for a running drive" 204 '' "$S" PATCH /d
 	"{\"drive_id\":\"data\",\"path_on_host\":\"$TMP/d3.img\"}"
 expect_api "GET /vm/config shows the new image" 200 "\"path_on_host\":\"$TMP/d3.img\"" \
 	"$S" GET /vm/config
+expect_api "PATCH /drives: a rate limiter at run time" 204 '' "$S" PATCH /drives/data \
+	'{"drive_id":"data","rate_limiter":{"ops":{"size":5,"refill_time":1000}}}'
+expect_api "GET /vm/config: the new ops bucket, the bandwidth one kept" 200 \
+	'"rate_limiter":\{"bandwidth":\{"size":10485760,"one_time_burst":0,"refill_time":100\},"ops":\{"size":5,"one_time_burst":0,"refill_time":1000\}\}' \
+	"$S" GET /vm/config
+expect_api "PATCH /drives: size 0 turns the bandwidth bucket off, with a new image" 204 '' \
+	"$S" PATCH /drives/data \
+	"{\"drive_id\":\"data\",\"path_on_host\":\"$TMP/d1.img\",\"rate_limiter\":{\"bandwidth\":{\"size\":0,\"refill_time\":0}}}"
+expect_api "GET /vm/config: bandwidth off, the image back" 200 \
+	"\"path_on_host\":\"$TMP/d1.img\",\"rate_limiter\":\\{\"bandwidth\":null,\"ops\":\\{\"size\":5," \
+	"$S" GET /vm/config
+expect_api "PATCH /drives with nothing to patch" 400 \
+	'Please specify at least one property to patch: path_on_host, rate_limiter' \
+	"$S" PATCH /drives/data '{"drive_id":"data"}'
+expect_api "PATCH /drives with a bad rate limiter" 400 'invalid type: negative integer' \
+	"$S" PATCH /drives/data '{"drive_id":"data","rate_limiter":{"ops":{"size":5,"refill_time":-1}}}'
 expect_api "PATCH /drives of an unknown drive" 400 'Device not found' "$S" PATCH /drives/nope \
 	"{\"drive_id\":\"nope\",\"path_on_host\":\"$TMP/d3.img\"}"
 expect_api "SendCtrlAltDel" 204 '' "$S" PUT /actions '{"action_type":"SendCtrlAltDel"}'
@@ -294,7 +330,8 @@ check "no sanitizer report" "$(tail -5 "$TMP/e1.err")" \
 cat >"$TMP/vm.json" <<EOF
 {"boot-source":{"kernel_image_path":"$K","initrd_path":"$I",
   "boot_args":"ember.run=$(b64url 'echo from-the-file; exit 5')"},
- "drives":[{"drive_id":"data","path_on_host":"$TMP/d1.img","is_root_device":false}],
+ "drives":[{"drive_id":"data","path_on_host":"$TMP/d1.img","is_root_device":false,
+   "rate_limiter":{"ops":{"size":200,"one_time_burst":50,"refill_time":100}}}],
  "machine-config":{"vcpu_count":1,"mem_size_mib":96},
  "network-interfaces":[], "a-key-from-the-future":{"x":1}}
 EOF

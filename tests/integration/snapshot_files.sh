@@ -296,3 +296,27 @@ r=$($API "$TMP/uf.sock" PUT /snapshot/load "{\"snapshot_path\":\"$TMP/s.state\"}
 case $r in 400*"mem_backend"*) ok "a load without a memory backend is refused" ;;
 *) not_ok "a load without a memory backend is refused" "got: $r" ;; esac
 stop "$PID_uf"
+
+# --- a drive's rate limiter and image, changed at run time, are in the snapshot
+truncate -s 1M "$TMP/rl.img" "$TMP/rl2.img"
+start rl --kernel "$G/snap_resume.elf" --mem 64 \
+	--drive "path=$TMP/rl.img,id=rl,bw=1048576/1000"
+wait_for "$TMP/rl.out" '^ready' 20 || not_ok "tiny guest with a limited drive ready" "$(tail -3 "$TMP/rl.err")"
+r=$($API "$TMP/rl.sock" PATCH /drives/rl \
+	'{"drive_id":"rl","rate_limiter":{"ops":{"size":50,"one_time_burst":7,"refill_time":500}}}')
+check "PATCH /drives: a rate limiter on the running drive ($r)" "$r" test "${r%% *}" = 204
+r=$($API "$TMP/rl.sock" PATCH /drives/rl "{\"drive_id\":\"rl\",\"path_on_host\":\"$TMP/rl2.img\"}")
+check "PATCH /drives: a new image for it ($r)" "$r" test "${r%% *}" = 204
+r=$($API "$TMP/rl.sock" PATCH /vm '{"state":"Paused"}')
+r=$($API "$TMP/rl.sock" PUT /snapshot/create \
+	"{\"snapshot_path\":\"$TMP/rl.state\",\"mem_file_path\":\"$TMP/rl.mem\"}")
+check "snapshot of the VM with a limited drive ($r)" "$r" test "${r%% *}" = 204
+stop "$PID_rl"
+start rl2
+r=$($API "$TMP/rl2.sock" PUT /snapshot/load "$(load_body "$TMP/rl.state" "$TMP/rl.mem" false)")
+c=$($API "$TMP/rl2.sock" GET /vm/config)
+check "restored: GET /vm/config shows the drive's image and limiter as PATCHed" "load: $r; $c" \
+	grep -q "\"path_on_host\":\"$TMP/rl2.img\",\"rate_limiter\":{\"bandwidth\":{\"size\":1048576,\"one_time_burst\":0,\"refill_time\":1000},\"ops\":{\"size\":50,\"one_time_burst\":7,\"refill_time\":500}}" <<<"$c"
+stop "$PID_rl2"
+sanitizer_free rl && sanitizer_free rl2 && ok "limited drive snapshot: no sanitizer report" ||
+	not_ok "limited drive snapshot: no sanitizer report" "$(grep -m3 -E 'Sanitizer|runtime error' "$TMP"/rl*.err)"

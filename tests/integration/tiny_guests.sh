@@ -118,3 +118,34 @@ check "virtio_blk_ok: the guest's write is in the image" \
 EXTRA=(--drive "path=$TMP/hostile.img,id=tiny-disk")
 expect virtio_hostile 0 'virtio_hostile: all checks passed'
 EXTRA=()
+
+# virtio_blk_rate: a 1 MiB drive (sector N starts with 0x5241544500000000
+# + N) read in 16 requests of 64 KiB, then 64 flushes, four in the ring at
+# a time, every one checked in order.  Under a rate limiter (--drive bw=,
+# ops=; the bucket starts full) the run must take at least 0.7 x the time
+# the limit allows, and an unlimited run must be faster than that bound,
+# or the measure could not tell.
+python3 -c 'import struct, sys
+sys.stdout.buffer.write(b"".join(struct.pack("<Q", 0x5241544500000000 + s)
+    + bytes(504) for s in range(2048)))' >"$TMP/rate.img"
+# rate_case PART MIN-MS WHAT: the guest under --drive ...,PART.
+rate_case() {
+	EXTRA=(--drive "path=$TMP/rate.img,id=rate${1:+,$1}")
+	expect virtio_blk_rate 0 'virtio_blk_rate: all checks passed'
+	if [ "$rc" = 0 ]; then
+		check "virtio_blk_rate ${1:-unlimited}: $3 took $ms ms" \
+			"$ms ms, want at least $2" [ "$ms" -ge "$2" ]
+	fi
+	EXTRA=()
+}
+expect_fast=1225 # ms: the bandwidth case's bound
+EXTRA=(--drive "path=$TMP/rate.img,id=rate")
+expect virtio_blk_rate 0 'virtio_blk_rate: all checks passed'
+check "virtio_blk_rate unlimited: $ms ms, under ${expect_fast} ms" \
+	"an unlimited run took $ms ms: the limits below cannot be told apart" \
+	[ "$ms" -lt "$expect_fast" ]
+EXTRA=()
+# 128 KiB / 250 ms: 896 KiB past the full bucket take 1750 ms.
+rate_case bw=131072/250 "$expect_fast" "1 MiB at 512 KiB/s (>= 1750 ms)"
+# 16 requests / 250 ms: 64 of the 80 past the full bucket take 1000 ms.
+rate_case ops=16/250 700 "80 requests at 64/s (>= 1000 ms)"

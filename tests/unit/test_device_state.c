@@ -242,7 +242,11 @@ static void test_config_round_trip(void **state)
 		.drives = { { .path = "/d/root.ovl",
 			      .id = "rootfs",
 			      .root = true },
-			    { .path = "/d/data.img", .read_only = true } },
+			    { .path = "/d/data.img",
+			      .read_only = true,
+			      .rate_limiter = { .bandwidth = { 1 << 20, 7,
+							       1000 },
+						.ops = { 50, 0, 100 } } } },
 		.vsock = { .guest_cid = 3, .uds_path = "/s/v.sock" },
 		.nr_nets = 2,
 		.nets = { { .iface_id = "eth0",
@@ -266,6 +270,10 @@ static void test_config_round_trip(void **state)
 	assert_true(out.drives[0].root);
 	assert_true(out.drives[1].read_only);
 	assert_null(out.drives[1].id);
+	assert_memory_equal(&out.drives[1].rate_limiter,
+			    &cfg.drives[1].rate_limiter,
+			    sizeof(cfg.drives[1].rate_limiter));
+	assert_int_equal(out.drives[0].rate_limiter.ops.size, 0);
 	assert_string_equal(out.vsock.uds_path, "/s/v.sock");
 	assert_int_equal(out.nr_nets, 2);
 	assert_string_equal(out.nets[0].iface_id, "eth0");
@@ -297,7 +305,7 @@ static void test_config_refusals(void **state)
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < 8; i++) {
 		cfg = base;
 		if (i == 0)
 			cfg.mem_mib = CONFIG_MEM_MAX_MIB + 1;
@@ -323,6 +331,9 @@ static void test_config_refusals(void **state)
 		if (i == 6) /* a bucket past the limits */
 			cfg.nets[0].rx_rate_limiter.bandwidth.size =
 				CONFIG_BUCKET_MAX + 1;
+		if (i == 7) /* a drive's too */
+			cfg.drives[0].rate_limiter.ops.refill_time_ms =
+				CONFIG_REFILL_MAX_MS + 1;
 		b = config_file(&cfg);
 		assert_int_equal(config_load(&b, &out), -EINVAL);
 		config_state__free(&out);

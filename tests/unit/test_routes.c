@@ -265,6 +265,79 @@ static void test_drives_and_devices(void **state)
 	       "/vm/config", NULL);
 }
 
+/* A drive's rate limiter: the RateLimiter object, refusals, GET. */
+static void test_drive_rate_limiter(void **state)
+{
+	struct fixture *f = *state;
+	char body[512];
+	/* Bodies of PUT /drives/d with a rate_limiter of @rl. */
+#define DRIVE(rl)                                                  \
+	(snprintf(body, sizeof(body),                              \
+		  "{\"drive_id\":\"d\",\"path_on_host\":\"%s\","   \
+		  "\"is_root_device\":false,\"rate_limiter\":%s}", \
+		  f->img, rl),                                     \
+	 body)
+
+	EXPECT(f, 204, "", "PUT", "/drives/d",
+	       DRIVE("{\"bandwidth\":{\"size\":1048576,\"refill_time\":1000},"
+		     "\"ops\":{\"size\":100,\"one_time_burst\":10,"
+		     "\"refill_time\":1000}}"));
+	EXPECT(f, 200,
+	       "\"rate_limiter\":{\"bandwidth\":{\"size\":1048576,"
+	       "\"one_time_burst\":0,\"refill_time\":1000},\"ops\":{\"size\":"
+	       "100,\"one_time_burst\":10,\"refill_time\":1000}},"
+	       "\"io_engine\":\"Sync\"",
+	       "GET", "/vm/config", NULL);
+	EXPECT(f, 400, "unknown field `burst`, expected one of `size`", "PUT",
+	       "/drives/d",
+	       DRIVE("{\"ops\":{\"size\":1,\"refill_time\":1,\"burst\":1}}"));
+	EXPECT(f, 400, "unknown field `iops`, expected one of `bandwidth`",
+	       "PUT", "/drives/d", DRIVE("{\"iops\":{}}"));
+	EXPECT(f, 400, "invalid type: negative integer", "PUT", "/drives/d",
+	       DRIVE("{\"ops\":{\"size\":1,\"refill_time\":-5}}"));
+	EXPECT(f, 400,
+	       "invalid type: string, expected an unsigned integer for "
+	       "`size` (in rate_limiter)",
+	       "PUT", "/drives/d",
+	       DRIVE("{\"bandwidth\":{\"size\":\"1\",\"refill_time\":1}}"));
+	EXPECT(f, 400, "invalid type: floating point", "PUT", "/drives/d",
+	       DRIVE("{\"bandwidth\":{\"size\":1.5,\"refill_time\":1}}"));
+	EXPECT(f, 400, "missing field `refill_time` (in rate_limiter)", "PUT",
+	       "/drives/d", DRIVE("{\"bandwidth\":{\"size\":1}}"));
+	EXPECT(f, 400, "invalid type: sequence, expected a map", "PUT",
+	       "/drives/d", DRIVE("[]"));
+	EXPECT(f, 400, "rate_limiter: ops.refill_time is out of range", "PUT",
+	       "/drives/d",
+	       DRIVE("{\"ops\":{\"size\":1,\"refill_time\":"
+		     "99999999999999}}"));
+	EXPECT(f, 400, "rate_limiter: bandwidth.one_time_burst is out of range",
+	       "PUT", "/drives/d",
+	       DRIVE("{\"bandwidth\":{\"size\":1,\"refill_time\":1,"
+		     "\"one_time_burst\":1125899906842625}}"));
+	/* The refusals changed nothing. */
+	EXPECT(f, 200, "\"ops\":{\"size\":100,\"one_time_burst\":10,", "GET",
+	       "/vm/config", NULL);
+	/* A bucket of size 0 is off (Firecracker's); both off: null. */
+	EXPECT(f, 204, "", "PUT", "/drives/d",
+	       DRIVE("{\"bandwidth\":{\"size\":0,\"refill_time\":100},"
+		     "\"ops\":{\"size\":5,\"refill_time\":0}}"));
+	EXPECT(f, 200, "\"rate_limiter\":null,\"io_engine\"", "GET",
+	       "/vm/config", NULL);
+	EXPECT(f, 204, "", "PUT", "/drives/d",
+	       DRIVE("{\"ops\":{\"size\":5,\"refill_time\":10}}"));
+	EXPECT(f, 200, "\"rate_limiter\":{\"bandwidth\":null,\"ops\":{", "GET",
+	       "/vm/config", NULL);
+	EXPECT(f, 204, "", "PUT", "/drives/d", DRIVE("null"));
+	EXPECT(f, 200, "\"rate_limiter\":null,", "GET", "/vm/config", NULL);
+	/* PATCH is for a running VM, as Firecracker has it. */
+	EXPECT(f, 400, "not supported before starting", "PATCH", "/drives/d",
+	       "{\"drive_id\":\"d\",\"rate_limiter\":{\"ops\":{\"size\":1,"
+	       "\"refill_time\":1}}}");
+	EXPECT(f, 400, "unknown field `is_read_only`", "PATCH", "/drives/d",
+	       "{\"drive_id\":\"d\",\"is_read_only\":true}");
+#undef DRIVE
+}
+
 /* PUT/PATCH /network-interfaces and their rate limiters. */
 static void test_network_interfaces(void **state)
 {
@@ -368,6 +441,7 @@ int main(void)
 		T(test_unknown),
 		T(test_machine_config),
 		T(test_drives_and_devices),
+		T(test_drive_rate_limiter),
 		T(test_actions),
 		T(test_snapshot_bodies),
 		T(test_network_interfaces),

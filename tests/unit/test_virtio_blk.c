@@ -47,6 +47,10 @@ struct fixture {
 	struct vdrv_queue q;
 	int irq_level;
 	uint8_t image[DISK_BYTES]; /* what the file held at set-up */
+	/* The rate limiter's host side, faked: a clock and a timer. */
+	uint64_t now;
+	unsigned int now_calls, wakes;
+	uint64_t wake_ns;
 };
 
 static void fake_irq(void *opaque, unsigned int gsi, int level)
@@ -904,6 +908,204 @@ static void test_create_args(void **state)
 	test_ram__free(r);
 }
 
+/* --- the rate limiter ---------------------------------------------------- */
+
+#define MS 1000000ULL /* ns */
+
+static uint64_t fake_now(void *opaque)
+{
+	struct fixture *f = opaque;
+
+	f->now_calls++;
+	return f->now;
+}
+
+static void fake_wake(void *opaque, uint64_t ns)
+{
+	struct fixture *f = opaque;
+
+	assert_true(ns >= 1);
+	f->wakes++;
+	f->wake_ns = ns;
+}
+
+static const struct virtio_blk_throttle_ops fake_throttle = {
+	.now_ns = fake_now,
+	.wake = fake_wake,
+};
+
+/*
+ * Post request @i (0..7) of type @type on @len bytes of data (reads into,
+ * writes from DATA_GPA + 0x1000 * @i), its header at HDR_GPA + 0x20 * @i
+ * and status byte at STATUS_GPA + @i.  Returns its head.
+ */
+static uint16_t post_nth(struct fixture *f, unsigned int i, uint32_t type,
+			 uint32_t len)
+{
+	struct vdrv_seg s[3];
+	unsigned int n = 0;
+
+	wr32(f->r.ram, HDR_GPA + 0x20 * i, type);
+	wr32(f->r.ram, HDR_GPA + 0x20 * i + 4, 0);
+	wr64(f->r.ram, HDR_GPA + 0x20 * i + 8, i);
+	s[n++] = (struct vdrv_seg){ HDR_GPA + 0x20 * i, 16, false };
+	if (len)
+		s[n++] = (struct vdrv_seg){ DATA_GPA + 0x1000 * i, len,
+					    type == VIRTIO_BLK_T_IN };
+	s[n++] = (struct vdrv_seg){ STATUS_GPA + i, 1, true };
+	f->r.ram[STATUS_GPA + i] = ST_UNSET;
+	return post(f, s, n);
+}
+
+static void ack_irq(struct fixture *f)
+{
+	wr(f, INT_ACK, rd(f, INT_STATUS));
+	assert_int_equal(f->irq_level, 0);
+}
+
+/*
+ * Two requests a second: the third waits in the ring (not taken, nothing
+ * pushed for it), the host side is asked to wake the device when it may
+ * go; notifications meanwhile change nothing; a wake-up that comes early
+ * asks again; the right one serves it, in order, with its interrupt.
+ */
+static void test_limiter_ops(void **state)
+{
+	struct fixture *f = *state;
+	struct rate_limiter_config rl = { .ops = { 2, 0, 1000 } };
+	struct dev_stats st;
+	uint16_t h[3];
+	unsigned int i;
+
+	/* No host side, no limiter. */
+	assert_int_equal(virtio_blk__set_limiter(f->blk, &rl), -EINVAL);
+	virtio_blk__set_throttle(f->blk, &fake_throttle, f);
+	f->now = 5000 * MS;
+	assert_int_equal(virtio_blk__set_limiter(f->blk, &rl), 0);
+
+	for (i = 0; i < 3; i++)
+		h[i] = post_nth(f, i, VIRTIO_BLK_T_FLUSH, 0);
+	wr(f, QUEUE_NOTIFY, 0);
+	assert_int_equal(used_idx(f), 2);
+	assert_int_equal(take_used(f, h[0]), 1);
+	assert_int_equal(take_used(f, h[1]), 1);
+	assert_int_equal(f->r.ram[STATUS_GPA + 2], ST_UNSET);
+	assert_int_equal(f->irq_level, 1); /* for the two served */
+	assert_int_equal(f->wakes, 1);
+	assert_int_equal(f->wake_ns, 500 * MS);
+	virtio_blk__stats(f->blk, &st);
+	assert_int_equal(st.requests, 2);
+	assert_int_equal(st.throttled, 1);
+	ack_irq(f);
+
+	/* The guest kicks again: nothing moves, nothing more is asked. */
+	wr(f, QUEUE_NOTIFY, 0);
+	virtio_mmio__notify(f->t, 0);
+	assert_int_equal(used_idx(f), 2);
+	assert_int_equal(f->wakes, 1);
+	assert_int_equal(f->irq_level, 0);
+
+	/* 1 ns early: refused again, a wake-up 1 ns later. */
+	f->now += 500 * MS - 1;
+	virtio_blk__resume(f->blk);
+	assert_int_equal(used_idx(f), 2);
+	assert_int_equal(f->wakes, 2);
+	assert_int_equal(f->wake_ns, 1);
+
+	f->now += 1;
+	virtio_blk__resume(f->blk);
+	assert_int_equal(used_idx(f), 3);
+	assert_int_equal(take_used(f, h[2]), 1);
+	assert_int_equal(f->r.ram[STATUS_GPA + 2], VIRTIO_BLK_S_OK);
+	assert_int_equal(f->irq_level, 1);
+	assert_int_equal(f->wakes, 2);
+	assert_false(rd(f, STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+}
+
+/*
+ * Bytes: reads and writes cost their data, a flush none.  1 KiB a second:
+ * after a 512-byte read, a 1 KiB write waits 500 ms and the flush behind
+ * it waits with it; then both go.
+ */
+static void test_limiter_bytes(void **state)
+{
+	struct fixture *f = *state;
+	struct rate_limiter_config rl = { .bandwidth = { 1024, 0, 1000 } };
+	uint16_t h[3];
+
+	virtio_blk__set_throttle(f->blk, &fake_throttle, f);
+	f->now = 1;
+	assert_int_equal(virtio_blk__set_limiter(f->blk, &rl), 0);
+	h[0] = post_nth(f, 0, VIRTIO_BLK_T_IN, 512);
+	h[1] = post_nth(f, 1, VIRTIO_BLK_T_OUT, 1024);
+	h[2] = post_nth(f, 2, VIRTIO_BLK_T_FLUSH, 0);
+	wr(f, QUEUE_NOTIFY, 0);
+	assert_int_equal(used_idx(f), 1);
+	assert_int_equal(take_used(f, h[0]), 513);
+	assert_int_equal(f->wakes, 1);
+	assert_int_equal(f->wake_ns, 500 * MS);
+	f->now += 500 * MS;
+	virtio_blk__resume(f->blk);
+	assert_int_equal(used_idx(f), 3);
+	assert_int_equal(take_used(f, h[1]), 1);
+	assert_int_equal(take_used(f, h[2]), 1);
+	assert_int_equal(f->r.ram[STATUS_GPA + 1], VIRTIO_BLK_S_OK);
+	assert_int_equal(f->r.ram[STATUS_GPA + 2], VIRTIO_BLK_S_OK);
+}
+
+/*
+ * At run time: lifting the limit while a request waits asks for a wake-up
+ * at once; a reset drops the wait (the ring is gone); no limit never
+ * reads the clock.
+ */
+static void test_limiter_update(void **state)
+{
+	struct fixture *f = *state;
+	struct rate_limiter_config rl = { .ops = { 1, 0, 1000000 } };
+	unsigned int calls;
+	uint16_t h;
+
+	virtio_blk__set_throttle(f->blk, &fake_throttle, f);
+	assert_int_equal(virtio_blk__set_limiter(f->blk, NULL), 0);
+	calls = f->now_calls;
+	h = post_nth(f, 0, VIRTIO_BLK_T_FLUSH, 0);
+	wr(f, QUEUE_NOTIFY, 0);
+	assert_int_equal(take_used(f, h), 1);
+	assert_int_equal(f->now_calls, calls);
+
+	assert_int_equal(virtio_blk__set_limiter(f->blk, &rl), 0);
+	h = post_nth(f, 1, VIRTIO_BLK_T_FLUSH, 0);
+	wr(f, QUEUE_NOTIFY, 0);
+	assert_int_equal(take_used(f, h), 1);
+	h = post_nth(f, 2, VIRTIO_BLK_T_FLUSH, 0);
+	wr(f, QUEUE_NOTIFY, 0);
+	assert_int_equal(used_idx(f), 2);
+	assert_int_equal(f->wakes, 1);
+	assert_int_equal(f->wake_ns, 1000000 * MS);
+	assert_int_equal(virtio_blk__set_limiter(f->blk, NULL), 0);
+	assert_int_equal(f->wakes, 2);
+	assert_int_equal(f->wake_ns, 1);
+	virtio_blk__resume(f->blk);
+	assert_int_equal(used_idx(f), 3);
+	assert_int_equal(take_used(f, h), 1);
+
+	/* Throttled, then the driver resets: the new ring is served. */
+	assert_int_equal(virtio_blk__set_limiter(f->blk, &rl), 0);
+	post_nth(f, 0, VIRTIO_BLK_T_FLUSH, 0); /* a full bucket: it goes */
+	post_nth(f, 1, VIRTIO_BLK_T_FLUSH, 0);
+	wr(f, QUEUE_NOTIFY, 0);
+	assert_int_equal(used_idx(f), 4);
+	assert_int_equal(f->wakes, 3);
+	assert_int_equal(virtio_blk__set_limiter(f->blk, NULL), 0);
+	driver_init(f);
+	h = post_nth(f, 0, VIRTIO_BLK_T_FLUSH, 0);
+	calls = f->now_calls;
+	wr(f, QUEUE_NOTIFY, 0);
+	assert_int_equal(used_idx(f), 1);
+	assert_int_equal(take_used(f, h), 1);
+	assert_int_equal(f->now_calls, calls);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -933,6 +1135,9 @@ int main(void)
 						setup_overlay_ro, teardown),
 		T(test_replace_backing),
 		cmocka_unit_test(test_create_args),
+		T(test_limiter_ops),
+		T(test_limiter_bytes),
+		T(test_limiter_update),
 #undef T
 	};
 

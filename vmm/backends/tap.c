@@ -406,18 +406,25 @@ const char *tap__name(const struct tap *t)
 
 int tap__hold(struct tap *t, bool hold)
 {
+	int ret = 0;
+
 	t->held = hold;
 	if (hold) {
+		/* Nothing of ours on the loop: a failed start frees us next. */
 		tap__set_reading(t, false);
+		event__del(t->el, t->wake_fd);
+		event__del(t->el, t->rx_timer);
+		event__del(t->el, t->tx_timer);
 		return 0;
 	}
-	/*
-	 * rx_ready or a timer may have come while held: pump (the room and
-	 * the limiter are checked), and let the tx queue go again.
-	 */
+	/* A wake or a timer that came meanwhile fires when watched again. */
+	if (event__add(t->el, t->wake_fd, tap__wake_event, t) < 0 ||
+	    event__add(t->el, t->rx_timer, tap__rx_timer_event, t) < 0 ||
+	    event__add(t->el, t->tx_timer, tap__tx_timer_event, t) < 0)
+		ret = -ENOSPC;
 	tap__rx_pump(t);
 	virtio_net__tx_resume(t->net);
-	return 0;
+	return ret;
 }
 
 int tap__set_rate_limiters(struct tap *t, const struct rate_limiter_config *rx,

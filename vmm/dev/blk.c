@@ -2,30 +2,87 @@
 /* A drive as a virtio-blk device (see dev.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../devices/virtio_blk.h"
 #include "../../snapshot/overlay.h"
+#include "../event.h"
 #include "../log.h"
 #include "dev.h"
 
+/*
+ * A drive: the device model and the host side of its rate limiter, a
+ * timerfd on the event loop that wakes the device when the limiter lets
+ * the waiting request go.  The timerfd exists from the start, limiter or
+ * not, so that PATCH can add one later without creating anything (the
+ * seccomp filters of a running VM may forbid it).
+ */
+struct dev_blk {
+	struct virtio_blk *blk;
+	struct event_loop *el;
+	int timer_fd;
+	bool on_loop; /* timer_fd is watched (not held for a pause) */
+};
+
 static struct virtio_mmio *dev__blk_transport(void *dev)
 {
-	return virtio_blk__transport(dev);
+	return virtio_blk__transport(((struct dev_blk *)dev)->blk);
 }
 
 static void dev__blk_stats(void *dev, struct dev_stats *out)
 {
-	virtio_blk__stats(dev, out);
+	virtio_blk__stats(((struct dev_blk *)dev)->blk, out);
 }
 
+/* The limiter's wake-up on the event thread: serve the queue again. */
+static void dev__blk_on_timer(void *opaque, int fd)
+{
+	struct dev_blk *d = opaque;
+	uint64_t n;
+
+	if (read(fd, &n, sizeof(n)) != sizeof(n))
+		return; /* re-armed meanwhile, or spurious */
+	virtio_blk__resume(d->blk);
+}
+
+/*
+ * A pause: the timer is not watched, so no wake-up touches guest memory;
+ * one that expired meanwhile stays readable and fires on release.
+ */
+static int dev__blk_hold(void *dev, bool hold)
+{
+	struct dev_blk *d = dev;
+	int ret;
+
+	if (hold && d->on_loop) {
+		event__del(d->el, d->timer_fd);
+		d->on_loop = false;
+	} else if (!hold && !d->on_loop) {
+		ret = event__add(d->el, d->timer_fd, dev__blk_on_timer, d);
+		if (ret)
+			return ret;
+		d->on_loop = true;
+	}
+	return 0;
+}
+
+/* After the event loop stopped, or with the device held (dev.h). */
 static void dev__blk_destroy(void *dev)
 {
-	virtio_blk__destroy(dev);
+	struct dev_blk *d = dev;
+
+	virtio_blk__destroy(d->blk);
+	if (d->timer_fd >= 0)
+		close(d->timer_fd);
+	free(d);
 }
 
 const struct devmgr_class dev_class_virtio_blk = {
@@ -34,7 +91,43 @@ const struct devmgr_class dev_class_virtio_blk = {
 	.transport = dev__blk_transport,
 	.stats = dev__blk_stats,
 	.metrics_key = "block_%s",
+	.hold = dev__blk_hold,
 	.destroy = dev__blk_destroy,
+};
+
+static uint64_t dev__blk_now_ns(void *opaque)
+{
+	struct timespec ts;
+
+	(void)opaque;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Arm the timer @ns from now (relative, so CLOCK_MONOTONIC's origin does
+ * not matter); called under the device lock, on any thread: timerfd_settime
+ * alone, nothing of the event loop's.
+ */
+static void dev__blk_wake(void *opaque, uint64_t ns)
+{
+	struct dev_blk *d = opaque;
+	struct itimerspec it = { 0 };
+
+	if (!ns)
+		ns = 1; /* 0 would disarm it */
+	if (ns / 1000000000ULL > (uint64_t)INT32_MAX)
+		ns = (uint64_t)INT32_MAX * 1000000000ULL; /* 68 years */
+	it.it_value.tv_sec = (time_t)(ns / 1000000000ULL);
+	it.it_value.tv_nsec = (long)(ns % 1000000000ULL);
+	if (timerfd_settime(d->timer_fd, 0, &it, NULL) < 0)
+		log_error("drive rate limiter: timerfd_settime: %s",
+			  strerror(errno));
+}
+
+static const struct virtio_blk_throttle_ops dev_blk_throttle = {
+	.now_ns = dev__blk_now_ns,
+	.wake = dev__blk_wake,
 };
 
 /*
@@ -105,9 +198,50 @@ static int dev__blk_open(const char *path, bool read_only,
 	return 0;
 }
 
+/*
+ * The drive @blk (owned from now on, destroyed on failure) with its
+ * limiter's timer, as the device of @md.  Returns 0 or a negative errno
+ * (logged).
+ */
+static int dev__blk_attach(const struct dev_env *env, struct devmgr_dev *md,
+			   struct virtio_blk *blk,
+			   const struct rate_limiter_config *rl)
+{
+	struct dev_blk *d = calloc(1, sizeof(*d));
+	int ret;
+
+	if (!d) {
+		virtio_blk__destroy(blk);
+		return -ENOMEM;
+	}
+	d->blk = blk;
+	d->el = env->el;
+	d->timer_fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d->timer_fd < 0) {
+		ret = -errno;
+		log_error("drive %s: timerfd: %s", md->id, strerror(errno));
+		dev__blk_destroy(d);
+		return ret;
+	}
+	virtio_blk__set_throttle(blk, &dev_blk_throttle, d);
+	virtio_blk__set_limiter(blk, rl);
+	ret = devmgr__attach_virtio(env->dm, md, d);
+	if (ret)
+		return ret; /* @d is @md's now: devmgr__destroy() frees it */
+	ret = event__add(env->el, d->timer_fd, dev__blk_on_timer, d);
+	if (ret) {
+		log_error("drive %s: event loop: %s", md->id, strerror(-ret));
+		return ret;
+	}
+	d->on_loop = true;
+	return 0;
+}
+
 int dev_blk__add(const struct dev_env *env, const char *id,
 		 const struct drive_config *d)
 {
+	const struct rate_limiter_config *rl = &d->rate_limiter;
 	struct virtio_blk_backing bk;
 	struct devmgr_dev *md;
 	struct virtio_blk *blk;
@@ -132,31 +266,66 @@ int dev_blk__add(const struct dev_env *env, const char *id,
 		bk.ops->destroy(bk.opaque);
 		return -ENOMEM;
 	}
-	log_info("drive %s: virtio-blk '%s' at 0x%llx, irq %d%s%s", d->path, id,
-		 (unsigned long long)md->mmio_base, md->gsi,
-		 ovl ? ", overlay" : "", d->read_only ? ", read-only" : "");
-	return devmgr__attach_virtio(env->dm, md, blk);
+	log_info("drive %s: virtio-blk '%s' at 0x%llx, irq %d%s%s%s", d->path,
+		 id, (unsigned long long)md->mmio_base, md->gsi,
+		 ovl ? ", overlay" : "", d->read_only ? ", read-only" : "",
+		 rl->bandwidth.size || rl->ops.size ? ", rate-limited" : "");
+	return dev__blk_attach(env, md, blk, rl);
+}
+
+/* Drive @id's device, or NULL with @why filled. */
+static struct dev_blk *dev__blk_find(struct devmgr *dm, const char *id,
+				     char *why, size_t whylen)
+{
+	struct devmgr_dev *md = devmgr__find(dm, id);
+
+	if (!md || md->cls != &dev_class_virtio_blk || !md->dev) {
+		snprintf(why, whylen, "no drive '%s'", id);
+		return NULL;
+	}
+	return md->dev;
 }
 
 int dev_blk__update(struct devmgr *dm, const char *id, const char *path,
 		    bool read_only, char *why, size_t whylen)
 {
-	struct devmgr_dev *md = devmgr__find(dm, id);
+	struct dev_blk *d = dev__blk_find(dm, id, why, whylen);
 	struct virtio_blk_backing bk;
 	char reason[256];
 	bool ovl;
 	int ret;
 
-	if (!md || md->cls != &dev_class_virtio_blk || !md->dev) {
-		snprintf(why, whylen, "no drive '%s'", id);
+	if (!d)
 		return -ENOENT;
-	}
 	ret = dev__blk_open(path, read_only, &bk, &ovl, reason, sizeof(reason));
 	if (ret < 0) {
 		snprintf(why, whylen, "%s%s", ovl ? "overlay: " : "", reason);
 		return ret;
 	}
-	virtio_blk__replace_backing(md->dev, &bk);
+	virtio_blk__replace_backing(d->blk, &bk);
 	log_info("drive '%s' now on %s%s", id, path, ovl ? " (overlay)" : "");
+	return 0;
+}
+
+int dev_blk__set_limiter(struct devmgr *dm, const char *id,
+			 const struct rate_limiter_config *rl, char *why,
+			 size_t whylen)
+{
+	struct dev_blk *d = dev__blk_find(dm, id, why, whylen);
+	int ret;
+
+	if (!d)
+		return -ENOENT;
+	ret = virtio_blk__set_limiter(d->blk, rl);
+	if (ret) {
+		snprintf(why, whylen, "the drive cannot take a limiter");
+		return ret;
+	}
+	log_info("drive '%s': rate limiter bandwidth %llu B / %llu ms, ops "
+		 "%llu / %llu ms",
+		 id, (unsigned long long)rl->bandwidth.size,
+		 (unsigned long long)rl->bandwidth.refill_time_ms,
+		 (unsigned long long)rl->ops.size,
+		 (unsigned long long)rl->ops.refill_time_ms);
 	return 0;
 }

@@ -63,6 +63,8 @@ int dev_legacy__add(const struct dev_env *env);
  * second writer, GET_ID answers @d->id or @id.  A file that starts with
  * the overlay magic is opened as a copy-on-write overlay over its base
  * (snapshot/overlay.h: the base read-only, its identity checked).
+ * @d->rate_limiter limits it (devices/rate_limiter.h), woken by a timerfd
+ * on the event loop; the timerfd exists even without a limiter, for PATCH.
  * Returns 0 or a negative errno after one error line naming the file.
  */
 int dev_blk__add(const struct dev_env *env, const char *id,
@@ -77,6 +79,18 @@ int dev_blk__add(const struct dev_env *env, const char *id,
  */
 int dev_blk__update(struct devmgr *dm, const char *id, const char *path,
 		    bool read_only, char *why, size_t whylen);
+
+/*
+ * dev_blk__set_limiter() - drive @id is now limited as @rl says (PATCH
+ * /drives; checked by config__check_rate_limiter() before): the device's
+ * limiter is updated (virtio_blk__set_limiter()) and a request waiting
+ * for it is looked at again.  The drive's timerfd, on the event loop
+ * since dev_blk__add(), wakes it.  On the event thread.  Returns 0, or
+ * -ENOENT for no such drive with the reason in @why (@whylen bytes).
+ */
+int dev_blk__set_limiter(struct devmgr *dm, const char *id,
+			 const struct rate_limiter_config *rl, char *why,
+			 size_t whylen);
 
 /* dev_rng__add() - the virtio-rng entropy device ("rng").  0 or -errno. */
 int dev_rng__add(const struct dev_env *env);

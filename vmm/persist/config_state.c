@@ -59,6 +59,7 @@ void config_state__save(const struct vm_config *cfg, struct snap_buf *b)
 		snap_buf__u8(b, d->read_only);
 		snap_buf__u8(b, d->root);
 		snap_buf__str(b, d->partuuid);
+		config_state__limiter_save(b, &d->rate_limiter);
 	}
 	snap_buf__u8(b, cfg->no_rng);
 	snap_buf__u64(b, cfg->vsock.guest_cid);
@@ -127,7 +128,10 @@ int config_state__restore(struct vm_config *cfg, struct snap_cur *c)
 		d->read_only = snap_cur__u8(c) != 0;
 		d->root = snap_cur__u8(c) != 0;
 		d->partuuid = config_state__str(c, &nomem);
-		if (!d->path || (d->id && strlen(d->id) > DEVMGR_ID_MAX))
+		config_state__limiter_restore(c, &d->rate_limiter);
+		if (!d->path || (d->id && strlen(d->id) > DEVMGR_ID_MAX) ||
+		    config__check_rate_limiter(&d->rate_limiter, err,
+					       sizeof(err)))
 			snap_cur__fail(c);
 	}
 	cfg->no_rng = snap_cur__u8(c) != 0;

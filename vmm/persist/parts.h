@@ -40,13 +40,15 @@ int vm_state__restore(int vm_fd, struct snap_cur *c);
 
 /*
  * The version of the "config" section: 2 added the network interfaces and
- * the rate limiters (version 1 snapshots are refused by name).
+ * their rate limiters, 3 the drives' rate limiters (each drive's six u64
+ * after its partuuid).  Older snapshots are refused by name.
  */
-#define CONFIG_STATE_VERSION 2
+#define CONFIG_STATE_VERSION 3
 
 /*
- * Section "config", version 1: the configuration the VM was built from
- * (machine, drives, vsock, entropy, boot source for reference).  restore
+ * Section "config", CONFIG_STATE_VERSION: the configuration the VM was
+ * built from (machine, drives and their rate limiters, vsock, entropy,
+ * network interfaces, boot source for reference).  restore
  * fills @cfg with strings malloc()ed (config_state__free() frees them)
  * and checks them as the API would (limits of vmm/config.h).
  */

@@ -714,6 +714,12 @@ int persist__load(const struct persist_load *req, struct event_loop *el,
 		cfg.console_path = req->local->console_path;
 		cfg.boot_timer = req->local->boot_timer;
 		cfg.stats = req->local->stats;
+		/*
+		 * An explicit --pvm decides, as for a boot: in a jail
+		 * (no /sys) auto-detection cannot see a PVM host.
+		 */
+		if (req->local->pvm != PVM_AUTO)
+			cfg.pvm = req->local->pvm;
 	}
 	ret = persist__override(req, &cfg, why);
 	if (ret)
