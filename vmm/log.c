@@ -39,6 +39,11 @@ void log__set_fd(int fd)
 	__atomic_store_n(&log_fd, fd, __ATOMIC_RELEASE);
 }
 
+int log__fd(void)
+{
+	return __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
+}
+
 double log__ms(void)
 {
 	struct timespec t;

@@ -20,6 +20,12 @@ void log__set_level(enum log_level level);
 void log__set_fd(int fd);
 
 /*
+ * log__fd() - the fd lines go to, -1 for stderr.  Async-signal-safe (the
+ * seccomp SIGSYS handler writes its line there too).
+ */
+int log__fd(void);
+
+/*
  * log__last_error() - the text of the last error line the calling thread
  * logged (without "ember: [ms] error: "), "" after log__clear_error() or
  * when none; valid until that thread logs again.  It lets a control call

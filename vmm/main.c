@@ -23,6 +23,7 @@
 #include "config.h"
 #include "control.h"
 #include "event.h"
+#include "jail/seccomp.h"
 #include "log.h"
 #include "persist/persist.h"
 #include "vm.h"
@@ -54,10 +55,11 @@ static void usage(FILE *f)
 		"  --run CMD          have ember's guest init run CMD with /bin/sh -c;\n"
 		"                     ember exits with its status\n"
 		"  --boot-timer       report the guest's boot-timer write (init start)\n"
-		"  --drive path=FILE[,ro][,root][,id=NAME]\n"
+		"  --drive path=FILE[,ro][,root][,id=NAME][,bw=BYTES/MS][,ops=N/MS]\n"
 		"                     a virtio-blk disk on a raw image or an ember\n"
 		"                     overlay (repeatable, up to 8); root: it is\n"
-		"                     /dev/vda and the root filesystem\n"
+		"                     /dev/vda and the root filesystem; bw, ops: a\n"
+		"                     rate limit of BYTES (requests N) per MS ms\n"
 		"  --no-rng           no virtio-rng entropy device\n"
 		"  --vsock cid=N,uds=PATH\n"
 		"                     virtio-vsock for guest CID N; the host side is\n"
@@ -70,22 +72,32 @@ static void usage(FILE *f)
 		"                     --append ip=ADDR::GW:MASK::eth0:off\n"
 		"  --stats            print timings, VM exits and memory at the end\n"
 		"  --pvm auto|on|off  PVM host profile (default auto: detected)\n"
+		"  --no-seccomp       no seccomp filters (for debugging only; a\n"
+		"                     warning says so at every start).  By default\n"
+		"                     each thread (main, event, vCPU) runs under its\n"
+		"                     own allow-list once the VM starts\n"
 		"  -v, --verbose      more log lines (twice: debug)\n"
 		"  -h, --help         this text\n"
 		"  --version          print the version\n"
 		"\n"
 		"Exit status: the guest command's with --run, 0 after a guest reset\n"
-		"without --run, %d for errors of ember itself, 2 for bad usage.\n",
-		CONFIG_MAX_VCPUS, CONFIG_MAX_NETS, VM_EXIT_EMBER_ERROR);
+		"without --run, %d for errors of ember itself, 2 for bad usage,\n"
+		"%d when a thread made a system call its seccomp filter forbids\n"
+		"(after one line naming the thread and the call).\n",
+		CONFIG_MAX_VCPUS, CONFIG_MAX_NETS, VM_EXIT_EMBER_ERROR,
+		SECCOMP_EXIT_STATUS);
 }
 
 /*
- * --drive path=FILE[,ro][,root][,id=NAME]: fill @d from @arg (which it
- * splits in place).  Returns 0 or -1 after logging the problem.
+ * --drive path=FILE[,ro][,root][,id=NAME][,bw=BYTES/MS][,ops=N/MS]: fill
+ * @d from @arg (which it splits in place); bw and ops are the rate
+ * limiter's buckets (config__parse_bucket()).  Returns 0 or -1 after
+ * logging the problem.
  */
 static int parse_drive(char *arg, struct drive_config *d)
 {
 	char *tok, *save = NULL;
+	int bad = 0;
 
 	memset(d, 0, sizeof(*d));
 	for (tok = strtok_r(arg, ",", &save); tok;
@@ -99,11 +111,19 @@ static int parse_drive(char *arg, struct drive_config *d)
 			d->read_only = true;
 		else if (!strcmp(tok, "root"))
 			d->root = true;
-		else {
+		else if (!strncmp(tok, "bw=", 3))
+			bad = config__parse_bucket(tok + 3,
+						   &d->rate_limiter.bandwidth);
+		else if (!strncmp(tok, "ops=", 4))
+			bad = config__parse_bucket(tok + 4,
+						   &d->rate_limiter.ops);
+		else
+			bad = -EINVAL;
+		if (bad) {
 			log_error(
 				"--drive: unknown or bad part '%s' (use "
-				"path=FILE[,ro][,root][,id=NAME], id up to 20 "
-				"bytes)",
+				"path=FILE[,ro][,root][,id=NAME][,bw=BYTES/MS]"
+				"[,ops=N/MS], id up to 20 bytes)",
 				tok);
 			return -1;
 		}
@@ -200,13 +220,14 @@ enum {
 	OPT_BOOT_TIMER,
 	OPT_STATS,
 	OPT_PVM,
+	OPT_NO_SECCOMP,
 	OPT_VERSION,
 };
 
 /* What the flags say beyond the VM's configuration. */
 struct cli {
 	const char *api_sock, *config_file, *id;
-	bool no_api, cpus_set, mem_set, rng_set;
+	bool no_api, cpus_set, mem_set, rng_set, no_seccomp;
 };
 
 static int parse_args(int argc, char **argv, struct vm_config *cfg,
@@ -227,6 +248,7 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg,
 		{ "boot-timer", no_argument, NULL, OPT_BOOT_TIMER },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "pvm", required_argument, NULL, OPT_PVM },
+		{ "no-seccomp", no_argument, NULL, OPT_NO_SECCOMP },
 		{ "drive", required_argument, NULL, OPT_DRIVE },
 		{ "no-rng", no_argument, NULL, OPT_NO_RNG },
 		{ "vsock", required_argument, NULL, OPT_VSOCK },
@@ -337,6 +359,9 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg,
 		case OPT_NO_RNG:
 			cfg->no_rng = true;
 			break;
+		case OPT_NO_SECCOMP:
+			cli->no_seccomp = true;
+			break;
 		case OPT_VSOCK:
 			if (parse_vsock(optarg, &cfg->vsock))
 				return -1;
@@ -445,6 +470,7 @@ static int apply_cli(struct control *c, const struct vm_config *cfg)
 				.path_on_host = d->path,
 				.is_root_device = d->root,
 				.is_read_only = d->read_only,
+				.rate_limiter = d->rate_limiter,
 			};
 
 			if ((pass == 0) != d->root)
@@ -538,16 +564,46 @@ static int merge_diff(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Every thread kind's seccomp filter, built now while every call is still
+ * allowed (vmm/jail/seccomp.h), or the warning that there will be none.
+ * Returns 0, or VM_EXIT_EMBER_ERROR after an error line.
+ */
+static int seccomp_prepare(const struct cli *cli, struct seccomp_set *sc)
+{
+	int ret;
+
+	memset(sc, 0, sizeof(*sc));
+	if (cli->no_seccomp) {
+		fprintf(stderr,
+			"ember: WARNING: --no-seccomp: no seccomp filters, "
+			"ember's threads may make any system call (for "
+			"debugging only)\n");
+		return 0;
+	}
+	ret = seccomp__init();
+	if (!ret)
+		ret = seccomp__build_all(sc);
+	if (ret) {
+		log_error("seccomp: cannot prepare the filters: %s (run with "
+			  "--no-seccomp to go without)",
+			  strerror(-ret));
+		return VM_EXIT_EMBER_ERROR;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct api_server *api = NULL;
 	struct event_loop *el;
+	struct seccomp_set sc;
 	struct control_err e;
 	struct vm_config cfg;
 	struct control *c;
 	struct cli cli;
-	int status;
+	int status, ret;
 
 	std_fds_open();
 	if (argc > 1 && !strcmp(argv[1], "merge-diff"))
@@ -560,22 +616,33 @@ int main(int argc, char **argv)
 	 * is dropped while the VM runs on (vmm/backends/console_out.h).
 	 */
 	signal(SIGPIPE, SIG_IGN);
+	status = seccomp_prepare(&cli, &sc);
+	if (status) {
+		seccomp__free_all(&sc);
+		return status;
+	}
 	el = event__create();
-	if (!el)
+	if (!el) {
+		seccomp__free_all(&sc);
 		return VM_EXIT_EMBER_ERROR;
+	}
 	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (stop_fd < 0 || event__add(el, stop_fd, on_stop_fd, NULL) ||
 	    event__start(el)) {
 		log_error("event loop: %s", strerror(errno));
 		event__destroy(el);
+		seccomp__free_all(&sc);
 		return VM_EXIT_EMBER_ERROR;
 	}
 	c = control__create(el, cli.id);
 	if (!c) {
 		event__destroy(el);
+		seccomp__free_all(&sc);
 		return VM_EXIT_EMBER_ERROR;
 	}
 	__atomic_store_n(&the_control, c, __ATOMIC_RELEASE);
+	if (!cli.no_seccomp)
+		control__set_seccomp(c, &sc);
 	/* Stop the guest cleanly (and restore the terminal) on these. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -601,10 +668,23 @@ int main(int argc, char **argv)
 	if (!status && (cfg.kernel_path || cli.config_file) &&
 	    control__start(c, &e))
 		status = VM_EXIT_EMBER_ERROR;
+	/*
+	 * From here on this thread only waits for the VM's end and frees
+	 * it: its own filter (vmm/jail/filter_main.c).
+	 */
+	if (!status && !cli.no_seccomp) {
+		ret = seccomp__install(&sc, SECCOMP_MAIN, "main");
+		if (ret) {
+			log_error("seccomp: the main thread's filter: %s",
+				  strerror(-ret));
+			status = VM_EXIT_EMBER_ERROR;
+		}
+	}
 	if (!status)
 		status = control__wait(c);
 	api_server__stop(api);
 	event__destroy(el);
 	control__destroy(c);
+	seccomp__free_all(&sc);
 	return status;
 }

@@ -17,6 +17,7 @@
 #include "../devices/serial.h"
 #include "bus.h"
 #include "cpuid.h"
+#include "jail/seccomp.h"
 #include "log.h"
 #include "pvm/pvm.h"
 
@@ -419,11 +420,27 @@ static void *vcpu__thread(void *arg)
 {
 	struct vcpu *v = arg;
 	sigset_t set;
+	char name[16];
+	int ret;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
+	/* Locked down before anything the guest drives (seccomp.h). */
+	if (v->ctx->seccomp) {
+		snprintf(name, sizeof(name), "vcpu%u", v->id);
+		ret = seccomp__install(v->ctx->seccomp, SECCOMP_VCPU, name);
+		if (ret) {
+			log_error("vCPU %u: seccomp filter: %s", v->id,
+				  strerror(-ret));
+			vcpu__event(v, VCPU_EVENT_ERROR);
+			goto out;
+		}
+	}
+	/* Started parked: wait for vcpu__resume(). */
+	if (!vcpu__checkpoint(v))
+		goto out;
 	if (v->id == 0)
 		v->ctx->t_first_run_ms = log__ms();
 	for (;;) {
@@ -450,6 +467,7 @@ static void *vcpu__thread(void *arg)
 		if (vcpu__handle_exit(v))
 			break;
 	}
+out:
 	pthread_mutex_lock(&v->lock);
 	v->ended = true;
 	pthread_cond_broadcast(&v->cond);
@@ -457,11 +475,14 @@ static void *vcpu__thread(void *arg)
 	return NULL;
 }
 
-int vcpu__start(struct vcpu *v)
+int vcpu__start(struct vcpu *v, bool parked)
 {
 	char name[16];
-	int ret = pthread_create(&v->thread, NULL, vcpu__thread, v);
+	int ret;
 
+	if (v->want != VCPU_WANT_STOP)
+		v->want = parked ? VCPU_WANT_PAUSE : VCPU_WANT_RUN;
+	ret = pthread_create(&v->thread, NULL, vcpu__thread, v);
 	if (ret) {
 		log_error("vCPU %u: thread: %s", v->id, strerror(ret));
 		return -ret;

@@ -17,6 +17,7 @@
 struct bus;
 struct guest_mem;
 struct xstate_layout;
+struct seccomp_set;
 
 /* Exit counters, per reason (--stats and bench/boot print them). */
 enum vcpu_exit_kind {
@@ -47,6 +48,12 @@ struct vcpu_ctx {
 	const struct guest_mem *mem;
 	bool pvm; /* the PVM profile: CPUID bits, instruction fallbacks */
 	const struct xstate_layout *xstate; /* host XSAVE layout (PVM) */
+	/*
+	 * The filters each vCPU thread installs (SECCOMP_VCPU) before it
+	 * runs the guest; NULL: none (--no-seccomp).  Set before
+	 * vcpu__start().
+	 */
+	const struct seccomp_set *seccomp;
 	/* Called once per vCPU that stops on its own (any thread). */
 	void (*event)(void *opaque, unsigned int vcpu, enum vcpu_event ev);
 	void *opaque;
@@ -90,8 +97,12 @@ int vcpu__create(struct vcpu_ctx *ctx, unsigned int id, struct vcpu *v);
  */
 int vcpu__set_boot_state(struct vcpu *v, uint64_t entry);
 
-/* vcpu__start() - start the KVM_RUN thread.  Returns 0 or -errno. */
-int vcpu__start(struct vcpu *v);
+/*
+ * vcpu__start() - start the KVM_RUN thread; it first installs its seccomp
+ * filter (ctx->seccomp).  With @parked it then waits, parked as after
+ * vcpu__pause(), until vcpu__resume().  Returns 0 or -errno.
+ */
+int vcpu__start(struct vcpu *v, bool parked);
 
 /*
  * vcpu__pause() - ask the thread to park: it leaves KVM_RUN (signal and

@@ -13,6 +13,7 @@
 #include "backends/console_out.h"
 #include "builder.h"
 #include "event.h"
+#include "jail/seccomp.h"
 #include "log.h"
 
 static void vm__sigusr1(int sig)
@@ -173,10 +174,36 @@ static void vm__console_quit(void *opaque)
 	vm__request_stop(opaque, VM_STOP_QUIT);
 }
 
-/* The vCPU threads and console input, once in the VM's life. */
+/*
+ * The event thread's seccomp filter, once the vCPU threads exist: they
+ * must not inherit it (seccomp.h).  Here, on the event thread, is the
+ * only place it can be installed.
+ */
+static int vm__lock_down(struct vm *vm)
+{
+	int ret;
+
+	if (!event__on_thread(vm->el)) {
+		log_error("seccomp: the VM must start on the event thread");
+		return -EINVAL;
+	}
+	ret = seccomp__install(vm->vctx.seccomp, SECCOMP_EVENT, "event");
+	if (ret)
+		log_error("seccomp: the event thread's filter: %s",
+			  strerror(-ret));
+	return ret;
+}
+
+/*
+ * The vCPU threads and console input, once in the VM's life.  With
+ * seccomp, the threads start parked (each installs its own filter), the
+ * event thread installs its filter, and only then does the guest run.
+ */
 static int vm__start_vcpus(struct vm *vm)
 {
+	bool lock = vm->vctx.seccomp != NULL;
 	unsigned int i;
+	int ret;
 
 	vm->vcpus_started = true;
 	/* A --run command's stdin is empty (guest init): nothing to pass. */
@@ -186,13 +213,22 @@ static int vm__start_vcpus(struct vm *vm)
 				       devmgr__find(&vm->dm, "serial")->dev,
 				       vm__console_quit, vm);
 	for (i = 0; i < vm->nr_vcpus; i++) {
-		int ret = vcpu__start(&vm->vcpus[i]);
-
+		ret = vcpu__start(&vm->vcpus[i], lock);
 		if (ret) {
 			vm__request_stop(vm, VM_STOP_ERROR);
 			return ret;
 		}
 	}
+	if (!lock)
+		return 0;
+	ret = vm__lock_down(vm);
+	if (ret) {
+		/* The parked threads end as the VM stops. */
+		vm__request_stop(vm, VM_STOP_ERROR);
+		return ret;
+	}
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vcpu__resume(&vm->vcpus[i]);
 	return 0;
 }
 
@@ -206,6 +242,11 @@ int vm__start(struct vm *vm)
 	vm->state = VM_STATE_RUNNING;
 	pthread_mutex_unlock(&vm->lock);
 	return vm__start_vcpus(vm);
+}
+
+void vm__set_seccomp(struct vm *vm, const struct seccomp_set *s)
+{
+	vm->vctx.seccomp = s;
 }
 
 int vm__pause(struct vm *vm)

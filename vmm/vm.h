@@ -29,6 +29,7 @@
 struct event_loop;
 struct console;
 struct console_out;
+struct seccomp_set;
 
 enum vm_state {
 	VM_STATE_CONFIGURED = 0, /* built, no vCPU has run */
@@ -112,10 +113,20 @@ int vm__create(const struct vm_config *cfg, struct event_loop *el,
 
 /*
  * vm__start() - Configured -> Running: start the vCPU threads (and console
- * input from stdin for an interactive console).  Returns 0, -EBUSY when
+ * input from stdin for an interactive console).  On the event thread.
+ * With seccomp (vm__set_seccomp()), each vCPU thread installs its filter
+ * and this thread its own before the guest runs.  Returns 0, -EBUSY when
  * not Configured, or a negative errno (logged; the VM is then stopping).
  */
 int vm__start(struct vm *vm);
+
+/*
+ * vm__set_seccomp() - the filters (vmm/jail/seccomp.h; not owned, they
+ * outlive the VM) that the vCPU threads and the event thread install when
+ * the vCPUs first start: vm__start(), or a restored VM's first
+ * vm__resume().  NULL (the default): none.  Call before that start.
+ */
+void vm__set_seccomp(struct vm *vm, const struct seccomp_set *s);
 
 /*
  * vm__create_restored() - build a VM for a snapshot's configuration @cfg
@@ -145,7 +156,10 @@ int vm__pause(struct vm *vm);
 
 /*
  * vm__resume() - Paused -> Running: device work, then the vCPUs, go on.
- * On the event thread.  Returns 0 or -EBUSY (not Paused).
+ * On the event thread.  A restored VM's first resume starts its vCPU
+ * threads, with the seccomp filters as vm__start().  Returns 0, -EBUSY
+ * (not Paused), or a negative errno from that start (logged; the VM is
+ * then stopping).
  */
 int vm__resume(struct vm *vm);
 
