@@ -25,6 +25,13 @@
 # node_modules: npm and corepack); /bin/bash when present; the shared
 # libraries of all of them.
 #
+# pip (Debian's python3-pip: the whole package, which vendors what it
+# needs, and its dist-info), so that a sandbox with a network installs
+# packages (`python3 -m pip install ...`), and /etc/pip.conf trusting
+# the sandbox's host side (172.16.0.1, plain HTTP); the standard library's
+# EXTERNALLY-MANAGED marker (PEP 668) is left out: the image is no
+# system that apt manages, and pip would refuse every install.
+#
 # The image is cached outside the repository in
 # ${EMBER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ember}/rootfs-<key>.ext4,
 # keyed by this script, the inputs above, the shared libraries and the
@@ -69,6 +76,10 @@ command -v mkfs.ext4 >/dev/null 2>&1 || die "mkfs.ext4 missing (apt-get install 
 # matplotlib (Agg) loads from dist-packages, as top-level names, and
 # matplotlib's data directory and matplotlibrc (Debian moves them to
 # /usr/share/matplotlib and /etc).
+pip=$distpkgs/pip
+[ -f "$pip/__init__.py" ] ||
+	die "$pip missing: apt-get install python3-pip (tests/install-deps.sh installs it)"
+pipinfo=$(ls -d "$distpkgs"/pip-*.dist-info 2>/dev/null | head -1) || pipinfo=
 probe=$("$python" -c '
 import io, sys
 import numpy, pandas, matplotlib
@@ -86,7 +97,8 @@ for n in sorted({m.__file__[len(d):].split("/")[0]
 ' "$distpkgs" 2>/dev/null) ||
 	die "$python cannot import numpy, pandas and matplotlib: apt-get install python3-numpy python3-pandas python3-matplotlib"
 mpldata=$(printf '%s\n' "$probe" | sed -n 's/^DATA //p')
-pymods=$(printf '%s\n' "$probe" | grep -v '^DATA ' | sed "s|^|$distpkgs/|")
+pymods="$(printf '%s\n' "$probe" | grep -v '^DATA ' | sed "s|^|$distpkgs/|")
+$pip $pipinfo"
 pydebs=$(for m in $pymods $mpldata; do dpkg -S "$m" 2>/dev/null; done |
 	cut -d: -f1 | tr ',' '\n' | tr -d ' ' | sort -u)
 node=$(command -v node) || die "node missing (apt-get install nodejs)"
@@ -187,6 +199,7 @@ else
 	# shellcheck disable=SC2086
 	dpkg -L $pypkgs | grep -E "^($pylib|/etc/python3\.11)/" |
 		grep -Ev '/(__pycache__|test|tests|idlelib|tkinter|ensurepip|turtledemo)(/|$)' |
+		grep -v '/EXTERNALLY-MANAGED$' |
 		sed 's|^/||' | sort -u >"$stage.list" ||
 		die "cannot list the python3.11 packages"
 	tar -C / --no-recursion -cf - -T "$stage.list" |
@@ -228,6 +241,11 @@ else
 	printf 'root:x:0:\n' >"$stage/etc/group"
 	printf 'ember\n' >"$stage/etc/hostname"
 	: >"$stage/etc/resolv.conf"
+	# pip: 172.16.0.1 is every sandbox's own host side (api/sandbox/net.h),
+	# where the operator serves a package index over plain HTTP; no
+	# look for a newer pip on PyPI at every run.
+	printf '[global]\ntrusted-host = 172.16.0.1\ndisable-pip-version-check = true\n' \
+		>"$stage/etc/pip.conf"
 
 	# Content (4 KiB blocks as on the host) + 1/32 for inode tables and
 	# bitmaps + the journal mke2fs picks + the free space, in MiB.

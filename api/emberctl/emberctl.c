@@ -35,6 +35,8 @@
 #include "../../vmm/config.h"
 #include "../sandbox/agent_client.h"
 #include "../sandbox/clock.h"
+#include "../sandbox/jail.h"
+#include "../sandbox/net.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
 #include "commands.h"
@@ -63,13 +65,23 @@ static void usage(FILE *f)
 	      "\n"
 	      "  run [--template NAME | --boot] [--ttl S] [--boot-timeout S]\n"
 	      "      [--mem MIB] [--vcpus N] [--rootfs FILE] [--kernel FILE]\n"
+	      "      [--net [nat|host-only|none]]\n"
+	      "      [--jail[=UID:GID]] [--jail-uid UID] [--jail-gid GID]\n"
 	      "        start a sandbox; print its id once its agent answers.\n"
 	      "        --template restores a template (fast); --boot\n"
 	      "        boots the kernel.  Neither: the template \"default\"\n"
 	      "        when it exists and no --mem, --vcpus, --rootfs or\n"
 	      "        --kernel is given, else a boot.  Defaults: 256 MiB,\n"
 	      "        1 vCPU, TTL 300 s (0: none) counted from when run\n"
-	      "        returns, boot timeout 300 s\n"
+	      "        returns, boot timeout 300 s.  --net (nat): out to the\n"
+	      "        host's network, never to the host itself or another\n"
+	      "        sandbox; host-only: to its namespace's host side\n"
+	      "        (172.16.0.1; ip netns exec ember-ID) alone; none\n"
+	      "        (default): no network.  --jail (root; a restore only):\n"
+	      "        ember runs through ember-jailer ($EMBER_JAILER_BIN,\n"
+	      "        else beside emberctl) as UID:GID (default 1000:1000)\n"
+	      "        in a chroot under $EMBER_STATE_DIR/jails, cgroup\n"
+	      "        ember/ID (memory: guest RAM + 256 MiB); not parkable\n"
 	      "  exec [-i] [--timeout S] [--env K=V]... [--cwd DIR] ID -- CMD [ARG...]\n"
 	      "  exec [options] ID --python CODE [ARG...]\n"
 	      "        run CMD (or python3 -c CODE) in the sandbox, its output\n"
@@ -95,6 +107,7 @@ static void usage(FILE *f)
 	      "  template build NAME [--rootfs FILE] [--kernel FILE] [--mem MIB]\n"
 	      "      [--vcpus N] [--setup CMD]... [--timeout S]\n"
 	      "      [--boot-timeout S] [--if-missing] [--no-interp]\n"
+	      "      [--no-net | --net [nat|host-only|none]]\n"
 	      "        boot a sandbox, run each setup command (sh -c CMD;\n"
 	      "        the first that fails ends the build), start the code\n"
 	      "        interpreter (unless --no-interp), snapshot it as\n"
@@ -102,7 +115,10 @@ static void usage(FILE *f)
 	      "        the longest the build may take (3600 s); --if-missing:\n"
 	      "        nothing to do when NAME exists and is up to date (same\n"
 	      "        kernel and rootfs, unchanged since, same --mem,\n"
-	      "        --vcpus and --no-interp), else it is built again\n"
+	      "        --vcpus, --no-interp and --no-net), else it is built\n"
+	      "        again; its guest has a network device (run --net)\n"
+	      "        unless --no-net; --net: the network of the setup\n"
+	      "        commands (default none)\n"
 	      "  template ls\n"
 	      "        list the templates\n"
 	      "  template rm [--force] NAME...\n"
@@ -289,6 +305,30 @@ static int check_template_name(const char *name)
 	return 2;
 }
 
+/*
+ * --net [MODE] (or --net=MODE): the mode into *@mode; a bare --net is
+ * nat.  The next argument is taken as the mode when it is no option (a
+ * word there that is no mode is an error, not an argument).  0, or 2
+ * after saying what is wrong.
+ */
+static int parse_net(int argc, char **argv, enum net_mode *mode)
+{
+	const char *arg = optarg;
+
+	if (!arg && optind < argc && argv[optind][0] != '-')
+		arg = argv[optind++];
+	if (!arg) {
+		*mode = NET_NAT;
+		return 0;
+	}
+	if (net__mode_parse(arg, mode) == 0)
+		return 0;
+	fprintf(stderr,
+		"emberctl: --net wants nat, host-only or none, not '%s'\n",
+		arg);
+	return 2;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -300,11 +340,17 @@ static int cmd_run(int argc, char **argv)
 		{ "boot-timeout", required_argument, NULL, 'b' },
 		{ "template", required_argument, NULL, 'T' },
 		{ "boot", no_argument, NULL, 'B' },
+		{ "net", optional_argument, NULL, 'N' },
+		{ "jail", optional_argument, NULL, 'J' },
+		{ "jail-uid", required_argument, NULL, 'U' },
+		{ "jail-gid", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX], err[4096];
-	char id[SANDBOX_ID_LEN + 1];
+	char id[SANDBOX_ID_LEN + 1], jailer[PATH_MAX];
+	unsigned int jail_id;
+	bool jail = false;
 	const char *kernel_opt = NULL, *rootfs_opt = NULL, *boot_opt = NULL;
 	struct template_info t;
 	struct sandbox_opts o = {
@@ -350,6 +396,32 @@ static int cmd_run(int argc, char **argv)
 		case 'B':
 			boot = true;
 			break;
+		case 'N':
+			if (parse_net(argc, argv, &o.net_mode))
+				return 2;
+			break;
+		case 'J':
+			jail = true;
+			if (optarg &&
+			    jail__parse_ids(optarg, &o.jail_uid, &o.jail_gid)) {
+				fprintf(stderr,
+					"emberctl: --jail=%s: use UID:GID "
+					"(neither 0)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'U':
+		case 'G':
+			if (parse_uint(c == 'U' ? "--jail-uid" : "--jail-gid",
+				       optarg, 1, 4294967294U, &jail_id))
+				return 2;
+			if (c == 'U')
+				o.jail_uid = (uid_t)jail_id;
+			else
+				o.jail_gid = (gid_t)jail_id;
+			jail = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -392,6 +464,20 @@ static int cmd_run(int argc, char **argv)
 	if (!o.template_name) {
 		o.kernel = kernel;
 		o.rootfs = rootfs;
+	}
+	if (jail) {
+		if (!o.template_name) {
+			fprintf(stderr, "emberctl: run --jail restores a "
+					"template: give --template NAME (or "
+					"build the template default)\n");
+			return 2;
+		}
+		if (default_path("ember-jailer", NULL, "EMBER_JAILER_BIN",
+				 "ember-jailer", 1, jailer, sizeof(jailer)))
+			return 1;
+		o.jailer = jailer;
+		o.jail_uid = o.jail_uid ? o.jail_uid : JAIL_DEF_UID;
+		o.jail_gid = o.jail_gid ? o.jail_gid : JAIL_DEF_GID;
 	}
 	block_stops(0);
 	if (sandbox__run(&o, id, err, sizeof(err)) < 0) {
@@ -935,6 +1021,7 @@ static int cmd_ls(int argc, char **argv)
 	struct sandbox_info *v;
 	int64_t now = (int64_t)time(NULL);
 	char err[512], age[16], ttl[16], pid[16];
+	const char *net;
 	size_t n;
 
 	(void)argv;
@@ -946,8 +1033,8 @@ static int cmd_ls(int argc, char **argv)
 		report(err);
 		return 1;
 	}
-	printf("%-12s  %-8s  %7s  %5s  %-7s  %-7s  %-7s  %s\n", "ID", "PID",
-	       "MEM", "VCPUS", "STATE", "AGE", "TTL", "TEMPLATE");
+	printf("%-12s  %-8s  %7s  %5s  %-7s  %-7s  %-7s  %-9s  %s\n", "ID",
+	       "PID", "MEM", "VCPUS", "STATE", "AGE", "TTL", "NET", "TEMPLATE");
 	for (size_t i = 0; i < n; i++) {
 		const struct sandbox_info *s = &v[i];
 
@@ -962,9 +1049,12 @@ static int cmd_ls(int argc, char **argv)
 			snprintf(pid, sizeof(pid), "%d", (int)s->ember);
 		else
 			snprintf(pid, sizeof(pid), "-");
-		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %-7s  %s\n", s->id,
-		       pid, s->mem_mib, s->vcpus, sandbox__state_name(s), age,
-		       ttl, s->template_name[0] ? s->template_name : "-");
+		/* "-": no network device; else its mode (none too). */
+		net = s->net_dev ? net__mode_name(s->net_mode) : "-";
+		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %-7s  %-9s  %s\n",
+		       s->id, pid, s->mem_mib, s->vcpus, sandbox__state_name(s),
+		       age, ttl, net,
+		       s->template_name[0] ? s->template_name : "-");
 	}
 	free(v);
 	return fflush(stdout) == 0 ? 0 : 1;
@@ -1134,6 +1224,9 @@ static const char *stale(const struct template_info *t, const char *kernel,
 	if (t->interp != !o->no_interp)
 		return t->interp ? "built with the code interpreter" :
 				   "built without the code interpreter";
+	if (t->net != !o->no_net)
+		return t->net ? "built with a network device" :
+				"built without a network device";
 	return NULL;
 }
 
@@ -1149,6 +1242,8 @@ static int cmd_template_build(int argc, char **argv)
 		{ "boot-timeout", required_argument, NULL, 'b' },
 		{ "if-missing", no_argument, NULL, 'i' },
 		{ "no-interp", no_argument, NULL, 'n' },
+		{ "no-net", no_argument, NULL, 'x' },
+		{ "net", optional_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1192,6 +1287,13 @@ static int cmd_template_build(int argc, char **argv)
 		case 'n':
 			o.no_interp = true;
 			break;
+		case 'x':
+			o.no_net = true;
+			break;
+		case 'N':
+			if (parse_net(argc, argv, &o.net_mode))
+				goto out;
+			break;
 		case 't':
 			if (parse_uint("--timeout", optarg, 1, 7 * 86400,
 				       &o.build_ttl_s))
@@ -1222,6 +1324,13 @@ static int cmd_template_build(int argc, char **argv)
 	name = argv[optind];
 	if (check_template_name(name))
 		goto out;
+	if (o.no_net && o.net_mode != NET_NONE) {
+		fprintf(stderr,
+			"emberctl: template build: --no-net and --net "
+			"%s exclude each other\n",
+			net__mode_name(o.net_mode));
+		goto out;
+	}
 	rc = 1;
 	if (default_path("ember", NULL, "EMBER_BIN", "ember", 1, ember,
 			 sizeof(ember)) ||

@@ -22,6 +22,7 @@
 #include "../sandbox/base64.h"
 #include "../sandbox/clock.h"
 #include "../sandbox/interp_client.h"
+#include "../sandbox/net.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
 #include "backend.h"
@@ -354,6 +355,7 @@ static json_t *create_sandbox(struct backend *b, const json_t *args)
 	const json_t *jm = json_object_get(args, "memory_mib");
 	const json_t *jc = json_object_get(args, "vcpus");
 	const json_t *jto = json_object_get(args, "timeout");
+	const json_t *jn = json_object_get(args, "network");
 	const char *tname = jt ? json_string_value(jt) : b->o.template_name;
 	struct sandbox_opts o = {
 		.ember = b->o.ember,
@@ -370,6 +372,9 @@ static json_t *create_sandbox(struct backend *b, const json_t *args)
 
 	if (template__name_ok(tname, err, sizeof(err)))
 		return tools__fail("%s", err);
+	/* The schema lets only the three words through. */
+	if (jn && net__mode_parse(json_string_value(jn), &o.net_mode))
+		return tools__fail("network: none, nat or host-only");
 	if (template__open(tname, &t, NULL, err, sizeof(err)) == 0) {
 		o.mem_mib = t.mem_mib;
 		o.vcpus = t.vcpus;
@@ -408,11 +413,12 @@ static json_t *create_sandbox(struct backend *b, const json_t *args)
 		return tools__fail(rc == -ESHUTDOWN ? "the session ended" :
 						      "out of memory");
 	}
-	return tools__ok(json_pack("{s:s, s:s?, s:i, s:i, s:i}", "sandbox_id",
-				   id, "template",
+	return tools__ok(json_pack("{s:s, s:s?, s:i, s:i, s:i, s:s}",
+				   "sandbox_id", id, "template",
 				   o.template_name ? o.template_name : NULL,
 				   "memory_mib", (int)o.mem_mib, "vcpus",
-				   (int)o.vcpus, "timeout", (int)o.ttl_s),
+				   (int)o.vcpus, "timeout", (int)o.ttl_s,
+				   "network", net__mode_name(o.net_mode)),
 			 NULL);
 }
 
@@ -987,14 +993,15 @@ static json_t *list_sandboxes(struct backend *b)
 		if (rc < 0)
 			continue;
 		left = info.ready ? sandbox__ttl_left(&info, now) : -1;
-		e = json_pack("{s:s, s:s, s:o, s:s?, s:i, s:i}", "sandbox_id",
-			      info.id, "state", sandbox__state_name(&info),
-			      "ttl_left",
+		e = json_pack("{s:s, s:s, s:o, s:s?, s:i, s:i, s:s}",
+			      "sandbox_id", info.id, "state",
+			      sandbox__state_name(&info), "ttl_left",
 			      left >= 0 ? json_integer(left) : json_null(),
 			      "template",
 			      info.template_name[0] ? info.template_name : NULL,
 			      "memory_mib", (int)info.mem_mib, "vcpus",
-			      (int)info.vcpus);
+			      (int)info.vcpus, "network",
+			      net__mode_name(info.net_mode));
 		if (!e || json_array_append_new(arr, e)) {
 			json_decref(arr);
 			free(v);

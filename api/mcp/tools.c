@@ -32,7 +32,8 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"with numpy, pandas and matplotlib; Node.js; busybox shell) "
 			"restored from a template in milliseconds. Returns its "
 			"sandbox_id for the other tools. It is killed after `timeout` "
-			"seconds without use, and when this MCP session ends.",
+			"seconds without use, and when this MCP session ends. It has "
+			"no network unless `network` asks for one.",
 		.input_schema =
 			"{'type':'object','properties':{"
 			"'template':{'type':'string','minLength':1,'maxLength':64,"
@@ -45,7 +46,12 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"'description':'vCPUs; unlike the template: a fresh boot (slower)'},"
 			""
 			"'timeout':{'type':'integer','minimum':1,'maximum':86400,"
-			"'description':'Seconds the sandbox lives without use (default 300); each use renews it'}"
+			"'description':'Seconds the sandbox lives without use (default 300); each use renews it'},"
+			"'network':{'type':'string','enum':['none','nat','host-only'],"
+			"'description':'none (default): no network; nat: the internet "
+			"through the host (never the host itself or another sandbox; "
+			"DNS as the host has it); host-only: the sandbox host side "
+			"172.16.0.1 alone'}"
 			"},'additionalProperties':false}",
 		.output_schema =
 			"{'type':'object','properties':{"
@@ -53,7 +59,8 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"'template':{'type':['string','null']},"
 			"'memory_mib':{'type':'integer'},"
 			"'vcpus':{'type':'integer'},"
-			"'timeout':{'type':'integer'}"
+			"'timeout':{'type':'integer'},"
+			"'network':{'type':'string'}"
 			"},'required':['sandbox_id']}",
 	},
 	[TOOL_RUN_CODE] = {
@@ -270,7 +277,8 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"'properties':{'sandbox_id':{'type':'string'},"
 			STATE_PROP ",'ttl_left':{'type':['integer','null']},"
 			"'template':{'type':['string','null']},"
-			"'memory_mib':{'type':'integer'},'vcpus':{'type':'integer'}},"
+			"'memory_mib':{'type':'integer'},'vcpus':{'type':'integer'},"
+			"'network':{'type':'string'}},"
 			"'required':['sandbox_id','state']}}"
 			"},'required':['sandboxes']}",
 		.read_only = true,

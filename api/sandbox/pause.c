@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 #include "clock.h"
 #include "ember_api.h"
 #include "files.h"
+#include "jail.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "sandbox_internal.h"
@@ -59,6 +61,18 @@ static int pause__lock(const struct sandbox_info *info,
 	return fd;
 }
 
+/* ember's control socket as we reach it (in its jail, if jailed). */
+static int api_path(const struct sandbox_info *info, char *out, size_t outsz)
+{
+	struct sandbox_paths *p = malloc(sizeof(*p));
+	int rc = p ? jail__paths(info, NULL, p) : -ENOMEM;
+
+	if (rc == 0)
+		rc = files__pathf(out, outsz, "%s", p->api);
+	free(p);
+	return rc;
+}
+
 int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 		   size_t errlen)
 {
@@ -67,7 +81,7 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 	int64_t now = (int64_t)time(NULL);
 	int fd, rc = 0;
 
-	if (files__pathf(sock, sizeof(sock), "%s/" SANDBOX_API_NAME, info->dir))
+	if (api_path(info, sock, sizeof(sock)))
 		return sandbox__errf(err, errlen, -ENAMETOOLONG,
 				     "sandbox path too long");
 	fd = pause__lock(info, &cur, err, errlen);
@@ -188,6 +202,13 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 		return fd;
 	if (cur.parked)
 		goto out; /* already so */
+	if (cur.jail_root[0]) {
+		rc = sandbox__errf(err, errlen, -EOPNOTSUPP,
+				   "sandbox %s is jailed: it cannot be parked "
+				   "on disk (pause keeps it in memory)",
+				   info->id);
+		goto out;
+	}
 	if (!cur.ready) {
 		rc = sandbox__errf(err, errlen, -EAGAIN,
 				   "sandbox %s is still booting", info->id);

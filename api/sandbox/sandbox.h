@@ -16,7 +16,7 @@
  *   lock         flock()ed by the supervisor for as long as it lives
  *   info         key=value lines: supervisor/ember pids and start times,
  *                created/ready times, ttl, mem, vcpus, pause and park
- *                state, the template it came from
+ *                state, the template it came from, its network (net.h)
  *   rootfs.ext4  its disk: a sparse copy of the rootfs (booted), or an
  *                overlay over the template's image (restored); kept for
  *                the sandbox's whole life, so that it can be parked
@@ -29,9 +29,10 @@
  *   pause.lock   flock()ed while a pause, park or resume is under way
  *
  * A directory whose lock nobody holds belongs to a dead supervisor (host
- * crash, SIGKILL): lookups and listings remove it and any ember left,
- * unless its info says it is parked: then the directory is the sandbox's
- * whole state and it stays until `kill` or a resume.  Directories being
+ * crash, SIGKILL): lookups and listings remove it, any ember left and
+ * its network (net.h), unless its info says it is parked: then the
+ * directory is the sandbox's whole state and it stays until `kill` or a
+ * resume.  Directories being
  * created or removed are hidden (.<id>.new, .<id>.dead).
  *
  * Functions that can fail take @err/@errlen and leave there one line of
@@ -45,6 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "net.h"
 
 #define SANDBOX_ID_LEN	     12
 #define SANDBOX_UDS_NAME     "vsock.sock"
@@ -74,6 +77,25 @@ struct sandbox_opts {
 	unsigned int vcpus; /* 1-32 */
 	unsigned int ttl_s; /* life after readiness; 0: none */
 	unsigned int boot_timeout_s; /* until the agent answers, >= 1 */
+	/*
+	 * Its network (net.h).  A boot gets a network device (tap0 in the
+	 * sandbox's own namespace, the guest's address on the kernel's
+	 * command line) with @net_dev or a mode other than NET_NONE; a
+	 * restore has one when its template does, and then always gets the
+	 * namespace (NET_NONE: no network through it).  A mode other than
+	 * NET_NONE for a template without a device is refused.
+	 */
+	enum net_mode net_mode;
+	bool net_dev;
+	/*
+	 * NULL: ember runs as we do.  Else this ember-jailer (absolute)
+	 * runs it in a jail (jail.h) as @jail_uid:@jail_gid (not 0); only
+	 * a restore (@template_name) can be jailed.  @ember must then be
+	 * a build that needs no /proc (not an ASan one).
+	 */
+	const char *jailer;
+	uid_t jail_uid;
+	gid_t jail_gid;
 };
 
 /* What the running ember was started from (info: origin). */
@@ -110,10 +132,22 @@ struct sandbox_info {
 	 */
 	int snap_diff;
 	char template_name[SANDBOX_TEMPLATE_MAX + 1]; /* "": none */
+	int net_dev; /* 1: ember has a network device (info: net_dev), so the
+			sandbox has its namespace while ember runs */
+	enum net_mode net_mode; /* its network through it (info: net) */
 	/* The last restore, from the load request, ms: vCPUs running, agent
 	   answering (0: not restored).  For benchmarks. */
 	unsigned int restore_load_ms;
 	unsigned int restore_ready_ms;
+	/*
+	 * A jailed sandbox (jail.h; info: jail_root, jailer, jail_uid,
+	 * jail_gid): its ember's chroot as the host sees it, "" when not
+	 * jailed (then uds is in dir); and the jailer that cleans it up.
+	 */
+	char jail_root[PATH_MAX];
+	char jailer[PATH_MAX];
+	unsigned int jail_uid;
+	unsigned int jail_gid;
 };
 
 /*

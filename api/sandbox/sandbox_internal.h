@@ -46,7 +46,7 @@ static inline int sandbox__grow(void **v, size_t *cap, size_t n, size_t size)
 }
 
 /* The longest info file sandbox__write_info() writes, in bytes. */
-#define SANDBOX_INFO_MAX 2048
+#define SANDBOX_INFO_MAX 8192
 
 /*
  * Write @i as the info file of the sandbox directory @dir, atomically

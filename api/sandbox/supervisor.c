@@ -18,12 +18,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -34,6 +36,8 @@
 #include "clock.h"
 #include "ember_api.h"
 #include "files.h"
+#include "jail.h"
+#include "net.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "sandbox_internal.h"
@@ -56,6 +60,8 @@ struct sup {
 	int sig_fd; /* SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR1 */
 	int ember_status; /* valid once ember_reaped */
 	int ember_reaped;
+	struct sandbox_paths paths; /* as we and as ember see them (jail.h) */
+	struct jail_argv *jail; /* a jailed sandbox: the jailer's argv */
 };
 
 /*
@@ -137,33 +143,64 @@ static int verdict(struct sup *s, const char *msg)
 	return rc;
 }
 
+/*
+ * Start ember: booting, or (a restore) with only its control socket; in
+ * the sandbox's network namespace when it has a network device.  Its
+ * pid, or a negative errno.
+ */
 static pid_t start_ember(struct sup *s)
 {
 	char mem[16], vcpus[16], console[PATH_MAX + 8], drive[PATH_MAX + 32],
 		vsock[PATH_MAX + 32], log[PATH_MAX], api[PATH_MAX];
 	pid_t parent = getpid(), pid;
 	const char *dir = s->info.dir;
+	int ns_fd = -1;
 
 	snprintf(mem, sizeof(mem), "%u", s->o->mem_mib);
 	snprintf(vcpus, sizeof(vcpus), "%u", s->o->vcpus);
-	if (files__pathf(console, sizeof(console),
-			 "file:%s/" SANDBOX_CONSOLE_NAME, dir) ||
+	if (files__pathf(console, sizeof(console), "file:%s",
+			 s->paths.e_console) ||
 	    files__pathf(drive, sizeof(drive), "path=%s,root,id=%s",
-			 s->how->disk, SANDBOX_DRIVE_ID) ||
+			 s->paths.e_disk, SANDBOX_DRIVE_ID) ||
 	    files__pathf(vsock, sizeof(vsock), "cid=%d,uds=%s",
-			 SANDBOX_GUEST_CID, s->info.uds) ||
+			 SANDBOX_GUEST_CID, s->paths.e_uds) ||
 	    files__pathf(log, sizeof(log), "%s/" SANDBOX_EMBER_LOG, dir) ||
-	    files__pathf(api, sizeof(api), "%s/" SANDBOX_API_NAME, dir))
+	    files__pathf(api, sizeof(api), "%s", s->paths.e_api))
 		return -ENAMETOOLONG;
+	/* A jailed ember: the jailer joins the namespace (--netns). */
+	if (s->info.net_dev && !s->jail) {
+		ns_fd = net__ns_open(s->info.id);
+		if (ns_fd < 0)
+			return ns_fd;
+	}
 	pid = fork();
-	if (pid != 0)
+	if (pid != 0) {
+		if (ns_fd >= 0)
+			close(ns_fd);
 		return pid < 0 ? -errno : pid;
+	}
 	{
-		const char *boot[] = { s->o->ember, "--kernel",	  s->o->kernel,
-				       "--mem",	    mem,	  "--vcpus",
-				       vcpus,	    "--console",  console,
-				       "--drive",   drive,	  "--vsock",
-				       vsock,	    "--api-sock", api,
+		/* The device and the guest's address (net.h). */
+		const char *boot[] = { s->o->ember,
+				       "--kernel",
+				       s->o->kernel,
+				       "--mem",
+				       mem,
+				       "--vcpus",
+				       vcpus,
+				       "--console",
+				       console,
+				       "--drive",
+				       drive,
+				       "--vsock",
+				       vsock,
+				       "--api-sock",
+				       api,
+				       s->info.net_dev ? "--net" : NULL,
+				       "tap=" NET_TAP_NAME ",mac=" NET_GUEST_MAC
+				       ",id=" NET_IFACE_ID,
+				       "--append",
+				       NET_GUEST_CMDLINE,
 				       NULL };
 		/* A restore: the machine comes from the snapshot. */
 		const char *restore[] = { s->o->ember, "--api-sock", api,
@@ -180,12 +217,24 @@ static pid_t start_ember(struct sup *s)
 			dup2(fd, 2);
 			close(fd);
 		}
+		if (ns_fd >= 0 && setns(ns_fd, CLONE_NEWNET) < 0) {
+			dprintf(2,
+				"emberctl: entering the sandbox's network "
+				"namespace: %s\n",
+				strerror(errno));
+			_exit(127);
+		}
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		execv(s->o->ember,
-		      (char *const *)(s->how->snap_state ? restore : boot));
-		dprintf(2, "emberctl: cannot run %s: %s\n", s->o->ember,
+		if (s->jail)
+			execv(s->jail->argv[0], (char *const *)s->jail->argv);
+		else
+			execv(s->o->ember,
+			      (char *const *)(s->how->snap_state ? restore :
+								   boot));
+		dprintf(2, "emberctl: cannot run %s: %s\n",
+			s->jail ? s->jail->argv[0] : s->o->ember,
 			strerror(errno));
 		_exit(127);
 	}
@@ -270,6 +319,98 @@ static int init_guest(struct agent_client *c, char *why, size_t whylen)
 }
 
 /*
+ * A nat sandbox's resolver: the host's upstream nameservers (net.h),
+ * written to the guest's /etc/resolv.conf through the agent @c (on the
+ * connection that answered the readiness probe) before the sandbox is
+ * handed out: after a restore the template's file is there, and the
+ * host's servers may have changed since.  0, or -errno with @why.
+ */
+static int guest_resolv(struct agent_client *c, char *why, size_t whylen)
+{
+	char conf[NET_RESOLV_MAX];
+	int fd = memfd_create("ember-resolv", MFD_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return sandbox__errf(why, whylen, -errno,
+				     "the guest's resolv.conf: %s",
+				     strerror(errno));
+	net__host_resolv(conf, sizeof(conf));
+	rc = files__write_all(fd, conf, strlen(conf));
+	if (rc == 0 && lseek(fd, 0, SEEK_SET) < 0)
+		rc = -errno;
+	if (rc < 0)
+		sandbox__errf(why, whylen, rc, "the guest's resolv.conf: %s",
+			      strerror(-rc));
+	if (rc == 0) {
+		rc = agent_client__write_file(c, fd, "/etc/resolv.conf", 0644,
+					      INIT_MS);
+		if (rc < 0)
+			sandbox__errf(why, whylen, rc,
+				      "writing the guest's /etc/resolv.conf: "
+				      "%s",
+				      agent_client__error(c));
+	}
+	close(fd);
+	return rc;
+}
+
+/*
+ * A jailed sandbox: the jailer's command line (jail.h), in s->jail
+ * (freed by exit).  0, or -errno with @why.
+ */
+static int jail_prepare(struct sup *s, char *why, size_t whylen)
+{
+	char ns[NET_NAME_MAX], nspath[PATH_MAX];
+	struct jail_start js = {
+		.jailer = s->info.jailer,
+		.ember = s->o->ember,
+		.id = s->info.id,
+		.root = s->info.jail_root,
+		.uid = (uid_t)s->info.jail_uid,
+		.gid = (gid_t)s->info.jail_gid,
+		.mem_mib = s->info.mem_mib,
+		.template_dir = s->how->template_dir,
+		.p = &s->paths,
+	};
+
+	if (s->info.net_dev) {
+		if (net__names(s->info.id, ns, NULL) ||
+		    files__pathf(nspath, sizeof(nspath), NET_NETNS_DIR "/%s",
+				 ns))
+			return sandbox__errf(why, whylen, -EINVAL,
+					     "the network namespace of %s",
+					     s->info.id);
+		js.netns = nspath;
+	}
+	s->jail = malloc(sizeof(*s->jail));
+	if (!s->jail)
+		return sandbox__errf(why, whylen, -ENOMEM, "out of memory");
+	return jail__argv(&js, s->jail, why, whylen);
+}
+
+/*
+ * Remove the sandbox's jail, if it has one (jail.h): once ember is gone,
+ * before the directory (its info names the jail).
+ */
+static void jail_gone(struct sup *s)
+{
+	char why[512];
+
+	if (s->info.jail_root[0] &&
+	    jail__cleanup(&s->info, why, sizeof(why)) < 0)
+		dprintf(2, "emberctl: sandbox %s: %s\n", s->info.id, why);
+}
+
+/* Remove the sandbox's network, if it has one (net.h). */
+static void net_gone(struct sup *s)
+{
+	char why[512];
+
+	if (s->info.net_dev && net__teardown(s->info.id, why, sizeof(why)) < 0)
+		dprintf(2, "emberctl: sandbox %s: %s\n", s->info.id, why);
+}
+
+/*
  * A wait that ended on @rc from sup_events(): a stop request or ember's
  * end, said in @why.  Returns @rc.
  */
@@ -332,6 +473,12 @@ static int wait_ready(struct sup *s, char *why, size_t whylen)
 				break;
 			}
 		}
+		/* nat: the guest's resolver, on the same connection. */
+		if (rc == 0 && s->info.net_dev && s->info.net_mode == NET_NAT) {
+			rc = guest_resolv(c, why, whylen);
+			if (rc < 0)
+				break;
+		}
 		agent_client__close(c);
 		if (rc == 0)
 			break;
@@ -358,14 +505,14 @@ static int load_snapshot(struct sup *s, char *why, size_t whylen)
 	struct ember_api_load l = {
 		.state_path = s->how->snap_state,
 		.mem_path = s->how->snap_mem,
-		.uds_path = s->info.uds,
+		.uds_path = s->paths.e_uds,
 		.drive_id = SANDBOX_DRIVE_ID,
-		.disk_path = s->how->disk,
+		.disk_path = s->paths.e_disk,
 	};
 	int delay = 1, rc;
 	int64_t t0;
 
-	if (files__pathf(api, sizeof(api), "%s/" SANDBOX_API_NAME, s->info.dir))
+	if (files__pathf(api, sizeof(api), "%s", s->paths.api))
 		return sandbox__errf(why, whylen, -ENAMETOOLONG,
 				     "sandbox path too long");
 	for (;;) {
@@ -390,6 +537,14 @@ static int load_snapshot(struct sup *s, char *why, size_t whylen)
 		if (rc < 0)
 			return step_failed(s, rc, why, whylen);
 		delay = delay * 2 > 50 ? 50 : delay * 2;
+	}
+	/* The jail exists now (ember answered in it): its disk goes in. */
+	if (s->jail) {
+		rc = jail__link_in(s->how->disk, s->paths.root, JAIL_DISK_NAME,
+				   s->info.jail_uid, s->info.jail_gid, why,
+				   whylen);
+		if (rc < 0)
+			return rc;
 	}
 	t0 = clock__mono_ms();
 	rc = ember_api__snapshot_load(api, &l, msg, sizeof(msg));
@@ -557,6 +712,23 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	s->info.ember = 0;
 	s->info.ember_start = 0;
 	rc = sandbox__write_info(s->info.dir, &s->info);
+	if (rc == 0 && s->info.jail_root[0]) {
+		rc = jail_prepare(s, why, sizeof(why));
+		if (rc < 0)
+			goto fail;
+	}
+	if (rc == 0 && s->info.net_dev) {
+		struct net_setup ns = {
+			.id = s->info.id,
+			.mode = s->info.net_mode,
+			.tap_uid = s->jail ? s->info.jail_uid : geteuid(),
+			.tap_gid = s->jail ? s->info.jail_gid : getegid()
+		};
+
+		rc = net__setup(&ns, why, sizeof(why));
+		if (rc < 0)
+			goto fail;
+	}
 	if (rc == 0) {
 		s->info.ember = start_ember(s);
 		if (s->info.ember < 0)
@@ -581,6 +753,8 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	/* `run` died: nobody knows the id, nobody would use it. */
 	if (verdict(s, "R") < 0 && !s->how->parked) {
 		stop_ember(s);
+		net_gone(s);
+		jail_gone(s);
 		remove_dir(s);
 		_exit(1);
 	}
@@ -615,6 +789,9 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 		}
 	}
 	stop_ember(s);
+	/* Parked too: a resume makes the network again. */
+	net_gone(s);
+	jail_gone(s);
 	/* A park's snapshot is complete: the directory is the sandbox. */
 	if (!parked_now(s))
 		remove_dir(s);
@@ -633,9 +810,7 @@ fail:
 			 s->loaded ? " (the sandbox is removed: its guest ran "
 				     "on from the snapshot)" :
 				     " (the sandbox stays parked)");
-	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_CONSOLE_NAME,
-			 s->info.dir) == 0)
-		tail(path, "console", NULL, why, sizeof(why));
+	tail(s->paths.console, "console", NULL, why, sizeof(why));
 	if (!logged && files__pathf(path, sizeof(path), "%s/" SANDBOX_EMBER_LOG,
 				    s->info.dir) == 0)
 		tail(path, "ember", "ember: ", why, sizeof(why));
@@ -643,6 +818,8 @@ fail:
 		stop_ember(s);
 	else if (s->info.ember > 0)
 		kill(s->info.ember, SIGKILL);
+	net_gone(s);
+	jail_gone(s);
 	if (!s->how->parked || s->loaded)
 		remove_dir(s);
 	snprintf(msg, sizeof(msg), "F%d %s", -rc, why);
@@ -663,5 +840,8 @@ void supervisor__run(const struct sandbox_opts *o, const char *state,
 			 .verdict_fd = verdict_fd,
 			 .sig_fd = -1 };
 
+	/* Paths too long were refused by `run`: this cannot fail. */
+	if (jail__paths(&s.info, how->disk, &s.paths))
+		_exit(125);
 	supervise(&s);
 }

@@ -32,6 +32,8 @@ struct supervisor_how {
 	const char *disk; /* the root drive */
 	const char *snap_state; /* NULL: boot o->kernel; else load this */
 	const char *snap_mem; /* ... with this memory file */
+	const char *template_dir; /* NULL, or the template's directory (a
+				     jailed ember gets it read-only) */
 	bool parked; /* resuming a parked sandbox: a failure before the
 			snapshot is loaded leaves the directory as it was */
 };

@@ -92,9 +92,9 @@ static int template__write_info(const char *dir, const struct template_info *t)
 		return -EINVAL;
 	n = snprintf(buf, sizeof(buf),
 		     "mem=%u\nvcpus=%u\ncreated=%" PRId64 "\nkernel=%s\n"
-		     "rootfs=%s\nsetup=%u\ninterp=%u\n",
+		     "rootfs=%s\nsetup=%u\ninterp=%u\nnet=%u\n",
 		     t->mem_mib, t->vcpus, t->created, t->kernel, t->rootfs,
-		     t->setup, t->interp);
+		     t->setup, t->interp, t->net);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
@@ -188,6 +188,8 @@ static int template__read(const char *dir, const char *name,
 			t->setup = (unsigned int)v;
 		else if (!strcmp(line, "interp"))
 			t->interp = v == 1;
+		else if (!strcmp(line, "net"))
+			t->net = v == 1;
 	}
 	if (!t->mem_mib || !t->vcpus)
 		return -EINVAL;
@@ -556,6 +558,8 @@ int template__build(const struct template_build_opts *o, const char *name,
 		.vcpus = o->vcpus,
 		.ttl_s = o->build_ttl_s,
 		.boot_timeout_s = o->boot_timeout_s,
+		.net_dev = !o->no_net,
+		.net_mode = o->net_mode,
 	};
 	struct sandbox_info sb;
 	struct template_info t = { 0 };
@@ -563,6 +567,11 @@ int template__build(const struct template_build_opts *o, const char *name,
 	int lock_fd = -1, rc, in, out;
 
 	rc = template__name_ok(name, err, errlen);
+	if (rc == 0 && o->no_net && o->net_mode != NET_NONE)
+		rc = sandbox__errf(err, errlen, -EINVAL,
+				   "a template without a network device "
+				   "cannot be built with a network (%s)",
+				   net__mode_name(o->net_mode));
 	if (rc == 0)
 		rc = template__root(root, sizeof(root), true, err, errlen);
 	if (rc == 0)
@@ -663,6 +672,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 	snprintf(t.rootfs, sizeof(t.rootfs), "%s", o->rootfs);
 	t.setup = (unsigned int)o->nsetup;
 	t.interp = !o->no_interp;
+	t.net = !o->no_net;
 	rc = template__seal(tmp, TEMPLATE_DISK_NAME);
 	if (rc == 0)
 		rc = template__seal(tmp, TEMPLATE_STATE_NAME);

@@ -15,7 +15,9 @@
  *   info            key=value lines: mem, vcpus, created (Unix time, s),
  *                   kernel, rootfs (the image it was built from), setup
  *                   (the number of setup commands), interp (1: the
- *                   code interpreter was started before the snapshot)
+ *                   code interpreter was started before the snapshot),
+ *                   net (1: the guest has a network device, tap0 in
+ *                   its sandbox's namespace, and its address: net.h)
  *   rootfs.ext4     the disk image, raw, read-only (0400)
  *   snapshot.state  the state file of the Full snapshot (0400)
  *   memory          its memory file (sparse; 0400)
@@ -57,6 +59,8 @@ struct template_info {
 	unsigned int setup; /* setup commands it ran */
 	bool interp; /* the code interpreter's start was run (its
 			image had one or not): it is warm in the snapshot */
+	bool net; /* the guest has a network device (net.h): each sandbox
+		     restored from it gets a namespace with tap0 */
 	uint64_t disk_bytes; /* allocated bytes of all its files */
 };
 
@@ -98,6 +102,10 @@ struct template_build_opts {
 	int sig_fd; /* -1, or a signalfd: a stop signal ends the build
 		       (while a setup command runs, it goes to it first) */
 	bool no_interp; /* do not start the code interpreter */
+	bool no_net; /* no network device (else one: net.h) */
+	enum net_mode net_mode; /* the build sandbox's network while the
+				   setup commands run (NET_NONE without a
+				   device) */
 };
 
 /*
@@ -110,7 +118,8 @@ struct template_build_opts {
 /*
  * template__build() - build template @name: copy the rootfs into the new
  * template's directory as the base image, boot a sandbox on an overlay
- * over it, wait for the agent, run each setup command (the first that
+ * over it (with a network device unless @o->no_net, its network
+ * @o->net_mode), wait for the agent, run each setup command (the first that
  * fails ends the build, -ECANCELED), start the code interpreter (unless
  * @o->no_interp; TEMPLATE_INTERP_START), sync the guest's disks, park the
  * sandbox (a Full snapshot, ember stopped), flatten base + overlay into
