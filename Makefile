@@ -11,15 +11,21 @@ LDFLAGS	:= -pie -Wl,-z,relro,-z,now,-z,noexecstack
 LDLIBS	:= -lpthread
 # HTTP for the control socket, JSON for it, --config-file and metrics.
 # zlib: the snapshot files' CRC and compressed memory files.
-VMM_LIBS := -lmicrohttpd -ljansson -lz
+# libseccomp: each thread's allow-list (vmm/jail/seccomp.h).
+VMM_LIBS := -lmicrohttpd -ljansson -lz -lseccomp
 SAN	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 	   -fno-sanitize-recover=all
-# Test builds: no _FORTIFY_SOURCE (ASan replaces it), -O1 for usable traces.
-TCFLAGS	:= -std=gnu11 -O1 -g -D_GNU_SOURCE $(WARN) -fPIE -MMD -MP $(SAN)
+# Test builds: no _FORTIFY_SOURCE (ASan replaces it), -O1 for usable traces;
+# EMBER_TEST_HOOKS: hooks the tests drive (EMBER_TEST_SECCOMP_VIOLATE), never
+# in the release binary.
+TCFLAGS	:= -std=gnu11 -O1 -g -D_GNU_SOURCE $(WARN) -fPIE -MMD -MP $(SAN) \
+	   -DEMBER_TEST_HOOKS
 
 # Everything but main.c is a library the unit tests link against; the
-# control socket's server (api/server/) is part of ember.
-LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c vmm/*/*.c devices/*.c boot/*.c \
+# control socket's server (api/server/) is part of ember.  ember-jailer
+# (vmm/jail/jailer*.c) is a program of its own.
+JAILER_SRCS := $(wildcard vmm/jail/jailer*.c)
+LIB_SRCS := $(filter-out vmm/main.c $(JAILER_SRCS),$(wildcard vmm/*.c vmm/*/*.c devices/*.c boot/*.c \
 	snapshot/*.c api/server/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
@@ -148,7 +154,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% snapshot/% vmm/mem.c vmm/pvm/x86_decode.c vmm/pvm/gva.c vmm/pvm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/virtio_vsock.c devices/virtio_net.c,$(LIB_SRCS)) -lz
+	clang $(FUZZ_CFLAGS) -o $@ $< $(filter boot/% snapshot/% vmm/mem.c vmm/pvm/x86_decode.c vmm/pvm/gva.c vmm/pvm/xstate.c devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c devices/rate_limiter.c devices/virtio_vsock.c devices/virtio_net.c,$(LIB_SRCS)) -lz
 
 # The control socket's routes into the control layer: most of the VMM.
 $(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRCS)
@@ -206,7 +212,8 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
 		api/sandbox/agent_client.c api/sandbox/pause.c \
 		api/sandbox/ember_api.c api/sandbox/template.c \
-		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c
+		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
+		api/sandbox/net.c api/sandbox/jail.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/code.c $(SANDBOX_SRCS) vmm/config.c \
@@ -236,6 +243,10 @@ $(BUILD)/test/test_interp_client: tests/unit/test_interp_client.c \
 		$(BUILD)/asan/api/sandbox/files.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
+$(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
+		$(BUILD)/asan/api/sandbox/files.o $(BUILD)/asan/api/sandbox/clock.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------
 
 # --- ember-mcp (api/mcp/): the MCP server ---------------------------------
@@ -266,5 +277,20 @@ $(BUILD)/fuzz/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(MCP_PURE_SRCS) $(wildcard api/mc
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(MCP_PURE_SRCS) -ljansson -lpthread
 # --- end of ember-mcp ------------------------------------------------------
+
+# --- ember-jailer (vmm/jail/jailer*.c): Firecracker's jailer for ember ----
+# libcap-ng drops the capabilities; test_jailer_args links the parser alone.
+.PHONY: jailer
+all: $(BUILD)/ember-jailer
+jailer: $(BUILD)/ember-jailer
+
+$(BUILD)/ember-jailer: $(JAILER_SRCS:%.c=$(BUILD)/obj/%.o)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcap-ng
+
+$(BUILD)/test/test_jailer_args: tests/unit/test_jailer_args.c \
+		$(BUILD)/asan/vmm/jail/jailer_args.o $(BUILD)/asan/vmm/jail/jailer_err.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka
+# --- end of ember-jailer ---------------------------------------------------
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -3,10 +3,11 @@
 # Debian 12's packages.  Quiet and quick when everything is there.
 set -eu
 pkgs="build-essential make gcc clang libclang-rt-14-dev musl-tools libcmocka-dev pkg-config
-libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev curl zlib1g-dev
+libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev curl zlib1g-dev libseccomp-dev
+libcap-ng-dev
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
-util-linux file e2fsprogs python3
-python3-numpy python3-pandas python3-matplotlib"
+util-linux file e2fsprogs python3 iproute2 iputils-ping
+python3-numpy python3-pandas python3-matplotlib python3-pip iptables"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||

@@ -57,18 +57,21 @@ for f in build/fuzz/fuzz_*; do
 	fi
 done
 
-# run_code.sh builds the template "default" (a boot and the code
-# interpreter's start: minutes on a PVM host) in this state directory and
-# mcp.sh restores its sandboxes from the same one.
+# net.sh builds the template "default" (a boot and the code
+# interpreter's start: minutes on a PVM host) in this state directory;
+# run_code.sh and mcp.sh restore their sandboxes from the same one.
 SHARED_STATE_DIR=$(mktemp -d /tmp/ember-shared.XXXXXX)
 export SHARED_STATE_DIR MCP_STATE_DIR=$SHARED_STATE_DIR
 trap 'rm -rf "$SHARED_STATE_DIR"' EXIT
 
 for s in tests/integration/bad_input.sh tests/integration/tiny_guests.sh \
-	tests/integration/snapshot_files.sh tests/integration/overlay.sh \
-	tests/integration/interp_local.sh tests/integration/boot.sh \
-	tests/integration/api.sh \
+	tests/integration/snapshot_files.sh tests/integration/seccomp.sh \
+	tests/integration/overlay.sh \
+	tests/integration/interp_local.sh tests/integration/jailer.sh \
+	tests/integration/boot.sh tests/integration/api.sh \
+	tests/integration/virtio_net.sh tests/integration/jail_net.sh \
 	tests/integration/vsock.sh tests/integration/emberctl.sh \
+	tests/integration/net.sh tests/integration/emberctl_jail.sh \
 	tests/integration/snapshot.sh tests/integration/run_code.sh \
 	tests/integration/mcp.sh; do
 	echo "== ${s#tests/}"
