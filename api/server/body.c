@@ -550,37 +550,6 @@ int body__net_patch(struct control *c, const char *path_id, json_t *o,
 	return control__update_net(c, path_id, &rx, &tx, e);
 }
 
-static int body__net_overrides(json_t *a, struct control_snapshot_load *req,
-			       struct control_err *e)
-{
-	static const struct body_field f[] = {
-		{ "iface_id", T_STR, true, false },
-		{ "host_dev_name", T_STR, true, false },
-	};
-	json_t *d;
-	size_t i;
-	int ret;
-
-	if (!json_is_array(a))
-		return body__err(e,
-				 "invalid type: %s, expected a sequence "
-				 "for network_overrides",
-				 body__json_name(a));
-	if (json_array_size(a) > CONFIG_MAX_NETS)
-		return body__err(e, "at most %u network_overrides",
-				 CONFIG_MAX_NETS);
-	json_array_foreach(a, i, d)
-	{
-		ret = BODY_CHECK(d, f, false, e);
-		if (ret)
-			return ret;
-		req->net_iface_id[i] = body__str(d, "iface_id");
-		req->net_tap[i] = body__str(d, "host_dev_name");
-	}
-	req->nr_net_overrides = (unsigned int)json_array_size(a);
-	return 0;
-}
-
 int body__vsock(struct control *c, json_t *o, struct control_err *e)
 {
 	static const struct body_field f[] = {
@@ -696,13 +665,18 @@ int body__snapshot_create(struct control *c, json_t *o, struct control_err *e)
 	return control__snapshot_create(c, &req, e);
 }
 
-/* drive_overrides: [{drive_id, path_on_host}, ...] into @req. */
-static int body__drive_overrides(json_t *a, struct control_snapshot_load *req,
-				 struct control_err *e)
+/*
+ * An overrides array of snapshot/load, @name: [{@id_key, @val_key}, ...]
+ * (both strings, required), at most @max, into @ids, @vals and *@nr.
+ */
+static int body__overrides(json_t *a, const char *name, const char *id_key,
+			   const char *val_key, unsigned int max,
+			   const char **ids, const char **vals,
+			   unsigned int *nr, struct control_err *e)
 {
-	static const struct body_field f[] = {
-		{ "drive_id", T_STR, true, false },
-		{ "path_on_host", T_STR, true, false },
+	const struct body_field f[] = {
+		{ id_key, T_STR, true, false },
+		{ val_key, T_STR, true, false },
 	};
 	json_t *d;
 	size_t i;
@@ -710,21 +684,19 @@ static int body__drive_overrides(json_t *a, struct control_snapshot_load *req,
 
 	if (!json_is_array(a))
 		return body__err(e,
-				 "invalid type: %s, expected a sequence "
-				 "for drive_overrides",
-				 body__json_name(a));
-	if (json_array_size(a) > CONTROL_MAX_OVERRIDES)
-		return body__err(e, "at most %u drive_overrides",
-				 CONTROL_MAX_OVERRIDES);
+				 "invalid type: %s, expected a sequence for %s",
+				 body__json_name(a), name);
+	if (json_array_size(a) > max)
+		return body__err(e, "at most %u %s", max, name);
 	json_array_foreach(a, i, d)
 	{
 		ret = BODY_CHECK(d, f, false, e);
 		if (ret)
 			return ret;
-		req->drive_id[i] = body__str(d, "drive_id");
-		req->drive_path[i] = body__str(d, "path_on_host");
+		ids[i] = body__str(d, id_key);
+		vals[i] = body__str(d, val_key);
 	}
-	req->nr_drive_overrides = (unsigned int)json_array_size(a);
+	*nr = (unsigned int)json_array_size(a);
 	return 0;
 }
 
@@ -788,13 +760,19 @@ int body__snapshot_load(struct control *c, json_t *o, struct control_err *e)
 	}
 	n = body__get(o, "network_overrides");
 	if (n) {
-		ret = body__net_overrides(n, &req, e);
+		ret = body__overrides(n, "network_overrides", "iface_id",
+				      "host_dev_name", CONFIG_MAX_NETS,
+				      req.net_iface_id, req.net_tap,
+				      &req.nr_net_overrides, e);
 		if (ret)
 			return ret;
 	}
 	d = body__get(o, "drive_overrides");
 	if (d) {
-		ret = body__drive_overrides(d, &req, e);
+		ret = body__overrides(d, "drive_overrides", "drive_id",
+				      "path_on_host", CONTROL_MAX_OVERRIDES,
+				      req.drive_id, req.drive_path,
+				      &req.nr_drive_overrides, e);
 		if (ret)
 			return ret;
 	}

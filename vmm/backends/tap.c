@@ -20,6 +20,7 @@
 #include "../../devices/rate_limiter.h"
 #include "../event.h"
 #include "../log.h"
+#include "../timer.h"
 
 /* Frames read per readable event before the loop serves others. */
 #define TAP_RX_BATCH 64
@@ -45,26 +46,6 @@ struct tap {
 	bool tx_waiting; /* tx_timer is armed */
 	uint8_t buf[VIRTIO_NET_HDR_BYTES + VIRTIO_NET_MAX_FRAME];
 };
-
-static uint64_t tap__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Arm @fd to fire once, @ns from now (at least 1 ns). */
-static void tap__arm(int fd, uint64_t ns)
-{
-	struct itimerspec its = { 0 };
-
-	if (!ns)
-		ns = 1;
-	its.it_value.tv_sec = (time_t)(ns / 1000000000ULL);
-	its.it_value.tv_nsec = (long)(ns % 1000000000ULL);
-	timerfd_settime(fd, 0, &its, NULL);
-}
 
 /* What TUNSETOFFLOAD allows for the features @f the driver accepted. */
 static unsigned int tap__offload_flags(uint64_t f)
@@ -150,16 +131,16 @@ static void tap__rx_pump(struct tap *t)
 			t->rx_pending = true;
 		}
 		if (rate_limiter__on(&t->rx_rl)) {
-			uint64_t now = tap__now_ns();
+			uint64_t now = timer__now_ns();
 			uint64_t bytes =
 				t->rx_len > VIRTIO_NET_HDR_BYTES ?
 					t->rx_len - VIRTIO_NET_HDR_BYTES :
 					0;
 
 			if (!rate_limiter__consume(&t->rx_rl, bytes, 1, now)) {
-				tap__arm(t->rx_timer,
-					 rate_limiter__wait_ns(&t->rx_rl, bytes,
-							       1, now));
+				timer__arm(t->rx_timer,
+					   rate_limiter__wait_ns(
+						   &t->rx_rl, bytes, 1, now));
 				tap__set_reading(t, false);
 				return;
 			}
@@ -232,16 +213,16 @@ static int tap__tx(void *backend, const struct iovec *iov, unsigned int iovcnt)
 	ssize_t n;
 
 	if (rate_limiter__on(&t->tx_rl)) {
-		uint64_t now = tap__now_ns();
+		uint64_t now = timer__now_ns();
 
 		for (i = 1; i < iovcnt; i++)
 			bytes += iov[i].iov_len;
 		if (t->tx_waiting)
 			return VIRTIO_NET_TX_LATER;
 		if (!rate_limiter__consume(&t->tx_rl, bytes, 1, now)) {
-			tap__arm(t->tx_timer,
-				 rate_limiter__wait_ns(&t->tx_rl, bytes, 1,
-						       now));
+			timer__arm(t->tx_timer,
+				   rate_limiter__wait_ns(&t->tx_rl, bytes, 1,
+							 now));
 			t->tx_waiting = true;
 			return VIRTIO_NET_TX_LATER;
 		}
@@ -352,8 +333,8 @@ struct tap *tap__create(struct event_loop *el, const struct guest_mem *m,
 			  strerror(errno));
 		goto fail;
 	}
-	rate_limiter__init(&t->rx_rl, &c->rx_rate_limiter, tap__now_ns());
-	rate_limiter__init(&t->tx_rl, &c->tx_rate_limiter, tap__now_ns());
+	rate_limiter__init(&t->rx_rl, &c->rx_rate_limiter, timer__now_ns());
+	rate_limiter__init(&t->tx_rl, &c->tx_rate_limiter, timer__now_ns());
 	nc.has_mac = c->has_mac;
 	memcpy(nc.mac, c->guest_mac, sizeof(nc.mac));
 	t->net = virtio_net__create(m, irq, &nc, &tap_ops, t);
@@ -432,7 +413,7 @@ int tap__set_rate_limiters(struct tap *t, const struct rate_limiter_config *rx,
 {
 	struct virtio_mmio *tr = virtio_net__transport(t->net);
 	char why[160];
-	uint64_t now = tap__now_ns();
+	uint64_t now = timer__now_ns();
 
 	if ((rx && config__check_rate_limiter(rx, why, sizeof(why))) ||
 	    (tx && config__check_rate_limiter(tx, why, sizeof(why))))
@@ -441,13 +422,13 @@ int tap__set_rate_limiters(struct tap *t, const struct rate_limiter_config *rx,
 		rate_limiter__update(&t->rx_rl, rx, now);
 		/* A held frame is tried again at once under the new rate. */
 		if (t->rx_pending)
-			tap__arm(t->rx_timer, 1);
+			timer__arm(t->rx_timer, 1);
 	}
 	if (tx) {
 		pthread_mutex_lock(&tr->dev.lock);
 		rate_limiter__update(&t->tx_rl, tx, now);
 		pthread_mutex_unlock(&tr->dev.lock);
-		tap__arm(t->tx_timer, 1);
+		timer__arm(t->tx_timer, 1);
 	}
 	return 0;
 }

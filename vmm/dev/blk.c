@@ -16,6 +16,7 @@
 #include "../../snapshot/overlay.h"
 #include "../event.h"
 #include "../log.h"
+#include "../timer.h"
 #include "dev.h"
 
 /*
@@ -97,32 +98,22 @@ const struct devmgr_class dev_class_virtio_blk = {
 
 static uint64_t dev__blk_now_ns(void *opaque)
 {
-	struct timespec ts;
-
 	(void)opaque;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return timer__now_ns();
 }
 
 /*
- * Arm the timer @ns from now (relative, so CLOCK_MONOTONIC's origin does
- * not matter); called under the device lock, on any thread: timerfd_settime
- * alone, nothing of the event loop's.
+ * Arm the timer @ns from now; called under the device lock, on any
+ * thread: timerfd_settime alone, nothing of the event loop's.
  */
 static void dev__blk_wake(void *opaque, uint64_t ns)
 {
 	struct dev_blk *d = opaque;
-	struct itimerspec it = { 0 };
+	int ret = timer__arm(d->timer_fd, ns);
 
-	if (!ns)
-		ns = 1; /* 0 would disarm it */
-	if (ns / 1000000000ULL > (uint64_t)INT32_MAX)
-		ns = (uint64_t)INT32_MAX * 1000000000ULL; /* 68 years */
-	it.it_value.tv_sec = (time_t)(ns / 1000000000ULL);
-	it.it_value.tv_nsec = (long)(ns % 1000000000ULL);
-	if (timerfd_settime(d->timer_fd, 0, &it, NULL) < 0)
+	if (ret)
 		log_error("drive rate limiter: timerfd_settime: %s",
-			  strerror(errno));
+			  strerror(-ret));
 }
 
 static const struct virtio_blk_throttle_ops dev_blk_throttle = {
