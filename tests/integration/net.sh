@@ -92,6 +92,8 @@ export EMBER_BIN=$PWD/tests/integration/fake_ember.py
 export EMBER_KERNEL=$TMP/vmlinux EMBER_ROOTFS=$TMP/root.img
 echo kernel >"$EMBER_KERNEL"
 truncate -s 16M "$EMBER_ROOTFS"
+# Older than any template made below (--if-missing compares whole seconds).
+touch -d '1 hour ago' "$EMBER_KERNEL" "$EMBER_ROOTFS"
 T=$EMBER_STATE_DIR/templates
 
 "$E" template build tnet >/dev/null 2>"$TMP/tb.err" &&
