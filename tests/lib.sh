@@ -24,3 +24,32 @@ check() {
 }
 
 have_kvm() { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }
+
+# wait_for FILE REGEX [SECONDS] [PID]: 0 once FILE has a line matching
+# REGEX (grep -E); 1 after SECONDS (20), or as soon as PID has ended.
+wait_for() {
+	local i
+	for i in $(seq $((${3:-20} * 20))); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		[ -z "${4:-}" ] || kill -0 "$4" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# exit_of PID [SECONDS]: its exit status in $st ("timeout" when it runs
+# on: it is killed).
+exit_of() {
+	local i
+	for i in $(seq $((${2:-30} * 20))); do
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1" 2>/dev/null
+			st=$?
+			return
+		fi
+		sleep 0.05
+	done
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	st=timeout
+}

@@ -313,11 +313,11 @@ int body__rate_limiter(json_t *v, const char *name,
 	if (!ret)
 		ret = body__token_bucket(json_object_get(v, "ops"), name,
 					 &r->ops, e);
+	if (!ret && config__check_rate_limiter(r, why, sizeof(why)))
+		ret = body__err(e, "%s: %s", name, why);
 	if (ret)
-		return ret;
-	if (config__check_rate_limiter(r, why, sizeof(why)))
-		return body__err(e, "%s: %s", name, why);
-	return 0;
+		memset(r, 0, sizeof(*r)); /* as promised: nothing half-read */
+	return ret;
 }
 
 int body__rate_limiter_patch(json_t *v, const char *name,

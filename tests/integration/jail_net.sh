@@ -99,11 +99,7 @@ done
 	--run "python3 -c '$GUEST_PY'" >"$TMP/jail.out" 2>"$TMP/jail.err" &
 EPID=$!
 PIDS+=($EPID)
-for _ in $(seq 3000); do
-	grep -q guest-ready "$ROOT/console" 2>/dev/null && break
-	kill -0 "$EPID" 2>/dev/null || break
-	sleep 0.1
-done
+wait_for "$ROOT/console" guest-ready 300 "$EPID"
 line() { tr -d '\r' <"$ROOT/console" 2>/dev/null | sed -n "s/^$1: //p" | head -1; }
 check "jailed: the guest's 10 MiB reach the host side intact" \
 	"got '$(line up)', want '$((10 << 20)) $SUM'; $(tail -3 "$TMP/jail.err")" \

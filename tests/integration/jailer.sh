@@ -177,7 +177,7 @@ api() {
 		${4:+-H 'Content-Type: application/json' -d "$4"} \
 		-o "$TMP/api.body" -w '%{http_code}' "http://localhost$3"
 }
-wait_for() { # SECONDS COMMAND...
+wait_until() { # SECONDS COMMAND...
 	local i
 	for ((i = 0; i < $1 * 10; i++)); do
 		"${@:2}" && return 0
@@ -206,14 +206,14 @@ check "t1: the jailer exits 0 once ember runs, its pid in ROOT/ember.pid" \
 
 # Firecracker's way: the operator puts the guest's files into the jail.
 cp "$G/snap_resume.elf" "$R/guest.elf"
-wait_for 10 test -S "$R/api.sock"
+wait_until 10 test -S "$R/api.sock"
 s1=$(api "$R/api.sock" GET /)
 check "t1: the control socket answers in the jail, with the jail's id" \
 	"$s1 $(cat "$TMP/api.body")" grep -q '"id":"t1"' "$TMP/api.body"
 s2=$(api "$R/api.sock" PUT /machine-config '{"vcpu_count":1,"mem_size_mib":64}')
 s3=$(api "$R/api.sock" PUT /boot-source '{"kernel_image_path":"/guest.elf"}')
 s4=$(api "$R/api.sock" PUT /actions '{"action_type":"InstanceStart"}')
-wait_for 30 grep -q '^ready' "$TMP/t1.out"
+wait_until 30 grep -q '^ready' "$TMP/t1.out"
 check "t1: the jailed ember boots the guest (InstanceStart through the socket)" \
 	"HTTP $s2 $s3 $s4: $(cat "$TMP/api.body"); $(tail -3 "$TMP/t1.out") $(tail -3 "$TMP/t1.err")" \
 	sh -c "[ '$s2 $s3 $s4' = '204 204 204' ] && grep -q '^ready' '$TMP/t1.out'"
@@ -269,7 +269,7 @@ check "t1: --cleanup refuses a running jail, naming ember's pid" \
 	sh -c "[ $rc = 1 ] && [ -x '$R/ember' ] && [ -d '$CG_ROOT/$PARENT/t1' ] &&
 	grep -q '^ember-jailer: remove $B/ember/t1 (pid $pid): a process still runs in it (errno 16)' '$TMP/c.err'"
 kill -KILL "$pid"
-wait_for 10 gone "$pid"
+wait_until 10 gone "$pid"
 "$JAILER" --cleanup --id t1 --chroot-base-dir "$B" --parent-cgroup "$PARENT" \
 	>"$TMP/c.out" 2>"$TMP/c.err"
 rc=$?
@@ -291,7 +291,7 @@ ip netns add "$NETNS" 2>/dev/null && T2+=(--netns "/var/run/netns/$NETNS")
 	--api-sock /api.sock ${PVM[@]+"${PVM[@]}"} >"$TMP/t2.out" 2>"$TMP/t2.err" &
 pid=$!
 pids+=("$pid")
-wait_for 10 test -S "$R/api.sock"
+wait_until 10 test -S "$R/api.sock"
 s1=$(api "$R/api.sock" GET /)
 check "t2: the jailer became ember (same pid), it answers as t2" \
 	"HTTP $s1 $(cat "$TMP/api.body"); $(cat "$TMP/t2.err")" sh -c "

@@ -42,33 +42,6 @@ start() {
 	return 1
 }
 
-# wait_for FILE REGEX [SECONDS]
-wait_for() {
-	local i
-	for i in $(seq $((${3:-20} * 20))); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# exit_of PID [SECONDS]: its exit status in $st ("timeout" when it runs
-# on: it is killed).
-exit_of() {
-	local i
-	for i in $(seq $((${2:-30} * 20))); do
-		if ! kill -0 "$1" 2>/dev/null; then
-			wait "$1" 2>/dev/null
-			st=$?
-			return
-		fi
-		sleep 0.05
-	done
-	kill -9 "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	st=timeout
-}
-
 # stop PID: kill -9 and reap it quietly.
 stop() {
 	kill -9 "$1" 2>/dev/null

@@ -134,11 +134,7 @@ ip netns exec "$NS" "$EMBER" --api-sock "$API" --kernel "$K" --initrd "$I" \
 	--run "$(cat "$TMP/guest.sh")" >"$TMP/ember.out" 2>"$TMP/ember.err" &
 EPID=$!
 PIDS+=($EPID)
-for _ in $(seq 1800); do
-	grep -q burst-rx "$TMP/console" 2>/dev/null && break
-	kill -0 "$EPID" 2>/dev/null || break
-	sleep 0.1
-done
+wait_for "$TMP/console" burst-rx 180 "$EPID"
 # 100 KiB/s in, 16 KiB/s out (PVM's own rates are about 500 and 60 KiB/s).
 lim=$(curl -s --unix-socket "$API" -X PATCH -w '%{http_code}' -d '{"iface_id":"eth0",
 	"rx_rate_limiter":{"bandwidth":{"size":10240,"refill_time":100}},
@@ -148,11 +144,7 @@ check "PATCH /network-interfaces sets rate limiters at run time" "$lim" test "$l
 check "GET /vm/config shows them" "$(curl -s --unix-socket "$API" http://x/vm/config)" \
 	sh -c "curl -s --unix-socket '$API' http://x/vm/config | grep -q '\"rx_rate_limiter\":{\"bandwidth\":{\"size\":10240,'"
 : >"$TMP/www/go"
-for _ in $(seq 1800); do
-	grep -q guest-ready "$TMP/console" 2>/dev/null && break
-	kill -0 "$EPID" 2>/dev/null || break
-	sleep 0.1
-done
+wait_for "$TMP/console" guest-ready 180 "$EPID"
 line() { sed -n "s/^$1: //p" "$TMP/console" | tr -d '\r' | head -1; }
 check "the guest reaches the tap's host side (ping)" "$(tail -5 "$TMP/console" 2>&1)" \
 	test "$(line ping-host)" = ok
