@@ -211,9 +211,9 @@ clean:
 SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
 		api/sandbox/agent_client.c api/sandbox/pause.c \
-		api/sandbox/ember_api.c api/sandbox/template.c \
+		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_save.c \
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
-		api/sandbox/net.c api/sandbox/jail.c
+		api/sandbox/net.c api/sandbox/jail.c api/sandbox/pool.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/code.c $(SANDBOX_SRCS) vmm/config.c \
@@ -255,7 +255,7 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 # sandbox library (as emberctl), libmicrohttpd for Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
 		api/mcp/text.c api/mcp/tools.c
-MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/pool.c api/mcp/stdio.c \
+MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/stdio.c \
 		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) vmm/config.c \
 		snapshot/overlay.c
 MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
@@ -277,6 +277,39 @@ $(BUILD)/fuzz/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(MCP_PURE_SRCS) $(wildcard api/mc
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(MCP_PURE_SRCS) -ljansson -lpthread
 # --- end of ember-mcp ------------------------------------------------------
+
+# --- ember-e2b (api/e2b/): E2B's API on the sandbox library ---------------
+# The Connect codec and the record are pure and linked alone by their unit
+# tests and the fuzz target; the rest adds the sandbox library (as
+# emberctl) and libmicrohttpd.
+E2B_PURE_SRCS := api/e2b/connect_rpc.c api/e2b/record.c api/sandbox/base64.c
+E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/stream.c \
+		api/e2b/control.c api/e2b/guest.c api/e2b/process.c \
+		api/e2b/filesystem.c api/e2b/files.c api/e2b/interp.c \
+		api/mcp/text.c \
+		$(filter-out api/sandbox/base64.c,$(SANDBOX_SRCS)) vmm/config.c \
+		snapshot/overlay.c
+E2B_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
+
+.PHONY: e2b
+all: $(BUILD)/ember-e2b
+asan: $(BUILD)/ember-e2b-asan
+e2b: $(BUILD)/ember-e2b
+
+$(BUILD)/ember-e2b: $(E2B_SRCS:%.c=$(BUILD)/obj/%.o)
+	$(CC) $(LDFLAGS) -o $@ $^ $(E2B_LIBS) $(LDLIBS)
+
+$(BUILD)/ember-e2b-asan: $(E2B_SRCS:%.c=$(BUILD)/asan/%.o)
+	$(CC) $(SAN) -pie -o $@ $^ $(E2B_LIBS) $(LDLIBS)
+
+$(BUILD)/test/test_e2b_%: tests/unit/test_e2b_%.c $(E2B_PURE_SRCS:%.c=$(BUILD)/asan/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_e2b: tests/fuzz/fuzz_e2b.c $(E2B_PURE_SRCS) $(wildcard api/e2b/*.h)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(E2B_PURE_SRCS) -ljansson -lpthread
+# --- end of ember-e2b ------------------------------------------------------
 
 # --- ember-jailer (vmm/jail/jailer*.c): Firecracker's jailer for ember ----
 # libcap-ng drops the capabilities; test_jailer_args links the parser alone.

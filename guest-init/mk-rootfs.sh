@@ -163,8 +163,9 @@ else
 	mkdir -p "$stage"
 
 	# Skeleton.
-	for d in bin dev etc lib lib64 mnt proc root run sbin sys tmp usr \
-		usr/bin usr/lib usr/sbin var var/tmp; do
+	# home/user: the working directory E2B's SDKs expect (ember-e2b).
+	for d in bin dev etc home home/user lib lib64 mnt proc root run sbin \
+		sys tmp usr usr/bin usr/lib usr/sbin var var/tmp; do
 		mkdir -p "$stage/$d"
 	done
 	chmod 0755 "$stage"/*

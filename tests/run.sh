@@ -73,7 +73,8 @@ for s in tests/integration/bad_input.sh tests/integration/tiny_guests.sh \
 	tests/integration/vsock.sh tests/integration/emberctl.sh \
 	tests/integration/net.sh tests/integration/emberctl_jail.sh \
 	tests/integration/snapshot.sh tests/integration/run_code.sh \
-	tests/integration/mcp.sh; do
+	tests/integration/template_save.sh \
+	tests/integration/mcp.sh tests/integration/e2b.sh; do
 	echo "== ${s#tests/}"
 	while IFS= read -r line; do
 		count_line "$line"

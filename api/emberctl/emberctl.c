@@ -119,6 +119,10 @@ static void usage(FILE *f)
 	      "        again; its guest has a network device (run --net)\n"
 	      "        unless --no-net; --net: the network of the setup\n"
 	      "        commands (default none)\n"
+	      "  template save ID NAME\n"
+	      "        snapshot the running sandbox ID as template NAME; it\n"
+	      "        runs on unchanged (paused while its memory and disk\n"
+	      "        are copied)\n"
 	      "  template ls\n"
 	      "        list the templates\n"
 	      "  template rm [--force] NAME...\n"
@@ -1466,10 +1470,40 @@ static int cmd_template_rm(int argc, char **argv)
 	return fflush(stdout) == 0 ? status : 1;
 }
 
+/* template save ID NAME: the running sandbox ID as template NAME. */
+static int cmd_template_save(int argc, char **argv)
+{
+	struct sandbox_info sb;
+	char err[1024];
+
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+		fprintf(stderr, "emberctl: usage: emberctl template save ID "
+				"NAME\n");
+		return 2;
+	}
+	if (check_template_name(argv[2]))
+		return 2;
+	block_stops(0); /* the sandbox must not stay paused */
+	if (sandbox__find(argv[1], &sb, err, sizeof(err)) < 0 ||
+	    template__from_sandbox(&sb, argv[2], err, sizeof(err)) < 0) {
+		report(err);
+		return 1;
+	}
+	printf("%s\n", argv[2]);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 static int cmd_template(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "build"))
 		return cmd_template_build(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "save"))
+		return cmd_template_save(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "ls"))
 		return cmd_template_ls(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "rm"))
@@ -1480,7 +1514,7 @@ static int cmd_template(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr,
-		"emberctl: template: %s%s%s (build, ls, rm; see "
+		"emberctl: template: %s%s%s (build, save, ls, rm; see "
 		"emberctl --help)\n",
 		argc < 2 ? "which command?" : "unknown command '",
 		argc < 2 ? "" : argv[1], argc < 2 ? "" : "'");

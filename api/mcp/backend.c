@@ -26,7 +26,7 @@
 #include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
 #include "backend.h"
-#include "pool.h"
+#include "../sandbox/pool.h"
 #include "text.h"
 
 #define CONNECT_MS 60000 /* until the agent answers a PING */

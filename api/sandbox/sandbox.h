@@ -27,6 +27,8 @@
  *   vsock.sock   ember's vsock Unix socket (and vsock.sock_<port>)
  *   api.sock     ember's control socket (Firecracker's API)
  *   pause.lock   flock()ed while a pause, park or resume is under way
+ *   e2b.json     ember-e2b's record of it, when it made or connected to
+ *                it (api/e2b/record.h)
  *
  * A directory whose lock nobody holds belongs to a dead supervisor (host
  * crash, SIGKILL): lookups and listings remove it, any ember left and

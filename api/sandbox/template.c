@@ -33,6 +33,7 @@
 #include "sandbox.h"
 #include "sandbox_internal.h"
 #include "template.h"
+#include "template_internal.h"
 
 #define TEMPLATE_BASE_NAME    "base.ext4" /* while building */
 #define TEMPLATE_OVERLAY_NAME "overlay" /* while building */
@@ -60,8 +61,8 @@ int template__name_ok(const char *name, char *err, size_t errlen)
  * <state>/templates into @out; with @create, created when missing (else a
  * missing one is no error: there is no template).
  */
-static int template__root(char *out, size_t outsz, bool create, char *err,
-			  size_t errlen)
+int template__root(char *out, size_t outsz, bool create, char *err,
+		   size_t errlen)
 {
 	char state[PATH_MAX];
 	int rc;
@@ -80,7 +81,7 @@ static int template__root(char *out, size_t outsz, bool create, char *err,
 
 /* ---- info ---------------------------------------------------------------- */
 
-static int template__write_info(const char *dir, const struct template_info *t)
+int template__write_info(const char *dir, const struct template_info *t)
 {
 	char tmp[PATH_MAX], path[PATH_MAX], buf[3 * PATH_MAX];
 	int fd, n, rc;
@@ -488,7 +489,7 @@ static int template__setup(const struct template_build_opts *o,
 }
 
 /* chmod 0400 @name in @dir: the template's files are read-only. */
-static int template__seal(const char *dir, const char *name)
+int template__seal(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 
@@ -502,8 +503,8 @@ static int template__seal(const char *dir, const char *name)
  * *@lock_fd: a build that died before leaves its directory with a free
  * lock, removed here.
  */
-static int template__begin(const char *root, const char *name, char *tmp,
-			   size_t tmpsz, int *lock_fd, char *err, size_t errlen)
+int template__begin(const char *root, const char *name, char *tmp, size_t tmpsz,
+		    int *lock_fd, char *err, size_t errlen)
 {
 	char dir[PATH_MAX], lock[PATH_MAX];
 	int tries;

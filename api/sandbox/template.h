@@ -132,6 +132,31 @@ int template__build(const struct template_build_opts *o, const char *name,
 		    char *err, size_t errlen);
 
 /*
+ * template__from_sandbox() - make template @name from the live sandbox
+ * @sb (from sandbox__find(); E2B's fork and createSnapshot), which runs
+ * on unchanged: under its pause.lock (no pause, park or resume
+ * meanwhile), sync the guest's disks (agent exec `sync`; skipped when it
+ * is paused: its guest cannot run), pause it (PATCH /vm) unless it is
+ * paused, take a Full snapshot into the new template's directory, copy
+ * its disk as it is at that moment (an overlay: the file, flattened over
+ * its base after the resume; a raw disk: a sparse copy, before it),
+ * resume it unless it was paused, then record the info (mem and vcpus
+ * the sandbox's; kernel, rootfs, setup and interp its own template's, ""
+ * and 0 for a booted sandbox; net its network device) and make the
+ * template visible under @name, as template__build() does.  The disk and
+ * the memory match: the guest does not run from before the snapshot
+ * until its disk is copied.  The sandbox's TTL is left as it is (the
+ * pause lasts about as long as the snapshot takes).  On failure no
+ * template is left and the sandbox runs (or stays paused) as before.
+ * -EEXIST when @name exists or is being built, -EINVAL (a bad name, or
+ * @sb is parked on disk), -EAGAIN (still booting), -EOPNOTSUPP (jailed),
+ * -ENOENT (it went away, or has no disk of its own), ember's refusal as
+ * -EIO, other negative errno.
+ */
+int template__from_sandbox(const struct sandbox_info *sb, const char *name,
+			   char *err, size_t errlen);
+
+/*
  * template__users() - the sandboxes (live or parked) made from template
  * @name: how many in *@n, and the ids of the first ones, space-separated,
  * in @ids (@idslen bytes).

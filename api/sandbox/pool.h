@@ -11,10 +11,10 @@
  * ember closed meanwhile (a park, a restart) is dropped.  (Code
  * interpreter connections are not kept: see backend.c.)  Thread-safe.
  */
-#ifndef EMBER_API_MCP_POOL_H
-#define EMBER_API_MCP_POOL_H
+#ifndef EMBER_API_POOL_H
+#define EMBER_API_POOL_H
 
-#include "../sandbox/agent_client.h"
+#include "agent_client.h"
 
 #define POOL_MAX_IDLE 8 /* idle connections per sandbox */
 
@@ -45,4 +45,4 @@ void pool__give_agent(struct pool *p, const char *id, struct agent_client *c);
  */
 void pool__drop(struct pool *p, const char *id);
 
-#endif /* EMBER_API_MCP_POOL_H */
+#endif /* EMBER_API_POOL_H */

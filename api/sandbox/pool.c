@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sandbox/sandbox.h"
+#include "sandbox.h"
 #include "pool.h"
 
 /* One sandbox's idle connections. */

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The guest agent for the envd services (e2b.h): pooled connections, a
+ * process's environment, and a command run to its end with its output
+ * captured.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../guest-init/protocol.h"
+#include "e2b.h"
+
+#define GUEST_PATH \
+	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define GUEST_MAX_ENV 200 /* variables of a process, below the agent's 256 */
+
+struct agent_client *guest__agent(struct e2b_server *srv,
+				  const struct e2b_guest *g, char *err,
+				  size_t errlen)
+{
+	struct agent_client *c = pool__take_agent(srv->pool, g->info.id);
+	int rc;
+
+	if (c)
+		return c;
+	rc = sandbox__agent_connect(&g->info, E2B_AGENT_TIMEOUT_MS, &c, err,
+				    errlen);
+	return rc ? NULL : c;
+}
+
+void guest__agent_done(struct e2b_server *srv, const struct e2b_guest *g,
+		       struct agent_client *c, bool ok)
+{
+	if (!c)
+		return;
+	if (ok)
+		pool__give_agent(srv->pool, g->info.id, c);
+	else
+		agent_client__free(c);
+}
+
+/* Set @k=@v in @o unless @o has @k (defaults under the user's values). */
+static int set_default(json_t *o, const char *k, const char *v)
+{
+	if (json_object_get(o, k))
+		return 0;
+	return json_object_set_new(o, k, json_string(v));
+}
+
+char **guest__env(const struct e2b_guest *g, const json_t *extra)
+{
+	json_t *all = json_object();
+	const char *k;
+	json_t *v;
+	size_t n = 0, bytes = 0, i = 0;
+	char **env = NULL, *p;
+
+	if (!all)
+		return NULL;
+	if ((json_is_object(g->rec.env_vars) &&
+	     json_object_update(all, g->rec.env_vars)) ||
+	    (json_is_object(extra) &&
+	     json_object_update(all, (json_t *)extra)) ||
+	    set_default(all, "PATH", GUEST_PATH) ||
+	    set_default(all, "HOME", E2B_HOME))
+		goto out;
+	json_object_foreach(all, k, v)
+	{
+		if (!json_is_string(v) || !*k || strchr(k, '='))
+			continue;
+		n++;
+		bytes += strlen(k) + 1 + json_string_length(v) + 1;
+	}
+	if (n > GUEST_MAX_ENV)
+		goto out;
+	env = malloc((n + 1) * sizeof(char *) + bytes);
+	if (!env)
+		goto out;
+	p = (char *)(env + n + 1);
+	json_object_foreach(all, k, v)
+	{
+		if (!json_is_string(v) || !*k || strchr(k, '='))
+			continue;
+		env[i++] = p;
+		p += sprintf(p, "%s=%s", k, json_string_value(v)) + 1;
+	}
+	env[i] = NULL;
+out:
+	json_decref(all);
+	return env;
+}
+
+/* The first @max bytes of the memfd @fd as a NUL-terminated buffer. */
+static char *slurp(int fd, size_t max, size_t *len)
+{
+	struct stat st;
+	size_t n;
+	char *out;
+
+	if (fstat(fd, &st) < 0)
+		return NULL;
+	n = (size_t)st.st_size < max ? (size_t)st.st_size : max;
+	out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	if (n && pread(fd, out, n, 0) != (ssize_t)n) {
+		free(out);
+		return NULL;
+	}
+	out[n] = '\0';
+	if (len)
+		*len = n;
+	return out;
+}
+
+int guest__run(struct e2b_server *srv, const struct e2b_guest *g,
+	       const char *const *argv, uint32_t timeout_ms, size_t out_max,
+	       char **out, size_t *outlen, char **errout, int *status,
+	       char *err, size_t errlen)
+{
+	struct agent_exec_req req = {
+		.argv = argv,
+		.env = NULL,
+		.cwd = "/",
+		.timeout_ms = timeout_ms,
+		.stdin_fd = -1,
+		.out_max = out_max,
+		.sig_fd = -1,
+	};
+	struct agent_exec_result res;
+	struct agent_client *c;
+	int fo = -1, fe = -1, rc;
+
+	if (out)
+		*out = NULL;
+	if (errout)
+		*errout = NULL;
+	c = guest__agent(srv, g, err, errlen);
+	if (!c)
+		return -EIO;
+	fo = memfd_create("ember-e2b-out", MFD_CLOEXEC);
+	fe = memfd_create("ember-e2b-err", MFD_CLOEXEC);
+	if (fo < 0 || fe < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "memfd: %s", strerror(errno));
+		goto done;
+	}
+	req.stdout_fd = fo;
+	req.stderr_fd = fe;
+	rc = agent_client__exec(c, &req, &res);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", agent_client__error(c));
+		goto done;
+	}
+	switch (res.kind) {
+	case EMBER_AGENT_EXITED:
+		*status = res.code;
+		break;
+	case EMBER_AGENT_SIGNALLED:
+		*status = 128 + res.code;
+		break;
+	default:
+		*status = 124;
+	}
+	if ((out && !(*out = slurp(fo, out_max, outlen))) ||
+	    (errout && !(*errout = slurp(fe, out_max, NULL)))) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		if (out) {
+			free(*out);
+			*out = NULL;
+		}
+	}
+done:
+	if (fo >= 0)
+		close(fo);
+	if (fe >= 0)
+		close(fe);
+	guest__agent_done(srv, g, c, rc == 0 || rc == -EREMOTEIO);
+	return rc;
+}

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A streamed answer (e2b.h): a byte queue between a producer thread and
+ * the connection's thread, which libmicrohttpd makes call stream__read()
+ * for the next bytes.  The reader waits for bytes up to the keepalive
+ * interval, then sends the keepalive; the producer waits while more than
+ * STREAM_HIGH bytes are queued, so that a client that reads slowly slows
+ * the producer down instead of growing the queue.
+ */
+#include <errno.h>
+#include <microhttpd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "e2b.h"
+#include "stream.h"
+
+#define STREAM_HIGH    (4u << 20) /* bytes queued before the producer waits */
+#define STREAM_LOOK_MS 500 /* between two looks at the client's socket */
+
+struct chunk {
+	struct chunk *next;
+	size_t len, off;
+	uint8_t data[];
+};
+
+struct e2b_stream {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* bytes queued, ended, gone, or room */
+	struct chunk *head, *tail;
+	size_t queued;
+	bool ended; /* the producer is done */
+	bool gone; /* the client is */
+	int refs;
+	uint8_t *keepalive;
+	size_t klen;
+	unsigned int keepalive_ms;
+	int client_fd; /* -1, or the client's socket (not ours to close) */
+};
+
+struct e2b_stream *e2b_stream__new(const void *keepalive, size_t klen,
+				   unsigned int keepalive_ms)
+{
+	struct e2b_stream *s = calloc(1, sizeof(*s));
+	pthread_condattr_t ca;
+
+	if (!s)
+		return NULL;
+	if (klen) {
+		s->keepalive = malloc(klen);
+		if (!s->keepalive) {
+			free(s);
+			return NULL;
+		}
+		memcpy(s->keepalive, keepalive, klen);
+		s->klen = klen;
+	}
+	s->keepalive_ms = keepalive_ms ? keepalive_ms : 15000;
+	s->refs = 2;
+	s->client_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	return s;
+}
+
+void e2b_stream__put(struct e2b_stream *s)
+{
+	int left;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	left = --s->refs;
+	pthread_mutex_unlock(&s->lock);
+	if (left)
+		return;
+	while (s->head) {
+		struct chunk *c = s->head;
+
+		s->head = c->next;
+		free(c);
+	}
+	free(s->keepalive);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int e2b_stream__write(struct e2b_stream *s, const void *buf, size_t len)
+{
+	struct chunk *c;
+	int rc = 0;
+
+	if (!len)
+		return 0;
+	c = malloc(sizeof(*c) + len);
+	if (!c)
+		return -ENOMEM;
+	memcpy(c->data, buf, len);
+	c->len = len;
+	c->off = 0;
+	c->next = NULL;
+	pthread_mutex_lock(&s->lock);
+	while (!s->gone && s->queued > STREAM_HIGH)
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (s->gone || s->ended) {
+		rc = -EPIPE;
+		free(c);
+		goto out;
+	}
+	if (s->tail)
+		s->tail->next = c;
+	else
+		s->head = c;
+	s->tail = c;
+	s->queued += len;
+	pthread_cond_broadcast(&s->cond);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void e2b_stream__end(struct e2b_stream *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->ended = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool e2b_stream__gone(struct e2b_stream *s)
+{
+	bool gone;
+
+	pthread_mutex_lock(&s->lock);
+	gone = s->gone;
+	pthread_mutex_unlock(&s->lock);
+	return gone;
+}
+
+void stream__set_client(struct e2b_stream *s, int fd)
+{
+	pthread_mutex_lock(&s->lock);
+	s->client_fd = fd;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void after_ms(struct timespec *t, unsigned int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Whether the client hung up (its socket, looked at without waiting). */
+static bool client_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	return fd >= 0 && poll(&p, 1, 0) == 1 &&
+	       (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+ssize_t stream__read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct e2b_stream *s = cls;
+	struct timespec dl, look;
+	size_t n = 0;
+
+	(void)pos;
+	after_ms(&dl, s->keepalive_ms);
+	pthread_mutex_lock(&s->lock);
+	/*
+	 * Wait for bytes, looking at the client's socket now and then: a
+	 * client that went away ends the stream at once, not at the next
+	 * keepalive that fails, so that the producer stops its work.
+	 */
+	while (!s->head && !s->ended) {
+		int rc;
+
+		if (client_gone(s->client_fd)) {
+			s->gone = true;
+			pthread_cond_broadcast(&s->cond);
+			pthread_mutex_unlock(&s->lock);
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
+		after_ms(&look, STREAM_LOOK_MS);
+		if (look.tv_sec > dl.tv_sec ||
+		    (look.tv_sec == dl.tv_sec && look.tv_nsec > dl.tv_nsec))
+			look = dl;
+		rc = pthread_cond_timedwait(&s->cond, &s->lock, &look);
+		if (rc == ETIMEDOUT &&
+		    (look.tv_sec == dl.tv_sec && look.tv_nsec == dl.tv_nsec))
+			break;
+	}
+	if (!s->head) {
+		bool ended = s->ended;
+
+		pthread_mutex_unlock(&s->lock);
+		if (ended)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		n = s->klen < max ? s->klen : max;
+		if (!n) /* no keepalive: wait again */
+			return 0;
+		memcpy(buf, s->keepalive, n);
+		return (ssize_t)n;
+	}
+	while (s->head && n < max) {
+		struct chunk *c = s->head;
+		size_t take = c->len - c->off;
+
+		if (take > max - n)
+			take = max - n;
+		memcpy(buf + n, c->data + c->off, take);
+		n += take;
+		c->off += take;
+		if (c->off == c->len) {
+			s->head = c->next;
+			if (!s->head)
+				s->tail = NULL;
+			free(c);
+		}
+	}
+	s->queued -= n;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return (ssize_t)n;
+}
+
+void stream__release(void *cls)
+{
+	struct e2b_stream *s = cls;
+
+	pthread_mutex_lock(&s->lock);
+	s->gone = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	e2b_stream__put(s);
+}
