@@ -186,6 +186,44 @@ bad:
 }
 
 /*
+ * Whether a sandbox's @metadata and @env (objects of strings, or NULL)
+ * fit: its record keeps both (RECORD_MAX_BYTES), and each of its
+ * processes gets @env and PATH and HOME (E2B_MAX_ENV variables,
+ * E2B_MAX_ENV_BYTES).  -E2BIG after answering 400.
+ */
+static int check_sizes(const json_t *metadata, const json_t *env,
+		       struct e2b_resp *resp)
+{
+	size_t json = 0, bytes = 0;
+	const char *k;
+	json_t *v;
+
+	if (metadata)
+		json += json_dumpb(metadata, NULL, 0, JSON_COMPACT);
+	if (env)
+		json += json_dumpb(env, NULL, 0, JSON_COMPACT);
+	json_object_foreach((json_t *)env, k, v)
+	{
+		bytes += strlen(k) + json_string_length(v) + 2;
+	}
+	if (json_object_size(env) > E2B_MAX_ENV - 2 ||
+	    bytes > E2B_MAX_ENV_BYTES) {
+		e2b__reply_error(resp, 400,
+				 "envVars: at most %d variables of %u KiB in "
+				 "all",
+				 E2B_MAX_ENV - 2, E2B_MAX_ENV_BYTES >> 10);
+		return -E2BIG;
+	}
+	/* The rest of the record: the token, the templateID, the keys. */
+	if (json > RECORD_MAX_BYTES - 1024) {
+		e2b__reply_error(resp, 400, "metadata and envVars: over %u KiB",
+				 (RECORD_MAX_BYTES - 1024) >> 10);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/*
  * Look up sandbox @id exactly (not by prefix): 0 with @info, else -ENOENT
  * after answering 404 in the shape the SDKs recognise.
  */
@@ -200,6 +238,19 @@ static int find(const char *id, struct sandbox_info *info,
 		return 0;
 	e2b__reply_error(resp, 404, "The sandbox %.64s was not found", id);
 	return -ENOENT;
+}
+
+/*
+ * Whether sandbox @id is gone (killed, or its timeout, meanwhile): an
+ * operation on it that failed then answers 404, as for an unknown one.
+ */
+static bool vanished(const char *id)
+{
+	struct sandbox_info info;
+	char err[256];
+
+	return sandbox__find(id, &info, err, sizeof(err)) ||
+	       strcmp(info.id, id);
 }
 
 /* The sandbox's record, made (and saved) when it has none yet. */
@@ -337,6 +388,36 @@ static const char *unsupported_create(const json_t *b)
 	return NULL;
 }
 
+/* The create field of @b whose type is wrong, or NULL. */
+static const char *mistyped_create(const json_t *b)
+{
+	static const struct {
+		const char *key;
+		json_type type;
+	} fields[] = {
+		{ "autoPause", JSON_TRUE }, /* a boolean */
+		{ "autoResume", JSON_OBJECT },
+		{ "network", JSON_OBJECT },
+		{ "volumeMounts", JSON_ARRAY },
+		{ "allow_internet_access", JSON_TRUE },
+	};
+	json_t *v;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++) {
+		v = json_object_get(b, fields[i].key);
+		if (!v || json_is_null(v))
+			continue;
+		if (fields[i].type == JSON_TRUE ?
+			    !json_is_boolean(v) :
+			    json_typeof(v) != fields[i].type)
+			return fields[i].key;
+	}
+	v = json_object_get(json_object_get(b, "autoResume"), "enabled");
+	if (v && !json_is_null(v) && !json_is_boolean(v))
+		return "autoResume.enabled";
+	return NULL;
+}
+
 static int create(struct e2b_server *srv, const struct e2b_req *r,
 		  struct e2b_resp *resp)
 {
@@ -362,19 +443,20 @@ static int create(struct e2b_server *srv, const struct e2b_req *r,
 	}
 	if (get_seconds(b, "timeout", &ttl_s, resp) ||
 	    get_strings(b, "metadata", &metadata, resp) ||
-	    get_strings(b, "envVars", &env, resp))
+	    get_strings(b, "envVars", &env, resp) ||
+	    check_sizes(metadata, env, resp))
 		goto out;
+	what = mistyped_create(b);
+	if (what) {
+		e2b__reply_error(resp, 400, "%s is of the wrong type", what);
+		goto out;
+	}
 	what = unsupported_create(b);
 	if (what) {
 		e2b__reply_error(resp, 400, "Not supported by ember: %s", what);
 		goto out;
 	}
 	v = json_object_get(b, "allow_internet_access");
-	if (v && !json_is_boolean(v) && !json_is_null(v)) {
-		e2b__reply_error(resp, 400,
-				 "allow_internet_access must be a boolean");
-		goto out;
-	}
 	if (json_is_false(v))
 		net = NET_NONE;
 	tname = is_default_name(asked) ? srv->default_template : asked;
@@ -436,13 +518,16 @@ static json_t *metadata_filter(const char *q, struct e2b_resp *resp)
 		*eq = '\0';
 		if (pct_decode(kv) || pct_decode(eq + 1) || !*kv)
 			goto bad;
-		json_object_set_new(f, kv, json_string(eq + 1));
+		/* Not UTF-8: no metadata holds it (and a pair left out
+		   would widen the filter). */
+		if (json_object_set_new(f, kv, json_string(eq + 1)))
+			goto bad;
 	}
 	free(copy);
 	return f;
 bad:
 	e2b__reply_error(resp, 400,
-			 "metadata must be key=value pairs joined by &");
+			 "metadata must be UTF-8 key=value pairs joined by &");
 	free(copy);
 	json_decref(f);
 	return NULL;
@@ -581,7 +666,7 @@ static int set_timeout(struct e2b_server *srv, const struct e2b_req *r,
 	if (find(id, &info, resp))
 		goto out;
 	rc = sandbox__renew(&info, ttl_s, err, sizeof(err));
-	if (rc == -ENOENT)
+	if (rc == -ENOENT || (rc && vanished(id)))
 		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
 	else if (rc)
 		e2b__reply_error(resp, rc == -EINVAL ? 409 : 500, "%s", err);
@@ -618,7 +703,7 @@ static int pause_one(struct e2b_server *srv, const struct e2b_req *r,
 	forget(srv, id);
 	rc = sandbox__park(&info, err, sizeof(err));
 	forget(srv, id);
-	if (rc == -ENOENT)
+	if (rc == -ENOENT || (rc && vanished(id)))
 		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
 	else if (rc)
 		e2b__reply_error(resp, rc == -EAGAIN ? 409 : 500,
@@ -665,6 +750,10 @@ static int connect_one(struct e2b_server *srv, const struct e2b_req *r,
 		rc = sandbox__pause(&info, false, err, sizeof(err));
 		status = 201;
 	}
+	if (rc && vanished(id)) {
+		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
+		goto out;
+	}
 	if (rc) {
 		e2b__reply_error(resp, rc == -EBUSY ? 409 : 500,
 				 "The sandbox could not be resumed: %s", err);
@@ -698,6 +787,7 @@ static int save_template(const struct sandbox_info *info, const char *prefix,
 {
 	unsigned char rnd[3];
 	char err[1024];
+	bool busy;
 	int rc;
 
 	if (info->parked || info->paused) {
@@ -714,9 +804,15 @@ static int save_template(const struct sandbox_info *info, const char *prefix,
 	snprintf(name, namelen, "%s%s-%02x%02x%02x", prefix, info->id, rnd[0],
 		 rnd[1], rnd[2]);
 	rc = template__from_sandbox(info, name, err, sizeof(err));
+	if (rc && vanished(info->id)) {
+		e2b__reply_error(resp, 404, "The sandbox %s was not found",
+				 info->id);
+		return rc;
+	}
 	if (rc) {
-		e2b__reply_error(resp,
-				 rc == -EBUSY || rc == -EAGAIN ? 409 : 500,
+		/* -EINVAL: parked meanwhile (the name is ours, valid). */
+		busy = rc == -EBUSY || rc == -EAGAIN || rc == -EINVAL;
+		e2b__reply_error(resp, busy ? 409 : 500,
 				 "The sandbox's snapshot failed: %s", err);
 		return rc;
 	}

@@ -37,6 +37,8 @@
 #define E2B_MAX_UPLOAD	     (1ull << 30) /* bytes of a /files upload */
 #define E2B_HOME	     "/home/user" /* envd's default user's home */
 #define E2B_AGENT_TIMEOUT_MS 30000 /* a new agent connection, at most */
+#define E2B_MAX_ENV	     200 /* variables of a process (the agent's: 256) */
+#define E2B_MAX_ENV_BYTES    (256u << 10) /* a sandbox's envVars, "K=V\0"s */
 
 /* The server's settings and shared state (main.c fills it). */
 struct e2b_server {
@@ -143,7 +145,8 @@ struct e2b_stream *e2b_stream__new(const void *keepalive, size_t klen,
 /*
  * Queue @len bytes of @buf (copied) for the client.  -EPIPE once the
  * client went away (the producer should stop and put its reference),
- * -ENOMEM.  Blocks while more than 4 MiB are queued (a slow client).
+ * -ENOMEM.  Blocks while more than 4 MiB are queued (a slow client); a
+ * client that takes no byte of them for 30 s counts as gone.
  */
 int e2b_stream__write(struct e2b_stream *s, const void *buf, size_t len);
 
@@ -208,6 +211,14 @@ struct agent_client *guest__agent(struct e2b_server *srv,
 				  size_t errlen);
 void guest__agent_done(struct e2b_server *srv, const struct e2b_guest *g,
 		       struct agent_client *c, bool ok);
+
+/*
+ * Drop what @srv keeps for sandboxes that are gone without ember-e2b
+ * (their timeout, `emberctl kill`): their idle pooled agent connections
+ * (file descriptors) and their processes.  Call it now and then; with
+ * @all, at exit, for every sandbox.
+ */
+void guest__sweep(struct e2b_server *srv, bool all);
 
 /*
  * The environment of a process in @g: its record's envVars, then @extra

@@ -66,7 +66,9 @@
  * The operations.  $1 op, $2 nonce, $3 link_script, $4 path, $5 the
  * depth (list; "" for no limit) or the destination (move).  Exit 3: no
  * such path; 4: not a directory; 5: a directory exists; 6: something
- * else exists; 7: the command failed (stderr says why).
+ * else exists; 7: the command failed (stderr says why); 8: a move of a
+ * directory into itself (busybox's mv copies across file systems, then
+ * removes the source: "/" to "/tmp/x" would copy the root into /tmp).
  */
 static const char script[] =
 	"PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"
@@ -96,6 +98,8 @@ static const char script[] =
 	"move) [ -e \"$p\" ] || [ -L \"$p\" ] || exit 3\n"
 	"	d=$5 q=${5%/*}\n"
 	"	if [ \"$p\" != \"$d\" ]; then\n"
+	"		[ \"$p\" = / ] && exit 8\n"
+	"		case $d/ in \"$p\"/*) exit 8 ;; esac\n"
 	"		umask 022; mkdir -p -- \"${q:-/}\" || exit 7\n"
 	"		mv -f -T -- \"$p\" \"$d\" || exit 7\n"
 	"	fi\n"
@@ -470,9 +474,19 @@ static int run_op(struct e2b_server *srv, const struct e2b_guest *g,
 			&o->err, &o->status, err, sizeof(err));
 	if (rc < 0) {
 		op_release(o);
-		/* No agent: the sandbox is going away (or gone). */
-		*code = rc == -EIO ? "unavailable" : "internal";
+		/* No agent, or it went: the sandbox is going (or gone). */
+		*code = rc == -ENOMEM || rc == -EREMOTEIO ? "internal" :
+							    "unavailable";
 		snprintf(msg, msglen, "the sandbox's agent: %.400s", err);
+		return -1;
+	}
+	if (o->status == 124) { /* guest__run(): the agent's timeout */
+		op_release(o);
+		*code = "deadline_exceeded";
+		snprintf(msg, msglen,
+			 "the operation took over %d s in the sandbox (a "
+			 "listing too deep?)",
+			 RUN_MS / 1000);
 		return -1;
 	}
 	if (o->outlen >= OUT_MAX) {
@@ -672,6 +686,9 @@ static int do_move(struct e2b_server *srv, const struct e2b_guest *g,
 	files__shown(dst, q, sizeof(q));
 	if (o.status == 3)
 		rc = fail(resp, "not_found", "source file not found: '%s'", p);
+	else if (o.status == 8)
+		rc = fail(resp, "invalid_argument",
+			  "cannot move '%s' into itself ('%s')", p, q);
 	else if (o.status)
 		rc = fail(resp, "internal", "cannot move '%s' to '%s': %s", p,
 			  q, why(&o, msg, sizeof(msg)));

@@ -5,6 +5,7 @@
  * captured.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,70 @@
 
 #define GUEST_PATH \
 	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define GUEST_MAX_ENV 200 /* variables of a process, below the agent's 256 */
+
+/*
+ * The sandboxes whose connections went to the pool, so that
+ * guest__sweep() can drop those of sandboxes that ended on their own.
+ * Global, as the pool is the server's one and only: guarded by
+ * pooled_lock.
+ */
+struct pooled {
+	struct pooled *next;
+	char id[SANDBOX_ID_LEN + 1];
+};
+
+static pthread_mutex_t pooled_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pooled *pooled;
+
+/* Note that sandbox @id may have idle connections in the pool. */
+static void note_pooled(const char *id)
+{
+	struct pooled *p;
+
+	pthread_mutex_lock(&pooled_lock);
+	for (p = pooled; p && strcmp(p->id, id); p = p->next)
+		;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (p) { /* else the pool keeps them: no worse */
+			snprintf(p->id, sizeof(p->id), "%s", id);
+			p->next = pooled;
+			pooled = p;
+		}
+	}
+	pthread_mutex_unlock(&pooled_lock);
+}
+
+void guest__sweep(struct e2b_server *srv, bool all)
+{
+	struct sandbox_info *live = NULL;
+	struct pooled **pp, *p, *gone = NULL;
+	char err[256];
+	size_t n = 0, i;
+
+	if (!all && sandbox__list(&live, &n, err, sizeof(err)))
+		return;
+	pthread_mutex_lock(&pooled_lock);
+	for (pp = &pooled; (p = *pp);) {
+		for (i = 0; i < n && strcmp(live[i].id, p->id); i++)
+			;
+		if (i < n) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		p->next = gone;
+		gone = p;
+	}
+	pthread_mutex_unlock(&pooled_lock);
+	free(live);
+	while ((p = gone)) {
+		gone = p->next;
+		procs__drop(srv->procs, p->id);
+		pool__drop(srv->pool, p->id);
+		free(p);
+	}
+}
 
 struct agent_client *guest__agent(struct e2b_server *srv,
 				  const struct e2b_guest *g, char *err,
@@ -38,9 +102,10 @@ void guest__agent_done(struct e2b_server *srv, const struct e2b_guest *g,
 {
 	if (!c)
 		return;
-	if (ok)
+	if (ok) {
+		note_pooled(g->info.id);
 		pool__give_agent(srv->pool, g->info.id, c);
-	else
+	} else
 		agent_client__free(c);
 }
 
@@ -76,7 +141,7 @@ char **guest__env(const struct e2b_guest *g, const json_t *extra)
 		n++;
 		bytes += strlen(k) + 1 + json_string_length(v) + 1;
 	}
-	if (n > GUEST_MAX_ENV)
+	if (n > E2B_MAX_ENV)
 		goto out;
 	env = malloc((n + 1) * sizeof(char *) + bytes);
 	if (!env)

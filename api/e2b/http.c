@@ -15,8 +15,9 @@
  * A sandbox that is not running (none, parked, booting) answers 502, as
  * E2B's proxy does for a sandbox it cannot reach: the SDKs read that as
  * "not running".  An idle connection is closed after IDLE_S; while a
- * request is being served (a create, a long command's stream) the timeout
- * is off, and it is back once the answer is sent.
+ * request's call runs (a create) the timeout is off, and it is back once
+ * the call returned: a client that stops reading its answer is dropped
+ * (after IDLE_S plus a stream's keepalive interval).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,6 +52,7 @@ struct req_state {
 	uint64_t fd_len;
 	bool too_big;
 	bool failed; /* writing the memfd failed */
+	bool refused; /* answered before its body: the body is dropped */
 };
 
 /* --- helpers for the services ------------------------------------------- */
@@ -209,17 +211,20 @@ static int envd_env(const struct e2b_guest *g, struct e2b_resp *resp)
 						      json_object()));
 }
 
-static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
-		       const char *id, struct e2b_resp *resp)
+/*
+ * The running sandbox @id that request @r may use, into @g (release its
+ * record): 0, or -1 with the refusal answered.
+ */
+static int guest_open(const struct e2b_req *r, const char *id,
+		      struct e2b_guest *g, struct e2b_resp *resp)
 {
 	const char *port_s = e2b__header(r, "E2b-Sandbox-Port");
 	const char *token = e2b__header(r, "X-Access-Token");
-	struct e2b_guest g;
 	char err[512], *end;
 	unsigned long port;
 	int rc;
 
-	memset(&g, 0, sizeof(g));
+	memset(g, 0, sizeof(*g));
 	errno = 0;
 	port = port_s ? strtoul(port_s, &end, 10) : 0;
 	if (!port_s || errno || *end ||
@@ -229,32 +234,47 @@ static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
 			 "envd (%d) and the code interpreter (%d)",
 			 port_s ? port_s : "(none)", E2B_ENVD_PORT,
 			 E2B_INTERP_PORT);
-		return e2b__reply_error(resp, 502, "%s", err);
+		e2b__reply_error(resp, 502, "%s", err);
+		return -1;
 	}
-	g.port = (unsigned int)port;
+	g->port = (unsigned int)port;
 	if (strlen(id) != SANDBOX_ID_LEN ||
 	    strspn(id, "0123456789abcdef") != SANDBOX_ID_LEN ||
-	    sandbox__find(id, &g.info, err, sizeof(err)) ||
-	    strcmp(g.info.id, id)) {
+	    sandbox__find(id, &g->info, err, sizeof(err)) ||
+	    strcmp(g->info.id, id)) {
 		snprintf(err, sizeof(err), "The sandbox %.64s was not found",
 			 id);
-		return guest_fail(r, resp, 502, "unavailable", err);
+		guest_fail(r, resp, 502, "unavailable", err);
+		return -1;
 	}
-	if (g.info.parked || g.info.paused || !g.info.ready) {
+	if (g->info.parked || g->info.paused || !g->info.ready) {
 		snprintf(err, sizeof(err), "The sandbox %s is %s", id,
-			 sandbox__state_name(&g.info));
-		return guest_fail(r, resp, 502, "unavailable", err);
+			 sandbox__state_name(&g->info));
+		guest_fail(r, resp, 502, "unavailable", err);
+		return -1;
 	}
-	rc = record__load(g.info.dir, &g.rec);
+	rc = record__load(g->info.dir, &g->rec);
 	if (!token || !*token)
 		token = e2b__header(r, "E2B-Traffic-Access-Token");
-	if (rc || !record__token_ok(&g.rec, token)) {
-		record__release(&g.rec);
-		return guest_fail(r, resp, 401, "unauthenticated",
-				  rc ? "This sandbox has no access token yet: "
-				       "connect to it first" :
-				       "Invalid or missing access token");
+	if (rc || !record__token_ok(&g->rec, token)) {
+		record__release(&g->rec);
+		guest_fail(r, resp, 401, "unauthenticated",
+			   rc ? "This sandbox has no access token yet: "
+				"connect to it first" :
+				"Invalid or missing access token");
+		return -1;
 	}
+	return 0;
+}
+
+static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
+		       const char *id, struct e2b_resp *resp)
+{
+	struct e2b_guest g;
+	int rc;
+
+	if (guest_open(r, id, &g, resp))
+		return 0;
 	if (g.port == E2B_INTERP_PORT)
 		rc = interp__handle(srv, r, &g, resp);
 	else if (has_prefix(r->path, "/process.Process/"))
@@ -272,6 +292,30 @@ static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
 				      r->method, r->path);
 	record__release(&g.rec);
 	return rc;
+}
+
+/*
+ * Whether request @r (its headers) carries its credential: 0, or -1 with
+ * the refusal answered.  Looked at before the body is read too, so that
+ * no stranger's body is kept (an upload's goes to a memfd).
+ */
+static int credential_ok(struct e2b_server *srv, const struct e2b_req *r,
+			 struct e2b_resp *resp)
+{
+	const char *id = e2b__header(r, "E2b-Sandbox-Id");
+	struct e2b_guest g;
+
+	if (id) {
+		if (guest_open(r, id, &g, resp))
+			return -1;
+		record__release(&g.rec);
+		return 0;
+	}
+	if (!secret_eq(e2b__header(r, "X-API-KEY"), srv->api_key)) {
+		e2b__reply_error(resp, 401, "Invalid API key");
+		return -1;
+	}
+	return 0;
 }
 
 static int route(struct e2b_server *srv, const struct e2b_req *r,
@@ -332,6 +376,41 @@ static enum MHD_Result send_resp(struct MHD_Connection *con,
 	ret = MHD_queue_response(con, resp->status, m);
 	MHD_destroy_response(m);
 	return ret;
+}
+
+/* A body over the limit, answered in the shape that its client reads. */
+static void reply_too_big(const struct e2b_req *r, struct e2b_resp *resp)
+{
+	const char *ctype = e2b__header(r, "Content-Type");
+	const char *port = e2b__header(r, "E2b-Sandbox-Port");
+	char msg[128];
+	uint8_t *b;
+	size_t n;
+
+	snprintf(msg, sizeof(msg),
+		 "The request body is over the limit (%u MiB; uploads %llu "
+		 "MiB)",
+		 E2B_MAX_BODY >> 20,
+		 (unsigned long long)(E2B_MAX_UPLOAD >> 20));
+	if (!e2b__header(r, "E2b-Sandbox-Id") || !is_connect(r->path)) {
+		if (port && !strcmp(port, "49999")) /* the interpreter's */
+			e2b__reply_bytes(resp, 413, "text/plain; charset=utf-8",
+					 msg, strlen(msg));
+		else
+			e2b__reply_error(resp, 413, "%s", msg);
+		return;
+	}
+	if (!ctype || strncasecmp(ctype, "application/connect+", 20)) {
+		e2b__reply_json(resp,
+				connect__http_status("resource_exhausted"),
+				connect__error("resource_exhausted", msg));
+		return;
+	}
+	/* A stream's error is in its END_STREAM message. */
+	b = connect__end_stream("resource_exhausted", msg, &n);
+	if (!b || e2b__reply_bytes(resp, 200, "application/connect+json", b, n))
+		e2b__reply_error(resp, 500, "out of memory");
+	free(b);
 }
 
 /* An upload's body goes to a memfd (POST /files on the envd port). */
@@ -402,14 +481,27 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 		if (!rq)
 			return MHD_NO;
 		rq->fd = -1;
+		*con_cls = rq;
+		r = (struct e2b_req){
+			.conn = con,
+			.method = method,
+			.path = url,
+			.body = "",
+			.body_fd = -1,
+		};
+		if (credential_ok(h->srv, &r, &resp)) {
+			rq->refused = true;
+			return send_resp(con, &resp);
+		}
 		if (wants_fd(con, url, method)) {
 			rq->fd = memfd_create("ember-e2b-upload", MFD_CLOEXEC);
-			if (rq->fd < 0) {
-				free(rq);
-				return MHD_NO;
-			}
+			if (rq->fd < 0)
+				return MHD_NO; /* completed() frees rq */
 		}
-		*con_cls = rq;
+		return MHD_YES;
+	}
+	if (rq->refused) {
+		*data_len = 0;
 		return MHD_YES;
 	}
 	if (*data_len) {
@@ -420,11 +512,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 	/* Whole: its call may take long (a create, a command's stream). */
 	MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 	if (rq->too_big) {
-		e2b__reply_error(&resp, 413,
-				 "The request body is over the limit "
-				 "(%u MiB; uploads %llu MiB)",
-				 E2B_MAX_BODY >> 20,
-				 (unsigned long long)(E2B_MAX_UPLOAD >> 20));
+		r = (struct e2b_req){ .conn = con,
+				      .method = method,
+				      .path = url };
+		reply_too_big(&r, &resp);
 		return send_resp(con, &resp);
 	}
 	if (rq->failed) {
@@ -442,6 +533,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 		.body_fd_len = rq->fd_len,
 	};
 	route(h->srv, &r, &resp);
+	/*
+	 * The answer has no reason to wait on its client: one that stops
+	 * reading is dropped after IDLE_S, not kept with the answer's
+	 * memory (a download's memfd, a stream's queue).  A stream sends
+	 * at least a keepalive per interval.
+	 */
+	MHD_set_connection_option(
+		con, MHD_CONNECTION_OPTION_TIMEOUT,
+		(unsigned int)IDLE_S +
+			(resp.stream ? stream__keepalive_s(resp.stream) : 0));
 	if (resp.status >= 500 && !resp.stream)
 		fprintf(stderr, "ember-e2b: %s %s: %u %.*s\n", method, url,
 			resp.status, (int)(resp.len < 300 ? resp.len : 300),
@@ -472,9 +573,10 @@ int e2b_http__start(struct e2b_server *srv, const char *addr, unsigned int port,
 {
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
 	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	/* poll(): a busy server's sockets are past FD_SETSIZE (a command
+	   takes ~9 descriptors), and select() would refuse them. */
 	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
-			     MHD_USE_INTERNAL_POLLING_THREAD |
-			     MHD_USE_ERROR_LOG;
+			     MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	const union MHD_DaemonInfo *di;
 	const struct sockaddr *sa;
 	struct e2b_http *h;

@@ -165,6 +165,37 @@ static const char *language_of(const char *lang, char name[LANG_MAX + 1])
 	return NULL;
 }
 
+/*
+ * runCode in a language ember's interpreter has: an execution whose
+ * error says so (the SDK shows only "400 Bad Request" for a 400, without
+ * its body), as E2B's own interpreter reports a failed call.
+ */
+static int execution_bad_language(struct e2b_resp *resp, const char *name)
+{
+	char value[160], *a, *b;
+	json_t *err;
+	int rc;
+
+	snprintf(value, sizeof(value),
+		 "language \"%s\" is not supported by ember: its code "
+		 "interpreter runs python and javascript (\"js\")",
+		 name);
+	err = json_pack("{s:s, s:s, s:s, s:s}", "type", "error", "name",
+			"UnsupportedLanguage", "value", value, "traceback", "");
+	a = err ? json_dumps(err, JSON_COMPACT) : NULL;
+	json_decref(err);
+	b = a ? malloc(strlen(a) + 64) : NULL;
+	if (!b) {
+		free(a);
+		return reply_text(resp, 500, "out of memory");
+	}
+	sprintf(b, "%s\n{\"type\":\"end_of_execution\"}\n", a);
+	rc = e2b__reply_bytes(resp, 200, "application/x-ndjson", b, strlen(b));
+	free(a);
+	free(b);
+	return rc;
+}
+
 static int reply_bad_language(struct e2b_resp *resp, const char *name)
 {
 	return reply_text(resp, 400,
@@ -753,7 +784,7 @@ static int do_execute(const struct e2b_req *r, struct e2b_guest *g,
 	if (lang) {
 		language = language_of(lang, name);
 		if (!language) {
-			reply_bad_language(resp, name);
+			execution_bad_language(resp, name);
 			goto out;
 		}
 	}

@@ -28,6 +28,7 @@
 #define DEF_ADDR "127.0.0.1"
 #define DEF_PORT 49982
 #define KEY_MAX	 256 /* bytes of an API key */
+#define SWEEP_S	 30 /* between two guest__sweep()s */
 
 static void usage(FILE *f)
 {
@@ -249,15 +250,26 @@ int main(int argc, char **argv)
 	       e2b_http__port(h));
 	fflush(stdout);
 	sigdelset(&set, SIGUSR1);
-	do {
-		if (sigwait(&set, &sig))
+	for (;;) {
+		const struct timespec ts = { .tv_sec = SWEEP_S };
+
+		sig = sigtimedwait(&set, NULL, &ts);
+		if (sig < 0 && errno == EAGAIN) {
+			guest__sweep(&srv, false);
+			continue;
+		}
+		if (sig < 0 && errno == EINTR)
+			continue;
+		if (sig < 0 || sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
 			break;
-	} while (sig != SIGINT && sig != SIGTERM && sig != SIGHUP);
+	}
 	/* Running commands' streams end first, then the connections. */
 	procs__stop(srv.procs);
 	e2b_http__stop(h);
 	rc = 0;
 out:
+	if (srv.procs && srv.pool)
+		guest__sweep(&srv, true);
 	if (srv.procs)
 		procs__free(srv.procs);
 	pool__free(srv.pool);

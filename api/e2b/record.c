@@ -12,8 +12,6 @@
 
 #include "record.h"
 
-#define RECORD_MAX_BYTES (1u << 20)
-
 void record__release(struct e2b_record *r)
 {
 	json_decref(r->metadata);

@@ -22,6 +22,7 @@
 #define RECORD_NAME	 "e2b.json"
 #define RECORD_TOKEN_LEN 32 /* hex digits of an access token */
 #define RECORD_ID_MAX	 128 /* bytes of a templateID kept */
+#define RECORD_MAX_BYTES (1u << 20) /* bytes of the whole file */
 
 struct e2b_record {
 	char token[RECORD_TOKEN_LEN + 1];

@@ -5,7 +5,10 @@
  * for the next bytes.  The reader waits for bytes up to the keepalive
  * interval, then sends the keepalive; the producer waits while more than
  * STREAM_HIGH bytes are queued, so that a client that reads slowly slows
- * the producer down instead of growing the queue.
+ * the producer down instead of growing the queue.  A client that takes
+ * nothing for STREAM_STALL_MS meanwhile counts as gone: it would hold the
+ * producer (a process's output, its deadline, its other subscribers)
+ * for as long as it kept its connection open.
  */
 #include <errno.h>
 #include <microhttpd.h>
@@ -18,8 +21,9 @@
 #include "e2b.h"
 #include "stream.h"
 
-#define STREAM_HIGH    (4u << 20) /* bytes queued before the producer waits */
-#define STREAM_LOOK_MS 500 /* between two looks at the client's socket */
+#define STREAM_HIGH	(4u << 20) /* bytes queued before the producer waits */
+#define STREAM_LOOK_MS	500 /* between two looks at the client's socket */
+#define STREAM_STALL_MS 30000 /* a full queue with no byte taken: gone */
 
 struct chunk {
 	struct chunk *next;
@@ -32,6 +36,7 @@ struct e2b_stream {
 	pthread_cond_t cond; /* bytes queued, ended, gone, or room */
 	struct chunk *head, *tail;
 	size_t queued;
+	uint64_t taken; /* bytes the connection took, ever */
 	bool ended; /* the producer is done */
 	bool gone; /* the client is */
 	int refs;
@@ -92,9 +97,22 @@ void e2b_stream__put(struct e2b_stream *s)
 	free(s);
 }
 
+static void after_ms(struct timespec *t, unsigned int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
 int e2b_stream__write(struct e2b_stream *s, const void *buf, size_t len)
 {
+	struct timespec dl;
 	struct chunk *c;
+	uint64_t seen;
 	int rc = 0;
 
 	if (!len)
@@ -107,8 +125,20 @@ int e2b_stream__write(struct e2b_stream *s, const void *buf, size_t len)
 	c->off = 0;
 	c->next = NULL;
 	pthread_mutex_lock(&s->lock);
-	while (!s->gone && s->queued > STREAM_HIGH)
-		pthread_cond_wait(&s->cond, &s->lock);
+	seen = s->taken;
+	after_ms(&dl, STREAM_STALL_MS);
+	while (!s->gone && s->queued > STREAM_HIGH) {
+		if (s->taken != seen) { /* it reads: wait on */
+			seen = s->taken;
+			after_ms(&dl, STREAM_STALL_MS);
+		}
+		if (pthread_cond_timedwait(&s->cond, &s->lock, &dl) ==
+			    ETIMEDOUT &&
+		    s->taken == seen) {
+			s->gone = true;
+			pthread_cond_broadcast(&s->cond);
+		}
+	}
 	if (s->gone || s->ended) {
 		rc = -EPIPE;
 		free(c);
@@ -151,15 +181,9 @@ void stream__set_client(struct e2b_stream *s, int fd)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static void after_ms(struct timespec *t, unsigned int ms)
+unsigned int stream__keepalive_s(const struct e2b_stream *s)
 {
-	clock_gettime(CLOCK_MONOTONIC, t);
-	t->tv_sec += ms / 1000;
-	t->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (t->tv_nsec >= 1000000000L) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000L;
-	}
+	return (s->keepalive_ms + 999) / 1000; /* set once, at its birth */
 }
 
 /* Whether the client hung up (its socket, looked at without waiting). */
@@ -180,6 +204,10 @@ ssize_t stream__read(void *cls, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	after_ms(&dl, s->keepalive_ms);
 	pthread_mutex_lock(&s->lock);
+	if (s->gone) { /* stalled too long (e2b_stream__write()) */
+		pthread_mutex_unlock(&s->lock);
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
 	/*
 	 * Wait for bytes, looking at the client's socket now and then: a
 	 * client that went away ends the stream at once, not at the next
@@ -232,6 +260,7 @@ ssize_t stream__read(void *cls, uint64_t pos, char *buf, size_t max)
 		}
 	}
 	s->queued -= n;
+	s->taken += n;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	return (ssize_t)n;

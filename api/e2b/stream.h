@@ -25,6 +25,9 @@ struct e2b_stream;
  */
 void stream__set_client(struct e2b_stream *s, int fd);
 
+/* The keepalive interval of @s, in seconds rounded up. */
+unsigned int stream__keepalive_s(const struct e2b_stream *s);
+
 /*
  * MHD_ContentReaderFreeCallback: the connection is done with the stream
  * (sent, or the client went away): the producer sees it as gone, and the

@@ -140,6 +140,14 @@ class Context:
 
     def kill(self):
         """Kill the worker's process group and forget its pipes."""
+        # The worker itself first: one forked a moment ago may not have
+        # made its own group yet (killpg would miss it and the wait below
+        # would block the whole server).
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         if self.pgid is not None:
             try:
                 os.killpg(self.pgid, signal.SIGKILL)

@@ -21,7 +21,12 @@ LANGUAGES = ("python", "javascript")
 
 
 def default_cwd():
-    return "/root" if os.path.isdir("/root") else os.getcwd()
+    """/home/user (the rootfs's, where E2B's SDKs expect code to run),
+    else /root, else where the server started."""
+    for d in ("/home/user", "/root"):
+        if os.path.isdir(d):
+            return d
+    return os.getcwd()
 
 
 def listen(addr):

@@ -208,6 +208,23 @@ async function main() {
 		await expectValue(sbx, 'y * 2', '10', { context: ctx });
 	});
 
+	await check('code contexts: a fresh one restarted at once, then removed; the interpreter still answers; the default cwd is /home/user', async () => {
+		need();
+		const ctx = await call(sbx.createCodeContext(REQ), 'createCodeContext');
+		await call(sbx.restartCodeContext(ctx), 'restartCodeContext');
+		await call(sbx.removeCodeContext(ctx), 'removeCodeContext');
+		const list = await call(sbx.listCodeContexts(), 'listCodeContexts');
+		expect(!list.some((c) => c.id === ctx.id), `removed context still listed: ${show(list)}`);
+		await expectValue(sbx, 'import os; os.getcwd()', '/home/user');
+	});
+
+	await check('runCode in a language ember has not: execution.error UnsupportedLanguage that says so', async () => {
+		need();
+		const e = await code(sbx, 'echo hi', { language: 'bash' });
+		expect(e.error && e.error.name === 'UnsupportedLanguage' && /not supported by ember/.test(e.error.value),
+			`error ${show(e.error)}`);
+	});
+
 	await check('commands.run: stdout and stderr streamed to onStdout/onStderr, exit code 0', async () => {
 		need();
 		const out = [];
