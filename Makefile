@@ -213,7 +213,8 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
 		api/sandbox/agent_client.c api/sandbox/pause.c \
 		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_save.c \
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
-		api/sandbox/net.c api/sandbox/jail.c api/sandbox/pool.c
+		api/sandbox/net.c api/sandbox/jail.c api/sandbox/pool.c \
+		api/sandbox/loopback.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/code.c $(SANDBOX_SRCS) vmm/config.c \
@@ -282,12 +283,13 @@ $(BUILD)/fuzz/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(MCP_PURE_SRCS) $(wildcard api/mc
 # The Connect codec and the record are pure and linked alone by their unit
 # tests and the fuzz target; the rest adds the sandbox library (as
 # emberctl) and libmicrohttpd.
-E2B_PURE_SRCS := api/e2b/connect_rpc.c api/e2b/record.c api/sandbox/base64.c
+E2B_PURE_SRCS := api/e2b/connect_rpc.c api/e2b/record.c api/sandbox/base64.c \
+		api/sandbox/files.c
 E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/stream.c \
 		api/e2b/control.c api/e2b/guest.c api/e2b/process.c \
 		api/e2b/filesystem.c api/e2b/files.c api/e2b/interp.c \
 		api/mcp/text.c \
-		$(filter-out api/sandbox/base64.c,$(SANDBOX_SRCS)) vmm/config.c \
+		$(filter-out api/sandbox/base64.c api/sandbox/files.c,$(SANDBOX_SRCS)) vmm/config.c \
 		snapshot/overlay.c
 E2B_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
 

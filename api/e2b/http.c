@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../sandbox/loopback.h"
 #include "e2b.h"
 #include "http.h"
 #include "stream.h"
@@ -571,33 +572,22 @@ static void completed(void *cls, struct MHD_Connection *con, void **con_cls,
 int e2b_http__start(struct e2b_server *srv, const char *addr, unsigned int port,
 		    struct e2b_http **out, char *err, size_t errlen)
 {
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
-	struct sockaddr_in a4 = { .sin_family = AF_INET };
 	/* poll(): a busy server's sockets are past FD_SETSIZE (a command
 	   takes ~9 descriptors), and select() would refuse them. */
 	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
 			     MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	const union MHD_DaemonInfo *di;
-	const struct sockaddr *sa;
+	struct sockaddr_in6 sa;
 	struct e2b_http *h;
+	bool ipv6;
+	int rc;
 
-	if (!strcmp(addr, "localhost"))
-		addr = "127.0.0.1";
-	if (inet_pton(AF_INET, addr, &a4.sin_addr) == 1) {
-		if ((ntohl(a4.sin_addr.s_addr) >> 24) != 127)
-			goto not_loopback;
-		a4.sin_port = htons((uint16_t)port);
-		sa = (const struct sockaddr *)&a4;
-	} else if (inet_pton(AF_INET6, addr, &a6.sin6_addr) == 1) {
-		if (!IN6_IS_ADDR_LOOPBACK(&a6.sin6_addr))
-			goto not_loopback;
-		a6.sin6_port = htons((uint16_t)port);
-		sa = (const struct sockaddr *)&a6;
+	rc = loopback__sockaddr(addr, port, "ember-e2b", &sa, &ipv6, err,
+				errlen);
+	if (rc)
+		return rc;
+	if (ipv6)
 		flags |= MHD_USE_IPv6;
-	} else {
-		snprintf(err, errlen, "%s: not an IP address", addr);
-		return -EINVAL;
-	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
@@ -606,10 +596,11 @@ int e2b_http__start(struct e2b_server *srv, const char *addr, unsigned int port,
 	h->srv = srv;
 	h->d = MHD_start_daemon(
 		flags, (uint16_t)port, NULL, NULL, handle, h,
-		MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_NOTIFY_COMPLETED,
-		completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)IDLE_S, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)MAX_CONNECTIONS, MHD_OPTION_END);
+		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&sa,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_S,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+		MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errlen, "cannot listen on %s port %u", addr,
 			 port);
@@ -620,12 +611,6 @@ int e2b_http__start(struct e2b_server *srv, const char *addr, unsigned int port,
 	h->port = di ? di->port : port;
 	*out = h;
 	return 0;
-not_loopback:
-	snprintf(err, errlen,
-		 "%s is not a loopback address: ember-e2b serves only this "
-		 "host (127.0.0.1, ::1)",
-		 addr);
-	return -EINVAL;
 }
 
 unsigned int e2b_http__port(const struct e2b_http *h)

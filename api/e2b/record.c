@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../sandbox/files.h"
 #include "record.h"
 
 void record__release(struct e2b_record *r)
@@ -110,7 +111,7 @@ int record__save(const char *dir, const struct e2b_record *r)
 	char path[PATH_MAX], tmp[PATH_MAX];
 	json_t *j;
 	char *text;
-	size_t len, off = 0;
+	size_t len;
 	int fd, rc = 0;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, RECORD_NAME) >=
@@ -138,17 +139,7 @@ int record__save(const char *dir, const struct e2b_record *r)
 		rc = -errno;
 		goto out;
 	}
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			break;
-		}
-		off += (size_t)n;
-	}
+	rc = files__write_all(fd, text, len);
 	if (close(fd) < 0 && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, path) < 0)

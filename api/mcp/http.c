@@ -38,6 +38,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "../sandbox/loopback.h"
 #include "jsonrpc.h"
 #include "transport.h"
 
@@ -748,33 +749,22 @@ int http__start(const struct server_config *cfg, const char *addr,
 		unsigned int port, const char *token, unsigned int idle_s,
 		struct http_server **out, char *err, size_t errlen)
 {
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
-	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	/* poll(), not select(): sockets past FD_SETSIZE are refused by it. */
 	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
-			     MHD_USE_INTERNAL_POLLING_THREAD |
-			     MHD_USE_ERROR_LOG;
-	const struct sockaddr *sa;
+			     MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	const union MHD_DaemonInfo *di;
+	struct sockaddr_in6 sa;
 	struct http_server *h;
 	pthread_condattr_t ca;
+	bool ipv6;
+	int rc;
 
-	if (!strcmp(addr, "localhost"))
-		addr = "127.0.0.1";
-	if (inet_pton(AF_INET, addr, &a4.sin_addr) == 1) {
-		if ((ntohl(a4.sin_addr.s_addr) >> 24) != 127)
-			goto not_loopback;
-		a4.sin_port = htons((uint16_t)port);
-		sa = (const struct sockaddr *)&a4;
-	} else if (inet_pton(AF_INET6, addr, &a6.sin6_addr) == 1) {
-		if (!IN6_IS_ADDR_LOOPBACK(&a6.sin6_addr))
-			goto not_loopback;
-		a6.sin6_port = htons((uint16_t)port);
-		sa = (const struct sockaddr *)&a6;
+	rc = loopback__sockaddr(addr, port, "ember-mcp", &sa, &ipv6, err,
+				errlen);
+	if (rc)
+		return rc;
+	if (ipv6)
 		flags |= MHD_USE_IPv6;
-	} else {
-		snprintf(err, errlen, "%s: not an IP address", addr);
-		return -EINVAL;
-	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
@@ -790,10 +780,11 @@ int http__start(const struct server_config *cfg, const char *addr,
 	pthread_condattr_destroy(&ca);
 	h->d = MHD_start_daemon(
 		flags, (uint16_t)port, NULL, NULL, handle, h,
-		MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_NOTIFY_COMPLETED,
-		completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)IDLE_S, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)MAX_CONNECTIONS, MHD_OPTION_END);
+		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&sa,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_S,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+		MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errlen, "cannot listen on %s port %u", addr,
 			 port);
@@ -813,12 +804,6 @@ fail:
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 	return -EADDRINUSE;
-not_loopback:
-	snprintf(err, errlen,
-		 "%s is not a loopback address: ember-mcp serves only this "
-		 "host (127.0.0.1, ::1)",
-		 addr);
-	return -EINVAL;
 }
 
 unsigned int http__port(const struct http_server *h)

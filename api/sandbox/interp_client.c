@@ -239,8 +239,11 @@ static int read_obj(struct interp_client *c, json_t **obj, const char **type,
 	rc = read_line(c, &line, &len, deadline, err, errlen);
 	if (rc < 0)
 		return rc;
-	/* The whole line: a NUL in it is an error, not its end. */
-	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	/*
+	 * The whole line: a raw NUL in it is an error, not its end; an
+	 * escaped one (\u0000: the code printed a NUL) is text.
+	 */
+	o = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	if (!o)
 		return sandbox__errf(err, errlen, -EPROTO,
 				     "the interpreter sent bad JSON: %s",
