@@ -36,7 +36,7 @@ fi
 export EMBER_BIN=$EMBER EMBER_KERNEL=$GUEST/vmlinux EMBER_ROOTFS=$GUEST/rootfs.ext4
 export EMBER_SUPERVISOR_LOG=$TMP/supervisor.log
 OWN_STATE=0
-: "${EMBER_STATE_DIR:=${SHARED_STATE_DIR:-}}"
+export EMBER_STATE_DIR=${EMBER_STATE_DIR:-${SHARED_STATE_DIR:-}}
 if [ -z "${EMBER_STATE_DIR:-}" ] ||
 	[ ! -d "$EMBER_STATE_DIR/templates/$SAVE_FROM" ]; then
 	export EMBER_STATE_DIR=$TMP/state
