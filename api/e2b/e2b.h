@@ -99,6 +99,14 @@ struct e2b_resp {
 /* The request header @name (case-insensitive), or NULL. */
 const char *e2b__header(const struct e2b_req *r, const char *name);
 
+/*
+ * The request header @name as a number: decimal digits only, at most
+ * @digits of them (1-19); @def when absent or malformed (Connect-Timeout-Ms,
+ * Keepalive-Ping-Interval).
+ */
+uint64_t e2b__header_num(const struct e2b_req *r, const char *name,
+			 size_t digits, uint64_t def);
+
 /* The query argument @name, URL-decoded, or NULL.  Borrowed from MHD. */
 const char *e2b__query(const struct e2b_req *r, const char *name);
 

@@ -1151,28 +1151,13 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
-/* A header of digits (at most @digits), else @def. */
-static uint64_t header_num(const struct e2b_req *r, const char *name,
-			   size_t digits, uint64_t def)
-{
-	const char *v = e2b__header(r, name);
-	uint64_t n = 0;
-
-	if (!v || !*v || strlen(v) > digits ||
-	    strspn(v, "0123456789") != strlen(v))
-		return def;
-	for (size_t i = 0; v[i]; i++)
-		n = n * 10 + (uint64_t)(v[i] - '0');
-	return n;
-}
-
 static int do_watch_dir(struct e2b_server *srv, const struct e2b_req *r,
 			const struct e2b_guest *g, const json_t *req,
 			struct e2b_resp *resp)
 {
-	uint64_t ka_s =
-		header_num(r, "Keepalive-Ping-Interval", 6, KEEPALIVE_DEFAULT);
-	uint64_t timeout_ms = header_num(r, "Connect-Timeout-Ms", 10, 0);
+	uint64_t ka_s = e2b__header_num(r, "Keepalive-Ping-Interval", 6,
+					KEEPALIVE_DEFAULT);
+	uint64_t timeout_ms = e2b__header_num(r, "Connect-Timeout-Ms", 10, 0);
 	json_t *ka = NULL, *start = NULL;
 	struct watch *w = calloc(1, sizeof(*w));
 	const char *code = "internal";

@@ -63,6 +63,22 @@ const char *e2b__header(const struct e2b_req *r, const char *name)
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
+uint64_t e2b__header_num(const struct e2b_req *r, const char *name,
+			 size_t digits, uint64_t def)
+{
+	const char *v = e2b__header(r, name);
+	uint64_t n = 0;
+
+	if (digits > 19)
+		digits = 19; /* fits in 64 bits */
+	if (!v || !*v || strlen(v) > digits ||
+	    strspn(v, "0123456789") != strlen(v))
+		return def;
+	for (size_t i = 0; v[i]; i++)
+		n = n * 10 + (uint64_t)(v[i] - '0');
+	return n;
+}
+
 const char *e2b__query(const struct e2b_req *r, const char *name)
 {
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,

@@ -187,25 +187,6 @@ static uint8_t *event_envelope(const char *kind, json_t *inner, size_t *n)
 	return b;
 }
 
-/*
- * A header of decimal digits (at most @digits of them) as a number; @def
- * when absent or malformed.
- */
-static uint64_t header_num(const struct e2b_req *r, const char *name,
-			   size_t digits, uint64_t def)
-{
-	const char *v = e2b__header(r, name);
-	uint64_t n = 0;
-	size_t i;
-
-	if (!v || !*v || strlen(v) > digits ||
-	    strspn(v, "0123456789") != strlen(v))
-		return def;
-	for (i = 0; v[i]; i++)
-		n = n * 10 + (uint64_t)(v[i] - '0');
-	return n;
-}
-
 /* Go's names of signals (syscall.Signal.String()), which envd reports. */
 static const char *signal_name(int sig, char *buf, size_t cap)
 {
@@ -877,8 +858,8 @@ static struct proc *lookup(struct e2b_server *srv, const json_t *req,
 /* Keepalive envelope and interval of a streaming answer. */
 static struct e2b_stream *new_stream(const struct e2b_req *r)
 {
-	uint64_t s =
-		header_num(r, "Keepalive-Ping-Interval", 6, KEEPALIVE_DEFAULT);
+	uint64_t s = e2b__header_num(r, "Keepalive-Ping-Interval", 6,
+				     KEEPALIVE_DEFAULT);
 	json_t *ka = json_pack("{s:{s:{}}}", "event", "keepalive");
 	struct e2b_stream *st = NULL;
 	uint8_t *b;
@@ -901,7 +882,7 @@ static struct e2b_stream *new_stream(const struct e2b_req *r)
 /* A subscriber on a new stream whose first message is start {pid}. */
 static struct sub *new_sub(const struct e2b_req *r, uint32_t pid)
 {
-	uint64_t ms = header_num(r, "Connect-Timeout-Ms", 10, 0);
+	uint64_t ms = e2b__header_num(r, "Connect-Timeout-Ms", 10, 0);
 	struct sub *s = calloc(1, sizeof(*s));
 	uint8_t *b;
 	size_t n;
@@ -1225,7 +1206,7 @@ static int start(struct e2b_server *srv, const struct e2b_req *r,
 				    "cannot set up the process: %s",
 				    strerror(-rc));
 	}
-	ms = header_num(r, "Connect-Timeout-Ms", 10, 0);
+	ms = e2b__header_num(r, "Connect-Timeout-Ms", 10, 0);
 	if (ms)
 		p->deadline_ms = clock__mono_ms() + (int64_t)ms;
 	c = guest__agent(srv, g, err, sizeof(err));
