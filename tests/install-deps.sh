@@ -7,12 +7,15 @@ libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev curl zlib1g-dev libseccomp
 libcap-ng-dev
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
 util-linux file e2fsprogs python3 iproute2 iputils-ping
-python3-numpy python3-pandas python3-matplotlib python3-pip iptables"
+python3-numpy python3-pandas python3-matplotlib python3-pip iptables
+qemu-system-x86 kmod"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		missing="$missing $p"
 done
+# qemu-system-x86 and kmod: the KVM box (tests/kvmbox/), where a host has
+# no usable /dev/kvm; its kernel is fetched by tests/kvmbox/kernel.sh.
 # Node.js: the guest's JavaScript (copied into the rootfs) and the MCP
 # tests' client (the official SDK, from npm).  Any installed node and npm
 # do (a distribution other than Debian's bundles npm with node).

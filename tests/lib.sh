@@ -25,6 +25,16 @@ check() {
 
 have_kvm() { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }
 
+# need_kvm WHAT: a VM test's first step.  Without a usable /dev/kvm it
+# fails, never skips: tests/run.sh (make test) runs the VM tests in the
+# KVM box (tests/kvmbox/) on such a host.
+need_kvm() {
+	have_kvm && return 0
+	not_ok "$1: no usable /dev/kvm" \
+		"run the VM tests through 'make test' (it uses the KVM box, tests/kvmbox/kvmbox), or on a host with KVM"
+	exit 1
+}
+
 # wait_for FILE REGEX [SECONDS] [PID]: 0 once FILE has a line matching
 # REGEX (grep -E); 1 after SECONDS (20), or as soon as PID has ended.
 wait_for() {
@@ -52,4 +62,18 @@ exit_of() {
 	kill -9 "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 	st=timeout
+}
+
+# npm_install DIR: DIR's pinned packages (package-lock.json) in
+# DIR/node_modules.  npm ci, unless npm's record of the last install
+# (node_modules/.package-lock.json) is newer than the lock: tests/run.sh
+# installs them on the host before the VM tests, since the KVM box has no
+# network.
+npm_install() {
+	if [ -f "$1/node_modules/.package-lock.json" ] &&
+		[ ! "$1/package-lock.json" -nt "$1/node_modules/.package-lock.json" ]; then
+		echo "npm_install: $1/node_modules is installed from its lock"
+		return 0
+	fi
+	(cd "$1" && timeout 600 npm ci --silent --no-audit --no-fund)
 }

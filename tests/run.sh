@@ -1,89 +1,188 @@
 #!/usr/bin/env bash
-# ember's test runner: unit tests (cmocka, ASan/UBSan builds, no KVM
-# needed), then the integration scripts in tests/integration/ (bad input
-# without a guest, then real Linux boots).  Ends with the summary line
-# "tests: N passed, N failed".  Run it through `make test`.
+# ember's test runner, in three phases: unit tests (cmocka, ASan/UBSan
+# builds), the fuzz targets (libFuzzer) and the VM tests (the integration
+# scripts in tests/integration/: bad input, tiny guests, real Linux
+# boots).  The first two need no KVM and run on this host; the VM tests
+# run here where /dev/kvm works, else in the KVM box (tests/kvmbox/kvmbox:
+# QEMU TCG with nested SVM), with EMBER_KVMBOX=1 forcing the box and
+# EMBER_KVMBOX=0 forbidding it.  A VM test never skips for lack of KVM: with
+# neither it fails and says why.  Each script must report at least one
+# case and end as its cases say; one that cannot start or reports none
+# counts as failed.  Ends with each phase's time and the summary line
+# "tests: N passed, N failed[, N skipped]".  Run it through `make test`.
+#
+#   tests/run.sh                  every phase
+#   tests/run.sh --only vm        the VM tests alone, their lines only (what
+#                                 the box runs; no summary)
 set -u
+shopt -s lastpipe
 cd "$(dirname "$0")/.."
 
 passed=0
 failed=0
+skipped=0
 failures=()
+times=()
 
 count_line() {
 	case $1 in
-	"ok - # SKIP"*) echo "$1" ;;
+	"ok - # SKIP"*) skipped=$((skipped + 1)); echo "$1" ;;
 	"ok - "*) passed=$((passed + 1)); echo "$1" ;;
 	"not ok - "*) failed=$((failed + 1)); failures+=("${1#not ok - }"); echo "$1" ;;
+	"# time "*) times+=("${1#\# time }") ;;
 	*) echo "$1" ;;
 	esac
 }
 
-echo "== unit tests"
-for t in build/test/test_*; do
-	[ -x "$t" ] && [ "${t%.d}" = "$t" ] || continue
-	name=${t##*/}
-	# A hung test must fail, not stall the whole run.
-	out=$(timeout 600 "$t" 2>&1)
-	rc=$?
-	p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p')
-	f=$(printf '%s\n' "$out" | grep -c '^\[  FAILED  \] [a-z_0-9]*$')
-	if [ "$rc" = 0 ] && [ -n "$p" ]; then
-		passed=$((passed + p))
-		echo "ok - $name: $p tests"
+# fmt_s S: "M min S s"
+fmt_s() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
+
+unit_tests() {
+	local t name out rc p f
+	echo "== unit tests"
+	for t in build/test/test_*; do
+		[ -x "$t" ] && [ "${t%.d}" = "$t" ] || continue
+		name=${t##*/}
+		# A hung test must fail, not stall the whole run.
+		out=$(timeout 600 "$t" 2>&1)
+		rc=$?
+		p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p')
+		f=$(printf '%s\n' "$out" | grep -c '^\[  FAILED  \] [a-z_0-9]*$')
+		if [ "$rc" = 0 ] && [ -n "$p" ]; then
+			passed=$((passed + p))
+			echo "ok - $name: $p tests"
+		else
+			failed=$((failed + (f > 0 ? f : 1)))
+			failures+=("$name")
+			echo "not ok - $name (exit $rc)"
+			printf '%s\n' "$out" | grep -E 'FAILED|ERROR|error|Sanitizer' | head -20 | sed 's/^/#   /'
+		fi
+	done
+}
+
+fuzz_targets() {
+	local f seeds n
+	echo "== fuzz (libFuzzer, ${FUZZ_SECONDS:-15} s per target)"
+	for f in build/fuzz/fuzz_*; do
+		[ -x "$f" ] && [ "${f%.*}" = "$f" ] || continue
+		mkdir -p "$f.corpus"
+		# Seed inputs (tests/fuzz/seeds/NAME/), read but never written.
+		seeds=tests/fuzz/seeds/${f##*/}
+		[ -d "$seeds" ] || seeds=
+		# shellcheck disable=SC2086
+		if "$f" -max_total_time="${FUZZ_SECONDS:-15}" -print_final_stats=1 \
+			"$f.corpus" $seeds >"$f.log" 2>&1; then
+			n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$f.log")
+			count_line "ok - ${f##*/}: $n inputs, no crash or sanitizer report"
+		else
+			count_line "not ok - ${f##*/}"
+			grep -E 'ERROR|SUMMARY|runtime error' "$f.log" | head -10 | sed 's/^/#   /'
+		fi
+	done
+}
+
+VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay interp_local
+	jailer boot api virtio_net jail_net vsock emberctl net emberctl_jail
+	snapshot run_code template_save mcp e2b)
+
+# vm_scripts: each VM test script in turn, its lines on stdout (for
+# count_line), a "# time" line each; a script that reports no case, or
+# ends non-zero without a failed case, adds a failed case of its own.
+vm_scripts() {
+	local s line n bad rc t0
+	# Debian's own tools: python3 is the one install-deps gave numpy,
+	# pandas and matplotlib (not a version manager's shim before it).
+	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	# net.sh builds the template "default" (a boot and the code
+	# interpreter's start) in this state directory; run_code.sh and
+	# mcp.sh restore their sandboxes from the same one.
+	SHARED_STATE_DIR=$(mktemp -d /tmp/ember-shared.XXXXXX)
+	export SHARED_STATE_DIR MCP_STATE_DIR=$SHARED_STATE_DIR
+	for s in "${VM_SCRIPTS[@]}"; do
+		echo "== integration/$s.sh"
+		t0=$SECONDS
+		n=0
+		bad=0
+		# A hung script must fail, not stall the whole run.
+		timeout -k 10 1500 bash "tests/integration/$s.sh" </dev/null 2>&1 |
+			while IFS= read -r line; do
+				case $line in
+				"not ok - "*) n=$((n + 1)); bad=$((bad + 1)) ;;
+				"ok - "*) n=$((n + 1)) ;;
+				esac
+				echo "$line"
+			done
+		rc=${PIPESTATUS[0]}
+		if [ "$n" = 0 ]; then
+			echo "not ok - integration/$s.sh reported no case (exit $rc)"
+		elif [ "$rc" != 0 ] && [ "$bad" = 0 ]; then
+			echo "not ok - integration/$s.sh ended with exit status $rc after its cases"
+		fi
+		echo "# time integration/$s.sh $((SECONDS - t0))"
+	done
+	rm -rf "$SHARED_STATE_DIR"
+}
+
+if [ "${1:-}" = --only ] && [ "${2:-}" = vm ]; then
+	vm_scripts
+	exit 0
+fi
+
+t0=$SECONDS
+unit_tests
+times+=("phase:unit $((SECONDS - t0))")
+t0=$SECONDS
+fuzz_targets
+times+=("phase:fuzz $((SECONDS - t0))")
+
+t0=$SECONDS
+where=
+# The SDKs the e2b and mcp tests drive, from their locks, here: the KVM box
+# has no network.
+for d in tests/e2b tests/mcp; do
+	(. tests/lib.sh && npm_install "$d") >/dev/null 2>&1 ||
+		echo "# npm ci in $d failed here; integration/${d#tests/}.sh will try again"
+done
+if mode=$(tests/kvmbox/kvmbox --decide 2>"${TMPDIR:-/tmp}/kvmbox-decide.$$"); then
+	if [ "$mode" = native ]; then
+		where="on this host's /dev/kvm"
+		vm_scripts | while IFS= read -r line; do count_line "$line"; done
 	else
-		failed=$((failed + (f > 0 ? f : 1)))
-		failures+=("$name")
-		echo "not ok - $name (exit $rc)"
-		printf '%s\n' "$out" | grep -E 'FAILED|ERROR|error|Sanitizer' | head -20 | sed 's/^/#   /'
+		where="in the KVM box"
+		if [ "${EMBER_KVMBOX:-}" = 1 ]; then
+			echo "== VM tests: in the KVM box (EMBER_KVMBOX=1)"
+		else
+			echo "== VM tests: no usable /dev/kvm here: in the KVM box (QEMU TCG, nested SVM; EMBER_KVMBOX=0 forbids it)"
+		fi
+		tests/kvmbox/kvmbox -- bash tests/run.sh --only vm 2>&1 |
+			while IFS= read -r line; do count_line "$line"; done
+		rc=${PIPESTATUS[0]}
+		[ "$rc" = 0 ] || count_line "not ok - the KVM box ended with exit status $rc"
 	fi
-done
-
-echo "== fuzz (libFuzzer, ${FUZZ_SECONDS:-15} s per target)"
-for f in build/fuzz/fuzz_*; do
-	[ -x "$f" ] && [ "${f%.*}" = "$f" ] || continue
-	mkdir -p "$f.corpus"
-	# Seed inputs (tests/fuzz/seeds/NAME/), read but never written.
-	seeds=tests/fuzz/seeds/${f##*/}
-	[ -d "$seeds" ] || seeds=
-	# shellcheck disable=SC2086
-	if "$f" -max_total_time="${FUZZ_SECONDS:-15}" -print_final_stats=1 \
-		"$f.corpus" $seeds >"$f.log" 2>&1; then
-		n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$f.log")
-		count_line "ok - ${f##*/}: $n inputs, no crash or sanitizer report"
-	else
-		count_line "not ok - ${f##*/}"
-		grep -E 'ERROR|SUMMARY|runtime error' "$f.log" | head -10 | sed 's/^/#   /'
-	fi
-done
-
-# net.sh builds the template "default" (a boot and the code
-# interpreter's start: minutes on a PVM host) in this state directory;
-# run_code.sh and mcp.sh restore their sandboxes from the same one.
-SHARED_STATE_DIR=$(mktemp -d /tmp/ember-shared.XXXXXX)
-export SHARED_STATE_DIR MCP_STATE_DIR=$SHARED_STATE_DIR
-trap 'rm -rf "$SHARED_STATE_DIR"' EXIT
-
-for s in tests/integration/bad_input.sh tests/integration/tiny_guests.sh \
-	tests/integration/snapshot_files.sh tests/integration/seccomp.sh \
-	tests/integration/overlay.sh \
-	tests/integration/interp_local.sh tests/integration/jailer.sh \
-	tests/integration/boot.sh tests/integration/api.sh \
-	tests/integration/virtio_net.sh tests/integration/jail_net.sh \
-	tests/integration/vsock.sh tests/integration/emberctl.sh \
-	tests/integration/net.sh tests/integration/emberctl_jail.sh \
-	tests/integration/snapshot.sh tests/integration/run_code.sh \
-	tests/integration/template_save.sh \
-	tests/integration/mcp.sh tests/integration/e2b.sh; do
-	echo "== ${s#tests/}"
-	while IFS= read -r line; do
-		count_line "$line"
-	done < <(bash "$s" 2>&1)
-done
+else
+	count_line "not ok - VM tests: $(cat "${TMPDIR:-/tmp}/kvmbox-decide.$$")"
+fi
+rm -f "${TMPDIR:-/tmp}/kvmbox-decide.$$"
+times+=("phase:vm $((SECONDS - t0))")
 
 if [ "$failed" -gt 0 ]; then
 	echo "failed:"
 	printf '  %s\n' "${failures[@]}"
 fi
-echo "tests: $passed passed, $failed failed"
+echo "times:"
+for t in "${times[@]}"; do
+	case $t in
+	phase:*) ;;
+	*) printf '  %-32s %s\n' "${t% *}" "$(fmt_s "${t##* }")" ;;
+	esac
+done
+for t in "${times[@]}"; do
+	case $t in
+	phase:vm*) printf '  %-32s %s (%s)\n' "phase: VM tests" "$(fmt_s "${t##* }")" "$where" ;;
+	phase:unit*) printf '  %-32s %s\n' "phase: unit tests" "$(fmt_s "${t##* }")" ;;
+	phase:fuzz*) printf '  %-32s %s\n' "phase: fuzz targets" "$(fmt_s "${t##* }")" ;;
+	esac
+done
+printf '  %-32s %s\n' total "$(fmt_s "$SECONDS")"
+echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -27,6 +27,15 @@
 #define BUILDER_MAX_FILE (2ULL << 30)
 
 /*
+ * What builder__load_images() leaves, before KVM, for builder__boot_data()
+ * after the devices: the kernel as loaded and where the initrd went.
+ */
+struct builder_boot {
+	struct kernel_image k;
+	struct zeropage_cfg zp; /* cmdline: set by builder__boot_data() */
+};
+
+/*
  * Open a kernel or initrd: a regular, non-empty file of at most 2 GiB.
  * One-line errors name the file and its role.  Returns the fd or -errno.
  */
@@ -137,25 +146,33 @@ static int builder__cmdline(struct vm *vm, struct cmdline *c)
 			  cfg->run_cmd ? " or --run (they share it)" : "");
 		return ret;
 	}
-	log_info("kernel command line: %s", c->buf);
 	return 0;
 }
 
-static int builder__load(struct vm *vm)
+/*
+ * The kernel and the initrd, from their files into guest RAM, and the
+ * kernel command line as far as it is known before the devices exist
+ * (without their virtio_mmio.device= arguments and PVM's): all of it
+ * host work that needs no KVM, so that a bad image, or arguments that
+ * cannot fit whatever the devices add, are reported before /dev/kvm is
+ * opened.  Fills @b for builder__boot_data().  Returns 0 or a negative
+ * errno after one error line.
+ */
+static int builder__load_images(struct vm *vm, struct builder_boot *b)
 {
 	const struct vm_config *cfg = &vm->cfg;
-	struct zeropage_cfg zp = { 0 };
 	struct kernel_src src = { .read = builder__kernel_read, .fd = -1 };
-	struct kernel_image k;
+	struct kernel_image *k = &b->k;
 	struct cmdline *c = NULL;
 	uint64_t isize = 0;
 	void *idst;
 	int ifd = -1, ret;
 
+	memset(b, 0, sizeof(*b));
 	src.fd = builder__open_file("kernel", cfg->kernel_path, &src.size);
 	if (src.fd < 0)
 		return src.fd;
-	ret = kernel__load_src(&vm->mem, &src, &k);
+	ret = kernel__load_src(&vm->mem, &src, k);
 	if (ret) {
 		if (ret == -ENOEXEC)
 			log_error(
@@ -170,17 +187,17 @@ static int builder__load(struct vm *vm)
 				(unsigned long long)cfg->mem_mib);
 		else if (ret == -EINVAL)
 			log_error("kernel %s: %s", cfg->kernel_path,
-				  k.why ? k.why :
-					  "truncated or malformed image");
+				  k->why ? k->why :
+					   "truncated or malformed image");
 		else
 			log_error("kernel %s: read: %s", cfg->kernel_path,
 				  strerror(-ret));
 		goto out;
 	}
-	vm->entry = k.entry;
+	vm->entry = k->entry;
 	log_info("kernel %s: %s, entry 0x%llx", cfg->kernel_path,
-		 k.format == KERNEL_FORMAT_ELF ? "ELF vmlinux" : "bzImage",
-		 (unsigned long long)k.entry);
+		 k->format == KERNEL_FORMAT_ELF ? "ELF vmlinux" : "bzImage",
+		 (unsigned long long)k->entry);
 
 	if (cfg->initrd_path) {
 		ifd = builder__open_file("initrd", cfg->initrd_path, &isize);
@@ -188,8 +205,8 @@ static int builder__load(struct vm *vm)
 			ret = ifd;
 			goto out;
 		}
-		ret = zeropage__initrd_place(&vm->mem, &k, isize,
-					     &zp.initrd_gpa);
+		ret = zeropage__initrd_place(&vm->mem, k, isize,
+					     &b->zp.initrd_gpa);
 		if (ret) {
 			log_error(
 				"initrd %s: %llu bytes do not fit in guest RAM "
@@ -199,26 +216,53 @@ static int builder__load(struct vm *vm)
 			goto out;
 		}
 		/* One copy, from the file straight into guest RAM. */
-		idst = mem__ptr(&vm->mem, zp.initrd_gpa, isize);
+		idst = mem__ptr(&vm->mem, b->zp.initrd_gpa, isize);
 		ret = idst ? fileio__pread_all(ifd, idst, isize, 0) : -EFAULT;
 		if (ret) {
 			log_error("initrd %s: read: %s", cfg->initrd_path,
 				  strerror(-ret));
 			goto out;
 		}
-		zp.initrd_size = isize;
+		b->zp.initrd_size = isize;
 	}
 
+	/*
+	 * No device exists yet and vm->pvm is not decided: what this finds
+	 * too long is a part of the final line (builder__boot_data()).
+	 */
 	c = malloc(sizeof(*c));
 	if (!c) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	ret = builder__cmdline(vm, c);
+out:
+	free(c);
+	if (ifd >= 0)
+		close(ifd);
+	close(src.fd);
+	return ret;
+}
+
+/*
+ * Once the devices exist: the whole kernel command line, the zero page
+ * (with the kernel and initrd builder__load_images() placed, @b) and the
+ * MP table.  Returns 0 or a negative errno after one error line.
+ */
+static int builder__boot_data(struct vm *vm, struct builder_boot *b)
+{
+	struct cmdline *c = malloc(sizeof(*c));
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	ret = builder__cmdline(vm, c);
 	if (ret)
 		goto out;
-	zp.cmdline = c->buf;
-	ret = zeropage__build(&vm->mem, &k, &zp);
+	log_info("kernel command line: %s", c->buf);
+	b->zp.cmdline = c->buf;
+	ret = zeropage__build(&vm->mem, &b->k, &b->zp);
+	b->zp.cmdline = NULL;
 	if (ret) {
 		log_error("writing the zero page: %s", strerror(-ret));
 		goto out;
@@ -228,9 +272,6 @@ static int builder__load(struct vm *vm)
 		log_error("writing the MP table: %s", strerror(-ret));
 out:
 	free(c);
-	if (ifd >= 0)
-		close(ifd);
-	close(src.fd);
 	return ret;
 }
 
@@ -266,8 +307,36 @@ static int builder__open_console(struct vm *vm)
 	return vm->console_out ? 0 : -ENOMEM;
 }
 
-/* Drives first, the root drive before the others (it becomes vda). */
-static int builder__devices(struct vm *vm, struct device_events ev)
+/*
+ * Every drive's image, open and locked into @img (indexed as cfg.drives),
+ * in the order builder__devices() adds them: the root drive first.
+ * Returns 0 or a negative errno after one error line; what was opened is
+ * in @img either way.
+ */
+static int builder__open_drives(struct vm *vm, struct dev_blk_image *img)
+{
+	const struct vm_config *cfg = &vm->cfg;
+	unsigned int i, pass;
+	int ret;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < cfg->nr_drives && i < CONFIG_MAX_DRIVES; i++) {
+			if ((pass == 0) != ((int)i == vm->root_drive))
+				continue;
+			ret = dev_blk__open(&cfg->drives[i], &img[i]);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Drives first, the root drive before the others (it becomes vda), on the
+ * images builder__open_drives() opened (@img; each taken by its device).
+ */
+static int builder__devices(struct vm *vm, struct device_events ev,
+			    struct dev_blk_image *img)
 {
 	const struct vm_config *cfg = &vm->cfg;
 	struct dev_env env = {
@@ -292,7 +361,8 @@ static int builder__devices(struct vm *vm, struct device_events ev)
 			if ((pass == 0) != ((int)i == vm->root_drive))
 				continue;
 			snprintf(id, sizeof(id), "drive%u", n++);
-			ret = dev_blk__add(&env, d->id ? d->id : id, d);
+			ret = dev_blk__add(&env, d->id ? d->id : id, d,
+					   &img[i]);
 		}
 	}
 	if (!ret && !cfg->no_rng)
@@ -314,17 +384,41 @@ int builder__build(struct vm *vm, struct device_events ev,
 				      enum vcpu_event e))
 {
 	const struct vm_config *cfg = &vm->cfg;
+	struct dev_blk_image img[CONFIG_MAX_DRIVES];
 	struct vcpu_ctx *ctx = &vm->vctx;
+	struct builder_boot boot;
 	unsigned int i;
 	int ret;
 
+	memset(img, 0, sizeof(img));
+	memset(&boot, 0, sizeof(boot));
 	vm->root_drive = -1;
 	for (i = 0; i < cfg->nr_drives && i < CONFIG_MAX_DRIVES; i++)
 		if (cfg->drives[i].root)
 			vm->root_drive = (int)i;
-	ret = kvm__open(&vm->kvm);
-	if (ret)
+	/*
+	 * First the host side, none of which needs KVM: guest RAM, the
+	 * kernel and initrd loaded into it, the console file, the drives'
+	 * images.  A bad input is then reported, in the same one line,
+	 * before /dev/kvm is opened, on any host.  A restored VM comes with
+	 * its RAM (vm__create_restored()) and its state (nothing to load).
+	 */
+	ret = vm->mem.map ? 0 : mem__create(&vm->mem, cfg->mem_mib << 20);
+	if (ret) {
+		log_error("guest RAM of %llu MiB: %s",
+			  (unsigned long long)cfg->mem_mib, strerror(-ret));
 		return ret;
+	}
+	ret = vm->restored ? 0 : builder__load_images(vm, &boot);
+	/* Each step logs what failed, in one line. */
+	if (!ret)
+		ret = builder__open_console(vm);
+	if (!ret)
+		ret = builder__open_drives(vm, img);
+	if (!ret)
+		ret = kvm__open(&vm->kvm);
+	if (ret)
+		goto out;
 	vm->pvm = cfg->pvm == PVM_ON || (cfg->pvm == PVM_AUTO && pvm__detect());
 	if (vm->pvm) {
 		log_info(
@@ -332,21 +426,11 @@ int builder__build(struct vm *vm, struct device_events ev,
 			"CPUID, instruction fallbacks)");
 		xstate__layout_host(&vm->xstate);
 	}
-	/* A restored VM comes with its RAM (vm__create_restored()). */
-	ret = vm->mem.map ? 0 : mem__create(&vm->mem, cfg->mem_mib << 20);
-	if (ret) {
-		log_error("guest RAM of %llu MiB: %s",
-			  (unsigned long long)cfg->mem_mib, strerror(-ret));
-		return ret;
-	}
 	ret = kvm__create_vm(&vm->kvm, &vm->mem);
 	if (!ret)
-		ret = builder__open_console(vm);
-	/* Each step logs what failed, in one line. */
-	if (!ret)
-		ret = builder__devices(vm, ev);
+		ret = builder__devices(vm, ev, img);
 	if (ret)
-		return ret;
+		goto out;
 
 	*ctx = (struct vcpu_ctx){
 		.kvm_fd = vm->kvm.kvm_fd,
@@ -361,20 +445,26 @@ int builder__build(struct vm *vm, struct device_events ev,
 		.opaque = vm,
 	};
 	vm->vcpus = calloc(vm->nr_vcpus, sizeof(*vm->vcpus));
-	if (!vm->vcpus)
-		return -ENOMEM;
+	if (!vm->vcpus) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vm->vcpus[i].fd = -1;
 	for (i = 0; i < vm->nr_vcpus && !ret; i++)
 		ret = vcpu__create(ctx, i, &vm->vcpus[i]);
 	if (ret)
-		return ret;
+		goto out;
 	/* The TSC rate goes into the PVM kernel arguments. */
 	vm->tsc_khz = kvm__tsc_khz(vm->vcpus[0].fd);
 	if (vm->restored)
-		return 0; /* its state comes from the snapshot */
-	ret = builder__load(vm);
+		goto out; /* its state comes from the snapshot */
+	ret = builder__boot_data(vm, &boot);
 	if (!ret)
 		ret = vcpu__set_boot_state(&vm->vcpus[0], vm->entry);
+out:
+	/* Images no device took (a failure before or among the drives). */
+	for (i = 0; i < CONFIG_MAX_DRIVES; i++)
+		dev_blk__close(&img[i]);
 	return ret;
 }

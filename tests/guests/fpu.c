@@ -264,8 +264,12 @@ static int setup(void)
 		u32 lo, hi;
 
 		asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-		if (!check(lo == want && hi == 0, "xgetbv reads XCR0 back"))
+		if (!check(lo == want && hi == 0, "xgetbv reads XCR0 back")) {
+			puts("fpu: xgetbv read ");
+			put_hex(((u64)hi << 32) | lo);
+			serial_putc('\n');
 			return -1;
+		}
 	}
 	if (have_avx) {
 		cpuid(0xd, 2, &a, &b, &c, &d);

@@ -11,10 +11,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: control socket tests"
-	exit 0
-fi
+need_kvm "control socket tests"
 K=$GUEST/vmlinux
 I=$GUEST/initramfs.cpio
 C="python3 tests/integration/api_client.py"
@@ -238,10 +235,10 @@ try:
     got = s.recv(64)
 except socket.timeout:
     got = b""
-print("paused:", got)
+print("paused:", got, flush=True)
 h = subprocess.run(["python3", "tests/integration/api_client.py", "hash", pid,
                     "128"], capture_output=True, text=True).stdout.strip()
-print("hash:", h)
+print("hash:", h, flush=True)
 s.settimeout(60)
 try:
     got = s.recv(64)
@@ -250,7 +247,9 @@ except OSError as e:
 print("resumed:", got)
 EOF
 vp=$!
-sleep 2.5
+# Resumed once the client has waited its 1.5 s and hashed the RAM, however
+# long that takes on this host.
+wait_for "$TMP/vpause.out" '^hash:' 120 "$vp"
 expect_api "PATCH /vm Resumed" 204 '' "$S" PATCH /vm '{"state":"Resumed"}'
 wait "$vp"
 check "paused: a vsock connection to the agent waits unanswered, guest RAM unchanged" \

@@ -6,10 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: Linux boot tests"
-	exit 0
-fi
+need_kvm "Linux boot tests"
 K=$GUEST/vmlinux
 I=$GUEST/initramfs.cpio
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-600}

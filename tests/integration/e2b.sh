@@ -33,10 +33,7 @@ export EMBER_STATE_DIR=${STATE:-$TMP/state}
 export EMBER_SUPERVISOR_LOG=$TMP/supervisor.log
 E=$EMBERCTL
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: ember-e2b with the E2B SDK"
-	exit 0
-fi
+need_kvm "ember-e2b with the E2B SDK"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "ok - # SKIP no node and npm (tests/install-deps.sh installs them): ember-e2b with the E2B SDK"
 	exit 0
@@ -104,7 +101,7 @@ touch "$TMP/build.out"
 check "e2b: the template default is there ($(($(now_ms) - t0)) ms)" \
 	"exit $rc; $(show "$TMP/build.out" "$TMP/build.err")" [ $rc = 0 ]
 [ $rc = 0 ] || exit 0
-(cd tests/e2b && timeout 600 npm ci --silent --no-audit --no-fund) >"$TMP/npm.log" 2>&1
+npm_install tests/e2b >"$TMP/npm.log" 2>&1
 rc=$?
 check "e2b: npm ci installs the pinned SDKs ($(node -p 'const d=require("./tests/e2b/package.json").dependencies; `e2b ${d.e2b}, @e2b/code-interpreter ${d["@e2b/code-interpreter"]}`' 2>/dev/null))" \
 	"exit $rc; $(show "$TMP/npm.log")" [ $rc = 0 ]

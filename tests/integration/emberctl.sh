@@ -555,10 +555,7 @@ check "fake: no sanitizer report (emberctl, supervisors)" "$(show "$TMP/supervis
 unset EMBER_BIN EMBER_KERNEL EMBER_ROOTFS FAKE_REPORT FAKE_ROOTFS
 
 # ---- part 2: real sandboxes ----------------------------------------------
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: emberctl with real sandboxes"
-	exit 0
-fi
+need_kvm "emberctl with real sandboxes"
 if ! "$EMBER" --help 2>&1 | grep -q -- '--vsock'; then
 	echo "ok - # SKIP $EMBER has no --vsock yet: emberctl with real sandboxes"
 	exit 0

@@ -28,10 +28,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "ok - # SKIP emberctl run --jail needs root"
 	exit 0
 fi
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: jailed sandboxes"
-	exit 0
-fi
+need_kvm "jailed sandboxes"
 for f in "$E" "$JEMBER" "$JAILER"; do
 	if [ ! -x "$f" ]; then
 		not_ok "emberctl --jail: $f is built" "make all asan"

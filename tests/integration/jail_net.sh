@@ -11,8 +11,9 @@
 
 JAILER=${JAILER:-build/ember-jailer}
 REL=${EMBER_RELEASE:-build/ember}
-if ! have_kvm || [ "$(id -u)" != 0 ] || [ ! -x "$JAILER" ] || [ ! -x "$REL" ]; then
-	echo "ok - # SKIP needs root, /dev/kvm, $JAILER and $REL"
+need_kvm "jailed ember with a network"
+if [ "$(id -u)" != 0 ] || [ ! -x "$JAILER" ] || [ ! -x "$REL" ]; then
+	echo "ok - # SKIP needs root, $JAILER and $REL"
 	exit 0
 fi
 ID=jn$$

@@ -160,10 +160,7 @@ check "a failed exec in place: the jail left, --cleanup named, then removes it" 
 	[ $rc2 = 0 ] && [ -z \"\$(ls -A '$B/ember-bad')\" ]"
 rm -rf "${B:?}"/*
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: jailed ember runs"
-	exit 0
-fi
+need_kvm "jailed ember runs"
 if [ ! -f "$G/snap_resume.elf" ]; then
 	not_ok "jailed ember" "$G/snap_resume.elf missing: run make guests"
 	exit 0

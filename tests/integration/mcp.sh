@@ -31,10 +31,7 @@ export EMBER_SUPERVISOR_LOG=$TMP/supervisor.log
 export MCP_SERVER_LOG=$TMP/ember-mcp.log
 E=$EMBERCTL
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: ember-mcp with the MCP SDK"
-	exit 0
-fi
+need_kvm "ember-mcp with the MCP SDK"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "ok - # SKIP no node and npm (tests/install-deps.sh installs them): ember-mcp with the MCP SDK"
 	exit 0
@@ -82,7 +79,7 @@ rc=$?
 check "mcp: the template default is there ($(($(now_ms) - t0)) ms)" \
 	"exit $rc; $(show "$TMP/build.out" "$TMP/build.err")" [ $rc = 0 ]
 [ $rc = 0 ] || exit 0
-(cd tests/mcp && timeout 600 npm ci --silent --no-audit --no-fund) >"$TMP/npm.log" 2>&1
+npm_install tests/mcp >"$TMP/npm.log" 2>&1
 rc=$?
 check "mcp: npm ci installs the pinned MCP SDK ($(node -p 'require("./tests/mcp/package.json").dependencies["@modelcontextprotocol/sdk"]' 2>/dev/null))" \
 	"exit $rc; $(show "$TMP/npm.log")" [ $rc = 0 ]

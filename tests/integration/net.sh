@@ -280,10 +280,7 @@ check "fake: no sanitizer report (emberctl, supervisors)" "$(show "$TMP/supervis
 unset EMBER_BIN EMBER_KERNEL EMBER_ROOTFS
 
 # ---- part 2: real sandboxes --------------------------------------------------
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: networking of real sandboxes"
-	exit 0
-fi
+need_kvm "networking of real sandboxes"
 if [ ! -x "$EMBER" ] || ! "$EMBER" --help 2>&1 | grep -q -- '--net tap='; then
 	echo "ok - # SKIP $EMBER has no --net: networking of real sandboxes"
 	exit 0

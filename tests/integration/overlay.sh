@@ -19,10 +19,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: overlay boot tests"
-	exit 0
-fi
+need_kvm "overlay boot tests"
 K=$GUEST/bzImage
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-600}
 

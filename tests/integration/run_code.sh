@@ -18,10 +18,7 @@ export EMBER_STATE_DIR=${SHARED_STATE_DIR:-$TMP/state}
 export EMBER_SUPERVISOR_LOG=$TMP/supervisor.log
 E=$EMBERCTL
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: run-code in a guest"
-	exit 0
-fi
+need_kvm "run-code in a guest"
 if [ ! -x "$E" ] || [ ! -x "$EMBER" ]; then
 	not_ok "run-code: $E and $EMBER are built" "make all asan"
 	exit 0

@@ -17,10 +17,7 @@ G=${GUESTS:-build/guests}
 API="python3 tests/integration/api_client.py req"
 PIDS=()
 
-if ! have_kvm; then
-	echo "ok - # SKIP seccomp tests need /dev/kvm"
-	exit 0
-fi
+need_kvm "seccomp tests"
 for g in hello snap_resume; do
 	if [ ! -f "$G/$g.elf" ]; then
 		not_ok "seccomp tests" "$G/$g.elf missing: run make guests"

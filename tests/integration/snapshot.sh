@@ -22,10 +22,7 @@ export EMBER_SUPERVISOR_LOG=$TMP/supervisor.log
 E=$EMBERCTL
 TPL=snaptest
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: templates and parking"
-	exit 0
-fi
+need_kvm "templates and parking"
 if [ ! -x "$E" ] || [ ! -x "$EMBER" ]; then
 	not_ok "snapshot: $E and $EMBER are built" "make all asan"
 	exit 0

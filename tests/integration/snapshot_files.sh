@@ -13,10 +13,7 @@ API="python3 tests/integration/api_client.py req"
 TOOL="python3 tests/integration/snap_tool.py"
 PIDS=()
 
-if ! have_kvm; then
-	echo "ok - # SKIP snapshot tests need /dev/kvm"
-	exit 0
-fi
+need_kvm "snapshot tests"
 cleanup() {
 	local p
 	for p in ${PIDS[@]+"${PIDS[@]}"}; do kill -9 "$p" 2>/dev/null; done

@@ -25,10 +25,7 @@ NAME=tsave-$$
 NAME2=tsave-$$-paused
 IDS=() # every sandbox this test made, killed at the end
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: template save"
-	exit 0
-fi
+need_kvm "template save"
 if [ ! -x "$E" ] || [ ! -x "$EMBER" ]; then
 	not_ok "template save: $E and $EMBER are built" "make all asan"
 	exit 0

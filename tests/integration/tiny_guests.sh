@@ -9,10 +9,7 @@ cd "$(dirname "$0")/../.."
 
 G=${GUESTS:-build/guests}
 
-if ! have_kvm; then
-	echo "ok - # SKIP tiny guests need /dev/kvm"
-	exit 0
-fi
+need_kvm "tiny guests"
 
 # run NAME [ARG...]: boot $G/NAME.elf with ember's extra ARGs (and with
 # --append "$APPEND" when set); sets rc, ms, and $TMP/NAME.{out,err}.
@@ -82,7 +79,14 @@ fi
 EXTRA=(--no-rng)
 expect hostile_io 0 'hostile_io: all checks passed'
 EXTRA=()
-expect hostile_xsave 0 'hostile_xsave: all checks passed'
+# XSAVE cases need a CPU that offers XSAVE to the guest (the KVM box hides
+# it: see tests/kvmbox/kvmbox); without one the guest says so and ends 0.
+if grep -qw xsave /proc/cpuinfo; then
+	expect hostile_xsave 0 'hostile_xsave: all checks passed'
+else
+	expect hostile_xsave 0 'hostile_xsave: no XSAVE: skipped'
+	echo "ok - # SKIP hostile_xsave: this CPU offers no XSAVE to guests"
+fi
 # XSAVE areas the guest's page tables put outside guest RAM: on a PVM host
 # ember's emulation stops the VM with one clear error by design.  Natively
 # the instruction runs, or KVM cannot emulate it against non-RAM and ember
@@ -138,12 +142,12 @@ rate_case() {
 	fi
 	EXTRA=()
 }
-expect_fast=1225 # ms: the bandwidth case's bound
+# The lower bounds below hold on any host: a limiter cannot let paced work
+# through faster than its rate.  How fast an unlimited run is depends on
+# the host: bench/ratelimit measures it, next to the limited ones.
+expect_fast=1225 # ms: the bandwidth case's bound (1750 ms of pacing)
 EXTRA=(--drive "path=$TMP/rate.img,id=rate")
 expect virtio_blk_rate 0 'virtio_blk_rate: all checks passed'
-check "virtio_blk_rate unlimited: $ms ms, under ${expect_fast} ms" \
-	"an unlimited run took $ms ms: the limits below cannot be told apart" \
-	[ "$ms" -lt "$expect_fast" ]
 EXTRA=()
 # 128 KiB / 250 ms: 896 KiB past the full bucket take 1750 ms.
 rate_case bw=131072/250 "$expect_fast" "1 MiB at 512 KiB/s (>= 1750 ms)"

@@ -9,8 +9,9 @@
 # namespace, where the restored guest answers ping.
 . "$(dirname "$0")/../lib.sh"
 
-if ! have_kvm || ! command -v ip >/dev/null; then
-	echo "ok - # SKIP no /dev/kvm or no ip(8)"
+need_kvm "virtio-net tests"
+if ! command -v ip >/dev/null; then
+	echo "ok - # SKIP no ip(8): virtio-net tests"
 	exit 0
 fi
 K=$GUEST/vmlinux

@@ -10,10 +10,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-if ! have_kvm; then
-	echo "ok - # SKIP no usable /dev/kvm: vsock tests"
-	exit 0
-fi
+need_kvm "vsock tests"
 PEER=tests/integration/vsock_peer.py
 UDS=$TMP/v.sock
 cp --sparse=always "$GUEST/rootfs.ext4" "$TMP/root.ext4"

@@ -229,21 +229,43 @@ static int dev__blk_attach(const struct dev_env *env, struct devmgr_dev *md,
 	return 0;
 }
 
-int dev_blk__add(const struct dev_env *env, const char *id,
-		 const struct drive_config *d)
+int dev_blk__open(const struct drive_config *d, struct dev_blk_image *img)
 {
-	const struct rate_limiter_config *rl = &d->rate_limiter;
-	struct virtio_blk_backing bk;
-	struct devmgr_dev *md;
-	struct virtio_blk *blk;
 	char why[256];
-	bool ovl;
 	int ret;
 
-	ret = dev__blk_open(d->path, d->read_only, &bk, &ovl, why, sizeof(why));
+	memset(img, 0, sizeof(*img));
+	ret = dev__blk_open(d->path, d->read_only, &img->bk, &img->overlay, why,
+			    sizeof(why));
 	if (ret < 0) {
-		log_error("%s %s: %s", ovl ? "overlay" : "drive", d->path, why);
-		return ret;
+		log_error("%s %s: %s", img->overlay ? "overlay" : "drive",
+			  d->path, why);
+		memset(img, 0, sizeof(*img));
+	}
+	return ret;
+}
+
+void dev_blk__close(struct dev_blk_image *img)
+{
+	if (img->bk.ops)
+		img->bk.ops->destroy(img->bk.opaque);
+	memset(img, 0, sizeof(*img));
+}
+
+int dev_blk__add(const struct dev_env *env, const char *id,
+		 const struct drive_config *d, struct dev_blk_image *img)
+{
+	const struct rate_limiter_config *rl = &d->rate_limiter;
+	struct virtio_blk_backing bk = img->bk;
+	bool ovl = img->overlay;
+	struct devmgr_dev *md;
+	struct virtio_blk *blk;
+
+	/* The backing is ours from here, whatever happens. */
+	memset(img, 0, sizeof(*img));
+	if (!bk.ops) {
+		log_error("drive %s: its image is not open", d->path);
+		return -EBADF;
 	}
 	md = devmgr__add(env->dm, id, &dev_class_virtio_blk);
 	if (!md) {

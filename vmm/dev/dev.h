@@ -3,8 +3,9 @@
  * How each kind of device gets into a VM: one file per device class, each
  * with its class (struct devmgr_class, registered in classes.c) and the
  * function that creates such a device from its configuration, registers it
- * with the device manager and opens the host files it needs.  The builder
- * (vmm/builder.c) calls these; nothing else does.
+ * with the device manager and opens the host files it needs (a drive's
+ * image is opened beforehand, before /dev/kvm: dev_blk__open()).  The
+ * builder (vmm/builder.c) calls these; nothing else does.
  *
  * A new device class means: its model in devices/, a file here, one line
  * in classes.c, and the call in the builder for its configuration.
@@ -13,6 +14,7 @@
 #define EMBER_VMM_DEV_DEV_H
 
 #include "../../devices/device.h"
+#include "../../devices/virtio_blk.h"
 #include "../config.h"
 #include "../devmgr.h"
 
@@ -56,19 +58,43 @@ const struct devmgr_class *dev__class(const char *name);
 int dev_legacy__add(const struct dev_env *env);
 
 /*
- * dev_blk__add() - a virtio-blk device for drive @d with device id @id:
- * opens the image (read-only with @d->read_only, O_NONBLOCK so that a FIFO
- * fails instead of hanging), checks it is a regular file of at least one
- * sector, locks it (flock: shared read-only, else exclusive) against a
- * second writer, GET_ID answers @d->id or @id.  A file that starts with
- * the overlay magic is opened as a copy-on-write overlay over its base
- * (snapshot/overlay.h: the base read-only, its identity checked).
+ * A drive's image, open and locked, not yet a device's: what
+ * dev_blk__open() makes before the VM exists and dev_blk__add() takes.
+ * Zeroed: none.
+ */
+struct dev_blk_image {
+	struct virtio_blk_backing bk; /* bk.ops NULL: none */
+	bool overlay; /* a copy-on-write overlay (snapshot/overlay.h) */
+};
+
+/*
+ * dev_blk__open() - open drive @d's image into @img, host files only (no
+ * VM needed, so that a bad drive is reported before /dev/kvm is opened):
+ * read-only with @d->read_only, O_NONBLOCK so that a FIFO fails instead
+ * of hanging; it must be a regular file of at least one sector; it is
+ * locked (flock: shared read-only, else exclusive) against a second
+ * writer.  A file that starts with the overlay magic is opened as a
+ * copy-on-write overlay over its base (snapshot/overlay.h: the base
+ * read-only, its identity checked).  Returns 0 with @img owning the image
+ * (give it to dev_blk__add() or dev_blk__close()), or a negative errno
+ * after one error line naming the file, @img then zeroed.
+ */
+int dev_blk__open(const struct drive_config *d, struct dev_blk_image *img);
+
+/* dev_blk__close() - close @img's image and zero it; safe on a zeroed one. */
+void dev_blk__close(struct dev_blk_image *img);
+
+/*
+ * dev_blk__add() - a virtio-blk device with device id @id for drive @d,
+ * on the image @img that dev_blk__open() opened for @d: taken over
+ * (zeroed here, closed on failure too).  GET_ID answers @d->id or @id.
  * @d->rate_limiter limits it (devices/rate_limiter.h), woken by a timerfd
  * on the event loop; the timerfd exists even without a limiter, for PATCH.
- * Returns 0 or a negative errno after one error line naming the file.
+ * Returns 0 or a negative errno (-EBADF for no image) after one error
+ * line.
  */
 int dev_blk__add(const struct dev_env *env, const char *id,
-		 const struct drive_config *d);
+		 const struct drive_config *d, struct dev_blk_image *img);
 
 /*
  * dev_blk__update() - drive @id now reads and writes the image @path
