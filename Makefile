@@ -86,7 +86,7 @@ $(GUEST)/agent: guest-init/agent.c guest-init/protocol.h
 
 $(GUEST)/vecstate: tests/guest-progs/vecstate.c
 	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -mavx2 -o $@ $<
+	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
 
 $(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate \
 		$(GUEST)/gen_init_cpio guest-init/mk-initramfs.sh
@@ -183,6 +183,9 @@ fuzz: fuzz-build
 		grep -E 'stat::number_of_executed_units' $$f.log; \
 	done
 
+# Each bench script runs itself where /dev/kvm works, else in the KVM box
+# (bench/kvmbox.sh; EMBER_KVMBOX=1 forces the box, 0 forbids it), where
+# absolute times are not hardware figures.
 bench: all guest guests
 	bench/boot
 

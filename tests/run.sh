@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# ember's test runner, in three phases: unit tests (cmocka, ASan/UBSan
-# builds), the fuzz targets (libFuzzer) and the VM tests (the integration
-# scripts in tests/integration/: bad input, tiny guests, real Linux
-# boots).  The first two need no KVM and run on this host; the VM tests
+# ember's test runner, in four phases: unit tests (cmocka, ASan/UBSan
+# builds), the fuzz targets (libFuzzer), the integration scripts that need
+# no VM, and the VM tests (the rest of tests/integration/: bad input, tiny
+# guests, real Linux boots).  The first three run on this host; the VM tests
 # run here where /dev/kvm works, else in the KVM box (tests/kvmbox/kvmbox:
 # QEMU TCG with nested SVM), with EMBER_KVMBOX=1 forcing the box and
 # EMBER_KVMBOX=0 forbidding it.  A VM test never skips for lack of KVM: with
@@ -81,24 +81,22 @@ fuzz_targets() {
 	done
 }
 
-VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay interp_local
+# Integration scripts that need no VM (here, on the host), and those that
+# boot guests (where /dev/kvm works: here or in the KVM box).
+HOST_SCRIPTS=(interp_local)
+VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay
 	jailer boot api virtio_net jail_net vsock emberctl net emberctl_jail
 	snapshot run_code template_save mcp e2b)
 
-# vm_scripts: each VM test script in turn, its lines on stdout (for
-# count_line), a "# time" line each; a script that reports no case, or
-# ends non-zero without a failed case, adds a failed case of its own.
-vm_scripts() {
+# scripts NAME...: each integration script in turn, its lines on stdout
+# (for count_line), a "# time" line each; a script that reports no case,
+# or ends non-zero without a failed case, adds a failed case of its own.
+scripts() {
 	local s line n bad rc t0
 	# Debian's own tools: python3 is the one install-deps gave numpy,
 	# pandas and matplotlib (not a version manager's shim before it).
 	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-	# net.sh builds the template "default" (a boot and the code
-	# interpreter's start) in this state directory; run_code.sh and
-	# mcp.sh restore their sandboxes from the same one.
-	SHARED_STATE_DIR=$(mktemp -d /tmp/ember-shared.XXXXXX)
-	export SHARED_STATE_DIR MCP_STATE_DIR=$SHARED_STATE_DIR
-	for s in "${VM_SCRIPTS[@]}"; do
+	for s in "$@"; do
 		echo "== integration/$s.sh"
 		t0=$SECONDS
 		n=0
@@ -120,6 +118,15 @@ vm_scripts() {
 		fi
 		echo "# time integration/$s.sh $((SECONDS - t0))"
 	done
+}
+
+vm_scripts() {
+	# net.sh builds the template "default" (a boot and the code
+	# interpreter's start) in this state directory; run_code.sh and
+	# mcp.sh restore their sandboxes from the same one.
+	SHARED_STATE_DIR=$(mktemp -d /tmp/ember-shared.XXXXXX)
+	export SHARED_STATE_DIR MCP_STATE_DIR=$SHARED_STATE_DIR
+	scripts "${VM_SCRIPTS[@]}"
 	rm -rf "$SHARED_STATE_DIR"
 }
 
@@ -134,6 +141,9 @@ times+=("phase:unit $((SECONDS - t0))")
 t0=$SECONDS
 fuzz_targets
 times+=("phase:fuzz $((SECONDS - t0))")
+t0=$SECONDS
+scripts "${HOST_SCRIPTS[@]}" | while IFS= read -r line; do count_line "$line"; done
+times+=("phase:host $((SECONDS - t0))")
 
 t0=$SECONDS
 where=
@@ -181,6 +191,7 @@ for t in "${times[@]}"; do
 	phase:vm*) printf '  %-32s %s (%s)\n' "phase: VM tests" "$(fmt_s "${t##* }")" "$where" ;;
 	phase:unit*) printf '  %-32s %s\n' "phase: unit tests" "$(fmt_s "${t##* }")" ;;
 	phase:fuzz*) printf '  %-32s %s\n' "phase: fuzz targets" "$(fmt_s "${t##* }")" ;;
+	phase:host*) printf '  %-32s %s\n' "phase: host integration" "$(fmt_s "${t##* }")" ;;
 	esac
 done
 printf '  %-32s %s\n' total "$(fmt_s "$SECONDS")"

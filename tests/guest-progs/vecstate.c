@@ -8,6 +8,8 @@
  *
  * Each worker process loads a pattern unique to (worker, register,
  * iteration) into ymm0-15, or zmm0-31 and k0-k7 where AVX-512F is usable,
+ * or xmm0-15 (legacy SSE) where AVX2 is not (a CPU or a guest kernel
+ * without XSAVE: FXSAVE state is what the kernel must keep then),
  * makes raw sched_yield syscalls, spins, and stores the registers back, all
  * in one asm block, so only the kernel (context switches, syscall entry and
  * exit, signal frames) can change them.  All workers are pinned to one CPU
@@ -23,10 +25,9 @@
  * The self-test flips ymm5 inside the asm block to prove a FAIL is seen.
  *
  * Output: one line per worker, then exactly one of
- *   vecstate: PASS workers=W iterations=I signals=S ymm=ok zmm=ok|skipped(no avx512f)
+ *   vecstate: PASS workers=W iterations=I signals=S ymm=ok|skipped(no avx2, xmm=ok) zmm=ok|skipped(no avx512f)
  *   vecstate: FAIL workers=W iterations=I signals=S ymm=ok|FAIL zmm=... first: ...
- *   vecstate: SKIP no usable avx2
- * and exit status 0, 1 or 77 respectively.
+ * and exit status 0 or 1.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,6 +51,7 @@
 #define NR_KREGS    8
 #define ZBYTES	    64
 #define YBYTES	    32
+#define XBYTES	    16
 #define YIELDS	    2 /* sched_yield calls per iteration */
 
 struct vec_buf {
@@ -72,6 +74,7 @@ struct worker_result {
 	int zmm_bad;
 };
 
+static int have_avx2; /* ymm0-15 usable; else xmm0-15 are checked */
 static int have_avx512; /* zmm0-31 and k0-7 usable */
 static int have_avx512bw; /* k registers are 64 bits, not 16 */
 static volatile sig_atomic_t nr_signals;
@@ -84,26 +87,26 @@ static uint64_t xgetbv0(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
-/* Returns 1 if ymm0-15 are usable; sets have_avx512*. */
-static int detect(void)
+/* Sets have_avx2 (ymm0-15 usable) and have_avx512*; SSE2 is always there. */
+static void detect(void)
 {
 	unsigned int a, b, c, d, b7;
 	uint64_t xcr0;
 
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
 	    !(c & bit_AVX))
-		return 0;
+		return;
 	xcr0 = xgetbv0();
 	if ((xcr0 & 0x6) != 0x6) /* SSE and AVX state enabled */
-		return 0;
+		return;
 	if (!__get_cpuid_count(7, 0, &a, &b7, &c, &d) || !(b7 & bit_AVX2))
-		return 0;
+		return;
+	have_avx2 = 1;
 	/* AVX-512F plus opmask, ZMM_Hi256 and Hi16_ZMM state (XCR0 5-7). */
 	if ((b7 & bit_AVX512F) && (xcr0 & 0xe0) == 0xe0) {
 		have_avx512 = 1;
 		have_avx512bw = !!(b7 & bit_AVX512BW);
 	}
-	return 1;
 }
 
 static void pattern_fill(struct vec_buf *p, unsigned int w, unsigned int iter)
@@ -135,9 +138,11 @@ static void pattern_fill(struct vec_buf *p, unsigned int w, unsigned int iter)
 /*
  * The middle of every check: @yields raw sched_yield syscalls (only rax,
  * rcx and r11 may change), a dec/jnz spin for signals to land in, and, in
- * the self-test, ymm5 set to all ones.  Operands: %[n], %[spin], %[bad].
+ * the self-test, BAD (register 5 set to all ones).  Operands: %[n],
+ * %[spin], %[bad].
  */
-#define VS_MIDDLE							\
+#define VS_MIDDLE VS_MIDDLE_("vpcmpeqd %%ymm5, %%ymm5, %%ymm5\n\t")
+#define VS_MIDDLE_(BAD)							\
 	"mov %[n], %%r8d\n\t"						\
 	"test %%r8d, %%r8d\n\t"						\
 	"jz 2f\n\t"							\
@@ -152,7 +157,7 @@ static void pattern_fill(struct vec_buf *p, unsigned int w, unsigned int iter)
 	"jnz 3b\n\t"							\
 	"4: test %[bad], %[bad]\n\t"					\
 	"jz 5f\n\t"							\
-	"vpcmpeqd %%ymm5, %%ymm5, %%ymm5\n\t"				\
+	BAD								\
 	"5:\n\t"
 
 #define YLD(n)	"vmovdqa " #n "*64(%[in]), %%ymm" #n "\n\t"
@@ -171,11 +176,31 @@ static void pattern_fill(struct vec_buf *p, unsigned int w, unsigned int iter)
 		"xmm27", "xmm28", "xmm29", "xmm30", "xmm31"
 #define KCLOB	"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"
 
-/* ymm0-15 of @in live across the yields and the spin, then go to @out. */
-static void check_ymm(const struct vec_buf *in, struct vec_buf *out,
+/*
+ * ymm0-15 of @in live across the yields and the spin, then go to @out.
+ * The file is built without -mavx: only the asm here, check_zmm() and the
+ * signal handler use VEX, and only where detect() found them usable.
+ */
+__attribute__((target("avx2"))) static void check_ymm(const struct vec_buf *in, struct vec_buf *out,
 		      unsigned int n, unsigned long spin, unsigned long bad)
 {
 	__asm__ volatile(Y16(YLD) VS_MIDDLE Y16(YST) "vzeroupper\n\t"
+			 :
+			 : [in] "r"(in), [out] "r"(out), [n] "r"(n),
+			   [spin] "r"(spin), [bad] "r"(bad)
+			 : "rax", "rcx", "r11", "r8", "r9", "cc", "memory",
+			   YCLOB);
+}
+
+#define XLD(n)	"movdqa " #n "*64(%[in]), %%xmm" #n "\n\t"
+#define XST(n)	"movdqa %%xmm" #n ", " #n "*64(%[out])\n\t"
+
+/* The same for xmm0-15 with legacy SSE only (no AVX: no VEX encoding). */
+static void check_xmm(const struct vec_buf *in, struct vec_buf *out,
+		      unsigned int n, unsigned long spin, unsigned long bad)
+{
+	__asm__ volatile(Y16(XLD) VS_MIDDLE_("pcmpeqd %%xmm5, %%xmm5\n\t")
+			 Y16(XST)
 			 :
 			 : [in] "r"(in), [out] "r"(out), [n] "r"(n),
 			   [spin] "r"(spin), [bad] "r"(bad)
@@ -216,6 +241,7 @@ check_zmm(const struct vec_buf *in, struct vec_buf *out, unsigned int n,
 				   "memory", ZCLOB, KCLOB);
 }
 
+#define XGARB(n) "pcmpeqd %%xmm" #n ", %%xmm" #n "\n\t"
 #define YGARB(n) "vpcmpeqd %%ymm" #n ", %%ymm" #n ", %%ymm" #n "\n\t"
 #define ZGARB(n) "vpternlogd $0xff, %%zmm" #n ", %%zmm" #n ", %%zmm" #n "\n\t"
 #define KGARBQ(n) "kxnorq %%k0, %%k0, %%k" #n "\n\t"
@@ -243,7 +269,10 @@ static void on_alarm(int sig)
 	nr_signals = nr_signals + 1;
 	if (have_avx512)
 		trash_zmm();
-	__asm__ volatile(Y16(YGARB) ::: YCLOB);
+	if (have_avx2)
+		__asm__ volatile(Y16(YGARB) ::: YCLOB);
+	else
+		__asm__ volatile(Y16(XGARB) ::: YCLOB);
 }
 
 /* clang-format on */
@@ -266,7 +295,9 @@ static int compare(const struct vec_buf *want, const struct vec_buf *got,
 		   unsigned int iter, struct worker_result *res)
 {
 	unsigned int nz = have_avx512 ? NR_ZREGS : NR_YREGS;
-	unsigned int bytes = have_avx512 ? ZBYTES : YBYTES;
+	unsigned int bytes = have_avx512 ? ZBYTES :
+			     have_avx2	 ? YBYTES :
+					   XBYTES;
 	uint64_t kmask = have_avx512bw ? ~0ULL : 0xffff;
 	unsigned int r, l;
 	char name[8];
@@ -287,7 +318,10 @@ static int compare(const struct vec_buf *want, const struct vec_buf *got,
 			else
 				res->ymm_bad = 1;
 			snprintf(name, sizeof(name), "%cmm%u",
-				 have_avx512 ? 'z' : 'y', r);
+				 have_avx512 ? 'z' :
+				 have_avx2   ? 'y' :
+					       'x',
+				 r);
 			note(res, iter, name, l, e, g);
 		}
 	}
@@ -330,8 +364,10 @@ static void worker(unsigned int w, unsigned int iters, unsigned long spin,
 		memset(&got, 0, sizeof(got));
 		if (have_avx512)
 			check_zmm(&want, &got, YIELDS, spin, corrupt);
-		else
+		else if (have_avx2)
 			check_ymm(&want, &got, YIELDS, spin, corrupt);
+		else
+			check_xmm(&want, &got, YIELDS, spin, corrupt);
 		if (compare(&want, &got, i, res))
 			res->mismatches++;
 	}
@@ -400,10 +436,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (!detect()) {
-		printf("vecstate: SKIP no usable avx2\n");
-		return 77;
-	}
+	detect();
 
 	res = mmap(NULL, sizeof(*res) * nworkers, PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -463,7 +496,11 @@ int main(int argc, char **argv)
 		zmm = zmm_bad ? "FAIL" : "ok";
 	printf("vecstate: %s workers=%lu iterations=%lu signals=%ld ymm=%s zmm=%s",
 	       fail ? "FAIL" : "PASS", nworkers, iters, total_signals,
-	       ymm_bad ? "FAIL" : "ok", zmm);
+	       !have_avx2 ? (ymm_bad ? "skipped(no avx2, xmm=FAIL)" :
+				       "skipped(no avx2, xmm=ok)") :
+	       ymm_bad	  ? "FAIL" :
+			    "ok",
+	       zmm);
 	if (first)
 		printf(" first: worker=%u iteration=%ld reg=%s lane64=%d expected=%#018" PRIx64
 		       " got=%#018" PRIx64,

@@ -78,6 +78,8 @@ def cmd_cycles_while(sock, pid):
                                        '{"state":"%s"}' % state)
                 if status != 204:
                     fails += 1
+                    print("fail: %s after %d cycles: %s %s" % (state, n, status, text),
+                          file=sys.stderr)
             n += 1
             time.sleep(0.01)
         except OSError:
