@@ -12,8 +12,13 @@
 # "tests: N passed, N failed[, N skipped]".  Run it through `make test`.
 #
 #   tests/run.sh                  every phase
-#   tests/run.sh --only vm        the VM tests alone, their lines only (what
-#                                 the box runs; no summary)
+#   tests/run.sh --only vm [NAME...]
+#                                 the VM tests alone (or the scripts NAME,
+#                                 as in tests/integration/NAME.sh), their
+#                                 lines only: what the box runs; no summary
+# The whole script is one compound command: read before it runs, so that
+# editing this file while it runs cannot change a run under way.
+{
 set -u
 shopt -s lastpipe
 cd "$(dirname "$0")/.."
@@ -83,6 +88,7 @@ fuzz_targets() {
 
 # Integration scripts that need no VM (here, on the host), and those that
 # boot guests (where /dev/kvm works: here or in the KVM box).
+# The script names only, as in tests/integration/NAME.sh.
 HOST_SCRIPTS=(interp_local)
 VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay
 	jailer boot api virtio_net jail_net vsock emberctl net emberctl_jail
@@ -131,6 +137,8 @@ vm_scripts() {
 }
 
 if [ "${1:-}" = --only ] && [ "${2:-}" = vm ]; then
+	shift 2
+	[ $# = 0 ] || VM_SCRIPTS=("$@")
 	vm_scripts
 	exit 0
 fi
@@ -197,3 +205,5 @@ done
 printf '  %-32s %s\n' total "$(fmt_s "$SECONDS")"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
+exit
+}
