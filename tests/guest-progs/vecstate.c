@@ -295,9 +295,7 @@ static int compare(const struct vec_buf *want, const struct vec_buf *got,
 		   unsigned int iter, struct worker_result *res)
 {
 	unsigned int nz = have_avx512 ? NR_ZREGS : NR_YREGS;
-	unsigned int bytes = have_avx512 ? ZBYTES :
-			     have_avx2	 ? YBYTES :
-					   XBYTES;
+	unsigned int bytes = have_avx512 ? ZBYTES : have_avx2 ? YBYTES : XBYTES;
 	uint64_t kmask = have_avx512bw ? ~0ULL : 0xffff;
 	unsigned int r, l;
 	char name[8];

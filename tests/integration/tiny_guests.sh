@@ -64,7 +64,15 @@ expect() {
 expect hello 0 '^hello from a tiny guest$'
 expect exit_code 42 'returning 42'
 expect int3 0 'int3: all checks passed'
-expect fpu 0 'fpu: all checks passed'
+# The XSAVE cases need a CPU that offers XSAVE to the guest (the KVM box
+# hides it: see tests/kvmbox/kvmbox); without one the guests check the rest
+# (ldmxcsr, stmxcsr, fwait) and say so.
+if grep -qw xsave /proc/cpuinfo; then
+	expect fpu 0 'fpu: all checks passed'
+else
+	expect fpu 0 'fpu: no XSAVE: xsave checks skipped'
+	echo "ok - # SKIP fpu: the XSAVE cases (this CPU offers no XSAVE to guests)"
+fi
 if [ -e /sys/module/kvm_pvm ]; then
 	# The PVM emulator cannot run lock cmpxchg16b: ember stops the VM
 	# and names the instruction; it must not hang or carry on.
@@ -79,8 +87,6 @@ fi
 EXTRA=(--no-rng)
 expect hostile_io 0 'hostile_io: all checks passed'
 EXTRA=()
-# XSAVE cases need a CPU that offers XSAVE to the guest (the KVM box hides
-# it: see tests/kvmbox/kvmbox); without one the guest says so and ends 0.
 if grep -qw xsave /proc/cpuinfo; then
 	expect hostile_xsave 0 'hostile_xsave: all checks passed'
 else
