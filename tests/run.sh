@@ -143,6 +143,44 @@ if [ "${1:-}" = --only ] && [ "${2:-}" = vm ]; then
 	exit 0
 fi
 
+# The SDKs the e2b and mcp tests drive, from their locks, here: the KVM box
+# has no network.
+for d in tests/e2b tests/mcp; do
+	(. tests/lib.sh && npm_install "$d") >/dev/null 2>&1 ||
+		echo "# npm ci in $d failed here; integration/${d#tests/}.sh will try again"
+done
+
+# Where the VM tests run.  In the KVM box they start first and run beside
+# the host phases (the box's one vCPU keeps one host core busy, the host
+# phases the other); their lines are shown, and counted, after them.
+where=
+vm_pid=
+vmlog=$(mktemp "${TMPDIR:-/tmp}/ember-vm.XXXXXX")
+trap 'if [ -n "$vm_pid" ] && kill -0 "$vm_pid" 2>/dev/null; then
+	pkill -TERM -P "$vm_pid"; kill "$vm_pid"; fi; rm -f "$vmlog"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+if ! mode=$(tests/kvmbox/kvmbox --decide 2>"$vmlog"); then
+	count_line "not ok - VM tests: $(cat "$vmlog")"
+	mode=none
+elif [ "$mode" = native ]; then
+	where="on this host's /dev/kvm"
+else
+	where="in the KVM box, beside the host phases"
+	if [ "${EMBER_KVMBOX:-}" = 1 ]; then
+		echo "== VM tests: in the KVM box (EMBER_KVMBOX=1), beside the host phases"
+	else
+		echo "== VM tests: no usable /dev/kvm here: in the KVM box (QEMU TCG, nested SVM; EMBER_KVMBOX=0 forbids it), beside the host phases"
+	fi
+	(
+		t0=$SECONDS
+		tests/kvmbox/kvmbox -- bash tests/run.sh --only vm 2>&1
+		echo "# box-exit $?"
+		echo "# time phase:vm $((SECONDS - t0))"
+	) >"$vmlog" 2>&1 &
+	vm_pid=$!
+fi
+
 t0=$SECONDS
 unit_tests
 times+=("phase:unit $((SECONDS - t0))")
@@ -153,35 +191,30 @@ t0=$SECONDS
 scripts "${HOST_SCRIPTS[@]}" | while IFS= read -r line; do count_line "$line"; done
 times+=("phase:host $((SECONDS - t0))")
 
-t0=$SECONDS
-where=
-# The SDKs the e2b and mcp tests drive, from their locks, here: the KVM box
-# has no network.
-for d in tests/e2b tests/mcp; do
-	(. tests/lib.sh && npm_install "$d") >/dev/null 2>&1 ||
-		echo "# npm ci in $d failed here; integration/${d#tests/}.sh will try again"
-done
-if mode=$(tests/kvmbox/kvmbox --decide 2>"${TMPDIR:-/tmp}/kvmbox-decide.$$"); then
-	if [ "$mode" = native ]; then
-		where="on this host's /dev/kvm"
-		vm_scripts | while IFS= read -r line; do count_line "$line"; done
-	else
-		where="in the KVM box"
-		if [ "${EMBER_KVMBOX:-}" = 1 ]; then
-			echo "== VM tests: in the KVM box (EMBER_KVMBOX=1)"
-		else
-			echo "== VM tests: no usable /dev/kvm here: in the KVM box (QEMU TCG, nested SVM; EMBER_KVMBOX=0 forbids it)"
-		fi
-		tests/kvmbox/kvmbox -- bash tests/run.sh --only vm 2>&1 |
-			while IFS= read -r line; do count_line "$line"; done
-		rc=${PIPESTATUS[0]}
-		[ "$rc" = 0 ] || count_line "not ok - the KVM box ended with exit status $rc"
-	fi
-else
-	count_line "not ok - VM tests: $(cat "${TMPDIR:-/tmp}/kvmbox-decide.$$")"
+# vm_line LINE: count_line, and the box's own exit status.
+vm_line() {
+	case $1 in
+	"# box-exit 0") ;;
+	"# box-exit "*) count_line "not ok - the KVM box ended with exit status ${1#\# box-exit }" ;;
+	*) count_line "$1" ;;
+	esac
+}
+if [ "$mode" = native ]; then
+	t0=$SECONDS
+	vm_scripts | while IFS= read -r line; do count_line "$line"; done
+	times+=("phase:vm $((SECONDS - t0))")
+elif [ "$mode" = box ]; then
+	echo "== VM tests (in the KVM box since the start; as they come from now on)"
+	n=0
+	tail -n +1 -f --pid="$vm_pid" "$vmlog" | while IFS= read -r line; do
+		n=$((n + 1))
+		vm_line "$line"
+	done
+	wait "$vm_pid"
+	vm_pid=
+	# Whatever tail had not read when the box ended.
+	tail -n +$((n + 1)) "$vmlog" | while IFS= read -r line; do vm_line "$line"; done
 fi
-rm -f "${TMPDIR:-/tmp}/kvmbox-decide.$$"
-times+=("phase:vm $((SECONDS - t0))")
 
 if [ "$failed" -gt 0 ]; then
 	echo "failed:"
