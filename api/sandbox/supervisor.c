@@ -531,7 +531,12 @@ static int load_snapshot(struct sup *s, char *why, size_t whylen)
 			sizeof(state), msg, sizeof(msg));
 		if (rc == 0)
 			break;
-		if (rc != -ENOENT && rc != -ECONNREFUSED)
+		/*
+		 * Not there yet, not listening yet, or too busy to answer
+		 * within one try (many sandboxes starting at once on a
+		 * loaded host): try again until the deadline.
+		 */
+		if (rc != -ENOENT && rc != -ECONNREFUSED && rc != -ETIMEDOUT)
 			return sandbox__errf(why, whylen, rc, "%s", msg);
 		rc = sup_events(s, delay);
 		if (rc < 0)
