@@ -308,25 +308,40 @@ static int builder__open_console(struct vm *vm)
 }
 
 /*
+ * The drives' indexes in cfg.drives in the order they become devices: the
+ * root drive first (it becomes vda), then the others as configured.  Fills
+ * @order (CONFIG_MAX_DRIVES entries) and returns how many.
+ */
+static unsigned int builder__drive_order(const struct vm *vm,
+					 unsigned int *order)
+{
+	const struct vm_config *cfg = &vm->cfg;
+	unsigned int i, n = 0;
+
+	if (vm->root_drive >= 0 &&
+	    (unsigned int)vm->root_drive < CONFIG_MAX_DRIVES)
+		order[n++] = (unsigned int)vm->root_drive;
+	for (i = 0; i < cfg->nr_drives && i < CONFIG_MAX_DRIVES; i++)
+		if ((int)i != vm->root_drive)
+			order[n++] = i;
+	return n;
+}
+
+/*
  * Every drive's image, open and locked into @img (indexed as cfg.drives),
- * in the order builder__devices() adds them: the root drive first.
- * Returns 0 or a negative errno after one error line; what was opened is
- * in @img either way.
+ * in the order builder__devices() adds them.  Returns 0 or a negative
+ * errno after one error line; what was opened is in @img either way.
  */
 static int builder__open_drives(struct vm *vm, struct dev_blk_image *img)
 {
-	const struct vm_config *cfg = &vm->cfg;
-	unsigned int i, pass;
+	unsigned int order[CONFIG_MAX_DRIVES], i, n;
 	int ret;
 
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < cfg->nr_drives && i < CONFIG_MAX_DRIVES; i++) {
-			if ((pass == 0) != ((int)i == vm->root_drive))
-				continue;
-			ret = dev_blk__open(&cfg->drives[i], &img[i]);
-			if (ret)
-				return ret;
-		}
+	n = builder__drive_order(vm, order);
+	for (i = 0; i < n; i++) {
+		ret = dev_blk__open(&vm->cfg.drives[order[i]], &img[order[i]]);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -347,23 +362,18 @@ static int builder__devices(struct vm *vm, struct device_events ev,
 		.events = ev,
 		.console = vm->console_out,
 	};
-	unsigned int i, pass, n = 0;
+	unsigned int order[CONFIG_MAX_DRIVES], i, n;
 	char id[16];
 	int ret;
 
 	devmgr__init(&vm->dm, &vm->kvm, vm->el);
 	ret = dev_legacy__add(&env);
-	/* Drives: the root drive first (it becomes vda), then the others. */
-	for (pass = 0; !ret && pass < 2; pass++) {
-		for (i = 0; !ret && i < cfg->nr_drives; i++) {
-			const struct drive_config *d = &cfg->drives[i];
+	n = builder__drive_order(vm, order);
+	for (i = 0; !ret && i < n; i++) {
+		const struct drive_config *d = &cfg->drives[order[i]];
 
-			if ((pass == 0) != ((int)i == vm->root_drive))
-				continue;
-			snprintf(id, sizeof(id), "drive%u", n++);
-			ret = dev_blk__add(&env, d->id ? d->id : id, d,
-					   &img[i]);
-		}
+		snprintf(id, sizeof(id), "drive%u", i);
+		ret = dev_blk__add(&env, d->id ? d->id : id, d, &img[order[i]]);
 	}
 	if (!ret && !cfg->no_rng)
 		ret = dev_rng__add(&env);

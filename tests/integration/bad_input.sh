@@ -232,7 +232,8 @@ else
 fi
 
 if have_kvm && [ "$(id -u)" = 0 ]; then
-	# A kernel nobody can read: the kernel is checked before /dev/kvm.
+	# A kernel that uid 65534 can read (it is checked before /dev/kvm):
+	# what is refused is /dev/kvm itself.
 	cp "$K" "$TMP/kernel" && chmod 644 "$TMP/kernel"
 	cat >"$TMP/nobody" <<EOS
 #!/bin/sh
