@@ -124,7 +124,7 @@ deps:
 # Where /dev/kvm is missing or unusable it runs in the KVM box
 # (tests/kvmbox/kvmbox; EMBER_KVMBOX=1 forces the box, 0 forbids it).
 run: deps
-	$(MAKE) all guest
+	$(MAKE) -j$$(nproc) all guest
 	@tests/kvmbox/kvmbox --auto -- env BUILD=$(BUILD) tests/main_job.sh
 
 unit: $(UNIT_BINS)
@@ -139,7 +139,7 @@ check-asan: asan guests
 		grep -q '^not ok' && fail=1; exit $$fail
 
 test: deps
-	$(MAKE) all asan fuzz-build guest guests
+	$(MAKE) -j$$(nproc) all asan fuzz-build guest guests
 	tests/run.sh
 
 # --- fuzzing (libFuzzer, clang) -------------------------------------------

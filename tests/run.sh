@@ -93,22 +93,41 @@ HOST_SCRIPTS=(interp_local)
 VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay
 	jailer boot api virtio_net jail_net vsock emberctl net emberctl_jail
 	snapshot run_code template_save mcp e2b)
+# In the KVM box, the scripts the second box runs (it starts when the host
+# phases end): about 2/5 of the VM tests' time on a 2-core host, so that
+# both boxes end together.  net.sh builds the template that run_code.sh
+# and mcp.sh restore (SHARED_STATE_DIR): the three stay in one box.
+VM_LATE=(api emberctl_jail snapshot e2b)
+
+# The run's time budget (EMBER_TEST_BUDGET seconds, default 70 min,
+# from the start of the run; the box inherits the deadline): a script is
+# limited to what is left of it (and to 25 min), and one that the budget
+# no longer reaches is not run and counts as failed, so that a run that
+# went slow still ends, with its summary, inside CI's 90 minutes.
+: "${EMBER_TEST_DEADLINE:=$(($(date +%s) + ${EMBER_TEST_BUDGET:-4200}))}"
+export EMBER_TEST_DEADLINE
 
 # scripts NAME...: each integration script in turn, its lines on stdout
 # (for count_line), a "# time" line each; a script that reports no case,
 # or ends non-zero without a failed case, adds a failed case of its own.
 scripts() {
-	local s line n bad rc t0
+	local s line n bad rc t0 left lim
 	# Debian's own tools: python3 is the one install-deps gave numpy,
 	# pandas and matplotlib (not a version manager's shim before it).
 	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	for s in "$@"; do
 		echo "== integration/$s.sh"
+		left=$((EMBER_TEST_DEADLINE - $(date +%s)))
+		if [ "$left" -lt 60 ]; then
+			echo "not ok - integration/$s.sh not run: the run's time budget is spent (EMBER_TEST_BUDGET)"
+			continue
+		fi
+		lim=$((left < 1500 ? left : 1500))
 		t0=$SECONDS
 		n=0
 		bad=0
 		# A hung script must fail, not stall the whole run.
-		timeout -k 10 1500 bash "tests/integration/$s.sh" </dev/null 2>&1 |
+		timeout -k 10 "$lim" bash "tests/integration/$s.sh" </dev/null 2>&1 |
 			while IFS= read -r line; do
 				case $line in
 				"not ok - "*) n=$((n + 1)); bad=$((bad + 1)) ;;
@@ -117,7 +136,9 @@ scripts() {
 				echo "$line"
 			done
 		rc=${PIPESTATUS[0]}
-		if [ "$n" = 0 ]; then
+		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			echo "not ok - integration/$s.sh was stopped after $lim s (exit $rc)"
+		elif [ "$n" = 0 ]; then
 			echo "not ok - integration/$s.sh reported no case (exit $rc)"
 		elif [ "$rc" != 0 ] && [ "$bad" = 0 ]; then
 			echo "not ok - integration/$s.sh ended with exit status $rc after its cases"
@@ -150,35 +171,57 @@ for d in tests/e2b tests/mcp; do
 		echo "# npm ci in $d failed here; integration/${d#tests/}.sh will try again"
 done
 
-# Where the VM tests run.  In the KVM box they start first and run beside
-# the host phases (the box's one vCPU keeps one host core busy, the host
-# phases the other); their lines are shown, and counted, after them.
+# Where the VM tests run.  In the KVM box they run in two boxes: the first
+# starts at once and runs beside the host phases, the second (VM_LATE)
+# starts when the host phases are done; each keeps one host core busy.
+# Their lines are shown, and counted, after the host phases, box by box.
 where=
-vm_pid=
-vmlog=$(mktemp "${TMPDIR:-/tmp}/ember-vm.XXXXXX")
-trap 'if [ -n "$vm_pid" ] && kill -0 "$vm_pid" 2>/dev/null; then
-	pkill -TERM -P "$vm_pid"; kill "$vm_pid"; fi; rm -f "$vmlog"' EXIT
+vm_pids=()
+vmlog=
+vm_logs=()
+trap 'for p in "${vm_pids[@]}"; do if kill -0 "$p" 2>/dev/null; then
+	pkill -TERM -P "$p"; kill "$p"; fi; done; rm -f "$vmlog" "${vm_logs[@]}"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# start_box SCRIPT...: a KVM box running these VM scripts in the
+# background; its pid and log appended to vm_pids and vm_logs.  Each box
+# gets 2/5 of the host's RAM (TCG takes it only as the box touches it).
+start_box() {
+	local log left mib
+	log=$(mktemp "${TMPDIR:-/tmp}/ember-vm.XXXXXX")
+	left=$((EMBER_TEST_DEADLINE - $(date +%s) + 120))
+	[ "$left" -gt 300 ] || left=300
+	mib=$(($(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo) * 2 / 5 / 1024))
+	(
+		tests/kvmbox/kvmbox --mem "$mib" --timeout "$left" -- \
+			bash tests/run.sh --only vm "$@" 2>&1
+		echo "# box-exit $?"
+	) >"$log" 2>&1 &
+	vm_pids+=($!)
+	vm_logs+=("$log")
+}
+vm_early=()
+for s in "${VM_SCRIPTS[@]}"; do
+	case " ${VM_LATE[*]} " in
+	*" $s "*) ;;
+	*) vm_early+=("$s") ;;
+	esac
+done
+vmlog=$(mktemp "${TMPDIR:-/tmp}/ember-vm.XXXXXX")
 if ! mode=$(tests/kvmbox/kvmbox --decide 2>"$vmlog"); then
 	count_line "not ok - VM tests: $(cat "$vmlog")"
 	mode=none
 elif [ "$mode" = native ]; then
 	where="on this host's /dev/kvm"
 else
-	where="in the KVM box, beside the host phases"
+	where="in two KVM boxes, the first beside the host phases"
 	if [ "${EMBER_KVMBOX:-}" = 1 ]; then
 		echo "== VM tests: in the KVM box (EMBER_KVMBOX=1), beside the host phases"
 	else
 		echo "== VM tests: no usable /dev/kvm here: in the KVM box (QEMU TCG, nested SVM; EMBER_KVMBOX=0 forbids it), beside the host phases"
 	fi
-	(
-		t0=$SECONDS
-		tests/kvmbox/kvmbox -- bash tests/run.sh --only vm 2>&1
-		echo "# box-exit $?"
-		echo "# time phase:vm $((SECONDS - t0))"
-	) >"$vmlog" 2>&1 &
-	vm_pid=$!
+	t_vm=$SECONDS
+	start_box "${vm_early[@]}"
 fi
 
 t0=$SECONDS
@@ -204,16 +247,22 @@ if [ "$mode" = native ]; then
 	vm_scripts | while IFS= read -r line; do count_line "$line"; done
 	times+=("phase:vm $((SECONDS - t0))")
 elif [ "$mode" = box ]; then
-	echo "== VM tests (in the KVM box since the start; as they come from now on)"
-	n=0
-	tail -n +1 -f --pid="$vm_pid" "$vmlog" | while IFS= read -r line; do
-		n=$((n + 1))
-		vm_line "$line"
+	[ "${#VM_LATE[@]}" = 0 ] || start_box "${VM_LATE[@]}"
+	for i in "${!vm_pids[@]}"; do
+		when="since the start"
+		[ "$i" = 0 ] || when="since the host phases ended"
+		echo "== VM tests, box $((i + 1)) ($when; as they come from now on)"
+		n=0
+		tail -n +1 -f --pid="${vm_pids[$i]}" "${vm_logs[$i]}" |
+			while IFS= read -r line; do
+				n=$((n + 1))
+				vm_line "$line"
+			done
+		wait "${vm_pids[$i]}"
+		# Whatever tail had not read when the box ended.
+		tail -n +$((n + 1)) "${vm_logs[$i]}" | while IFS= read -r line; do vm_line "$line"; done
 	done
-	wait "$vm_pid"
-	vm_pid=
-	# Whatever tail had not read when the box ended.
-	tail -n +$((n + 1)) "$vmlog" | while IFS= read -r line; do vm_line "$line"; done
+	times+=("phase:vm $((SECONDS - t_vm))")
 fi
 
 if [ "$failed" -gt 0 ]; then

@@ -149,7 +149,10 @@ p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=w,
 os.close(w)
 got = b""
 while len(got) < 4096:  # the guest has started to print
-    got += os.read(r, 4096)
+    chunk = os.read(r, 4096)
+    if not chunk:  # ember ended first: its status tells
+        break
+    got += chunk
 time.sleep(3)  # stalled: the pipe fills, ember must wait, not die
 os.close(r)  # gone
 try:
