@@ -21,11 +21,13 @@ SAN	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 TCFLAGS	:= -std=gnu11 -O1 -g -D_GNU_SOURCE $(WARN) -fPIE -MMD -MP $(SAN) \
 	   -DEMBER_TEST_HOOKS
 
-# Everything but main.c is a library the unit tests link against; the
-# control socket's server (api/server/) is part of ember.  ember-jailer
-# (vmm/jail/jailer*.c) is a program of its own.
+# Everything but ember's main (api/server/main.c, at the top) is a library
+# the unit tests link against; the control socket's server (api/server/)
+# is part of ember.  ember-jailer (vmm/jail/jailer*.c) is a program of its
+# own.
+EMBER_MAIN := api/server/main.c
 JAILER_SRCS := $(wildcard vmm/jail/jailer*.c)
-LIB_SRCS := $(filter-out vmm/main.c $(JAILER_SRCS),$(wildcard vmm/*.c vmm/*/*.c devices/*.c boot/*.c \
+LIB_SRCS := $(filter-out $(EMBER_MAIN) $(JAILER_SRCS),$(wildcard vmm/*.c vmm/*/*.c devices/*.c boot/*.c \
 	snapshot/*.c api/server/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
@@ -39,11 +41,11 @@ all: $(BUILD)/ember
 
 ember: $(BUILD)/ember
 
-$(BUILD)/ember: $(LIB_OBJS) $(BUILD)/obj/vmm/main.o
+$(BUILD)/ember: $(LIB_OBJS) $(EMBER_MAIN:%.c=$(BUILD)/obj/%.o)
 	$(CC) $(LDFLAGS) -o $@ $^ $(VMM_LIBS) $(LDLIBS)
 
 # ASan/UBSan build of the VMM itself, used by the integration tests.
-$(BUILD)/ember-asan: $(ASAN_LIB_OBJS) $(BUILD)/asan/vmm/main.o
+$(BUILD)/ember-asan: $(ASAN_LIB_OBJS) $(EMBER_MAIN:%.c=$(BUILD)/asan/%.o)
 	$(CC) $(SAN) -pie -o $@ $^ $(VMM_LIBS) $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c
