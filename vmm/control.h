@@ -219,7 +219,7 @@ int control__update_drive(struct control *c, const char *drive_id,
 void control__dry_run(struct control *c);
 
 /*
- * control__set_seccomp() - the filters (vmm/jail/seccomp.h; not owned,
+ * control__set_seccomp() - the filters (vmm/seccomp/seccomp.h; not owned,
  * they outlive @c) that the VM's threads install as its vCPUs first start
  * (InstanceStart, a snapshot load with resume_vm, the first resume after
  * a load).  NULL (the default, and --no-seccomp): none.  Call before the

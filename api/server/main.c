@@ -22,7 +22,7 @@
 #include "../../vmm/config.h"
 #include "../../vmm/control.h"
 #include "../../vmm/event.h"
-#include "../../vmm/jail/seccomp.h"
+#include "../../vmm/seccomp/seccomp.h"
 #include "../../vmm/log.h"
 #include "../../vmm/persist/persist.h"
 #include "../../vmm/vm.h"
@@ -567,7 +567,7 @@ static int merge_diff(int argc, char **argv)
 
 /*
  * Every thread kind's seccomp filter, built now while every call is still
- * allowed (vmm/jail/seccomp.h), or the warning that there will be none.
+ * allowed (vmm/seccomp/seccomp.h), or the warning that there will be none.
  * Returns 0, or VM_EXIT_EMBER_ERROR after an error line.
  */
 static int seccomp_prepare(const struct cli *cli, struct seccomp_set *sc)
@@ -671,7 +671,7 @@ int main(int argc, char **argv)
 		status = VM_EXIT_EMBER_ERROR;
 	/*
 	 * From here on this thread only waits for the VM's end and frees
-	 * it: its own filter (vmm/jail/filter_main.c).
+	 * it: its own filter (vmm/seccomp/filter_main.c).
 	 */
 	if (!status && !cli.no_seccomp) {
 		ret = seccomp__install(&sc, SECCOMP_MAIN, "main");
