@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../../devices/i8042.h"
 #include "../log.h"
 #include "../vm.h"
 
@@ -96,13 +95,9 @@ int control__resume(struct control *c, struct control_err *e)
 static int ctl__ctrl_alt_del(struct control *c, const void *args,
 			     struct control_err *e)
 {
-	struct devmgr_dev *d;
-
 	(void)args;
-	d = devmgr__find(&c->vm->dm, "i8042");
-	if (!d || !d->dev)
+	if (devmgr__ctrl_alt_del(&c->vm->dm))
 		return ctl__err(e, -ENODEV, "Internal VMM error: no i8042");
-	i8042__ctrl_alt_del(d->dev);
 	return 0;
 }
 
