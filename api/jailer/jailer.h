@@ -16,7 +16,7 @@
  * but its own files and its unit test.  (ember's own seccomp filters, per
  * thread, are vmm/seccomp/.)
  *
- * One concern per file: jailer.c (main: the steps in order, --cleanup),
+ * One concern per file: main.c (the steps in order, --cleanup),
  * jailer_args.c (the command line), jailer_err.c (the one-line errors),
  * jailer_chroot.c (the jail's directory, mount namespace and devices),
  * jailer_cgroup.c (cgroup v1 and v2), jailer_privs.c (rlimits, uid/gid,
