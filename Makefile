@@ -11,7 +11,7 @@ LDFLAGS	:= -pie -Wl,-z,relro,-z,now,-z,noexecstack
 LDLIBS	:= -lpthread
 # HTTP for the control socket, JSON for it, --config-file and metrics.
 # zlib: the snapshot files' CRC and compressed memory files.
-# libseccomp: each thread's allow-list (vmm/jail/seccomp.h).
+# libseccomp: each thread's allow-list (vmm/seccomp/seccomp.h).
 VMM_LIBS := -lmicrohttpd -ljansson -lz -lseccomp
 SAN	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 	   -fno-sanitize-recover=all
@@ -21,11 +21,12 @@ SAN	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 TCFLAGS	:= -std=gnu11 -O1 -g -D_GNU_SOURCE $(WARN) -fPIE -MMD -MP $(SAN) \
 	   -DEMBER_TEST_HOOKS
 
-# Everything but main.c is a library the unit tests link against; the
-# control socket's server (api/server/) is part of ember.  ember-jailer
-# (vmm/jail/jailer*.c) is a program of its own.
-JAILER_SRCS := $(wildcard vmm/jail/jailer*.c)
-LIB_SRCS := $(filter-out vmm/main.c $(JAILER_SRCS),$(wildcard vmm/*.c vmm/*/*.c devices/*.c boot/*.c \
+# Everything but ember's main (api/server/main.c, at the top) is a library
+# the unit tests link against; the control socket's server (api/server/)
+# is part of ember.  ember-jailer (api/jailer/) is a program of its own.
+EMBER_MAIN := api/server/main.c
+JAILER_SRCS := $(wildcard api/jailer/*.c)
+LIB_SRCS := $(filter-out $(EMBER_MAIN),$(wildcard vmm/*.c vmm/*/*.c devices/*.c boot/*.c \
 	snapshot/*.c api/server/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
@@ -39,11 +40,11 @@ all: $(BUILD)/ember
 
 ember: $(BUILD)/ember
 
-$(BUILD)/ember: $(LIB_OBJS) $(BUILD)/obj/vmm/main.o
+$(BUILD)/ember: $(LIB_OBJS) $(EMBER_MAIN:%.c=$(BUILD)/obj/%.o)
 	$(CC) $(LDFLAGS) -o $@ $^ $(VMM_LIBS) $(LDLIBS)
 
 # ASan/UBSan build of the VMM itself, used by the integration tests.
-$(BUILD)/ember-asan: $(ASAN_LIB_OBJS) $(BUILD)/asan/vmm/main.o
+$(BUILD)/ember-asan: $(ASAN_LIB_OBJS) $(EMBER_MAIN:%.c=$(BUILD)/asan/%.o)
 	$(CC) $(SAN) -pie -o $@ $^ $(VMM_LIBS) $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c
@@ -312,7 +313,7 @@ $(BUILD)/fuzz/fuzz_e2b: tests/fuzz/fuzz_e2b.c $(E2B_PURE_SRCS) $(wildcard api/e2
 	clang $(FUZZ_CFLAGS) -o $@ $< $(E2B_PURE_SRCS) -ljansson -lpthread
 # --- end of ember-e2b ------------------------------------------------------
 
-# --- ember-jailer (vmm/jail/jailer*.c): Firecracker's jailer for ember ----
+# --- ember-jailer (api/jailer/): Firecracker's jailer for ember -----------
 # libcap-ng drops the capabilities; test_jailer_args links the parser alone.
 .PHONY: jailer
 all: $(BUILD)/ember-jailer
@@ -322,7 +323,7 @@ $(BUILD)/ember-jailer: $(JAILER_SRCS:%.c=$(BUILD)/obj/%.o)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcap-ng
 
 $(BUILD)/test/test_jailer_args: tests/unit/test_jailer_args.c \
-		$(BUILD)/asan/vmm/jail/jailer_args.o $(BUILD)/asan/vmm/jail/jailer_err.o
+		$(BUILD)/asan/api/jailer/jailer_args.o $(BUILD)/asan/api/jailer/jailer_err.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka
 # --- end of ember-jailer ---------------------------------------------------

@@ -2,16 +2,32 @@
 /*
  * The control interface: typed, synchronous calls that configure, start,
  * pause, resume, query and stop the one VM of this process.  Every caller
- * goes through here: ember's command-line flags (main.c), the control
- * socket (api/server/), a --config-file.  Each call is validated here, in
- * one place, and runs on the event thread (a call from another thread is
- * handed to it and waited for), so device state is stable while one runs.
+ * goes through here: ember's command-line flags and a --config-file
+ * (api/server/main.c, api/server/config_file.c), the control socket
+ * (api/server/routes.c).  Each call is validated here, in one place, and
+ * runs on the event thread (a call from another thread is handed to it and
+ * waited for), so device state is stable while one runs.
  *
  * The configuration follows Firecracker's API (machine config, boot
- * source, drives, vsock, entropy, logger, metrics; then InstanceStart),
- * with ember's own options (console, --run, PVM profile) beside it.  Calls
- * that only make sense before the start fail with -EBUSY after it, and the
- * reverse with -EAGAIN, each with the reason in struct control_err.
+ * source, drives, network interfaces, vsock, entropy, logger, metrics;
+ * then InstanceStart), with ember's own options (console, --run, PVM
+ * profile) beside it.  Calls that only make sense before the start fail
+ * with -EBUSY after it, and the reverse with -EAGAIN, each with the reason
+ * in struct control_err.
+ *
+ * The module is the folder vmm/control/, this header its only public face
+ * (its files share vmm/control/core.h, private to it): core.c the
+ * machinery (a call handed to the event thread, the state checks, the
+ * configuration's copy and commit, lists of named devices), instance.c
+ * the instance's life, then one file per kind of configuration or action,
+ * as Firecracker's vmm_config/ (machine, boot_source, drives, net, vsock,
+ * entropy, options, logger, metrics, actions, snapshot) and vm_config.c,
+ * the configuration as the builder takes it.  It sits on top of vmm/: it
+ * may include the rest of vmm/ (vm, the configuration, devmgr and dev/
+ * for the calls after the start, persist, metrics, log, event), and
+ * boot/layout.h and guest-init/protocol.h for the command line's limits;
+ * never api/ (which calls it) nor a device model (devices/): a device is
+ * reached through the device manager (vmm/devmgr.h) or vmm/dev/.
  */
 #ifndef EMBER_VMM_CONTROL_H
 #define EMBER_VMM_CONTROL_H
@@ -219,7 +235,7 @@ int control__update_drive(struct control *c, const char *drive_id,
 void control__dry_run(struct control *c);
 
 /*
- * control__set_seccomp() - the filters (vmm/jail/seccomp.h; not owned,
+ * control__set_seccomp() - the filters (vmm/seccomp/seccomp.h; not owned,
  * they outlive @c) that the VM's threads install as its vCPUs first start
  * (InstanceStart, a snapshot load with resume_vm, the first resume after
  * a load).  NULL (the default, and --no-seccomp): none.  Call before the

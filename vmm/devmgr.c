@@ -33,6 +33,21 @@ struct devmgr_dev *devmgr__find(struct devmgr *dm, const char *id)
 	return NULL;
 }
 
+int devmgr__ctrl_alt_del(struct devmgr *dm)
+{
+	unsigned int i;
+
+	for (i = 0; i < dm->nr; i++) {
+		struct devmgr_dev *d = &dm->dev[i];
+
+		if (d->dev && d->cls->ctrl_alt_del) {
+			d->cls->ctrl_alt_del(d->dev);
+			return 0;
+		}
+	}
+	return -ENODEV;
+}
+
 /* The next virtio-mmio slot for @d: its range, GSI and irqfd line. */
 static int devmgr__virtio_slot(struct devmgr *dm, struct devmgr_dev *d)
 {

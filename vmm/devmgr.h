@@ -48,6 +48,13 @@ struct devmgr_class {
 	 */
 	int (*hold)(void *dev, bool hold);
 	/*
+	 * Press and release Ctrl-Alt-Del on the device's keyboard
+	 * (SendCtrlAltDel); NULL for a class without a keyboard.  Keys that
+	 * find the device's queue full are dropped, as a real controller
+	 * would.  Called on the event thread; takes the device's own lock.
+	 */
+	void (*ctrl_alt_del)(void *dev);
+	/*
 	 * Snapshots (vmm/persist.c).  save() writes the device's own state,
 	 * beyond its virtio transport (the manager saves that), into the
 	 * open section of @b, while the VM is paused; @version is the
@@ -140,6 +147,13 @@ int devmgr__attach_virtio(struct devmgr *dm, struct devmgr_dev *d, void *dev);
  * 0 or the first negative errno (the rest is still done).
  */
 int devmgr__hold(struct devmgr *dm, bool hold);
+
+/*
+ * devmgr__ctrl_alt_del() - SendCtrlAltDel: the keys go to the first device
+ * whose class has a keyboard (its ctrl_alt_del op).  Returns 0, or -ENODEV
+ * when no device has one.
+ */
+int devmgr__ctrl_alt_del(struct devmgr *dm);
 
 /* devmgr__find() - the device with id @id, or NULL. */
 struct devmgr_dev *devmgr__find(struct devmgr *dm, const char *id);

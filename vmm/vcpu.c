@@ -17,7 +17,7 @@
 #include "../devices/serial.h"
 #include "bus.h"
 #include "cpuid.h"
-#include "jail/seccomp.h"
+#include "seccomp/seccomp.h"
 #include "log.h"
 #include "pvm/pvm.h"
 

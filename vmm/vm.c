@@ -13,7 +13,7 @@
 #include "backends/console_out.h"
 #include "builder.h"
 #include "event.h"
-#include "jail/seccomp.h"
+#include "seccomp/seccomp.h"
 #include "log.h"
 
 static void vm__sigusr1(int sig)

@@ -121,7 +121,7 @@ int vm__create(const struct vm_config *cfg, struct event_loop *el,
 int vm__start(struct vm *vm);
 
 /*
- * vm__set_seccomp() - the filters (vmm/jail/seccomp.h; not owned, they
+ * vm__set_seccomp() - the filters (vmm/seccomp/seccomp.h; not owned, they
  * outlive the VM) that the vCPU threads and the event thread install when
  * the vCPUs first start: vm__start(), or a restored VM's first
  * vm__resume().  NULL (the default): none.  Call before that start.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target: the control socket's routing and body checks
- * (api/server/routes.c, body.c) into the control layer (vmm/control.c),
+ * (api/server/routes.c, body.c) into the control layer (vmm/control/),
  * on a control in dry-run mode (InstanceStart builds nothing; logger and
  * metrics files are not opened).  The input is a series of requests,
  * each "METHOD PATH\n" then a body up to a NUL byte.  Any crash, leak,

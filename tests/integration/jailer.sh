@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ember-jailer (vmm/jail/): refused arguments name their step and make
+# ember-jailer (api/jailer/): refused arguments name their step and make
 # nothing; a step failing late undoes the jail; a jailed ember (a tiny
 # guest booted through its control socket, in a new PID namespace) runs
 # as uid/gid 1000 with no capability and no_new_privs, in its chroot, its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ember's seccomp filters (vmm/jail/seccomp.h), with tiny guests only
+# ember's seccomp filters (vmm/seccomp/seccomp.h), with tiny guests only
 # (seconds): a forbidden call from each kind of thread (main, event, vCPU;
 # the test builds' hook EMBER_TEST_SECCOMP_VIOLATE) ends ember with status
 # 159 after the line naming the thread and the call, on stderr and in the

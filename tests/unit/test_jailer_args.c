@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for vmm/jail/jailer_args.c: ember-jailer's command line. */
+/* Unit tests for api/jailer/jailer_args.c: ember-jailer's command line. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../vmm/jail/jailer.h"
+#include "../../api/jailer/jailer.h"
 
 #define MAX_ARGS 64
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Unit tests for vmm/jail/seccomp.c and the allow-lists of
- * vmm/jail/filter_*.c: every thread kind's filter builds, its rules say
+ * Unit tests for vmm/seccomp/seccomp.c and the allow-lists of
+ * vmm/seccomp/filter_*.c: every thread kind's filter builds, its rules say
  * what they should (libseccomp's pseudo filter code), and, in a forked
  * child, an installed filter lets the allowed calls through and ends the
  * process with the SIGSYS line and status 159 on a forbidden one
@@ -28,7 +28,7 @@
 #include <linux/if_tun.h>
 #include <linux/kvm.h>
 
-#include "../../vmm/jail/seccomp.h"
+#include "../../vmm/seccomp/seccomp.h"
 
 static struct seccomp_set set;
 

@@ -96,6 +96,12 @@ static int dev__i8042_restore(void *dev, struct snap_cur *c)
 	return i8042__set_state(dev, &st);
 }
 
+/* SendCtrlAltDel: a full output queue drops the keys. */
+static void dev__i8042_ctrl_alt_del(void *dev)
+{
+	(void)i8042__ctrl_alt_del(dev);
+}
+
 static void dev__cmos_save(void *dev, struct snap_buf *b)
 {
 	snap_buf__u8(b, cmos__get_index(dev));
@@ -124,6 +130,7 @@ const struct devmgr_class dev_class_i8042 = {
 	.version = 1,
 	.save = dev__i8042_save,
 	.restore = dev__i8042_restore,
+	.ctrl_alt_del = dev__i8042_ctrl_alt_del,
 	.destroy = dev__i8042_destroy,
 };
 

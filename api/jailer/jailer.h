@@ -9,14 +9,21 @@
  * limits, drops to --uid/--gid with no capability and no_new_privs, and
  * execs /<exec-name> --id <id> followed by the arguments after "--".
  *
- * One concern per file: jailer.c (main: the steps in order, --cleanup),
+ * api/jailer/ is a program of its own, one of those above ember (beside
+ * emberctl, ember-mcp, ember-e2b): it builds a jail and execs ember in it.
+ * It includes only the C library, the kernel's uapi headers and libcap-ng;
+ * nothing of vmm/, devices/, boot/ or snapshot/, and nothing includes it
+ * but its own files and its unit test.  (ember's own seccomp filters, per
+ * thread, are vmm/seccomp/.)
+ *
+ * One concern per file: main.c (the steps in order, --cleanup),
  * jailer_args.c (the command line), jailer_err.c (the one-line errors),
  * jailer_chroot.c (the jail's directory, mount namespace and devices),
  * jailer_cgroup.c (cgroup v1 and v2), jailer_privs.c (rlimits, uid/gid,
  * capabilities).  A failure before the exec undoes what the jailer made.
  */
-#ifndef EMBER_VMM_JAIL_JAILER_H
-#define EMBER_VMM_JAIL_JAILER_H
+#ifndef EMBER_API_JAILER_JAILER_H
+#define EMBER_API_JAILER_JAILER_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -279,4 +286,4 @@ int jail_privs__drop_bounding(struct jail_err *e);
 int jail_privs__drop(const struct jail_args *a, bool *dropped,
 		     struct jail_err *e);
 
-#endif /* EMBER_VMM_JAIL_JAILER_H */
+#endif /* EMBER_API_JAILER_JAILER_H */

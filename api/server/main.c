@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * ember: the command line.  The only file that knows every module: it
- * starts the event loop and the control interface (vmm/control.h), turns
- * the flags into control calls (the first client of that interface), a
- * --config-file into the same calls, serves the control socket with
- * --api-sock, and waits for the VM's end.
+ * ember's main: the command line, at the top of the house.  The only file
+ * that knows every module: it starts the event loop and the control
+ * interface (vmm/control.h), turns the flags into control calls (the first
+ * client of that interface), a --config-file into the same calls
+ * (config_file.h), serves the control socket with --api-sock (server.h),
+ * and waits for the VM's end.  vmm/ is a library below it: nothing there
+ * includes api/.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,16 +19,15 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "../api/server/config_file.h"
-#include "../api/server/server.h"
-#include "../boot/layout.h"
-#include "config.h"
-#include "control.h"
-#include "event.h"
-#include "jail/seccomp.h"
-#include "log.h"
-#include "persist/persist.h"
-#include "vm.h"
+#include "../../vmm/config.h"
+#include "../../vmm/control.h"
+#include "../../vmm/event.h"
+#include "../../vmm/seccomp/seccomp.h"
+#include "../../vmm/log.h"
+#include "../../vmm/persist/persist.h"
+#include "../../vmm/vm.h"
+#include "config_file.h"
+#include "server.h"
 
 #define EMBER_VERSION "0.1.0"
 
@@ -566,7 +567,7 @@ static int merge_diff(int argc, char **argv)
 
 /*
  * Every thread kind's seccomp filter, built now while every call is still
- * allowed (vmm/jail/seccomp.h), or the warning that there will be none.
+ * allowed (vmm/seccomp/seccomp.h), or the warning that there will be none.
  * Returns 0, or VM_EXIT_EMBER_ERROR after an error line.
  */
 static int seccomp_prepare(const struct cli *cli, struct seccomp_set *sc)
@@ -670,7 +671,7 @@ int main(int argc, char **argv)
 		status = VM_EXIT_EMBER_ERROR;
 	/*
 	 * From here on this thread only waits for the VM's end and frees
-	 * it: its own filter (vmm/jail/filter_main.c).
+	 * it: its own filter (vmm/seccomp/filter_main.c).
 	 */
 	if (!status && !cli.no_seccomp) {
 		ret = seccomp__install(&sc, SECCOMP_MAIN, "main");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ember's seccomp filters, one allow-list per kind of thread (libseccomp,
- * seccomp(2) SECCOMP_SET_MODE_FILTER; the lists are in vmm/jail/filter_*.c).
+ * seccomp(2) SECCOMP_SET_MODE_FILTER; the lists are in vmm/seccomp/filter_*.c).
  *
  * Acquire, then lock down, then run: every host resource (files, /dev/kvm,
  * memslots, devices, sockets, timers) is opened first; then, as the vCPUs
@@ -25,8 +25,8 @@
  * process with exit_group(SECCOMP_EXIT_STATUS).  No core dump is written:
  * it would hold the guest's memory.
  */
-#ifndef EMBER_VMM_JAIL_SECCOMP_H
-#define EMBER_VMM_JAIL_SECCOMP_H
+#ifndef EMBER_VMM_SECCOMP_SECCOMP_H
+#define EMBER_VMM_SECCOMP_SECCOMP_H
 
 #include <linux/filter.h>
 
@@ -98,4 +98,4 @@ const char *seccomp__syscall_name(int nr);
  */
 int seccomp__export_pfc(enum seccomp_thread kind, int fd);
 
-#endif /* EMBER_VMM_JAIL_SECCOMP_H */
+#endif /* EMBER_VMM_SECCOMP_SECCOMP_H */

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The seccomp allow-lists, one per thread kind, as tables of rules that
- * vmm/jail/seccomp.c turns into BPF with libseccomp.  Private to
- * vmm/jail/: the rest of ember sees only seccomp.h.
+ * vmm/seccomp/seccomp.c turns into BPF with libseccomp.  Private to
+ * vmm/seccomp/: the rest of ember sees only seccomp.h.
  *
  * A rule allows one system call, optionally only for argument values that
  * match (at most two comparisons, both must hold); several rules for one
  * call allow any of them.  Every rule in the tables carries a comment
  * saying which part of ember makes the call and why.
  */
-#ifndef EMBER_VMM_JAIL_FILTER_H
-#define EMBER_VMM_JAIL_FILTER_H
+#ifndef EMBER_VMM_SECCOMP_FILTER_H
+#define EMBER_VMM_SECCOMP_FILTER_H
 
 #include <stdint.h>
 
@@ -94,4 +94,4 @@ extern const struct seccomp_list filter_vcpu;
 extern const struct seccomp_list filter_sanitizer;
 extern const struct seccomp_list filter_sanitizer_main;
 
-#endif /* EMBER_VMM_JAIL_FILTER_H */
+#endif /* EMBER_VMM_SECCOMP_FILTER_H */

@@ -22,7 +22,8 @@ static const struct seccomp_rule common[] = {
 	SC_ALLOW(futex),
 	/*
 	 * Back from a signal handler: SIGUSR1 kicks a vCPU out of KVM_RUN;
-	 * SIGINT, SIGTERM and SIGHUP (main.c) land on any thread.
+	 * SIGINT, SIGTERM and SIGHUP (api/server/main.c) land on any
+	 * thread.
 	 */
 	SC_ALLOW(rt_sigreturn),
 	/* A call such a signal interrupted, restarted by the kernel. */
@@ -31,8 +32,9 @@ static const struct seccomp_rule common[] = {
 	SC_ALLOW(rt_sigprocmask),
 	/*
 	 * Log lines (stderr or the logger's file), the stop handler's
-	 * eventfd (main.c: on whichever thread took the signal), the SIGSYS
-	 * line.  The threads' own lists say what else each writes.
+	 * eventfd (api/server/main.c: on whichever thread took the signal),
+	 * the SIGSYS line.  The threads' own lists say what else each
+	 * writes.
 	 */
 	SC_ALLOW(write),
 	/*
