@@ -284,7 +284,8 @@ $(BUILD)/fuzz/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(MCP_PURE_SRCS) $(wildcard api/mc
 # emberctl) and libmicrohttpd.
 E2B_PURE_SRCS := api/e2b/connect_rpc.c api/e2b/record.c api/sandbox/base64.c \
 		api/sandbox/files.c
-E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/stream.c \
+E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
+		api/e2b/reply.c api/e2b/stream.c \
 		api/e2b/control.c api/e2b/guest.c api/e2b/process.c \
 		api/e2b/filesystem.c api/e2b/files.c api/e2b/interp.c \
 		api/mcp/text.c \
