@@ -20,6 +20,7 @@
 
 #include "../sandbox/template.h"
 #include "e2b.h"
+#include "forget.h"
 
 #define MAX_TIMEOUT_S 86400 /* a sandbox's longest timeout, as E2B's Pro */
 #define MAX_FORKS     16 /* sandboxes one fork call makes */
@@ -264,13 +265,6 @@ static int record_get(const struct sandbox_info *i, struct e2b_record *rec)
 	if (!rc)
 		rc = record__save(i->dir, rec);
 	return rc;
-}
-
-/* Its agent connections and processes are gone (killed, parked). */
-static void forget(struct e2b_server *srv, const char *id)
-{
-	procs__drop(srv->procs, id);
-	pool__drop(srv->pool, id);
 }
 
 /* Remove the fork templates that no sandbox uses any more. */
@@ -636,9 +630,9 @@ static int kill_one(struct e2b_server *srv, const char *id,
 
 	if (find(id, &info, resp))
 		return 0;
-	forget(srv, id);
+	forget__sandbox(srv, id);
 	rc = sandbox__kill(&info, err, sizeof(err));
-	forget(srv, id);
+	forget__sandbox(srv, id);
 	if (rc < 0 && rc != -ENOENT)
 		return e2b__reply_error(resp, 500, "%s", err);
 	sweep_forks();
@@ -700,9 +694,9 @@ static int pause_one(struct e2b_server *srv, const struct e2b_req *r,
 				 id);
 		goto out;
 	}
-	forget(srv, id);
+	forget__sandbox(srv, id);
 	rc = sandbox__park(&info, err, sizeof(err));
-	forget(srv, id);
+	forget__sandbox(srv, id);
 	if (rc == -ENOENT || (rc && vanished(id)))
 		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
 	else if (rc)
@@ -742,7 +736,7 @@ static int connect_one(struct e2b_server *srv, const struct e2b_req *r,
 		goto out;
 	}
 	if (info.parked) {
-		forget(srv, id);
+		forget__sandbox(srv, id);
 		rc = sandbox__unpark(&info, srv->ember, srv->boot_timeout_s,
 				     err, sizeof(err));
 		status = 201;

@@ -51,7 +51,7 @@ struct e2b_server {
 	enum net_mode net_mode; /* sandboxes' network when they may have one */
 	unsigned int boot_timeout_s;
 	struct pool *pool; /* idle agent connections, per sandbox */
-	struct e2b_procs *procs; /* process.c's table of started processes */
+	struct e2b_procs *procs; /* the table of started processes (procs.h) */
 };
 
 /* The sandbox a guest-side request is for, checked and loaded. */
@@ -109,21 +109,6 @@ int files__handle(struct e2b_server *srv, const struct e2b_req *r,
 int interp__handle(struct e2b_server *srv, const struct e2b_req *r,
 		   struct e2b_guest *g, struct e2b_resp *resp);
 
-/*
- * process.c's table of processes started through the process service
- * (so that List, Connect, SendInput and SendSignal find them).
- * procs__new() NULL when out of memory; procs__drop() ends and forgets
- * every process of sandbox @id (killed or paused: their agent connections
- * are gone).  procs__stop() kills every process, ends its streams (so
- * that the HTTP server can stop without waiting on them) and refuses new
- * ones: call it before e2b_http__stop(), and procs__free() (which waits
- * up to 3 s for the processes' threads) before freeing the pool.
- */
-struct e2b_procs *procs__new(void);
-void procs__drop(struct e2b_procs *p, const char *id);
-void procs__stop(struct e2b_procs *p);
-void procs__free(struct e2b_procs *p);
-
 /* --- guest.c: the agent, for the envd services ----------------------- */
 
 /*
@@ -139,12 +124,13 @@ void guest__agent_done(struct e2b_server *srv, const struct e2b_guest *g,
 		       struct agent_client *c, bool ok);
 
 /*
- * Drop what @srv keeps for sandboxes that are gone without ember-e2b
- * (their timeout, `emberctl kill`): their idle pooled agent connections
- * (file descriptors) and their processes.  Call it now and then; with
- * @all, at exit, for every sandbox.
+ * Stop noting the sandboxes not among @live (@n of them; @n 0: all) that
+ * had agent connections pooled by guest__agent_done(), and call @gone
+ * with each one's id (outside any lock of guest.c), so that what is kept
+ * for it can be dropped (forget.h).
  */
-void guest__sweep(struct e2b_server *srv, bool all);
+void guest__unpool_gone(const struct sandbox_info *live, size_t n,
+			void (*gone)(void *arg, const char *id), void *arg);
 
 /*
  * The environment of a process in @g: its record's envVars, then @extra

@@ -139,3 +139,16 @@ int e2b__reply_stream(struct e2b_resp *resp, const char *content_type,
 	set_type(resp, content_type);
 	return 0;
 }
+
+void e2b__clean_text(char *dst, size_t cap, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] && i + 1 < cap; i++) {
+		unsigned char ch = (unsigned char)src[i];
+
+		dst[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+	}
+	if (cap)
+		dst[i] = 0;
+}

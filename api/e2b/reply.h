@@ -97,4 +97,11 @@ int e2b__reply_header(struct e2b_resp *resp, const char *name,
 int e2b__reply_stream(struct e2b_resp *resp, const char *content_type,
 		      struct e2b_stream *s);
 
+/*
+ * @src as a message safe for JSON into @dst (@cap bytes, NUL-terminated,
+ * cut short to fit): control bytes and bytes over 0x7e as '?'.  @dst may
+ * be @src.
+ */
+void e2b__clean_text(char *dst, size_t cap, const char *src);
+
 #endif /* EMBER_API_E2B_REPLY_H */
