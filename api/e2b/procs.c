@@ -34,7 +34,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +46,7 @@
 #include "../sandbox/clock.h"
 #include "connect_rpc.h"
 #include "proc_event.h"
+#include "proc_sub.h"
 #include "procs.h"
 
 #define PID_FIRST	  1000u
@@ -381,50 +381,6 @@ static void *exec_main(void *arg)
 
 /* --- the reader thread ----------------------------------------------- */
 
-/* End @s with @tail (an END_STREAM envelope, or NULL) and drop it. */
-static void sub_end(struct sub *s, const uint8_t *tail, size_t n)
-{
-	if (tail)
-		e2b_stream__write(s->s, tail, n);
-	e2b_stream__end(s->s);
-	e2b_stream__put(s->s);
-	free(s);
-}
-
-__attribute__((format(printf, 3, 4))) static void
-sub_fail(struct sub *s, const char *code, const char *fmt, ...)
-{
-	char msg[512];
-	uint8_t *b;
-	size_t n = 0;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	e2b__clean_text(msg, sizeof(msg), msg);
-	b = connect__end_stream(code, msg, &n);
-	sub_end(s, b, n);
-	free(b);
-}
-
-/* Write @n bytes to every subscriber; drop those gone. */
-static void broadcast(struct sub **list, const uint8_t *b, size_t n)
-{
-	struct sub **pp = list;
-
-	while (*pp) {
-		struct sub *s = *pp;
-
-		if (e2b_stream__write(s->s, b, n) < 0) {
-			*pp = s->next;
-			sub_end(s, NULL, 0);
-			continue;
-		}
-		pp = &s->next;
-	}
-}
-
 /*
  * Read what @fd has (into @buf, READ_CHUNK bytes) as a data event of
  * @kind; false at its end.
@@ -443,7 +399,7 @@ static bool pump(uint8_t *buf, struct sub **list, int fd, const char *kind)
 		return true; /* nobody listens: dropped, like envd */
 	b = proc_event__data(kind, buf, (size_t)r, &n);
 	if (b)
-		broadcast(list, b, n);
+		sub__broadcast(list, b, n);
 	free(b);
 	return true;
 }
@@ -491,11 +447,11 @@ static void finish(struct proc *p, struct sub *list)
 	}
 	tail = connect__end_stream(code, msg, &tailn);
 	if (ev)
-		broadcast(&list, ev, evn);
+		sub__broadcast(&list, ev, evn);
 	while (list) {
 		s = list;
 		list = s->next;
-		sub_end(s, tail, tailn);
+		sub__end(s, tail, tailn);
 	}
 	free(ev);
 	free(tail);
@@ -533,12 +489,12 @@ static void *reader_main(void *arg)
 				s = list;
 				list = s->next;
 				if (closing)
-					sub_fail(s, "unavailable",
-						 "ember-e2b is stopping");
+					sub__fail(s, "unavailable",
+						  "ember-e2b is stopping");
 				else
-					sub_fail(s, "unavailable",
-						 "the sandbox %s was stopped",
-						 p->g.info.id);
+					sub__fail(s, "unavailable",
+						  "the sandbox %s was stopped",
+						  p->g.info.id);
 			}
 			drop_done = killed = true; /* drop sent SIGKILL */
 		}
@@ -546,16 +502,16 @@ static void *reader_main(void *arg)
 			s = *pp;
 			if (s->deadline_ms && now >= s->deadline_ms) {
 				*pp = s->next;
-				sub_fail(s, "deadline_exceeded",
-					 "the process stream timed out after "
-					 "%u ms (Connect-Timeout-Ms)",
-					 s->timeout_ms);
+				sub__fail(s, "deadline_exceeded",
+					  "the process stream timed out after "
+					  "%u ms (Connect-Timeout-Ms)",
+					  s->timeout_ms);
 				continue;
 			}
 			if (now - last_gone_check >= GONE_CHECK_MS &&
 			    e2b_stream__gone(s->s)) {
 				*pp = s->next;
-				sub_end(s, NULL, 0);
+				sub__end(s, NULL, 0);
 				continue;
 			}
 			if (s->deadline_ms && s->deadline_ms < next)
@@ -595,50 +551,6 @@ static void *reader_main(void *arg)
 }
 
 /* --- a new process, a new subscriber --------------------------------- */
-
-/* A stream whose keepalive is the keepalive event. */
-static struct e2b_stream *new_stream(unsigned int keepalive_s)
-{
-	struct e2b_stream *st = NULL;
-	size_t n;
-	uint8_t *b = proc_event__keepalive(&n);
-
-	if (b)
-		st = e2b_stream__new(b, n, keepalive_s * 1000);
-	free(b);
-	return st;
-}
-
-/* A subscriber on a new stream whose first message is start {pid}. */
-static struct sub *new_sub(uint32_t pid, unsigned int keepalive_s, uint64_t ms)
-{
-	struct sub *s = calloc(1, sizeof(*s));
-	uint8_t *b;
-	size_t n;
-	int rc;
-
-	if (!s)
-		return NULL;
-	s->s = new_stream(keepalive_s);
-	b = proc_event__start(pid, &n);
-	rc = s->s && b ? e2b_stream__write(s->s, b, n) : -ENOMEM;
-	free(b);
-	if (rc) {
-		if (s->s) {
-			e2b_stream__put(s->s);
-			e2b_stream__put(s->s);
-		}
-		free(s);
-		return NULL;
-	}
-	if (ms) {
-		if (ms > UINT32_MAX)
-			ms = UINT32_MAX;
-		s->timeout_ms = (unsigned int)ms;
-		s->deadline_ms = clock__mono_ms() + (int64_t)ms;
-	}
-	return s;
-}
 
 struct proc *procs__proc_new(struct e2b_server *srv, const struct e2b_guest *g)
 {
@@ -786,7 +698,7 @@ int procs__start(struct proc *p, unsigned int keepalive_s, uint64_t timeout_ms,
 		procs__proc_free(p);
 		return rc;
 	}
-	s = new_sub(p->pid, keepalive_s, timeout_ms);
+	s = sub__new(p->pid, keepalive_s, timeout_ms);
 	if (!s) {
 		abandon(p, 2);
 		guest__agent_done(p->srv, &p->g, c, true);
@@ -805,7 +717,7 @@ int procs__start(struct proc *p, unsigned int keepalive_s, uint64_t timeout_ms,
 		/* No reader: nobody would end it.  Take it all back. */
 		p->pending = NULL;
 		abandon(p, 1);
-		sub_end(s, NULL, 0);
+		sub__end(s, NULL, 0);
 		e2b_stream__put(*st);
 		*st = NULL;
 		guest__agent_done(p->srv, &p->g, c, true);
@@ -841,7 +753,7 @@ int procs__connect(struct e2b_procs *t, const char *id, uint32_t pid,
 	p = find_locked(t, id, pid, tag);
 	if (p) {
 		/* A new stream's first write does not wait. */
-		s = new_sub(p->pid, keepalive_s, timeout_ms);
+		s = sub__new(p->pid, keepalive_s, timeout_ms);
 		if (s) {
 			*st = s->s; /* the connection's reference */
 			s->next = p->pending;

@@ -18,14 +18,8 @@
 
 #include "../sandbox/agent_client.h"
 #include "e2b.h"
+#include "proc_sub.h"
 
-/* A stream that a process's events go to. */
-struct sub {
-	struct sub *next;
-	struct e2b_stream *s; /* the producer's reference */
-	int64_t deadline_ms; /* clock__mono_ms(); 0: none */
-	unsigned int timeout_ms; /* what the client asked, for messages */
-};
 struct proc {
 	struct proc *next; /* in the table */
 	struct e2b_procs *tab;
