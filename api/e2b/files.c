@@ -31,7 +31,7 @@
 
 #include "../../guest-init/protocol.h"
 #include "../sandbox/agent_client.h"
-#include "../mcp/text.h"
+#include "../sandbox/utf8.h"
 #include "../sandbox/base64.h"
 #include "e2b.h"
 #include "files.h"
@@ -422,8 +422,8 @@ static int add_done(json_t *done, const char *path)
 
 	return json_array_append_new(
 		done, json_pack("{s:o, s:s, s:o}", "name",
-				text__json(name, strlen(name)), "type", "file",
-				"path", text__json(path, strlen(path))));
+				utf8__json(name, strlen(name)), "type", "file",
+				"path", utf8__json(path, strlen(path))));
 }
 
 /* Whether @path is already in @done (envd refuses a path twice). */

@@ -26,8 +26,14 @@
 
 /* --- small things ---------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4))) static int
-unary_error(struct e2b_resp *resp, const char *code, const char *fmt, ...)
+/*
+ * Answer a Connect error, its message made safe for JSON: a unary call's,
+ * or (@streaming) 200 with only the END_STREAM envelope.
+ */
+__attribute__((format(printf, 4, 5))) static int fail(struct e2b_resp *resp,
+						      bool streaming,
+						      const char *code,
+						      const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -36,30 +42,10 @@ unary_error(struct e2b_resp *resp, const char *code, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	e2b__clean_text(msg, sizeof(msg), msg);
-	return e2b__reply_json(resp, connect__http_status(code),
-			       connect__error(code, msg));
-}
-
-/* A streaming call's error: 200 with only the END_STREAM envelope. */
-__attribute__((format(printf, 3, 4))) static int
-stream_error(struct e2b_resp *resp, const char *code, const char *fmt, ...)
-{
-	char msg[512];
-	uint8_t *b;
-	size_t n;
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	e2b__clean_text(msg, sizeof(msg), msg);
-	b = connect__end_stream(code, msg, &n);
-	if (!b)
-		return e2b__reply_json(resp, 500, NULL);
-	rc = e2b__reply_bytes(resp, 200, STREAM_TYPE, b, n);
-	free(b);
-	return rc;
+	if (!streaming)
+		return e2b__reply_connect(resp, code, "%s", msg);
+	e2b__reply_connect_end(resp, code, msg);
+	return 0;
 }
 
 /* --- requests -------------------------------------------------------- */
@@ -116,18 +102,18 @@ static struct proc *lookup(struct e2b_server *srv, const json_t *req,
 	uint32_t pid;
 
 	if (selector(req, &pid, &tag, err, sizeof(err))) {
-		unary_error(resp, "invalid_argument", "%s", err);
+		fail(resp, false, "invalid_argument", "%s", err);
 		return NULL;
 	}
 	p = procs__get(srv->procs, g->info.id, pid, tag);
 	if (p)
 		return p;
 	if (tag)
-		unary_error(resp, "not_found",
-			    "process with tag %.*s not found", MAX_TAG, tag);
+		fail(resp, false, "not_found",
+		     "process with tag %.*s not found", MAX_TAG, tag);
 	else
-		unary_error(resp, "not_found", "process with pid %u not found",
-			    pid);
+		fail(resp, false, "not_found", "process with pid %u not found",
+		     pid);
 	return NULL;
 }
 
@@ -263,55 +249,52 @@ static int start(struct e2b_server *srv, const struct e2b_req *r,
 	int rc;
 
 	if (!json_is_object(pc))
-		return stream_error(resp, code,
-				    "process: a ProcessConfig is "
-				    "needed");
+		return fail(resp, true, code,
+			    "process: a ProcessConfig is "
+			    "needed");
 	if (member(req, "pty"))
-		return stream_error(resp, "unimplemented",
-				    "Not supported by ember: a PTY (start "
-				    "the command without pty)");
+		return fail(resp, true, "unimplemented",
+			    "Not supported by ember: a PTY (start "
+			    "the command without pty)");
 	v = member(req, "stdin");
 	if (v && !json_is_boolean(v))
-		return stream_error(resp, code, "stdin: not a boolean");
+		return fail(resp, true, code, "stdin: not a boolean");
 	p = procs__proc_new(srv, g);
 	if (!p)
-		return stream_error(resp, "resource_exhausted",
-				    "out of memory");
+		return fail(resp, true, "resource_exhausted", "out of memory");
 	p->has_stdin = json_is_true(v);
 	v = member(req, "tag");
 	if (v && (!json_is_string(v) || json_string_length(v) > MAX_TAG ||
 		  strlen(json_string_value(v)) != json_string_length(v))) {
 		procs__proc_free(p);
-		return stream_error(resp, code,
-				    "tag: not a string of at most "
-				    "%d bytes",
-				    MAX_TAG);
+		return fail(resp, true, code,
+			    "tag: not a string of at most "
+			    "%d bytes",
+			    MAX_TAG);
 	}
 	if (v && !(p->tag = strdup(json_string_value(v)))) {
 		procs__proc_free(p);
-		return stream_error(resp, "resource_exhausted",
-				    "out of memory");
+		return fail(resp, true, "resource_exhausted", "out of memory");
 	}
 	rc = start_config(p, pc, err, sizeof(err));
 	if (rc) {
 		procs__proc_free(p);
-		return rc == -ENOMEM ? stream_error(resp, "resource_exhausted",
-						    "out of memory") :
-				       stream_error(resp, code, "%s", err);
+		return rc == -ENOMEM ? fail(resp, true, "resource_exhausted",
+					    "out of memory") :
+				       fail(resp, true, code, "%s", err);
 	}
 	p->env = guest__env(g, member(pc, "envs"));
 	if (!p->env) {
 		procs__proc_free(p);
-		return stream_error(resp, "invalid_argument",
-				    "too many environment variables (or out "
-				    "of memory)");
+		return fail(resp, true, "invalid_argument",
+			    "too many environment variables (or out "
+			    "of memory)");
 	}
 	rc = procs__proc_fds(p);
 	if (rc) {
 		procs__proc_free(p);
-		return stream_error(resp, "resource_exhausted",
-				    "cannot set up the process: %s",
-				    strerror(-rc));
+		return fail(resp, true, "resource_exhausted",
+			    "cannot set up the process: %s", strerror(-rc));
 	}
 	ms = timeout_ms(r);
 	if (ms)
@@ -319,12 +302,11 @@ static int start(struct e2b_server *srv, const struct e2b_req *r,
 	p->c = guest__agent(srv, g, err, sizeof(err));
 	if (!p->c) {
 		procs__proc_free(p);
-		return stream_error(resp, "unavailable",
-				    "cannot reach the sandbox's agent: %s",
-				    err);
+		return fail(resp, true, "unavailable",
+			    "cannot reach the sandbox's agent: %s", err);
 	}
 	if (procs__start(p, keepalive_s(r), ms, &st, &code, err, sizeof(err)))
-		return stream_error(resp, code, "%s", err);
+		return fail(resp, true, code, "%s", err);
 	return e2b__reply_stream(resp, STREAM_TYPE, st);
 }
 
@@ -339,20 +321,19 @@ static int connect_proc(struct e2b_server *srv, const struct e2b_req *r,
 	int rc;
 
 	if (selector(req, &pid, &tag, err, sizeof(err)))
-		return stream_error(resp, "invalid_argument", "%s", err);
+		return fail(resp, true, "invalid_argument", "%s", err);
 	rc = procs__connect(srv->procs, g->info.id, pid, tag, keepalive_s(r),
 			    timeout_ms(r), &st);
 	if (rc == -ENOENT) {
 		if (tag)
-			return stream_error(resp, "not_found",
-					    "process with tag %.*s not found",
-					    MAX_TAG, tag);
-		return stream_error(resp, "not_found",
-				    "process with pid %u not found", pid);
+			return fail(resp, true, "not_found",
+				    "process with tag %.*s not found", MAX_TAG,
+				    tag);
+		return fail(resp, true, "not_found",
+			    "process with pid %u not found", pid);
 	}
 	if (rc)
-		return stream_error(resp, "resource_exhausted",
-				    "out of memory");
+		return fail(resp, true, "resource_exhausted", "out of memory");
 	return e2b__reply_stream(resp, STREAM_TYPE, st);
 }
 
@@ -362,7 +343,7 @@ static int list(struct e2b_server *srv, struct e2b_guest *g,
 	json_t *arr = procs__list(srv->procs, g->info.id);
 
 	if (!arr)
-		return unary_error(resp, "resource_exhausted", "out of memory");
+		return fail(resp, false, "resource_exhausted", "out of memory");
 	return e2b__reply_json(resp, 200, json_pack("{s:o}", "processes", arr));
 }
 
@@ -378,15 +359,15 @@ static int send_input(struct e2b_server *srv, struct e2b_guest *g,
 	int rc;
 
 	if (in && !json_is_object(in))
-		return unary_error(resp, "invalid_argument",
-				   "input: not an object");
+		return fail(resp, false, "invalid_argument",
+			    "input: not an object");
 	if (member(in, "pty"))
-		return unary_error(resp, "unimplemented",
-				   "Not supported by ember: a PTY");
+		return fail(resp, false, "unimplemented",
+			    "Not supported by ember: a PTY");
 	v = member(in, "stdin");
 	if (v && connect__json_bytes(v, &b, &n))
-		return unary_error(resp, "invalid_argument",
-				   "input.stdin: not base64");
+		return fail(resp, false, "invalid_argument",
+			    "input.stdin: not base64");
 	p = lookup(srv, req, g, resp);
 	if (!p) {
 		free(b);
@@ -396,7 +377,7 @@ static int send_input(struct e2b_server *srv, struct e2b_guest *g,
 	procs__put(p);
 	free(b);
 	if (rc)
-		return unary_error(resp, code, "%s", err);
+		return fail(resp, false, code, "%s", err);
 	return e2b__reply_json(resp, 200, json_object());
 }
 
@@ -411,8 +392,8 @@ static int close_stdin(struct e2b_server *srv, struct e2b_guest *g,
 	had = procs__close_stdin(p);
 	procs__put(p);
 	if (!had)
-		return unary_error(resp, "failed_precondition",
-				   "the process was started without stdin");
+		return fail(resp, false, "failed_precondition",
+			    "the process was started without stdin");
 	return e2b__reply_json(resp, 200, json_object());
 }
 
@@ -440,9 +421,9 @@ static int send_signal(struct e2b_server *srv, struct e2b_guest *g,
 	struct proc *p;
 
 	if (!sig)
-		return unary_error(resp, "invalid_argument",
-				   "signal: SIGNAL_SIGKILL or SIGNAL_SIGTERM "
-				   "is needed");
+		return fail(resp, false, "invalid_argument",
+			    "signal: SIGNAL_SIGKILL or SIGNAL_SIGTERM "
+			    "is needed");
 	p = lookup(srv, req, g, resp);
 	if (!p)
 		return 0;
@@ -461,43 +442,32 @@ int process__handle(struct e2b_server *srv, const struct e2b_req *r,
 	int rc;
 
 	if (strncmp(r->path, SERVICE, strlen(SERVICE)))
-		return unary_error(resp, "unimplemented", "no such service");
+		return fail(resp, false, "unimplemented", "no such service");
 	streaming = !strcmp(m, "Start") || !strcmp(m, "Connect");
 	if (strcmp(m, "Start") && strcmp(m, "Connect") && strcmp(m, "List") &&
 	    strcmp(m, "SendInput") && strcmp(m, "SendSignal") &&
 	    strcmp(m, "CloseStdin")) {
 		if (!strcmp(m, "Update"))
-			return unary_error(resp, "unimplemented",
-					   "Not supported by ember: a PTY (so "
-					   "none to resize)");
+			return fail(resp, false, "unimplemented",
+				    "Not supported by ember: a PTY (so "
+				    "none to resize)");
 		if (!strcmp(m, "StreamInput"))
-			return unary_error(
-				resp, "unimplemented",
-				"Not supported by ember: StreamInput "
-				"(use SendInput)");
-		return unary_error(resp, "unimplemented",
-				   "process.Process has no method %.64s", m);
+			return fail(resp, false, "unimplemented",
+				    "Not supported by ember: StreamInput "
+				    "(use SendInput)");
+		return fail(resp, false, "unimplemented",
+			    "process.Process has no method %.64s", m);
 	}
-	if (strcmp(r->method, "POST")) {
-		if (streaming)
-			return stream_error(resp, "unimplemented",
-					    "Connect calls are POST");
-		return unary_error(resp, "unimplemented",
-				   "Connect calls are POST");
-	}
-	if (!r->body) {
-		if (streaming)
-			return stream_error(resp, "invalid_argument",
-					    "no request body");
-		return unary_error(resp, "invalid_argument", "no request body");
-	}
+	if (strcmp(r->method, "POST"))
+		return fail(resp, streaming, "unimplemented",
+			    "Connect calls are POST");
+	if (!r->body)
+		return fail(resp, streaming, "invalid_argument",
+			    "no request body");
 	req = connect__request(r->body, r->len, streaming, &code, err,
 			       sizeof(err));
-	if (!req) {
-		if (streaming)
-			return stream_error(resp, code, "%s", err);
-		return unary_error(resp, code, "%s", err);
-	}
+	if (!req)
+		return fail(resp, streaming, code, "%s", err);
 	if (!strcmp(m, "Start"))
 		rc = start(srv, r, g, req, resp);
 	else if (!strcmp(m, "Connect"))

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connect_rpc.h"
 #include "reply.h"
 
 const char *e2b__header(const struct e2b_req *r, const char *name)
@@ -151,4 +152,31 @@ void e2b__clean_text(char *dst, size_t cap, const char *src)
 	}
 	if (cap)
 		dst[i] = 0;
+}
+
+int e2b__reply_connect(struct e2b_resp *resp, const char *code, const char *fmt,
+		       ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return e2b__reply_json(resp, connect__http_status(code),
+			       connect__error(code, msg));
+}
+
+int e2b__reply_connect_end(struct e2b_resp *resp, const char *code,
+			   const char *msg)
+{
+	size_t n;
+	uint8_t *b = connect__end_stream(code, msg, &n);
+	int rc;
+
+	if (!b)
+		return e2b__reply_connect(resp, "internal", "out of memory");
+	rc = e2b__reply_bytes(resp, 200, "application/connect+json", b, n);
+	free(b);
+	return rc;
 }

@@ -98,6 +98,24 @@ int e2b__reply_stream(struct e2b_resp *resp, const char *content_type,
 		      struct e2b_stream *s);
 
 /*
+ * Answer a unary Connect call's error: Connect's error shape
+ * {"code": @code, "message": ...} with the HTTP status that Connect gives
+ * @code.  The message (at most 1023 bytes) must be UTF-8, or the answer
+ * is a 500.  Returns 0.
+ */
+__attribute__((format(printf, 3, 4))) int
+e2b__reply_connect(struct e2b_resp *resp, const char *code, const char *fmt,
+		   ...);
+
+/*
+ * Answer a server-streaming Connect call's error: 200 as
+ * application/connect+json with only the END_STREAM message carrying
+ * @code and @msg (UTF-8).  0; -ENOMEM (then a 500 is set instead).
+ */
+int e2b__reply_connect_end(struct e2b_resp *resp, const char *code,
+			   const char *msg);
+
+/*
  * @src as a message safe for JSON into @dst (@cap bytes, NUL-terminated,
  * cut short to fit): control bytes and bytes over 0x7e as '?'.  @dst may
  * be @src.
