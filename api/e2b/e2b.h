@@ -9,7 +9,7 @@
  *     X-API-KEY;
  *   - E2b-Sandbox-Id + E2b-Sandbox-Port 49983: envd (process.c: the
  *     process.Process service; filesystem.c: filesystem.Filesystem;
- *     files.c: /files; /health in route.c), the sandbox's access token in
+ *     file_transfer.c: /files; /health in route.c), the sandbox's access token in
  *     X-Access-Token;
  *   - E2b-Sandbox-Port 49999: the code interpreter (interp.c: /execute,
  *     /contexts), the token in X-Access-Token or E2B-Traffic-Access-Token.
@@ -104,8 +104,8 @@ int process__handle(struct e2b_server *srv, const struct e2b_req *r,
 		    struct e2b_guest *g, struct e2b_resp *resp);
 int filesystem__handle(struct e2b_server *srv, const struct e2b_req *r,
 		       struct e2b_guest *g, struct e2b_resp *resp);
-int files__handle(struct e2b_server *srv, const struct e2b_req *r,
-		  struct e2b_guest *g, struct e2b_resp *resp);
+int file_transfer__handle(struct e2b_server *srv, const struct e2b_req *r,
+			  struct e2b_guest *g, struct e2b_resp *resp);
 int interp__handle(struct e2b_server *srv, const struct e2b_req *r,
 		   struct e2b_guest *g, struct e2b_resp *resp);
 

@@ -17,7 +17,7 @@
 #include "../sandbox/utf8.h"
 #include "connect_rpc.h"
 #include "e2b.h"
-#include "files.h"
+#include "envd_path.h"
 #include "fs_script.h"
 #include "fs_watch.h"
 
@@ -46,8 +46,8 @@ static int req_path(const json_t *req, const char *key, char *out,
 		snprintf(err, sizeof(err), "%s must be a string", key);
 		goto bad;
 	}
-	if (!files__resolve(json_string_value(v), json_string_length(v), out,
-			    err, sizeof(err)))
+	if (!envd_path__resolve(json_string_value(v), json_string_length(v),
+				out, err, sizeof(err)))
 		return 0;
 bad:
 	fail(resp, streaming, "invalid_argument", err);
@@ -89,7 +89,7 @@ static int reply_entry(struct e2b_resp *resp, const struct fs_op *o,
 static int do_stat(struct e2b_server *srv, const struct e2b_guest *g,
 		   const json_t *req, struct e2b_resp *resp)
 {
-	char path[FILES_PATH_MAX], msg[512], p[FILES_SHOWN + 1];
+	char path[ENVD_PATH_MAX], msg[512], p[ENVD_SHOWN + 1];
 	const char *code;
 	struct fs_op o;
 	int rc;
@@ -102,10 +102,10 @@ static int do_stat(struct e2b_server *srv, const struct e2b_guest *g,
 	if (o.status == 3)
 		rc = e2b__reply_connect(resp, "not_found",
 					"file not found: '%s'",
-					files__shown(path, p, sizeof(p)));
+					envd_path__shown(path, p, sizeof(p)));
 	else if (o.status)
 		rc = e2b__reply_connect(resp, "internal", "stat '%s': %s",
-					files__shown(path, p, sizeof(p)),
+					envd_path__shown(path, p, sizeof(p)),
 					fs_script__why(&o, msg, sizeof(msg)));
 	else
 		rc = reply_entry(resp, &o, NULL);
@@ -116,7 +116,7 @@ static int do_stat(struct e2b_server *srv, const struct e2b_guest *g,
 static int do_make_dir(struct e2b_server *srv, const struct e2b_guest *g,
 		       const json_t *req, struct e2b_resp *resp)
 {
-	char path[FILES_PATH_MAX], msg[512], p[FILES_SHOWN + 1];
+	char path[ENVD_PATH_MAX], msg[512], p[ENVD_SHOWN + 1];
 	const char *code, *name;
 	struct fs_op o;
 	size_t nlen;
@@ -127,7 +127,7 @@ static int do_make_dir(struct e2b_server *srv, const struct e2b_guest *g,
 	if (fs_script__run(srv, g, "mkdir", path, NULL, &o, &code, msg,
 			   sizeof(msg)))
 		return e2b__reply_connect(resp, code, "%s", msg);
-	files__shown(path, p, sizeof(p));
+	envd_path__shown(path, p, sizeof(p));
 	switch (o.status) {
 	case 0:
 		name = fs_script__last(path, strlen(path), &nlen);
@@ -160,8 +160,8 @@ static int do_make_dir(struct e2b_server *srv, const struct e2b_guest *g,
 static int do_move(struct e2b_server *srv, const struct e2b_guest *g,
 		   const json_t *req, struct e2b_resp *resp)
 {
-	char src[FILES_PATH_MAX], dst[FILES_PATH_MAX], msg[512];
-	char p[FILES_SHOWN + 1], q[FILES_SHOWN + 1];
+	char src[ENVD_PATH_MAX], dst[ENVD_PATH_MAX], msg[512];
+	char p[ENVD_SHOWN + 1], q[ENVD_SHOWN + 1];
 	const char *code;
 	struct fs_op o;
 	int rc;
@@ -172,8 +172,8 @@ static int do_move(struct e2b_server *srv, const struct e2b_guest *g,
 	if (fs_script__run(srv, g, "move", src, dst, &o, &code, msg,
 			   sizeof(msg)))
 		return e2b__reply_connect(resp, code, "%s", msg);
-	files__shown(src, p, sizeof(p));
-	files__shown(dst, q, sizeof(q));
+	envd_path__shown(src, p, sizeof(p));
+	envd_path__shown(dst, q, sizeof(q));
 	if (o.status == 3)
 		rc = e2b__reply_connect(resp, "not_found",
 					"source file not found: '%s'", p);
@@ -194,7 +194,7 @@ static int do_move(struct e2b_server *srv, const struct e2b_guest *g,
 static int do_remove(struct e2b_server *srv, const struct e2b_guest *g,
 		     const json_t *req, struct e2b_resp *resp)
 {
-	char path[FILES_PATH_MAX], msg[512], p[FILES_SHOWN + 1];
+	char path[ENVD_PATH_MAX], msg[512], p[ENVD_SHOWN + 1];
 	const char *code;
 	struct fs_op o;
 	int rc;
@@ -207,7 +207,7 @@ static int do_remove(struct e2b_server *srv, const struct e2b_guest *g,
 	if (o.status)
 		rc = e2b__reply_connect(resp, "internal",
 					"cannot remove '%s': %s",
-					files__shown(path, p, sizeof(p)),
+					envd_path__shown(path, p, sizeof(p)),
 					fs_script__why(&o, msg, sizeof(msg)));
 	else
 		rc = e2b__reply_json(resp, 200, json_object());
@@ -281,14 +281,14 @@ static int list(struct e2b_server *srv, const struct e2b_guest *g,
 		const char *path, const char *depth, struct list_ctx *l,
 		const char **code, char *msg, size_t msglen)
 {
-	char p[FILES_SHOWN + 1], w[256];
+	char p[ENVD_SHOWN + 1], w[256];
 	struct fs_op o;
 	int rc = -1;
 
 	memset(l, 0, sizeof(*l));
 	if (fs_script__run(srv, g, "list", path, depth, &o, code, msg, msglen))
 		return -1;
-	files__shown(path, p, sizeof(p));
+	envd_path__shown(path, p, sizeof(p));
 	if (o.status == 3) {
 		*code = "not_found";
 		snprintf(msg, msglen, "directory not found: '%s'", p);
@@ -316,7 +316,7 @@ static int do_list_dir(struct e2b_server *srv, const struct e2b_guest *g,
 		       const json_t *req, struct e2b_resp *resp)
 {
 	const json_t *jd = json_object_get(req, "depth");
-	char path[FILES_PATH_MAX], msg[512], depth[24];
+	char path[ENVD_PATH_MAX], msg[512], depth[24];
 	struct list_ctx l;
 	const char *code;
 	uint64_t d = 0;
@@ -329,8 +329,8 @@ static int do_list_dir(struct e2b_server *srv, const struct e2b_guest *g,
 			resp, "invalid_argument",
 			"depth must be an unsigned 32-bit integer");
 	/* busybox's find takes an int; no path is deeper than this. */
-	if (d > FILES_PATH_MAX / 2)
-		d = FILES_PATH_MAX / 2;
+	if (d > ENVD_PATH_MAX / 2)
+		d = ENVD_PATH_MAX / 2;
 	snprintf(depth, sizeof(depth), "%llu", (unsigned long long)(d ? d : 1));
 	if (list(srv, g, path, depth, &l, &code, msg, sizeof(msg)))
 		return e2b__reply_connect(resp, code, "%s", msg);
@@ -354,7 +354,7 @@ int filesystem__handle(struct e2b_server *srv, const struct e2b_req *r,
 {
 	const char *m = r->path + strlen(PREFIX), *code = NULL;
 	bool streaming = !strcmp(m, "WatchDir");
-	char err[512], path[FILES_PATH_MAX];
+	char err[512], path[ENVD_PATH_MAX];
 	json_t *req;
 	int rc;
 
@@ -365,12 +365,12 @@ int filesystem__handle(struct e2b_server *srv, const struct e2b_req *r,
 	    strcmp(m, "MakeDir") && strcmp(m, "Move") && strcmp(m, "Remove") &&
 	    strcmp(m, "CreateWatcher") && strcmp(m, "GetWatcherEvents") &&
 	    strcmp(m, "RemoveWatcher")) {
-		files__shown(m, err, sizeof(err));
+		envd_path__shown(m, err, sizeof(err));
 		return e2b__reply_connect(
 			resp, "unimplemented",
 			"filesystem.Filesystem has no method %s", err);
 	}
-	if (files__user_ok(r, NULL, err, sizeof(err)))
+	if (envd_path__user_ok(r, NULL, err, sizeof(err)))
 		return fail(resp, streaming, "unauthenticated", err);
 	req = r->body ? connect__request(r->body, r->len, streaming, &code, err,
 					 sizeof(err)) :

@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "../sandbox/utf8.h"
-#include "files.h"
+#include "envd_path.h"
 #include "fs_script.h"
 
 #define RUN_MS	60000 /* one operation in the guest, at most */
@@ -445,12 +445,12 @@ int fs_script__run(struct e2b_server *srv, const struct e2b_guest *g,
 const char *fs_script__why(const struct fs_op *o, char *buf, size_t n)
 {
 	const char *e = o->err && *o->err ? o->err : "(no message)";
-	char line[FILES_SHOWN + 1];
+	char line[ENVD_SHOWN + 1];
 	size_t len = strcspn(e, "\n");
 
-	if (len > FILES_SHOWN)
-		len = FILES_SHOWN;
+	if (len > ENVD_SHOWN)
+		len = ENVD_SHOWN;
 	memcpy(line, e, len);
 	line[len] = '\0';
-	return files__shown(line, buf, n);
+	return envd_path__shown(line, buf, n);
 }

@@ -29,7 +29,7 @@
 
 #include "../sandbox/utf8.h"
 #include "connect_rpc.h"
-#include "files.h"
+#include "envd_path.h"
 #include "fs_script.h"
 #include "fs_watch.h"
 
@@ -48,7 +48,7 @@ struct watch {
 	const struct e2b_guest *gp; /* &g, or the current request's */
 	struct e2b_guest g; /* WatchDir's copy, its record's objects
 			       deep-copied */
-	char path[FILES_PATH_MAX];
+	char path[ENVD_PATH_MAX];
 	size_t prefix; /* bytes of an entry's path before its name */
 	bool recursive, include_entry;
 	uint64_t deadline_ms; /* CLOCK_MONOTONIC; 0: none */
@@ -113,7 +113,7 @@ static json_t *snapshot(struct watch *w, const char **code, char *msg,
 			size_t msglen)
 {
 	struct snap_ctx sc = { .w = w, .snap = json_object() };
-	char p[FILES_SHOWN + 1], why_buf[256];
+	char p[ENVD_SHOWN + 1], why_buf[256];
 	struct fs_op o;
 
 	if (!sc.snap) {
@@ -126,7 +126,7 @@ static json_t *snapshot(struct watch *w, const char **code, char *msg,
 		json_decref(sc.snap);
 		return NULL;
 	}
-	files__shown(w->path, p, sizeof(p));
+	envd_path__shown(w->path, p, sizeof(p));
 	if (o.status == 3 || o.status == 4) {
 		*code = o.status == 3 ? "not_found" : "invalid_argument";
 		snprintf(msg, msglen,
@@ -309,7 +309,7 @@ static void *watch_main(void *arg)
 				diff(w, w->snap, cur);
 			json_decref(cur);
 			code = "not_found";
-			files__shown(w->path, msg, sizeof(msg) / 2);
+			envd_path__shown(w->path, msg, sizeof(msg) / 2);
 			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 				 ": the watched directory is gone");
 			break;

@@ -4,7 +4,7 @@
  * directory's events; CreateWatcher, GetWatcherEvents and RemoveWatcher
  * keep a watcher that each GetWatcherEvents polls.  The filesystem
  * service (filesystem.c) hands them its requests, the watched path
- * already resolved (files.h).  Each fills @resp (Connect's error shape on
+ * already resolved (envd_path.h).  Each fills @resp (Connect's error shape on
  * failure) and returns 0, as the services of e2b.h.
  */
 #ifndef EMBER_API_E2B_FS_WATCH_H

@@ -127,7 +127,7 @@ static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
 	else if (has_prefix(r->path, "/filesystem.Filesystem/"))
 		rc = filesystem__handle(srv, r, &g, resp);
 	else if (!strcmp(r->path, "/files"))
-		rc = files__handle(srv, r, &g, resp);
+		rc = file_transfer__handle(srv, r, &g, resp);
 	else if (!strcmp(r->path, "/health"))
 		rc = e2b__reply_empty(resp, 204);
 	else if (!strcmp(r->path, "/envs") && !strcmp(r->method, "GET"))
