@@ -286,7 +286,9 @@ E2B_PURE_SRCS := api/e2b/connect_rpc.c api/e2b/record.c api/sandbox/base64.c \
 		api/sandbox/files.c
 E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
 		api/e2b/reply.c api/e2b/stream.c \
-		api/e2b/control.c api/e2b/forget.c api/e2b/guest.c \
+		api/e2b/control.c api/e2b/control_lifecycle.c \
+		api/e2b/control_templates.c api/e2b/control_sandbox.c \
+		api/e2b/forget.c api/e2b/guest.c \
 		api/e2b/proc_event.c api/e2b/proc_sub.c api/e2b/procs.c \
 		api/e2b/process.c \
 		api/e2b/fs_script.c api/e2b/fs_watch.c api/e2b/filesystem.c \
