@@ -423,6 +423,23 @@ int control_lifecycle__kill(struct e2b_server *srv, const char *id,
 	return e2b__reply_empty(resp, 204);
 }
 
+/*
+ * Answer the outcome @rc of a verb on sandbox @id: 204 when done, 404
+ * when the sandbox is gone (-ENOENT, or a failure once it vanished), else
+ * 409 for @busy or 500, with @err after @what ("" or NULL for none).
+ */
+static void reply_done(struct e2b_resp *resp, const char *id, int rc, int busy,
+		       const char *what, const char *err)
+{
+	if (rc == -ENOENT || (rc && control_sandbox__vanished(id)))
+		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
+	else if (rc)
+		e2b__reply_error(resp, rc == busy ? 409 : 500, "%s%s",
+				 what ? what : "", err);
+	else
+		e2b__reply_empty(resp, 204);
+}
+
 int control_lifecycle__timeout(const struct e2b_req *r, const char *id,
 			       const char *key, struct e2b_resp *resp)
 {
@@ -443,12 +460,7 @@ int control_lifecycle__timeout(const struct e2b_req *r, const char *id,
 	if (control_sandbox__find(id, &info, resp))
 		goto out;
 	rc = sandbox__renew(&info, ttl_s, err, sizeof(err));
-	if (rc == -ENOENT || (rc && control_sandbox__vanished(id)))
-		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
-	else if (rc)
-		e2b__reply_error(resp, rc == -EINVAL ? 409 : 500, "%s", err);
-	else
-		e2b__reply_empty(resp, 204);
+	reply_done(resp, id, rc, -EINVAL, NULL, err);
 out:
 	json_decref(b);
 	return 0;
@@ -480,13 +492,8 @@ int control_lifecycle__pause(struct e2b_server *srv, const struct e2b_req *r,
 	forget__sandbox(srv, id);
 	rc = sandbox__park(&info, err, sizeof(err));
 	forget__sandbox(srv, id);
-	if (rc == -ENOENT || (rc && control_sandbox__vanished(id)))
-		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
-	else if (rc)
-		e2b__reply_error(resp, rc == -EAGAIN ? 409 : 500,
-				 "The sandbox could not be paused: %s", err);
-	else
-		e2b__reply_empty(resp, 204);
+	reply_done(resp, id, rc, -EAGAIN,
+		   "The sandbox could not be paused: ", err);
 out:
 	json_decref(b);
 	return 0;

@@ -86,26 +86,41 @@ static int reply_entry(struct e2b_resp *resp, const struct fs_op *o,
 	return e2b__reply_json(resp, 200, json_pack("{s:o}", "entry", e));
 }
 
+/*
+ * Run the script's @op on the request's "path" (resolved into @path,
+ * ENVD_PATH_MAX bytes): 0 with @o (release it), or -1 with the answer
+ * set.
+ */
+static int run_on_path(struct e2b_server *srv, const struct e2b_guest *g,
+		       const json_t *req, const char *op, char *path,
+		       struct fs_op *o, struct e2b_resp *resp)
+{
+	const char *code;
+	char msg[512];
+
+	if (req_path(req, "path", path, resp, false))
+		return -1;
+	if (!fs_script__run(srv, g, op, path, NULL, o, &code, msg, sizeof(msg)))
+		return 0;
+	e2b__reply_connect(resp, code, "%s", msg);
+	return -1;
+}
+
 static int do_stat(struct e2b_server *srv, const struct e2b_guest *g,
 		   const json_t *req, struct e2b_resp *resp)
 {
 	char path[ENVD_PATH_MAX], msg[512], p[ENVD_SHOWN + 1];
-	const char *code;
 	struct fs_op o;
 	int rc;
 
-	if (req_path(req, "path", path, resp, false))
+	if (run_on_path(srv, g, req, "stat", path, &o, resp))
 		return 0;
-	if (fs_script__run(srv, g, "stat", path, NULL, &o, &code, msg,
-			   sizeof(msg)))
-		return e2b__reply_connect(resp, code, "%s", msg);
+	envd_path__shown(path, p, sizeof(p));
 	if (o.status == 3)
 		rc = e2b__reply_connect(resp, "not_found",
-					"file not found: '%s'",
-					envd_path__shown(path, p, sizeof(p)));
+					"file not found: '%s'", p);
 	else if (o.status)
-		rc = e2b__reply_connect(resp, "internal", "stat '%s': %s",
-					envd_path__shown(path, p, sizeof(p)),
+		rc = e2b__reply_connect(resp, "internal", "stat '%s': %s", p,
 					fs_script__why(&o, msg, sizeof(msg)));
 	else
 		rc = reply_entry(resp, &o, NULL);
@@ -117,16 +132,13 @@ static int do_make_dir(struct e2b_server *srv, const struct e2b_guest *g,
 		       const json_t *req, struct e2b_resp *resp)
 {
 	char path[ENVD_PATH_MAX], msg[512], p[ENVD_SHOWN + 1];
-	const char *code, *name;
+	const char *name;
 	struct fs_op o;
 	size_t nlen;
 	int rc;
 
-	if (req_path(req, "path", path, resp, false))
+	if (run_on_path(srv, g, req, "mkdir", path, &o, resp))
 		return 0;
-	if (fs_script__run(srv, g, "mkdir", path, NULL, &o, &code, msg,
-			   sizeof(msg)))
-		return e2b__reply_connect(resp, code, "%s", msg);
 	envd_path__shown(path, p, sizeof(p));
 	switch (o.status) {
 	case 0:
@@ -195,15 +207,11 @@ static int do_remove(struct e2b_server *srv, const struct e2b_guest *g,
 		     const json_t *req, struct e2b_resp *resp)
 {
 	char path[ENVD_PATH_MAX], msg[512], p[ENVD_SHOWN + 1];
-	const char *code;
 	struct fs_op o;
 	int rc;
 
-	if (req_path(req, "path", path, resp, false))
+	if (run_on_path(srv, g, req, "remove", path, &o, resp))
 		return 0;
-	if (fs_script__run(srv, g, "remove", path, NULL, &o, &code, msg,
-			   sizeof(msg)))
-		return e2b__reply_connect(resp, code, "%s", msg);
 	if (o.status)
 		rc = e2b__reply_connect(resp, "internal",
 					"cannot remove '%s': %s",

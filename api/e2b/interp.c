@@ -84,12 +84,9 @@ static int do_create(struct e2b_server *srv, const struct e2b_req *r,
 				   "language and cwd must be strings");
 		goto out;
 	}
-	if (lang) {
-		language = interp_text__language(lang, name);
-		if (!language) {
-			interp_text__bad_language(resp, name);
-			goto out;
-		}
+	if (interp_text__language(lang, &language, name)) {
+		interp_text__bad_language(resp, name);
+		goto out;
 	}
 	if (!cwd) {
 		cwd = E2B_HOME;

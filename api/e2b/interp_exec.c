@@ -468,12 +468,9 @@ int interp_exec__handle(const struct e2b_req *r, struct e2b_guest *g,
 				   "provided");
 		goto out;
 	}
-	if (lang) {
-		language = interp_text__language(lang, name);
-		if (!language) {
-			execution_bad_language(resp, name);
-			goto out;
-		}
+	if (interp_text__language(lang, &language, name)) {
+		execution_bad_language(resp, name);
+		goto out;
 	}
 	if (ctx && !interp_text__id_ok(ctx, strlen(ctx))) {
 		interp_text__clean_id(name, ctx, strlen(ctx));

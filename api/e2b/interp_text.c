@@ -65,8 +65,12 @@ bool interp_text__id_ok(const char *id, size_t len)
 	return true;
 }
 
-const char *interp_text__language(const char *lang,
-				  char name[INTERP_LANG_MAX + 1])
+/*
+ * E2B's language name (its normalize_language(): case and surrounding
+ * blanks ignored, "js" for javascript; none is python) as ember's
+ * interpreter's, or NULL with the name, cleaned for a message, in @name.
+ */
+static const char *language_of(const char *lang, char name[INTERP_LANG_MAX + 1])
 {
 	size_t len, i;
 
@@ -93,6 +97,20 @@ const char *interp_text__language(const char *lang,
 	if (!strcmp(name, "javascript") || !strcmp(name, "js"))
 		return "javascript";
 	return NULL;
+}
+
+int interp_text__language(const char *lang, const char **language,
+			  char name[INTERP_LANG_MAX + 1])
+{
+	const char *l;
+
+	if (!lang)
+		return 0;
+	l = language_of(lang, name);
+	if (!l)
+		return -EINVAL;
+	*language = l;
+	return 0;
 }
 
 int interp_text__bad_language(struct e2b_resp *resp, const char *name)

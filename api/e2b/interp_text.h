@@ -31,12 +31,14 @@ void interp_text__clean_id(char out[INTERP_CTX_ID_MAX + 1], const char *id,
 bool interp_text__id_ok(const char *id, size_t len);
 
 /*
- * E2B's language name (its normalize_language(): case and surrounding
- * blanks ignored, "js" for javascript; none is python) as ember's
- * interpreter's, or NULL with the name, cleaned for a message, in @name.
+ * The requested language @lang (NULL: none asked, *@language left as it
+ * is) as ember's interpreter's name in *@language: E2B's name (its
+ * normalize_language(): case and surrounding blanks ignored, "js" for
+ * javascript; "" is python).  0, or -EINVAL with the name, cleaned for a
+ * message, in @name when ember's interpreter lacks it.
  */
-const char *interp_text__language(const char *lang,
-				  char name[INTERP_LANG_MAX + 1]);
+int interp_text__language(const char *lang, const char **language,
+			  char name[INTERP_LANG_MAX + 1]);
 
 /* Answer 400: the language @name is not one ember's interpreter has. */
 int interp_text__bad_language(struct e2b_resp *resp, const char *name);
