@@ -5,14 +5,16 @@
  * (http.c) reads a whole request (bodies may come chunked); the router
  * (route.c) checks its credential and hands it to a service:
  *
- *   - no E2b-Sandbox-Id header: the control plane (control.c), key in
- *     X-API-KEY;
+ *   - no E2b-Sandbox-Id header: the control plane (control.c routes it
+ *     to control_lifecycle.c and control_templates.c), key in X-API-KEY;
  *   - E2b-Sandbox-Id + E2b-Sandbox-Port 49983: envd (process.c: the
- *     process.Process service; filesystem.c: filesystem.Filesystem;
- *     file_transfer.c: /files; /health in route.c), the sandbox's access token in
- *     X-Access-Token;
- *   - E2b-Sandbox-Port 49999: the code interpreter (interp.c: /execute,
- *     /contexts), the token in X-Access-Token or E2B-Traffic-Access-Token.
+ *     process.Process service, its table in procs.c; filesystem.c:
+ *     filesystem.Filesystem, its watches in fs_watch.c; file_transfer.c:
+ *     /files; /health and /envs in route.c), the sandbox's access token
+ *     in X-Access-Token;
+ *   - E2b-Sandbox-Port 49999: the code interpreter (interp.c: /contexts;
+ *     interp_exec.c: /execute), the token in X-Access-Token or
+ *     E2B-Traffic-Access-Token.
  *
  * A service fills a struct e2b_resp (reply.h): a whole body, an fd to
  * send, or a stream that a thread of the service writes while the
