@@ -63,7 +63,7 @@ int control__handle(struct e2b_server *srv, const struct e2b_req *r,
 {
 	const char *m = r->method, *p = r->path;
 	char id[80], act[32];
-	bool get_m = !strcmp(m, "GET"), post = !strcmp(m, "POST");
+	bool get_m = !strcmp(m, "GET"), post = !strcmp(m, "POST"), v2;
 
 	if (!strcmp(p, "/health"))
 		return e2b__reply_empty(resp, 200);
@@ -75,12 +75,11 @@ int control__handle(struct e2b_server *srv, const struct e2b_req *r,
 				r, resp, !strcmp(p, "/sandboxes"));
 		goto method;
 	}
-	if (!split(p, "/v2/sandboxes/", id, sizeof(id), act, sizeof(act))) {
-		if (post && !strcmp(act, "connect"))
-			return control_lifecycle__connect(srv, r, id, resp);
+	/* /v2/sandboxes/ID has connect only; /sandboxes/ID has them all. */
+	v2 = !split(p, "/v2/sandboxes/", id, sizeof(id), act, sizeof(act));
+	if (v2 && (!post || strcmp(act, "connect")))
 		goto nowhere;
-	}
-	if (!split(p, "/sandboxes/", id, sizeof(id), act, sizeof(act))) {
+	if (v2 || !split(p, "/sandboxes/", id, sizeof(id), act, sizeof(act))) {
 		if (!*act && get_m)
 			return control_lifecycle__get(id, resp);
 		if (!*act && !strcmp(m, "DELETE"))
