@@ -14,7 +14,7 @@
 #include "proc_event.h"
 #include "proc_sub.h"
 
-void sub__end(struct sub *s, const uint8_t *tail, size_t n)
+void proc_sub__end(struct sub *s, const uint8_t *tail, size_t n)
 {
 	if (tail)
 		e2b_stream__write(s->s, tail, n);
@@ -23,7 +23,7 @@ void sub__end(struct sub *s, const uint8_t *tail, size_t n)
 	free(s);
 }
 
-void sub__fail(struct sub *s, const char *code, const char *fmt, ...)
+void proc_sub__fail(struct sub *s, const char *code, const char *fmt, ...)
 {
 	char msg[512];
 	uint8_t *b;
@@ -35,11 +35,11 @@ void sub__fail(struct sub *s, const char *code, const char *fmt, ...)
 	va_end(ap);
 	e2b__clean_text(msg, sizeof(msg), msg);
 	b = connect__end_stream(code, msg, &n);
-	sub__end(s, b, n);
+	proc_sub__end(s, b, n);
 	free(b);
 }
 
-void sub__broadcast(struct sub **list, const uint8_t *b, size_t n)
+void proc_sub__broadcast(struct sub **list, const uint8_t *b, size_t n)
 {
 	struct sub **pp = list;
 
@@ -48,7 +48,7 @@ void sub__broadcast(struct sub **list, const uint8_t *b, size_t n)
 
 		if (e2b_stream__write(s->s, b, n) < 0) {
 			*pp = s->next;
-			sub__end(s, NULL, 0);
+			proc_sub__end(s, NULL, 0);
 			continue;
 		}
 		pp = &s->next;
@@ -68,7 +68,7 @@ static struct e2b_stream *new_stream(unsigned int keepalive_s)
 	return st;
 }
 
-struct sub *sub__new(uint32_t pid, unsigned int keepalive_s, uint64_t ms)
+struct sub *proc_sub__new(uint32_t pid, unsigned int keepalive_s, uint64_t ms)
 {
 	struct sub *s = calloc(1, sizeof(*s));
 	uint8_t *b;

@@ -19,23 +19,24 @@ struct sub {
 	int64_t deadline_ms; /* clock__mono_ms(); 0: none */
 	unsigned int timeout_ms; /* what the client asked, for messages */
 };
+
 /*
  * A subscriber on a new stream (keepalive every @keepalive_s seconds)
  * whose first message is start {@pid}; its deadline @ms milliseconds
  * from now (0: none).  Two references to the stream: the subscriber's
  * (s->s) and one for the connection.  NULL when out of memory.
  */
-struct sub *sub__new(uint32_t pid, unsigned int keepalive_s, uint64_t ms);
+struct sub *proc_sub__new(uint32_t pid, unsigned int keepalive_s, uint64_t ms);
 
 /* End @s with @tail (@n bytes: an END_STREAM envelope, or NULL) and free
    it. */
-void sub__end(struct sub *s, const uint8_t *tail, size_t n);
+void proc_sub__end(struct sub *s, const uint8_t *tail, size_t n);
 
 /* End @s with an END_STREAM of Connect error @code and the message. */
 __attribute__((format(printf, 3, 4))) void
-sub__fail(struct sub *s, const char *code, const char *fmt, ...);
+proc_sub__fail(struct sub *s, const char *code, const char *fmt, ...);
 
 /* Write @n bytes of @b to every subscriber of @list; drop those gone. */
-void sub__broadcast(struct sub **list, const uint8_t *b, size_t n);
+void proc_sub__broadcast(struct sub **list, const uint8_t *b, size_t n);
 
 #endif /* EMBER_API_E2B_PROC_SUB_H */

@@ -399,7 +399,7 @@ static bool pump(uint8_t *buf, struct sub **list, int fd, const char *kind)
 		return true; /* nobody listens: dropped, like envd */
 	b = proc_event__data(kind, buf, (size_t)r, &n);
 	if (b)
-		sub__broadcast(list, b, n);
+		proc_sub__broadcast(list, b, n);
 	free(b);
 	return true;
 }
@@ -447,11 +447,11 @@ static void finish(struct proc *p, struct sub *list)
 	}
 	tail = connect__end_stream(code, msg, &tailn);
 	if (ev)
-		sub__broadcast(&list, ev, evn);
+		proc_sub__broadcast(&list, ev, evn);
 	while (list) {
 		s = list;
 		list = s->next;
-		sub__end(s, tail, tailn);
+		proc_sub__end(s, tail, tailn);
 	}
 	free(ev);
 	free(tail);
@@ -489,12 +489,13 @@ static void *reader_main(void *arg)
 				s = list;
 				list = s->next;
 				if (closing)
-					sub__fail(s, "unavailable",
-						  "ember-e2b is stopping");
+					proc_sub__fail(s, "unavailable",
+						       "ember-e2b is stopping");
 				else
-					sub__fail(s, "unavailable",
-						  "the sandbox %s was stopped",
-						  p->g.info.id);
+					proc_sub__fail(
+						s, "unavailable",
+						"the sandbox %s was stopped",
+						p->g.info.id);
 			}
 			drop_done = killed = true; /* drop sent SIGKILL */
 		}
@@ -502,16 +503,17 @@ static void *reader_main(void *arg)
 			s = *pp;
 			if (s->deadline_ms && now >= s->deadline_ms) {
 				*pp = s->next;
-				sub__fail(s, "deadline_exceeded",
-					  "the process stream timed out after "
-					  "%u ms (Connect-Timeout-Ms)",
-					  s->timeout_ms);
+				proc_sub__fail(
+					s, "deadline_exceeded",
+					"the process stream timed out after "
+					"%u ms (Connect-Timeout-Ms)",
+					s->timeout_ms);
 				continue;
 			}
 			if (now - last_gone_check >= GONE_CHECK_MS &&
 			    e2b_stream__gone(s->s)) {
 				*pp = s->next;
-				sub__end(s, NULL, 0);
+				proc_sub__end(s, NULL, 0);
 				continue;
 			}
 			if (s->deadline_ms && s->deadline_ms < next)
@@ -698,7 +700,7 @@ int procs__start(struct proc *p, unsigned int keepalive_s, uint64_t timeout_ms,
 		procs__proc_free(p);
 		return rc;
 	}
-	s = sub__new(p->pid, keepalive_s, timeout_ms);
+	s = proc_sub__new(p->pid, keepalive_s, timeout_ms);
 	if (!s) {
 		abandon(p, 2);
 		guest__agent_done(p->srv, &p->g, c, true);
@@ -717,7 +719,7 @@ int procs__start(struct proc *p, unsigned int keepalive_s, uint64_t timeout_ms,
 		/* No reader: nobody would end it.  Take it all back. */
 		p->pending = NULL;
 		abandon(p, 1);
-		sub__end(s, NULL, 0);
+		proc_sub__end(s, NULL, 0);
 		e2b_stream__put(*st);
 		*st = NULL;
 		guest__agent_done(p->srv, &p->g, c, true);
@@ -753,7 +755,7 @@ int procs__connect(struct e2b_procs *t, const char *id, uint32_t pid,
 	p = find_locked(t, id, pid, tag);
 	if (p) {
 		/* A new stream's first write does not wait. */
-		s = sub__new(p->pid, keepalive_s, timeout_ms);
+		s = proc_sub__new(p->pid, keepalive_s, timeout_ms);
 		if (s) {
 			*st = s->s; /* the connection's reference */
 			s->next = p->pending;

@@ -20,6 +20,11 @@
 #include "e2b.h"
 #include "proc_sub.h"
 
+/*
+ * One process.  process.c fills tag, has_stdin, argv, env, cwd,
+ * cwd_default, config, deadline_ms and c between procs__proc_new() and
+ * procs__start(); the rest is the table's, under its lock (procs.c).
+ */
 struct proc {
 	struct proc *next; /* in the table */
 	struct e2b_procs *tab;
