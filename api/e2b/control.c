@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "control_lifecycle.h"
+#include "control_sandbox.h"
 #include "control_templates.h"
 #include "e2b.h"
 
@@ -33,6 +34,44 @@ static const struct {
 	{ "/access-tokens", "access tokens" },
 	{ "/nodes", "cluster nodes" },
 	{ "/health", "" },
+};
+
+/* A call that takes a request body (POST), on sandbox @id (or none). */
+typedef int (*body_call)(struct e2b_server *srv, const json_t *b,
+			 const char *id, struct e2b_resp *resp);
+
+/*
+ * Read @r's body as a JSON object (400 when it is not one) and hand it to
+ * @call.  Returns 0, as the calls do.
+ */
+static int with_body(body_call call, struct e2b_server *srv,
+		     const struct e2b_req *r, const char *id,
+		     struct e2b_resp *resp)
+{
+	json_t *b = control_sandbox__body(r, resp);
+	int rc;
+
+	if (!b)
+		return 0;
+	rc = call(srv, b, id, resp);
+	json_decref(b);
+	return rc;
+}
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* POST /sandboxes/ID/ACTION: the call for each ACTION. */
+static const struct {
+	const char *action;
+	body_call call;
+} sandbox_posts[] = {
+	{ .action = "timeout", .call = control_lifecycle__timeout },
+	{ .action = "refreshes", .call = control_lifecycle__refresh },
+	{ .action = "pause", .call = control_lifecycle__pause },
+	{ .action = "connect", .call = control_lifecycle__connect },
+	{ .action = "resume", .call = control_lifecycle__connect },
+	{ .action = "fork", .call = control_templates__fork },
+	{ .action = "snapshots", .call = control_templates__snapshot },
 };
 
 /*
@@ -69,7 +108,8 @@ int control__handle(struct e2b_server *srv, const struct e2b_req *r,
 		return e2b__reply_empty(resp, 200);
 	if (!strcmp(p, "/v2/sandboxes") || !strcmp(p, "/sandboxes")) {
 		if (post)
-			return control_lifecycle__create(srv, r, resp);
+			return with_body(control_lifecycle__create, srv, r,
+					 NULL, resp);
 		if (get_m)
 			return control_lifecycle__list(
 				r, resp, !strcmp(p, "/sandboxes"));
@@ -84,20 +124,10 @@ int control__handle(struct e2b_server *srv, const struct e2b_req *r,
 			return control_lifecycle__get(id, resp);
 		if (!*act && !strcmp(m, "DELETE"))
 			return control_lifecycle__kill(srv, id, resp);
-		if (post && !strcmp(act, "timeout"))
-			return control_lifecycle__timeout(r, id, "timeout",
-							  resp);
-		if (post && !strcmp(act, "refreshes"))
-			return control_lifecycle__timeout(r, id, "duration",
-							  resp);
-		if (post && !strcmp(act, "pause"))
-			return control_lifecycle__pause(srv, r, id, resp);
-		if (post && (!strcmp(act, "connect") || !strcmp(act, "resume")))
-			return control_lifecycle__connect(srv, r, id, resp);
-		if (post && !strcmp(act, "fork"))
-			return control_templates__fork(srv, r, id, resp);
-		if (post && !strcmp(act, "snapshots"))
-			return control_templates__snapshot(r, id, resp);
+		for (size_t i = 0; post && i < ARRAY_LEN(sandbox_posts); i++)
+			if (!strcmp(act, sandbox_posts[i].action))
+				return with_body(sandbox_posts[i].call, srv, r,
+						 id, resp);
 		if (!strcmp(act, "metrics") || !strcmp(act, "logs") ||
 		    !strcmp(act, "network"))
 			return e2b__reply_error(resp, 501,
@@ -118,7 +148,7 @@ int control__handle(struct e2b_server *srv, const struct e2b_req *r,
 		if (get_m)
 			return control_templates__get(srv, id, resp);
 	}
-	for (size_t i = 0; i < sizeof(unsupported) / sizeof(*unsupported); i++)
+	for (size_t i = 0; i < ARRAY_LEN(unsupported); i++)
 		if (!strncmp(p, unsupported[i].prefix,
 			     strlen(unsupported[i].prefix)) &&
 		    *unsupported[i].what)

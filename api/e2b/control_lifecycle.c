@@ -195,10 +195,10 @@ static const char *mistyped_create(const json_t *b)
 	return NULL;
 }
 
-int control_lifecycle__create(struct e2b_server *srv, const struct e2b_req *r,
-			      struct e2b_resp *resp)
+int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
+			      const char *id, struct e2b_resp *resp)
 {
-	json_t *b = control_sandbox__body(r, resp), *metadata, *env, *v;
+	json_t *metadata, *env, *v;
 	const char *asked = "base", *tname, *what;
 	unsigned int ttl_s = SANDBOX_DEF_TTL;
 	enum net_mode net = srv->net_mode;
@@ -206,15 +206,14 @@ int control_lifecycle__create(struct e2b_server *srv, const struct e2b_req *r,
 	struct e2b_record rec;
 	char err[256];
 
-	if (!b)
-		return 0;
+	(void)id; /* none: a new one */
 	v = json_object_get(b, "templateID");
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v) || !json_string_length(v)) {
 			e2b__reply_error(
 				resp, 400,
 				"templateID must be a non-empty string");
-			goto out;
+			return 0;
 		}
 		asked = json_string_value(v);
 	}
@@ -222,16 +221,16 @@ int control_lifecycle__create(struct e2b_server *srv, const struct e2b_req *r,
 	    get_strings(b, "metadata", &metadata, resp) ||
 	    get_strings(b, "envVars", &env, resp) ||
 	    check_sizes(metadata, env, resp))
-		goto out;
+		return 0;
 	what = mistyped_create(b);
 	if (what) {
 		e2b__reply_error(resp, 400, "%s is of the wrong type", what);
-		goto out;
+		return 0;
 	}
 	what = unsupported_create(b);
 	if (what) {
 		e2b__reply_error(resp, 400, "Not supported by ember: %s", what);
-		goto out;
+		return 0;
 	}
 	v = json_object_get(b, "allow_internet_access");
 	if (json_is_false(v))
@@ -243,15 +242,13 @@ int control_lifecycle__create(struct e2b_server *srv, const struct e2b_req *r,
 				 "The template '%.128s' was not found: ember's "
 				 "template names are a-z, 0-9, _ and -",
 				 asked);
-		goto out;
+		return 0;
 	}
 	if (control_sandbox__start(srv, tname, asked, ttl_s, net, metadata, env,
 				   &info, &rec, resp))
-		goto out;
+		return 0;
 	e2b__reply_json(resp, 201, control_sandbox__json(&info, &rec));
 	record__release(&rec);
-out:
-	json_decref(b);
 	return 0;
 }
 
@@ -440,90 +437,92 @@ static void reply_done(struct e2b_resp *resp, const char *id, int rc, int busy,
 		e2b__reply_empty(resp, 204);
 }
 
-int control_lifecycle__timeout(const struct e2b_req *r, const char *id,
-			       const char *key, struct e2b_resp *resp)
+/* A new timeout, from now, of @b's @key seconds. */
+static int set_timeout(const json_t *b, const char *id, const char *key,
+		       struct e2b_resp *resp)
 {
-	json_t *b = control_sandbox__body(r, resp);
 	unsigned int ttl_s = 0;
 	struct sandbox_info info;
 	char err[512];
 	int rc;
 
-	if (!b)
-		return 0;
 	if (control_sandbox__seconds(b, key, &ttl_s, resp))
-		goto out;
+		return 0;
 	if (!ttl_s) {
 		e2b__reply_error(resp, 400, "%s is required", key);
-		goto out;
+		return 0;
 	}
 	if (control_sandbox__find(id, &info, resp))
-		goto out;
+		return 0;
 	rc = sandbox__renew(&info, ttl_s, err, sizeof(err));
 	reply_done(resp, id, rc, -EINVAL, NULL, err);
-out:
-	json_decref(b);
 	return 0;
 }
 
-int control_lifecycle__pause(struct e2b_server *srv, const struct e2b_req *r,
+int control_lifecycle__timeout(struct e2b_server *srv, const json_t *b,
+			       const char *id, struct e2b_resp *resp)
+{
+	(void)srv;
+	return set_timeout(b, id, "timeout", resp);
+}
+
+int control_lifecycle__refresh(struct e2b_server *srv, const json_t *b,
+			       const char *id, struct e2b_resp *resp)
+{
+	(void)srv;
+	return set_timeout(b, id, "duration", resp);
+}
+
+int control_lifecycle__pause(struct e2b_server *srv, const json_t *b,
 			     const char *id, struct e2b_resp *resp)
 {
-	json_t *b = control_sandbox__body(r, resp);
 	struct sandbox_info info;
 	char err[512];
 	int rc;
 
-	if (!b)
-		return 0;
 	if (json_is_false(json_object_get(b, "memory"))) {
 		e2b__reply_error(resp, 400,
 				 "Not supported by ember: a pause without "
 				 "memory (ember's pause keeps it)");
-		goto out;
+		return 0;
 	}
 	if (control_sandbox__find(id, &info, resp))
-		goto out;
+		return 0;
 	if (info.parked || info.paused) {
 		e2b__reply_error(resp, 409, "The sandbox %s is already paused",
 				 id);
-		goto out;
+		return 0;
 	}
 	forget__sandbox(srv, id);
 	rc = sandbox__park(&info, err, sizeof(err));
 	forget__sandbox(srv, id);
 	reply_done(resp, id, rc, -EAGAIN,
 		   "The sandbox could not be paused: ", err);
-out:
-	json_decref(b);
 	return 0;
 }
 
-int control_lifecycle__connect(struct e2b_server *srv, const struct e2b_req *r,
+int control_lifecycle__connect(struct e2b_server *srv, const json_t *b,
 			       const char *id, struct e2b_resp *resp)
 {
-	json_t *b = control_sandbox__body(r, resp);
 	unsigned int ttl_s = 0, status = 200;
 	struct sandbox_info info;
 	struct e2b_record rec;
 	char err[1024];
 	int rc = 0;
 
-	if (!b)
-		return 0;
 	if (control_sandbox__seconds(b, "timeout", &ttl_s, resp))
-		goto out;
+		return 0;
 	if (json_is_false(json_object_get(b, "memory"))) {
 		e2b__reply_error(resp, 400,
 				 "Not supported by ember: a resume that "
 				 "reboots (memory: false)");
-		goto out;
+		return 0;
 	}
 	if (control_sandbox__find(id, &info, resp)) {
 		/* The SDK's words for this call. */
 		e2b__reply_error(resp, 404, "The sandbox %.64s was not found",
 				 id);
-		goto out;
+		return 0;
 	}
 	if (info.parked) {
 		forget__sandbox(srv, id);
@@ -536,31 +535,29 @@ int control_lifecycle__connect(struct e2b_server *srv, const struct e2b_req *r,
 	}
 	if (rc && control_sandbox__vanished(id)) {
 		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
-		goto out;
+		return 0;
 	}
 	if (rc) {
 		e2b__reply_error(resp, rc == -EBUSY ? 409 : 500,
 				 "The sandbox could not be resumed: %s", err);
-		goto out;
+		return 0;
 	}
 	if (sandbox__find(id, &info, err, sizeof(err))) {
 		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
-		goto out;
+		return 0;
 	}
 	if (ttl_s &&
 	    sandbox__renew(&info, ttl_s, err, sizeof(err)) == -ENOENT) {
 		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
-		goto out;
+		return 0;
 	}
 	rc = record_get(&info, &rec);
 	if (rc) {
 		e2b__reply_error(resp, 500, "The sandbox's record: %s",
 				 strerror(-rc));
-		goto out;
+		return 0;
 	}
 	e2b__reply_json(resp, status, control_sandbox__json(&info, &rec));
 	record__release(&rec);
-out:
-	json_decref(b);
 	return 0;
 }

@@ -3,18 +3,21 @@
  * The control plane's sandbox life cycle (control_lifecycle.c), one call
  * per E2B path (control.c routes them).  Each answers in @resp (E2B's
  * error shape on failure) and returns 0.  @id is the sandbox's ID from the
- * path.
+ * path; @b the request's body, a JSON object (control.c reads it for the
+ * POST calls).
  */
 #ifndef EMBER_API_E2B_CONTROL_LIFECYCLE_H
 #define EMBER_API_E2B_CONTROL_LIFECYCLE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "e2b.h"
 
-/* POST /sandboxes: a new sandbox from a template; 201 with a Sandbox. */
-int control_lifecycle__create(struct e2b_server *srv, const struct e2b_req *r,
-			      struct e2b_resp *resp);
+/* POST /sandboxes: a new sandbox from a template (@id: NULL); 201 with
+   a Sandbox. */
+int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
+			      const char *id, struct e2b_resp *resp);
 
 /*
  * GET /v2/sandboxes (?state, ?limit, ?metadata) and, with @v1, GET
@@ -30,22 +33,24 @@ int control_lifecycle__get(const char *id, struct e2b_resp *resp);
 int control_lifecycle__kill(struct e2b_server *srv, const char *id,
 			    struct e2b_resp *resp);
 
-/*
- * POST /sandboxes/ID/timeout and /refreshes: a new timeout, from now, of
- * the body's @key ("timeout" or "duration") seconds.
- */
-int control_lifecycle__timeout(const struct e2b_req *r, const char *id,
-			       const char *key, struct e2b_resp *resp);
+/* POST /sandboxes/ID/timeout: a new timeout, from now, of the body's
+   "timeout" seconds. */
+int control_lifecycle__timeout(struct e2b_server *srv, const json_t *b,
+			       const char *id, struct e2b_resp *resp);
+
+/* POST /sandboxes/ID/refreshes: the same with the body's "duration". */
+int control_lifecycle__refresh(struct e2b_server *srv, const json_t *b,
+			       const char *id, struct e2b_resp *resp);
 
 /* POST /sandboxes/ID/pause: parked on disk, memory kept. */
-int control_lifecycle__pause(struct e2b_server *srv, const struct e2b_req *r,
+int control_lifecycle__pause(struct e2b_server *srv, const json_t *b,
 			     const char *id, struct e2b_resp *resp);
 
 /*
  * POST /sandboxes/ID/connect (and /resume, /v2/.../connect): resume it
  * when paused, renew its timeout; 200 (201 when resumed) with a Sandbox.
  */
-int control_lifecycle__connect(struct e2b_server *srv, const struct e2b_req *r,
+int control_lifecycle__connect(struct e2b_server *srv, const json_t *b,
 			       const char *id, struct e2b_resp *resp);
 
 #endif /* EMBER_API_E2B_CONTROL_LIFECYCLE_H */

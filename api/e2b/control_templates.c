@@ -79,20 +79,18 @@ static int save_template(const struct sandbox_info *info, const char *prefix,
 	return 0;
 }
 
-int control_templates__fork(struct e2b_server *srv, const struct e2b_req *r,
+int control_templates__fork(struct e2b_server *srv, const json_t *b,
 			    const char *id, struct e2b_resp *resp)
 {
-	json_t *b = control_sandbox__body(r, resp), *v, *arr = NULL;
+	json_t *v, *arr = NULL;
 	unsigned int ttl_s = SANDBOX_DEF_TTL, count = 1;
 	struct sandbox_info src, info;
 	struct e2b_record srec, rec;
 	char name[SANDBOX_TEMPLATE_MAX + 1];
 	int have;
 
-	if (!b)
-		return 0;
 	if (control_sandbox__seconds(b, "timeout", &ttl_s, resp))
-		goto out;
+		return 0;
 	v = json_object_get(b, "count");
 	if (v && !json_is_null(v)) {
 		json_int_t c = json_is_integer(v) ? json_integer_value(v) : 0;
@@ -100,12 +98,12 @@ int control_templates__fork(struct e2b_server *srv, const struct e2b_req *r,
 		if (c < 1 || c > MAX_FORKS) {
 			e2b__reply_error(resp, 400, "count must be 1-%d",
 					 MAX_FORKS);
-			goto out;
+			return 0;
 		}
 		count = (unsigned int)c;
 	}
 	if (control_sandbox__find(id, &src, resp))
-		goto out;
+		return 0;
 	have = !record__load(src.dir, &srec);
 	if (save_template(&src, FORK_PREFIX, name, sizeof(name), resp))
 		goto rel;
@@ -139,36 +137,31 @@ int control_templates__fork(struct e2b_server *srv, const struct e2b_req *r,
 rel:
 	if (have)
 		record__release(&srec);
-out:
-	json_decref(b);
 	return 0;
 }
 
-int control_templates__snapshot(const struct e2b_req *r, const char *id,
-				struct e2b_resp *resp)
+int control_templates__snapshot(struct e2b_server *srv, const json_t *b,
+				const char *id, struct e2b_resp *resp)
 {
-	json_t *b = control_sandbox__body(r, resp), *v;
+	json_t *v;
 	struct sandbox_info info;
 	char name[SANDBOX_TEMPLATE_MAX + 1];
 
-	if (!b)
-		return 0;
+	(void)srv;
 	v = json_object_get(b, "name");
 	if (v && !json_is_null(v)) {
 		e2b__reply_error(resp, 400,
 				 "Not supported by ember: named snapshots (a "
 				 "snapshot's name is its snapshotID)");
-		goto out;
+		return 0;
 	}
 	if (control_sandbox__find(id, &info, resp))
-		goto out;
+		return 0;
 	if (save_template(&info, SNAP_PREFIX, name, sizeof(name), resp))
-		goto out;
+		return 0;
 	e2b__reply_json(
 		resp, 201,
 		json_pack("{s:s, s:[s]}", "snapshotID", name, "names", name));
-out:
-	json_decref(b);
 	return 0;
 }
 

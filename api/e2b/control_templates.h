@@ -2,10 +2,14 @@
 /*
  * The control plane's templates, snapshots and forks
  * (control_templates.c), one call per E2B path (control.c routes them).
- * Each answers in @resp (E2B's error shape on failure) and returns 0.
+ * Each answers in @resp (E2B's error shape on failure) and returns 0; @b
+ * is the request's body, a JSON object (control.c reads it for the POST
+ * calls).
  */
 #ifndef EMBER_API_E2B_CONTROL_TEMPLATES_H
 #define EMBER_API_E2B_CONTROL_TEMPLATES_H
+
+#include <jansson.h>
 
 #include "e2b.h"
 
@@ -13,12 +17,12 @@
 void control_templates__sweep_forks(void);
 
 /* POST /sandboxes/ID/fork: ?count sandboxes from a snapshot of ID. */
-int control_templates__fork(struct e2b_server *srv, const struct e2b_req *r,
+int control_templates__fork(struct e2b_server *srv, const json_t *b,
 			    const char *id, struct e2b_resp *resp);
 
 /* POST /sandboxes/ID/snapshots: a snapshot of ID, as a template. */
-int control_templates__snapshot(const struct e2b_req *r, const char *id,
-				struct e2b_resp *resp);
+int control_templates__snapshot(struct e2b_server *srv, const json_t *b,
+				const char *id, struct e2b_resp *resp);
 
 /* GET /snapshots (of sandbox @sandbox_id, NULL: of all). */
 int control_templates__snapshots(const char *sandbox_id, struct e2b_resp *resp);
