@@ -289,7 +289,8 @@ E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
 		api/e2b/control.c api/e2b/control_lifecycle.c \
 		api/e2b/control_templates.c api/e2b/control_sandbox.c \
 		api/e2b/forget.c api/e2b/guest.c \
-		api/e2b/proc_event.c api/e2b/proc_sub.c api/e2b/procs.c \
+		api/e2b/proc_event.c api/e2b/proc_sub.c api/e2b/proc_stdin.c \
+		api/e2b/procs.c \
 		api/e2b/process.c \
 		api/e2b/fs_script.c api/e2b/fs_watch.c api/e2b/filesystem.c \
 		api/e2b/envd_path.c api/e2b/file_transfer.c \

@@ -16,6 +16,7 @@
 #include "../sandbox/clock.h"
 #include "connect_rpc.h"
 #include "e2b.h"
+#include "proc_stdin.h"
 #include "procs.h"
 
 #define SERVICE		  "/process.Process/"
@@ -373,7 +374,7 @@ static int send_input(struct e2b_server *srv, struct e2b_guest *g,
 		free(b);
 		return 0;
 	}
-	rc = procs__write_stdin(p, b, n, &code, err, sizeof(err));
+	rc = proc_stdin__write(p, b, n, &code, err, sizeof(err));
 	procs__put(p);
 	free(b);
 	if (rc)
@@ -389,7 +390,7 @@ static int close_stdin(struct e2b_server *srv, struct e2b_guest *g,
 
 	if (!p)
 		return 0;
-	had = procs__close_stdin(p);
+	had = proc_stdin__close(p);
 	procs__put(p);
 	if (!had)
 		return fail(resp, false, "failed_precondition",

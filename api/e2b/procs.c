@@ -53,7 +53,6 @@
 #define MAX_PROCS	  1024 /* running processes, all sandboxes */
 #define MAX_PROCS_SANDBOX 128 /* of one sandbox */
 #define READ_CHUNK	  65536 /* bytes of output per data event, at most */
-#define STDIN_WAIT_MS	  10000 /* SendInput waits this long for room */
 #define GONE_CHECK_MS	  2000 /* idle readers look for gone clients */
 #define FREE_WAIT_MS	  3000 /* procs__free() waits for threads */
 
@@ -807,58 +806,4 @@ json_t *procs__list(struct e2b_procs *t, const char *id)
 		return NULL;
 	}
 	return arr;
-}
-
-int procs__write_stdin(struct proc *p, const uint8_t *b, size_t n,
-		       const char **code, char *err, size_t errlen)
-{
-	int64_t end = clock__mono_ms() + STDIN_WAIT_MS;
-	int rc = 0;
-
-	pthread_mutex_lock(&p->in_lock);
-	if (p->in_w < 0) {
-		*code = "failed_precondition";
-		snprintf(err, errlen,
-			 p->has_stdin ? "stdin of process %u is closed" :
-					"process %u was started without stdin "
-					"(stdin: true enables it)",
-			 p->pid);
-		rc = -EPIPE;
-	}
-	while (!rc && n) {
-		ssize_t w = write(p->in_w, b, n);
-
-		if (w > 0) {
-			b += w;
-			n -= (size_t)w;
-		} else if (w < 0 && errno == EAGAIN) {
-			if (clock__mono_ms() >= end ||
-			    clock__wait_fd(p->in_w, POLLOUT, end) < 0 ||
-			    clock__mono_ms() >= end) {
-				*code = "deadline_exceeded";
-				snprintf(err, errlen,
-					 "process %u does not read its stdin",
-					 p->pid);
-				rc = -ETIMEDOUT;
-			}
-		} else if (w < 0 && errno != EINTR) {
-			*code = "internal";
-			snprintf(err, errlen, "writing stdin: %s",
-				 strerror(errno));
-			rc = -errno;
-		}
-	}
-	pthread_mutex_unlock(&p->in_lock);
-	return rc;
-}
-
-bool procs__close_stdin(struct proc *p)
-{
-	bool had;
-
-	pthread_mutex_lock(&p->in_lock);
-	had = p->has_stdin;
-	close_fd(&p->in_w); /* the agent reads its end: EOF in the guest */
-	pthread_mutex_unlock(&p->in_lock);
-	return had;
 }

@@ -121,20 +121,6 @@ void procs__put(struct proc *p);
  */
 json_t *procs__list(struct e2b_procs *t, const char *id);
 
-/*
- * Write all @n bytes of @b to @p's stdin, waiting up to 10 s for room.
- * 0; else -EPIPE (no stdin, or closed), -ETIMEDOUT, -errno, with the
- * Connect code in *@code and a message in @err.
- */
-int procs__write_stdin(struct proc *p, const uint8_t *b, size_t n,
-		       const char **code, char *err, size_t errlen);
-
-/*
- * Close @p's stdin (the guest's process reads EOF); whether it was
- * started with one.
- */
-bool procs__close_stdin(struct proc *p);
-
 /* Send @sig to @p's process group in the guest. */
 void procs__signal(struct proc *p, int sig);
 
