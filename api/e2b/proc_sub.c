@@ -31,9 +31,8 @@ void proc_sub__fail(struct sub *s, const char *code, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	e2b__vclean_text(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	e2b__clean_text(msg, sizeof(msg), msg);
 	b = connect__end_stream(code, msg, &n);
 	proc_sub__end(s, b, n);
 	free(b);

@@ -40,9 +40,8 @@ __attribute__((format(printf, 4, 5))) static int fail(struct e2b_resp *resp,
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	e2b__vclean_text(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	e2b__clean_text(msg, sizeof(msg), msg);
 	if (!streaming)
 		return e2b__reply_connect(resp, code, "%s", msg);
 	e2b__reply_connect_end(resp, code, msg);

@@ -180,3 +180,9 @@ int e2b__reply_connect_end(struct e2b_resp *resp, const char *code,
 	free(b);
 	return rc;
 }
+
+void e2b__vclean_text(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+	vsnprintf(dst, cap, fmt, ap);
+	e2b__clean_text(dst, cap, dst);
+}

@@ -9,6 +9,7 @@
 #define EMBER_API_E2B_REPLY_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -121,5 +122,8 @@ int e2b__reply_connect_end(struct e2b_resp *resp, const char *code,
  * be @src.
  */
 void e2b__clean_text(char *dst, size_t cap, const char *src);
+
+/* The message of @fmt and @ap into @dst (@cap bytes), as e2b__clean_text(). */
+void e2b__vclean_text(char *dst, size_t cap, const char *fmt, va_list ap);
 
 #endif /* EMBER_API_E2B_REPLY_H */
