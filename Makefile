@@ -285,10 +285,19 @@ $(BUILD)/fuzz/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(MCP_PURE_SRCS) $(wildcard api/mc
 # emberctl) and libmicrohttpd.
 E2B_PURE_SRCS := api/e2b/connect_rpc.c api/e2b/record.c api/sandbox/base64.c \
 		api/sandbox/files.c
-E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/stream.c \
-		api/e2b/control.c api/e2b/guest.c api/e2b/process.c \
-		api/e2b/filesystem.c api/e2b/files.c api/e2b/interp.c \
-		api/mcp/text.c \
+E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
+		api/e2b/reply.c api/e2b/stream.c \
+		api/e2b/control.c api/e2b/control_lifecycle.c \
+		api/e2b/control_templates.c api/e2b/control_sandbox.c \
+		api/e2b/forget.c api/e2b/guest.c \
+		api/e2b/proc_event.c api/e2b/proc_sub.c api/e2b/proc_stdin.c \
+		api/e2b/procs.c \
+		api/e2b/process.c \
+		api/e2b/fs_script.c api/e2b/fs_watch.c api/e2b/filesystem.c \
+		api/e2b/envd_path.c api/e2b/file_transfer.c \
+		api/e2b/interp_text.c api/e2b/interp_conn.c api/e2b/interp_exec.c \
+		api/e2b/interp.c \
+		api/sandbox/utf8.c \
 		$(filter-out api/sandbox/base64.c api/sandbox/files.c,$(SANDBOX_SRCS)) vmm/config.c \
 		snapshot/overlay.c
 E2B_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)

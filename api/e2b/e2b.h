@@ -1,21 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ember-e2b's inside: what the HTTP layer (http.c) hands the services and
- * what they hand back.  The HTTP layer reads a whole request (bodies may
- * come chunked), checks its credential and routes it:
+ * ember-e2b's inside: the server's state, the sandbox a guest-side
+ * request is for, the services and what they share.  The HTTP layer
+ * (http.c) reads a whole request (bodies may come chunked); the router
+ * (route.c) checks its credential and hands it to a service:
  *
- *   - no E2b-Sandbox-Id header: the control plane (control.c), key in
- *     X-API-KEY;
+ *   - no E2b-Sandbox-Id header: the control plane (control.c routes it
+ *     to control_lifecycle.c and control_templates.c), key in X-API-KEY;
  *   - E2b-Sandbox-Id + E2b-Sandbox-Port 49983: envd (process.c: the
- *     process.Process service; filesystem.c: filesystem.Filesystem;
- *     files.c: /files; /health here), the sandbox's access token in
- *     X-Access-Token;
- *   - E2b-Sandbox-Port 49999: the code interpreter (interp.c: /execute,
- *     /contexts), the token in X-Access-Token or E2B-Traffic-Access-Token.
+ *     process.Process service, its table in procs.c; filesystem.c:
+ *     filesystem.Filesystem, its watches in fs_watch.c; file_transfer.c:
+ *     /files; /health and /envs in route.c), the sandbox's access token
+ *     in X-Access-Token;
+ *   - E2b-Sandbox-Port 49999: the code interpreter (interp.c: /contexts;
+ *     interp_exec.c: /execute), the token in X-Access-Token or
+ *     E2B-Traffic-Access-Token.
  *
- * A service fills a struct e2b_resp: a whole body, an fd to send, or a
- * stream that a thread of the service writes while the connection's own
- * thread (libmicrohttpd, a thread per connection) sends it.
+ * A service fills a struct e2b_resp (reply.h): a whole body, an fd to
+ * send, or a stream that a thread of the service writes while the
+ * connection's own thread (libmicrohttpd, a thread per connection) sends
+ * it.
  */
 #ifndef EMBER_API_E2B_H
 #define EMBER_API_E2B_H
@@ -29,6 +33,7 @@
 #include "../sandbox/sandbox.h"
 #include "connect_rpc.h"
 #include "record.h"
+#include "reply.h"
 
 #define E2B_ENVD_PORT	     49983
 #define E2B_INTERP_PORT	     49999
@@ -48,21 +53,7 @@ struct e2b_server {
 	enum net_mode net_mode; /* sandboxes' network when they may have one */
 	unsigned int boot_timeout_s;
 	struct pool *pool; /* idle agent connections, per sandbox */
-	struct e2b_procs *procs; /* process.c's table of started processes */
-};
-
-/* One request, its body complete. */
-struct e2b_req {
-	struct MHD_Connection *conn; /* for e2b__header() and e2b__query() */
-	const char *method; /* "GET", "POST", ... */
-	const char *path; /* the URL's path, no query string */
-	const char *body; /* NUL-terminated; "" when none; NULL when the body
-			     went to @body_fd */
-	size_t len; /* its bytes */
-	int body_fd; /* -1, or a memfd with the whole body (POST /files, whose
-			bodies may be large), read from offset 0; the
-			HTTP layer closes it */
-	uint64_t body_fd_len;
+	struct e2b_procs *procs; /* the table of started processes (procs.h) */
 };
 
 /* The sandbox a guest-side request is for, checked and loaded. */
@@ -71,73 +62,6 @@ struct e2b_guest {
 	struct e2b_record rec; /* its record (record.h) */
 	unsigned int port; /* E2B_ENVD_PORT or E2B_INTERP_PORT */
 };
-
-struct e2b_stream;
-
-/*
- * The answer.  Exactly one of: @body (malloc()ed, owned by the response,
- * @len bytes; NULL with @len 0 for none), @fd (>= 0: @fd_len bytes from
- * offset 0 are sent and the fd closed), @stream (its reference is the
- * response's).  Up to E2B_RESP_HEADERS extra headers, strings copied.
- */
-#define E2B_RESP_HEADERS 4
-struct e2b_resp {
-	unsigned int status;
-	char content_type[64];
-	char *body;
-	size_t len;
-	int fd;
-	uint64_t fd_len;
-	struct e2b_stream *stream;
-	size_t nheaders;
-	char hname[E2B_RESP_HEADERS][32];
-	char hvalue[E2B_RESP_HEADERS][256];
-};
-
-/* --- http.c: request and response helpers ------------------------------ */
-
-/* The request header @name (case-insensitive), or NULL. */
-const char *e2b__header(const struct e2b_req *r, const char *name);
-
-/*
- * The request header @name as a number: decimal digits only, at most
- * @digits of them (1-19); @def when absent or malformed (Connect-Timeout-Ms,
- * Keepalive-Ping-Interval).
- */
-uint64_t e2b__header_num(const struct e2b_req *r, const char *name,
-			 size_t digits, uint64_t def);
-
-/* The query argument @name, URL-decoded, or NULL.  Borrowed from MHD. */
-const char *e2b__query(const struct e2b_req *r, const char *name);
-
-/*
- * Answer @status with @j (stolen; NULL: out of memory -> 500) as
- * application/json.  Returns 0.
- */
-int e2b__reply_json(struct e2b_resp *resp, unsigned int status, json_t *j);
-
-/*
- * Answer with E2B's error shape {"code": @status, "message": ...}
- * (the control plane's and envd's REST error), as application/json.
- * Returns 0.
- */
-__attribute__((format(printf, 3, 4))) int
-e2b__reply_error(struct e2b_resp *resp, unsigned int status, const char *fmt,
-		 ...);
-
-/* Answer @status (204, 200...) with no body.  Returns 0. */
-int e2b__reply_empty(struct e2b_resp *resp, unsigned int status);
-
-/*
- * Answer @status with the bytes @buf (copied), @len of them, as
- * @content_type.  -ENOMEM (then a 500 is set instead).
- */
-int e2b__reply_bytes(struct e2b_resp *resp, unsigned int status,
-		     const char *content_type, const void *buf, size_t len);
-
-/* Add a header to the answer; -ENOSPC past E2B_RESP_HEADERS, -E2BIG. */
-int e2b__reply_header(struct e2b_resp *resp, const char *name,
-		      const char *value);
 
 /* --- stream.c: a streamed answer ------------------------------------- */
 
@@ -167,10 +91,6 @@ bool e2b_stream__gone(struct e2b_stream *s);
 /* Drop a reference; the last frees the stream. */
 void e2b_stream__put(struct e2b_stream *s);
 
-/* Answer 200 with @s as @content_type (the response takes a reference). */
-int e2b__reply_stream(struct e2b_resp *resp, const char *content_type,
-		      struct e2b_stream *s);
-
 /* --- services -------------------------------------------------------- */
 
 /*
@@ -186,25 +106,10 @@ int process__handle(struct e2b_server *srv, const struct e2b_req *r,
 		    struct e2b_guest *g, struct e2b_resp *resp);
 int filesystem__handle(struct e2b_server *srv, const struct e2b_req *r,
 		       struct e2b_guest *g, struct e2b_resp *resp);
-int files__handle(struct e2b_server *srv, const struct e2b_req *r,
-		  struct e2b_guest *g, struct e2b_resp *resp);
+int file_transfer__handle(struct e2b_server *srv, const struct e2b_req *r,
+			  struct e2b_guest *g, struct e2b_resp *resp);
 int interp__handle(struct e2b_server *srv, const struct e2b_req *r,
 		   struct e2b_guest *g, struct e2b_resp *resp);
-
-/*
- * process.c's table of processes started through the process service
- * (so that List, Connect, SendInput and SendSignal find them).
- * procs__new() NULL when out of memory; procs__drop() ends and forgets
- * every process of sandbox @id (killed or paused: their agent connections
- * are gone).  procs__stop() kills every process, ends its streams (so
- * that the HTTP server can stop without waiting on them) and refuses new
- * ones: call it before e2b_http__stop(), and procs__free() (which waits
- * up to 3 s for the processes' threads) before freeing the pool.
- */
-struct e2b_procs *procs__new(void);
-void procs__drop(struct e2b_procs *p, const char *id);
-void procs__stop(struct e2b_procs *p);
-void procs__free(struct e2b_procs *p);
 
 /* --- guest.c: the agent, for the envd services ----------------------- */
 
@@ -221,12 +126,13 @@ void guest__agent_done(struct e2b_server *srv, const struct e2b_guest *g,
 		       struct agent_client *c, bool ok);
 
 /*
- * Drop what @srv keeps for sandboxes that are gone without ember-e2b
- * (their timeout, `emberctl kill`): their idle pooled agent connections
- * (file descriptors) and their processes.  Call it now and then; with
- * @all, at exit, for every sandbox.
+ * Stop noting the sandboxes not among @live (@n of them; @n 0: all) that
+ * had agent connections pooled by guest__agent_done(), and call @gone
+ * with each one's id (outside any lock of guest.c), so that what is kept
+ * for it can be dropped (forget.h).
  */
-void guest__sweep(struct e2b_server *srv, bool all);
+void guest__unpool_gone(const struct sandbox_info *live, size_t n,
+			void (*gone)(void *arg, const char *id), void *arg);
 
 /*
  * The environment of a process in @g: its record's envVars, then @extra

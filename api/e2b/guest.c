@@ -21,7 +21,7 @@
 
 /*
  * The sandboxes whose connections went to the pool, so that
- * guest__sweep() can drop those of sandboxes that ended on their own.
+ * guest__unpool_gone() can tell which sandboxes ended on their own.
  * Global, as the pool is the server's one and only: guarded by
  * pooled_lock.
  */
@@ -52,15 +52,12 @@ static void note_pooled(const char *id)
 	pthread_mutex_unlock(&pooled_lock);
 }
 
-void guest__sweep(struct e2b_server *srv, bool all)
+void guest__unpool_gone(const struct sandbox_info *live, size_t n,
+			void (*gone)(void *arg, const char *id), void *arg)
 {
-	struct sandbox_info *live = NULL;
-	struct pooled **pp, *p, *gone = NULL;
-	char err[256];
-	size_t n = 0, i;
+	struct pooled **pp, *p, *list = NULL;
+	size_t i;
 
-	if (!all && sandbox__list(&live, &n, err, sizeof(err)))
-		return;
 	pthread_mutex_lock(&pooled_lock);
 	for (pp = &pooled; (p = *pp);) {
 		for (i = 0; i < n && strcmp(live[i].id, p->id); i++)
@@ -70,15 +67,13 @@ void guest__sweep(struct e2b_server *srv, bool all)
 			continue;
 		}
 		*pp = p->next;
-		p->next = gone;
-		gone = p;
+		p->next = list;
+		list = p;
 	}
 	pthread_mutex_unlock(&pooled_lock);
-	free(live);
-	while ((p = gone)) {
-		gone = p->next;
-		procs__drop(srv->procs, p->id);
-		pool__drop(srv->pool, p->id);
+	while ((p = list)) {
+		list = p->next;
+		gone(arg, p->id);
 		free(p);
 	}
 }

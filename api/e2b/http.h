@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ember-e2b's HTTP server (libmicrohttpd, a thread per connection, on a
- * loopback address only): reads each request whole, checks its
- * credential and routes it (e2b.h).
+ * loopback address only): reads each request whole and has the router
+ * (route.h) answer it.
  */
 #ifndef EMBER_API_E2B_HTTP_H
 #define EMBER_API_E2B_HTTP_H

@@ -23,12 +23,14 @@
 
 #include "../sandbox/template.h"
 #include "e2b.h"
+#include "forget.h"
 #include "http.h"
+#include "procs.h"
 
 #define DEF_ADDR "127.0.0.1"
 #define DEF_PORT 49982
 #define KEY_MAX	 256 /* bytes of an API key */
-#define SWEEP_S	 30 /* between two guest__sweep()s */
+#define SWEEP_S	 30 /* between two forget__sweep()s */
 
 static void usage(FILE *f)
 {
@@ -255,7 +257,7 @@ int main(int argc, char **argv)
 
 		sig = sigtimedwait(&set, NULL, &ts);
 		if (sig < 0 && errno == EAGAIN) {
-			guest__sweep(&srv, false);
+			forget__sweep(&srv, false);
 			continue;
 		}
 		if (sig < 0 && errno == EINTR)
@@ -269,7 +271,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	if (srv.procs && srv.pool)
-		guest__sweep(&srv, true);
+		forget__sweep(&srv, true);
 	if (srv.procs)
 		procs__free(srv.procs);
 	pool__free(srv.pool);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * envd's REST file transfer (e2b.h, files.h; e2b-notes section 5).
+ * envd's REST file transfer (e2b.h, envd_path.h; e2b-notes section 5).
  *
  *   GET /files?path=P[&username=U]   the file's bytes (application/
  *	octet-stream); 404 when it does not exist, 400 for a directory or
@@ -31,10 +31,9 @@
 
 #include "../../guest-init/protocol.h"
 #include "../sandbox/agent_client.h"
-#include "../mcp/text.h"
-#include "../sandbox/base64.h"
+#include "../sandbox/utf8.h"
 #include "e2b.h"
-#include "files.h"
+#include "envd_path.h"
 
 #define FILE_IDLE_MS 60000 /* a transfer with no byte moving */
 #define MKDIR_MS     30000 /* mkdir -p of a new file's parents */
@@ -43,142 +42,6 @@
 					longest part header line it takes */
 #define FEED	  (256u << 10) /* body bytes parsed at a time */
 #define MAX_PARTS 1000 /* files in one upload */
-
-/* --- paths and users (files.h) ----------------------------------------- */
-
-/* Append the component @c (@n bytes) to the path @out of *@len bytes. */
-static int push(char *out, size_t *len, const char *c, size_t n)
-{
-	if (!n || (n == 1 && c[0] == '.'))
-		return 0;
-	if (n == 2 && c[0] == '.' && c[1] == '.') {
-		while (*len && out[*len - 1] != '/')
-			(*len)--;
-		if (*len)
-			(*len)--;
-		return 0;
-	}
-	if (*len + 1 + n >= FILES_PATH_MAX)
-		return -ENAMETOOLONG;
-	out[(*len)++] = '/';
-	memcpy(out + *len, c, n);
-	*len += n;
-	return 0;
-}
-
-/* Append each component of @s (@n bytes) to @out. */
-static int walk(char *out, size_t *len, const char *s, size_t n)
-{
-	size_t i = 0, j;
-
-	while (i < n) {
-		for (j = i; j < n && s[j] != '/'; j++)
-			;
-		if (push(out, len, s + i, j - i))
-			return -ENAMETOOLONG;
-		i = j + 1;
-	}
-	return 0;
-}
-
-int files__resolve(const char *in, size_t len, char *out, char *err,
-		   size_t errlen)
-{
-	size_t n = 0;
-	int rc;
-
-	if (!in)
-		len = 0;
-	if (len && memchr(in, '\0', len)) {
-		snprintf(err, errlen, "the path holds a NUL byte");
-		return -EINVAL;
-	}
-	if (len && in[0] == '~' && len > 1 && in[1] != '/') {
-		snprintf(
-			err, errlen,
-			"cannot expand a user-specific home directory (~user)");
-		return -EINVAL;
-	}
-	rc = 0;
-	if (!len || in[0] != '/')
-		rc = walk(out, &n, E2B_HOME, strlen(E2B_HOME));
-	if (!rc && len)
-		rc = in[0] == '~' ? walk(out, &n, in + 1, len - 1) :
-				    walk(out, &n, in, len);
-	if (rc) {
-		snprintf(err, errlen, "the path is longer than %d bytes",
-			 FILES_PATH_MAX - 1);
-		return -EINVAL;
-	}
-	if (!n)
-		out[n++] = '/';
-	out[n] = '\0';
-	return 0;
-}
-
-/* Whether @s (@n bytes) is printable ASCII, fit to quote in a message. */
-static bool printable(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < 0x20 || s[i] > 0x7e)
-			return false;
-	return true;
-}
-
-int files__user_ok(const struct e2b_req *r, const char *name, char *err,
-		   size_t errlen)
-{
-	const char *auth, *b;
-	char dec[264];
-	ssize_t n;
-	size_t bl;
-
-	if (!name) {
-		auth = e2b__header(r, "Authorization");
-		if (!auth || strncasecmp(auth, "Basic ", 6))
-			return 0;
-		for (b = auth + 6; *b == ' '; b++)
-			;
-		bl = strlen(b);
-		n = bl <= 340 ? base64__decode(b, bl, dec) : -EINVAL;
-		if (n < 0) {
-			snprintf(err, errlen,
-				 "malformed Authorization: Basic header");
-			return -EACCES;
-		}
-		dec[n] = '\0';
-		b = memchr(dec, ':', (size_t)n);
-		if (b)
-			dec[b - dec] = '\0';
-		if (strlen(dec) != (size_t)(b ? b - dec : n))
-			dec[0] = '\x01'; /* a NUL inside: unknown */
-		name = dec;
-	}
-	if (!*name || !strcmp(name, "user") || !strcmp(name, "root"))
-		return 0;
-	if (printable(name, strlen(name)) && strlen(name) <= 64)
-		snprintf(err, errlen,
-			 "unknown user '%s': ember's sandboxes have the users "
-			 "\"user\" and \"root\" (everything runs as root)",
-			 name);
-	else
-		snprintf(err, errlen,
-			 "unknown user: ember's sandboxes have the users "
-			 "\"user\" and \"root\" (everything runs as root)");
-	return -EACCES;
-}
-
-/* --- helpers ----------------------------------------------------------- */
-
-const char *files__shown(const char *path, char *buf, size_t n)
-{
-	size_t i;
-
-	for (i = 0; path[i] && i + 1 < n && i < FILES_SHOWN; i++)
-		buf[i] = (path[i] < 0x20 || path[i] > 0x7e) ? '?' : path[i];
-	buf[i] = '\0';
-	return buf;
-}
 
 /* The last component of @path ("/" for the root). */
 static const char *base_name(const char *path)
@@ -190,7 +53,7 @@ static const char *base_name(const char *path)
 
 /*
  * The query argument @name (URL-decoded by MHD) and its length, which
- * counts a NUL byte inside ("%00"): files__resolve() refuses those.
+ * counts a NUL byte inside ("%00"): envd_path__resolve() refuses those.
  */
 static const char *query_n(const struct e2b_req *r, const char *name,
 			   size_t *len)
@@ -215,9 +78,9 @@ static const char *query_n(const struct e2b_req *r, const char *name,
 static int reply_failure(struct e2b_resp *resp, bool reading, int rc, int gerr,
 			 const char *path, const char *why)
 {
-	char p[FILES_SHOWN + 1];
+	char p[ENVD_SHOWN + 1];
 
-	files__shown(path, p, sizeof(p));
+	envd_path__shown(path, p, sizeof(p));
 	if (rc == -EFBIG || (rc == -EREMOTEIO && gerr == EFBIG))
 		return e2b__reply_error(resp, 413,
 					"'%s' is larger than ember's limit "
@@ -269,14 +132,14 @@ static int reply_failure(struct e2b_resp *resp, bool reading, int rc, int gerr,
 static int download(struct e2b_server *srv, const struct e2b_req *r,
 		    struct e2b_guest *g, struct e2b_resp *resp)
 {
-	char path[FILES_PATH_MAX], err[512];
+	char path[ENVD_PATH_MAX], err[512];
 	struct agent_client *c;
 	struct stat st;
 	int fd, rc, gerr = 0;
 	size_t qlen;
 	const char *q = query_n(r, "path", &qlen);
 
-	if (files__resolve(q, qlen, path, err, sizeof(err)))
+	if (envd_path__resolve(q, qlen, path, err, sizeof(err)))
 		return e2b__reply_error(resp, 400, "%s", err);
 	fd = memfd_create("ember-e2b-download", MFD_CLOEXEC);
 	if (fd < 0)
@@ -343,7 +206,7 @@ static int make_parents(struct e2b_server *srv, struct e2b_guest *g,
 	static const char script[] = "umask 022; d=${1%/*}; "
 				     "exec mkdir -p -- \"${d:-/}\"";
 	const char *argv[] = { "/bin/sh", "-c", script, "sh", path, NULL };
-	char err[512], p[FILES_SHOWN + 1], *errout = NULL;
+	char err[512], p[ENVD_SHOWN + 1], *errout = NULL;
 	int rc, status = 0;
 
 	rc = guest__run(srv, g, argv, MKDIR_MS, 4096, NULL, NULL, &errout,
@@ -352,7 +215,7 @@ static int make_parents(struct e2b_server *srv, struct e2b_guest *g,
 		free(errout);
 		e2b__reply_error(resp, 502,
 				 "cannot create the parents of '%s': %.300s",
-				 files__shown(path, p, sizeof(p)), err);
+				 envd_path__shown(path, p, sizeof(p)), err);
 		return -1;
 	}
 	if (status) {
@@ -361,7 +224,7 @@ static int make_parents(struct e2b_server *srv, struct e2b_guest *g,
 		e2b__reply_error(resp, 400,
 				 "cannot create the parent directories of "
 				 "'%s' (a parent is a file?)",
-				 files__shown(path, p, sizeof(p)));
+				 envd_path__shown(path, p, sizeof(p)));
 		free(errout);
 		return -1;
 	}
@@ -422,8 +285,8 @@ static int add_done(json_t *done, const char *path)
 
 	return json_array_append_new(
 		done, json_pack("{s:o, s:s, s:o}", "name",
-				text__json(name, strlen(name)), "type", "file",
-				"path", text__json(path, strlen(path))));
+				utf8__json(name, strlen(name)), "type", "file",
+				"path", utf8__json(path, strlen(path))));
 }
 
 /* Whether @path is already in @done (envd refuses a path twice). */
@@ -450,7 +313,7 @@ struct upload {
 	int fd; /* the current part's bytes */
 	bool open; /* a part is being received */
 	bool failed; /* the answer is set in resp */
-	char path[FILES_PATH_MAX]; /* the current part's destination */
+	char path[ENVD_PATH_MAX]; /* the current part's destination */
 	char *filename; /* the current part's filename (malloc()ed) */
 	uint64_t got; /* its bytes so far */
 	unsigned int parts;
@@ -475,11 +338,11 @@ static int finish_part(struct upload *u)
 static int fail(struct upload *u, unsigned int status, const char *msg,
 		const char *path)
 {
-	char p[FILES_SHOWN + 1];
+	char p[ENVD_SHOWN + 1];
 
 	if (path)
 		e2b__reply_error(u->resp, status, msg,
-				 files__shown(path, p, sizeof(p)));
+				 envd_path__shown(path, p, sizeof(p)));
 	else
 		e2b__reply_error(u->resp, status, "%s", msg);
 	u->failed = true;
@@ -502,7 +365,7 @@ static int start_part(struct upload *u, const char *filename)
 			    "a part named \"file\" has no filename and the "
 			    "request no ?path=",
 			    NULL);
-	if (files__resolve(src, len, u->path, err, sizeof(err)))
+	if (envd_path__resolve(src, len, u->path, err, sizeof(err)))
 		return fail(u, 400, err, NULL);
 	if (already(u->done, u->path))
 		return fail(u, 400,
@@ -787,8 +650,8 @@ static int upload(struct e2b_server *srv, const struct e2b_req *r,
 		     "an application/octet-stream upload needs ?path=", NULL);
 		goto out;
 	}
-	if (files__resolve(u.query_path, u.query_len, u.path, err,
-			   sizeof(err))) {
+	if (envd_path__resolve(u.query_path, u.query_len, u.path, err,
+			       sizeof(err))) {
 		fail(&u, 400, err, NULL);
 		goto out;
 	}
@@ -815,12 +678,12 @@ out:
 	return 0;
 }
 
-int files__handle(struct e2b_server *srv, const struct e2b_req *r,
-		  struct e2b_guest *g, struct e2b_resp *resp)
+int file_transfer__handle(struct e2b_server *srv, const struct e2b_req *r,
+			  struct e2b_guest *g, struct e2b_resp *resp)
 {
 	char err[256];
 
-	if (files__user_ok(r, e2b__query(r, "username"), err, sizeof(err)))
+	if (envd_path__user_ok(r, e2b__query(r, "username"), err, sizeof(err)))
 		return e2b__reply_error(resp, 401, "%s", err);
 	if (!strcmp(r->method, "GET"))
 		return download(srv, r, g, resp);

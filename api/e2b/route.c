@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ember-e2b's router (route.h): which credential a request needs and
+ * which service answers it (e2b.h says the rules).  A sandbox that is not
+ * running (none, parked, booting) answers 502, as E2B's proxy does for a
+ * sandbox it cannot reach: the SDKs read that as "not running".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "e2b.h"
+#include "route.h"
+
+static bool secret_eq(const char *a, const char *b)
+{
+	size_t la, lb;
+	unsigned char d = 0;
+
+	if (!a || !b)
+		return false;
+	la = strlen(a);
+	lb = strlen(b);
+	for (size_t i = 0; i < lb; i++)
+		d |= (unsigned char)(b[i] ^ (i < la ? a[i] : 0));
+	return d == 0 && la == lb;
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+/* Envd's Connect services answer their errors in Connect's shape. */
+static bool is_connect(const char *path)
+{
+	return has_prefix(path, "/process.Process/") ||
+	       has_prefix(path, "/filesystem.Filesystem/");
+}
+
+static int guest_fail(const struct e2b_req *r, struct e2b_resp *resp,
+		      unsigned int status, const char *code, const char *msg)
+{
+	if (is_connect(r->path))
+		return e2b__reply_json(resp, status, connect__error(code, msg));
+	return e2b__reply_error(resp, status, "%s", msg);
+}
+
+static int envd_env(const struct e2b_guest *g, struct e2b_resp *resp)
+{
+	return e2b__reply_json(resp, 200,
+			       json_deep_copy(g->rec.env_vars ?
+						      g->rec.env_vars :
+						      json_object()));
+}
+
+/*
+ * The running sandbox @id that request @r may use, into @g (release its
+ * record): 0, or -1 with the refusal answered.
+ */
+static int guest_open(const struct e2b_req *r, const char *id,
+		      struct e2b_guest *g, struct e2b_resp *resp)
+{
+	const char *port_s = e2b__header(r, "E2b-Sandbox-Port");
+	const char *token = e2b__header(r, "X-Access-Token");
+	char err[512], *end;
+	unsigned long port;
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	errno = 0;
+	port = port_s ? strtoul(port_s, &end, 10) : 0;
+	if (!port_s || errno || *end ||
+	    (port != E2B_ENVD_PORT && port != E2B_INTERP_PORT)) {
+		snprintf(err, sizeof(err),
+			 "The sandbox port %s is not served: ember serves "
+			 "envd (%d) and the code interpreter (%d)",
+			 port_s ? port_s : "(none)", E2B_ENVD_PORT,
+			 E2B_INTERP_PORT);
+		e2b__reply_error(resp, 502, "%s", err);
+		return -1;
+	}
+	g->port = (unsigned int)port;
+	if (strlen(id) != SANDBOX_ID_LEN ||
+	    strspn(id, "0123456789abcdef") != SANDBOX_ID_LEN ||
+	    sandbox__find(id, &g->info, err, sizeof(err)) ||
+	    strcmp(g->info.id, id)) {
+		snprintf(err, sizeof(err), "The sandbox %.64s was not found",
+			 id);
+		guest_fail(r, resp, 502, "unavailable", err);
+		return -1;
+	}
+	if (g->info.parked || g->info.paused || !g->info.ready) {
+		snprintf(err, sizeof(err), "The sandbox %s is %s", id,
+			 sandbox__state_name(&g->info));
+		guest_fail(r, resp, 502, "unavailable", err);
+		return -1;
+	}
+	rc = record__load(g->info.dir, &g->rec);
+	if (!token || !*token)
+		token = e2b__header(r, "E2B-Traffic-Access-Token");
+	if (rc || !record__token_ok(&g->rec, token)) {
+		record__release(&g->rec);
+		guest_fail(r, resp, 401, "unauthenticated",
+			   rc ? "This sandbox has no access token yet: "
+				"connect to it first" :
+				"Invalid or missing access token");
+		return -1;
+	}
+	return 0;
+}
+
+static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
+		       const char *id, struct e2b_resp *resp)
+{
+	struct e2b_guest g;
+	int rc;
+
+	if (guest_open(r, id, &g, resp))
+		return 0;
+	if (g.port == E2B_INTERP_PORT)
+		rc = interp__handle(srv, r, &g, resp);
+	else if (has_prefix(r->path, "/process.Process/"))
+		rc = process__handle(srv, r, &g, resp);
+	else if (has_prefix(r->path, "/filesystem.Filesystem/"))
+		rc = filesystem__handle(srv, r, &g, resp);
+	else if (!strcmp(r->path, "/files"))
+		rc = file_transfer__handle(srv, r, &g, resp);
+	else if (!strcmp(r->path, "/health"))
+		rc = e2b__reply_empty(resp, 204);
+	else if (!strcmp(r->path, "/envs") && !strcmp(r->method, "GET"))
+		rc = envd_env(&g, resp);
+	else
+		rc = e2b__reply_error(resp, 404, "envd has no %.200s %.200s",
+				      r->method, r->path);
+	record__release(&g.rec);
+	return rc;
+}
+
+int route__check(struct e2b_server *srv, const struct e2b_req *r,
+		 struct e2b_resp *resp)
+{
+	const char *id = e2b__header(r, "E2b-Sandbox-Id");
+	struct e2b_guest g;
+
+	if (id) {
+		if (guest_open(r, id, &g, resp))
+			return -1;
+		record__release(&g.rec);
+		return 0;
+	}
+	if (!secret_eq(e2b__header(r, "X-API-KEY"), srv->api_key)) {
+		e2b__reply_error(resp, 401, "Invalid API key");
+		return -1;
+	}
+	return 0;
+}
+
+int route__request(struct e2b_server *srv, const struct e2b_req *r,
+		   struct e2b_resp *resp)
+{
+	const char *id = e2b__header(r, "E2b-Sandbox-Id");
+
+	if (id)
+		return route_guest(srv, r, id, resp);
+	if (!secret_eq(e2b__header(r, "X-API-KEY"), srv->api_key))
+		return e2b__reply_error(resp, 401, "Invalid API key");
+	return control__handle(srv, r, resp);
+}
+
+/* A body over the limit, answered in the shape that its client reads. */
+void route__too_big(const struct e2b_req *r, struct e2b_resp *resp)
+{
+	const char *ctype = e2b__header(r, "Content-Type");
+	const char *port = e2b__header(r, "E2b-Sandbox-Port");
+	char msg[128];
+	uint8_t *b;
+	size_t n;
+
+	snprintf(msg, sizeof(msg),
+		 "The request body is over the limit (%u MiB; uploads %llu "
+		 "MiB)",
+		 E2B_MAX_BODY >> 20,
+		 (unsigned long long)(E2B_MAX_UPLOAD >> 20));
+	if (!e2b__header(r, "E2b-Sandbox-Id") || !is_connect(r->path)) {
+		if (port && !strcmp(port, "49999")) /* the interpreter's */
+			e2b__reply_bytes(resp, 413, "text/plain; charset=utf-8",
+					 msg, strlen(msg));
+		else
+			e2b__reply_error(resp, 413, "%s", msg);
+		return;
+	}
+	if (!ctype || strncasecmp(ctype, "application/connect+", 20)) {
+		e2b__reply_json(resp,
+				connect__http_status("resource_exhausted"),
+				connect__error("resource_exhausted", msg));
+		return;
+	}
+	/* A stream's error is in its END_STREAM message. */
+	b = connect__end_stream("resource_exhausted", msg, &n);
+	if (!b || e2b__reply_bytes(resp, 200, "application/connect+json", b, n))
+		e2b__reply_error(resp, 500, "out of memory");
+	free(b);
+}
