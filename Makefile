@@ -207,7 +207,7 @@ clean:
 # sanitizer build the tests drive; test_agent_client links the client alone
 # (not $(ASAN_LIB_OBJS)) and runs build/test/agent-host behind a fake
 # sandbox socket.
-SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
+SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
 		api/sandbox/agent_client.c api/sandbox/pause.c \
 		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_save.c \

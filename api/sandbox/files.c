@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "files.h"
-#include "sandbox_internal.h"
 
 int files__pathf(char *out, size_t outsz, const char *fmt, ...)
 {

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * File helpers for emberctl: bounded path formatting, whole writes, rm -rf,
- * mkdir -p, and a sparse copy of a disk image.  Every function returns 0
- * or a negative errno.
+ * Generic helpers of the sandbox library: bounded path formatting, whole
+ * writes, rm -rf, mkdir -p, a sparse copy of a disk image; the
+ * @err/@errlen convention of its verbs (sandbox__errf) and a growing
+ * array (sandbox__grow).  Every function returns 0 or a negative errno.
  */
 #ifndef EMBER_API_FILES_H
 #define EMBER_API_FILES_H
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 /*
  * snprintf() into @out (@outsz bytes, > 0), which is always terminated:
@@ -49,5 +52,35 @@ int files__mkdir_p(const char *path);
  * uses one static buffer.
  */
 int files__copy_sparse(int in, int out);
+
+/*
+ * sandbox__grow() - make room for one more element of @size bytes in the
+ * malloc()ed array *@v of *@cap elements holding @n (doubling, from 8).
+ * Returns 0, or -ENOMEM with *@v unchanged (still the caller's to free).
+ */
+static inline int sandbox__grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t c;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 8;
+	nv = realloc(*v, c * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = c;
+	return 0;
+}
+
+/*
+ * Leave the printf-style message in @err (@errlen bytes, always
+ * terminated when > 0) and return @rc, the negative errno of the failure,
+ * so that failing is one statement: return sandbox__errf(err, errlen,
+ * -EINVAL, "not a sandbox id: %s", ref);
+ */
+__attribute__((format(printf, 4, 5))) int
+sandbox__errf(char *err, size_t errlen, int rc, const char *fmt, ...);
 
 #endif /* EMBER_API_FILES_H */

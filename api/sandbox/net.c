@@ -43,7 +43,6 @@
 #include "clock.h"
 #include "files.h"
 #include "net.h"
-#include "sandbox_internal.h"
 
 #define NET_ID_LEN	12 /* SANDBOX_ID_LEN */
 #define NET_CMD_MS	30000 /* one ip or iptables run */

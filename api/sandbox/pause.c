@@ -23,7 +23,7 @@
 #include "jail.h"
 #include "proc.h"
 #include "sandbox.h"
-#include "sandbox_internal.h"
+#include "record.h"
 #include "supervisor.h"
 
 /* How long the supervisor may take to stop ember after a park. */

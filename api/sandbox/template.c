@@ -31,7 +31,6 @@
 #include "files.h"
 #include "../../snapshot/overlay.h"
 #include "sandbox.h"
-#include "sandbox_internal.h"
 #include "template.h"
 #include "template_internal.h"
 

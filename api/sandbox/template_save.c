@@ -34,7 +34,7 @@
 #include "files.h"
 #include "../../snapshot/overlay.h"
 #include "sandbox.h"
-#include "sandbox_internal.h"
+#include "record.h"
 #include "template.h"
 #include "template_internal.h"
 
