@@ -213,7 +213,9 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_save.c \
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
 		api/sandbox/net.c api/sandbox/jail.c api/sandbox/pool.c \
-		api/sandbox/loopback.c
+		api/sandbox/loopback.c api/sandbox/sibling.c
+# The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
+LISTENER_SRCS := api/sandbox/listener.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/code.c $(SANDBOX_SRCS) vmm/config.c \
@@ -252,12 +254,13 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 # --- ember-mcp (api/mcp/): the MCP server ---------------------------------
 # The protocol (jsonrpc, mcp, schema, text, tools) is pure and linked alone
 # by its unit tests and fuzz target; backend, transports and main add the
-# sandbox library (as emberctl), libmicrohttpd for Streamable HTTP.
+# sandbox library (as emberctl) and its HTTP listener (libmicrohttpd) for
+# Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
 		api/mcp/text.c api/mcp/tools.c
 MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/stdio.c \
-		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) vmm/config.c \
-		snapshot/overlay.c
+		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) $(LISTENER_SRCS) \
+		vmm/config.c snapshot/overlay.c
 MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
 
 all: $(BUILD)/ember-mcp

@@ -38,6 +38,7 @@
 #include "../sandbox/jail.h"
 #include "../sandbox/net.h"
 #include "../sandbox/sandbox.h"
+#include "../sandbox/sibling.h"
 #include "../sandbox/template.h"
 #include "commands.h"
 
@@ -208,48 +209,39 @@ static int default_path(const char *what, const char *given, const char *env,
 			const char *rel, int exec, char *out, size_t outsz)
 {
 	const char *e = getenv(env);
-	char self[PATH_MAX];
-	ssize_t n;
+	char tried[PATH_MAX];
+	int rc;
 
-	if (given) {
-		snprintf(out, outsz, "%s", given);
-	} else if (e && *e) {
-		snprintf(out, outsz, "%s", e);
-	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n <= 0) {
-			fprintf(stderr, "emberctl: /proc/self/exe: %s\n",
-				strerror(errno));
-			return -1;
-		}
-		self[n] = '\0';
-		if ((size_t)snprintf(out, outsz, "%s/%s", dirname(self), rel) >=
-		    outsz) {
+	rc = sibling__path(given, env, rel, tried, sizeof(tried), out, outsz);
+	if (!tried[0]) {
+		if (rc == -ENAMETOOLONG)
 			fprintf(stderr, "emberctl: %s path too long\n", what);
-			return -1;
-		}
+		else
+			fprintf(stderr, "emberctl: /proc/self/exe: %s\n",
+				strerror(-rc));
+		return -1;
 	}
-	if (access(out, exec ? X_OK : R_OK) < 0) {
+	if (access(tried, exec ? X_OK : R_OK) < 0) {
 		if (given)
-			fprintf(stderr, "emberctl: %s %s: %s\n", what, out,
+			fprintf(stderr, "emberctl: %s %s: %s\n", what, tried,
 				strerror(errno));
 		else
 			fprintf(stderr, "emberctl: %s %s: %s (%s %s)\n", what,
-				out, strerror(errno), e && *e ? "from" : "set",
-				env);
+				tried, strerror(errno),
+				e && *e ? "from" : "set", env);
 		return -1;
 	}
 	/* The supervisor works from /: relative paths would not do. */
-	if (!realpath(out, self)) {
-		fprintf(stderr, "emberctl: %s %s: %s\n", what, out,
-			strerror(errno));
+	if (rc == -ENAMETOOLONG) {
+		fprintf(stderr, "emberctl: %s %s: path too long\n", what,
+			tried);
 		return -1;
 	}
-	if (strlen(self) >= outsz) {
-		fprintf(stderr, "emberctl: %s %s: path too long\n", what, out);
+	if (rc < 0) {
+		fprintf(stderr, "emberctl: %s %s: %s\n", what, tried,
+			strerror(-rc));
 		return -1;
 	}
-	strcpy(out, self);
 	return 0;
 }
 
@@ -1182,15 +1174,15 @@ static int cmd_pause(int argc, char **argv, bool pause)
 		rc = sandbox__find(argv[i], &sb, err, sizeof(err));
 		if (rc == 0 && pause && to_disk) {
 			rc = sandbox__park(&sb, err, sizeof(err));
-		} else if (rc == 0 && !pause && sb.parked) {
-			if (!ember[0] &&
+		} else if (rc == 0 && pause) {
+			rc = sandbox__pause(&sb, true, err, sizeof(err));
+		} else if (rc == 0) {
+			if (sb.parked && !ember[0] &&
 			    default_path("ember", NULL, "EMBER_BIN", "ember", 1,
 					 ember, sizeof(ember)))
 				return 1;
-			rc = sandbox__unpark(&sb, ember, timeout_s, err,
+			rc = sandbox__resume(&sb, ember, timeout_s, err,
 					     sizeof(err));
-		} else if (rc == 0) {
-			rc = sandbox__pause(&sb, pause, err, sizeof(err));
 		}
 		if (rc < 0) {
 			report(err);

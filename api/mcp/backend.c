@@ -211,33 +211,6 @@ void backend__kill_all(struct backend *b)
 
 /* --- the guest agent --------------------------------------------------- */
 
-/*
- * A connection to @sb's agent: an idle one from the pool, or a new one
- * that answered a PING; NULL with @err.  Give it back with agent_done().
- */
-static struct agent_client *agent_open(struct backend *b,
-				       const struct sandbox_info *sb, char *err,
-				       size_t errlen)
-{
-	struct agent_client *c = pool__take_agent(b->pool, sb->id);
-
-	if (c)
-		return c;
-	if (sandbox__agent_connect(sb, CONNECT_MS, &c, err, errlen) < 0)
-		return NULL;
-	return c;
-}
-
-/* Done with @c: kept for the next call after a success (@ok), else closed. */
-static void agent_done(struct backend *b, const struct sandbox_info *sb,
-		       struct agent_client *c, bool ok)
-{
-	if (c && ok)
-		pool__give_agent(b->pool, sb->id, c);
-	else
-		agent_client__free(c);
-}
-
 /* The guest's base environment (PROTOCOL.md, ENV), as emberctl's. */
 static const char *const base_env[] = {
 	"PATH=" EMBER_GUEST_PATH,
@@ -299,7 +272,7 @@ static int capture(struct backend *b, const struct sandbox_info *sb,
 	int fo = -1, fe = -1, rc;
 
 	memset(cap, 0, sizeof(*cap));
-	c = agent_open(b, sb, err, errlen);
+	c = pool__borrow(b->pool, sb, CONNECT_MS, err, errlen);
 	if (!c)
 		return -EIO;
 	fo = memfd_create("ember-mcp-out", MFD_CLOEXEC);
@@ -331,7 +304,7 @@ out:
 	if (fe >= 0)
 		close(fe);
 	/* A command that could not start leaves the connection sound. */
-	agent_done(b, sb, c, rc == 0 || rc == -EREMOTEIO);
+	pool__return(b->pool, sb->id, c, rc == 0 || rc == -EREMOTEIO);
 	return rc;
 }
 
@@ -676,7 +649,7 @@ static json_t *write_file(struct backend *b, const json_t *args)
 		goto out;
 	}
 	lseek(fd, 0, SEEK_SET);
-	c = agent_open(b, &sb, err, sizeof(err));
+	c = pool__borrow(b->pool, &sb, CONNECT_MS, err, sizeof(err));
 	if (!c) {
 		res = tools__fail("%s", err);
 		goto out;
@@ -691,7 +664,7 @@ static json_t *write_file(struct backend *b, const json_t *args)
 		json_pack("{s:s, s:I}", "path", path, "bytes", (json_int_t)len),
 		NULL);
 out:
-	agent_done(b, &sb, c, rc == 0 || rc == -EREMOTEIO);
+	pool__return(b->pool, sb.id, c, rc == 0 || rc == -EREMOTEIO);
 	if (fd >= 0)
 		close(fd);
 	free(data);
@@ -718,7 +691,7 @@ static json_t *read_file(struct backend *b, const json_t *args)
 	fd = memfd_create("ember-mcp-file", MFD_CLOEXEC);
 	if (fd < 0)
 		return tools__fail("memfd: %s", strerror(errno));
-	c = agent_open(b, &sb, err, sizeof(err));
+	c = pool__borrow(b->pool, &sb, CONNECT_MS, err, sizeof(err));
 	if (!c) {
 		res = tools__fail("%s", err);
 		goto out;
@@ -770,7 +743,7 @@ static json_t *read_file(struct backend *b, const json_t *args)
 out:
 	if (p != MAP_FAILED)
 		munmap(p, len);
-	agent_done(b, &sb, c, rc == 0 || rc == -EREMOTEIO);
+	pool__return(b->pool, sb.id, c, rc == 0 || rc == -EREMOTEIO);
 	close(fd);
 	return res;
 }
@@ -928,11 +901,8 @@ static json_t *resume_sandbox(struct backend *b, const json_t *args)
 	fail = lookup(b, args, &sb, &ttl_s);
 	if (fail)
 		return fail;
-	if (sb.parked)
-		rc = sandbox__unpark(&sb, b->o.ember, SANDBOX_DEF_BOOT_S, err,
-				     sizeof(err));
-	else
-		rc = sandbox__pause(&sb, false, err, sizeof(err));
+	rc = sandbox__resume(&sb, b->o.ember, SANDBOX_DEF_BOOT_S, err,
+			     sizeof(err));
 	if (rc < 0)
 		return tools__fail("%s", err);
 	if (sandbox__find(sb.id, &sb, err, sizeof(err)) == 0)

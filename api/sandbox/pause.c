@@ -291,3 +291,11 @@ out:
 	close(fd);
 	return rc;
 }
+
+int sandbox__resume(const struct sandbox_info *info, const char *ember,
+		    unsigned int timeout_s, char *err, size_t errlen)
+{
+	if (info->parked)
+		return sandbox__unpark(info, ember, timeout_s, err, errlen);
+	return sandbox__pause(info, false, err, errlen);
+}

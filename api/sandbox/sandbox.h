@@ -130,4 +130,16 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen);
 int sandbox__unpark(const struct sandbox_info *info, const char *ember,
 		    unsigned int timeout_s, char *err, size_t errlen);
 
+/*
+ * sandbox__resume() - the resume rule every front end follows: the
+ * sandbox @info (from sandbox__find()) runs on whatever way it stopped:
+ * a parked one is restored (sandbox__unpark() with the VMM binary @ember,
+ * which may be NULL when @info is not parked, and @timeout_s), any other
+ * is resumed in memory (sandbox__pause() with false: nothing for a
+ * running one, -EAGAIN for one still booting).  0, or their negative
+ * errno with @err.
+ */
+int sandbox__resume(const struct sandbox_info *info, const char *ember,
+		    unsigned int timeout_s, char *err, size_t errlen);
+
 #endif /* EMBER_API_SANDBOX_H */
