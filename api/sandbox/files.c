@@ -191,6 +191,43 @@ int files__copy_sparse(int in, int out)
 	return 0;
 }
 
+int files__replace(const char *path, const char *tmp, const void *buf,
+		   size_t len, mode_t mode, unsigned int flags)
+{
+	char dir[PATH_MAX], *slash;
+	int fd, rc;
+
+	fd = open(tmp,
+		  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+			  (flags & FILES_NOFOLLOW ? O_NOFOLLOW : 0),
+		  mode);
+	if (fd < 0)
+		return -errno;
+	rc = files__write_all(fd, buf, len);
+	if (!rc && (flags & FILES_SYNC) && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		return rc;
+	}
+	if (!(flags & FILES_SYNC) || files__pathf(dir, sizeof(dir), "%s", path))
+		return 0;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	fd = open(slash ? (dir[0] ? dir : "/") : ".",
+		  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	return 0;
+}
+
 /* In this light file: every client of the library links it. */
 int sandbox__errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 {

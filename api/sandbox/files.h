@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 /*
  * snprintf() into @out (@outsz bytes, > 0), which is always terminated:
@@ -52,6 +53,22 @@ int files__mkdir_p(const char *path);
  * uses one static buffer.
  */
 int files__copy_sparse(int in, int out);
+
+#define FILES_SYNC     1u /* files__replace: synced, and its directory */
+#define FILES_NOFOLLOW 2u /* files__replace: a link at @tmp is refused */
+
+/*
+ * files__replace() - write-then-rename: @len bytes of @buf to the new
+ * file @tmp (mode @mode, truncated if there), then renamed over @path (in
+ * the same directory), so that a reader sees the old file or the new one,
+ * never a part.  With FILES_SYNC in @flags the file is synced before the
+ * rename and its directory after, so that the new one outlives a host
+ * crash; with FILES_NOFOLLOW a symbolic link at @tmp is an error.  0, or
+ * the failing call's negative errno, and then @path is unchanged and no
+ * @tmp is left.
+ */
+int files__replace(const char *path, const char *tmp, const void *buf,
+		   size_t len, mode_t mode, unsigned int flags);
 
 /*
  * sandbox__grow() - make room for one more element of @size bytes in the

@@ -34,7 +34,7 @@ bool sandbox__is_id(const char *s)
 int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 {
 	char tmp[PATH_MAX], path[PATH_MAX], buf[SANDBOX_INFO_MAX];
-	int fd, n, rc;
+	int n;
 
 	if (files__pathf(tmp, sizeof(tmp), "%s/" SANDBOX_INFO_TMP, dir) ||
 	    files__pathf(path, sizeof(path), "%s/" SANDBOX_INFO_NAME, dir))
@@ -59,27 +59,8 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 	    strchr(i->template_name, '\n') || strchr(i->jail_root, '\n') ||
 	    strchr(i->jailer, '\n'))
 		return -EINVAL;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	rc = files__write_all(fd, buf, (size_t)n);
 	/* Synced: a park's "parked" must outlive a host crash. */
-	if (!rc && fsync(fd) < 0)
-		rc = -errno;
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		return rc;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	return 0;
+	return files__replace(path, tmp, buf, (size_t)n, 0600, FILES_SYNC);
 }
 
 bool sandbox__holds_snapshot(const char *dir)

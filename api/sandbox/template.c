@@ -83,7 +83,7 @@ int template__root(char *out, size_t outsz, bool create, char *err,
 int template__write_info(const char *dir, const struct template_info *t)
 {
 	char tmp[PATH_MAX], path[PATH_MAX], buf[3 * PATH_MAX];
-	int fd, n, rc;
+	int n;
 
 	if (files__pathf(tmp, sizeof(tmp), "%s/" TEMPLATE_INFO_TMP, dir) ||
 	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_INFO_NAME, dir))
@@ -97,17 +97,7 @@ int template__write_info(const char *dir, const struct template_info *t)
 		     t->setup, t->interp, t->net);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
-	if (fd < 0)
-		return -errno;
-	rc = files__write_all(fd, buf, (size_t)n);
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-	return rc;
+	return files__replace(path, tmp, buf, (size_t)n, 0400, 0);
 }
 
 /* Allocated bytes of the files in @dir. */
@@ -502,6 +492,29 @@ int template__seal(const char *dir, const char *name)
  * *@lock_fd: a build that died before leaves its directory with a free
  * lock, removed here.
  */
+int template__publish(const char *tmp, const char *dir,
+		      const struct template_info *t, const char *name,
+		      char *err, size_t errlen)
+{
+	int rc;
+
+	rc = template__seal(tmp, TEMPLATE_DISK_NAME);
+	if (rc == 0)
+		rc = template__seal(tmp, TEMPLATE_STATE_NAME);
+	if (rc == 0)
+		rc = template__seal(tmp, TEMPLATE_MEM_NAME);
+	if (rc == 0)
+		rc = template__write_info(tmp, t);
+	if (rc == 0 && rename(tmp, dir) < 0)
+		rc = errno == ENOTEMPTY || errno == EEXIST ? -EEXIST : -errno;
+	if (rc < 0)
+		return sandbox__errf(err, errlen, rc, "template %s: %s", name,
+				     rc == -EEXIST ?
+					     "made meanwhile by another build" :
+					     strerror(-rc));
+	return 0;
+}
+
 int template__begin(const char *root, const char *name, char *tmp, size_t tmpsz,
 		    int *lock_fd, char *err, size_t errlen)
 {
@@ -673,22 +686,9 @@ int template__build(const struct template_build_opts *o, const char *name,
 	t.setup = (unsigned int)o->nsetup;
 	t.interp = !o->no_interp;
 	t.net = !o->no_net;
-	rc = template__seal(tmp, TEMPLATE_DISK_NAME);
-	if (rc == 0)
-		rc = template__seal(tmp, TEMPLATE_STATE_NAME);
-	if (rc == 0)
-		rc = template__seal(tmp, TEMPLATE_MEM_NAME);
-	if (rc == 0)
-		rc = template__write_info(tmp, &t);
-	if (rc == 0 && rename(tmp, dir) < 0)
-		rc = errno == ENOTEMPTY || errno == EEXIST ? -EEXIST : -errno;
-	if (rc < 0) {
-		sandbox__errf(err, errlen, rc, "template %s: %s", name,
-			      rc == -EEXIST ?
-				      "made meanwhile by another build" :
-				      strerror(-rc));
+	rc = template__publish(tmp, dir, &t, name, err, errlen);
+	if (rc < 0)
 		goto out;
-	}
 	close(lock_fd);
 	return 0;
 out:
