@@ -218,8 +218,10 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 LISTENER_SRCS := api/sandbox/listener.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
-EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/code.c $(SANDBOX_SRCS) vmm/config.c \
-		snapshot/overlay.c
+EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c \
+		api/emberctl/run.c api/emberctl/exec.c api/emberctl/cp.c \
+		api/emberctl/lifecycle.c api/emberctl/templates.c api/emberctl/code.c \
+		$(SANDBOX_SRCS) vmm/config.c snapshot/overlay.c
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
 # zlib: the overlays' CRCs.
 EMBERCTL_LIBS := -lcurl -ljansson -lz
