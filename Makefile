@@ -212,7 +212,7 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 		api/sandbox/agent_client.c api/sandbox/pause.c \
 		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_save.c \
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
-		api/sandbox/net.c api/sandbox/jail.c api/sandbox/pool.c \
+		api/sandbox/net.c api/sandbox/net_plan.c api/sandbox/jail.c api/sandbox/pool.c \
 		api/sandbox/loopback.c api/sandbox/sibling.c
 # The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
 LISTENER_SRCS := api/sandbox/listener.c
@@ -248,6 +248,7 @@ $(BUILD)/test/test_interp_client: tests/unit/test_interp_client.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
 $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
+		$(BUILD)/asan/api/sandbox/net_plan.o \
 		$(BUILD)/asan/api/sandbox/files.o $(BUILD)/asan/api/sandbox/clock.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /* What emberctl's commands share: see cli.h. */
+
 #include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <unistd.h>
 
 #include "../../vmm/config.h"
 #include "../sandbox/sibling.h"

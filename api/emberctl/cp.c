@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /* emberctl cp: one file into a sandbox or out of it (ID:PATH). */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"

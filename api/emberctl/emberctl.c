@@ -19,9 +19,12 @@
  * file of its own (commands.h says which), on what they share (cli.h)
  * and the sandbox library (api/sandbox/).
  */
+
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"

@@ -3,8 +3,11 @@
  * emberctl exec: a command in a sandbox, its output streamed, its exit
  * status emberctl's.
  */
+
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -3,6 +3,11 @@
  * emberctl's life-cycle commands: ls, kill, ttl, pause (in memory or
  * parked on disk) and resume.
  */
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

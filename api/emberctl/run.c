@@ -3,8 +3,12 @@
  * emberctl run: a new sandbox, restored from a template or booted, its id
  * printed once its agent answers.
  */
+
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../sandbox/jail.h"

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* emberctl template build|save|ls|rm: the snapshots that `run` restores. */
+
 #include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
