@@ -160,16 +160,19 @@ $(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRCS)
 $(BUILD)/fuzz/fuzz_agent_protocol: guest-init/protocol.h
 
 # emberctl's agent client: api/ is not in LIB_SRCS.
-$(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c api/sandbox/agent_client.c \
-		api/sandbox/clock.c api/sandbox/files.c api/sandbox/agent_client.h guest-init/protocol.h
+AGENT_CLIENT_SRCS := api/sandbox/agent_client.c api/sandbox/agent_wire.c \
+		api/sandbox/agent_exec.c api/sandbox/agent_files.c
+$(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c $(AGENT_CLIENT_SRCS) \
+		api/sandbox/clock.c api/sandbox/files.c api/sandbox/agent_client.h \
+		api/sandbox/agent_wire.h guest-init/protocol.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/agent_client.c api/sandbox/clock.c api/sandbox/files.c
+	clang $(FUZZ_CFLAGS) -o $@ $< $(AGENT_CLIENT_SRCS) api/sandbox/clock.c api/sandbox/files.c
 
 $(BUILD)/fuzz/fuzz_interp_client: tests/fuzz/fuzz_interp_client.c api/sandbox/interp_client.c \
-		api/sandbox/agent_client.c api/sandbox/clock.c api/sandbox/files.c \
+		$(AGENT_CLIENT_SRCS) api/sandbox/clock.c api/sandbox/files.c \
 		api/sandbox/interp_client.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/interp_client.c api/sandbox/agent_client.c \
+	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/interp_client.c $(AGENT_CLIENT_SRCS) \
 		api/sandbox/clock.c api/sandbox/files.c -ljansson
 fuzz-build: $(FUZZ_TARGETS)
 
@@ -209,7 +212,7 @@ clean:
 # sandbox socket.
 SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
-		api/sandbox/agent_client.c api/sandbox/pause.c \
+		$(AGENT_CLIENT_SRCS) api/sandbox/pause.c \
 		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_save.c \
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
 		api/sandbox/net.c api/sandbox/net_plan.c api/sandbox/jail.c api/sandbox/pool.c \
@@ -236,14 +239,14 @@ $(BUILD)/emberctl-asan: $(EMBERCTL_SRCS:%.c=$(BUILD)/asan/%.o)
 	$(CC) $(SAN) -pie -o $@ $^ $(EMBERCTL_LIBS) $(LDLIBS)
 
 $(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
-		$(BUILD)/asan/api/sandbox/agent_client.o $(BUILD)/asan/api/sandbox/clock.o \
+		$(AGENT_CLIENT_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/api/sandbox/clock.o \
 		$(BUILD)/asan/api/sandbox/files.o $(BUILD)/test/agent-host
 	@mkdir -p $(dir $@)
-	$(CC) $(TCFLAGS) -o $@ $< $(BUILD)/asan/api/sandbox/agent_client.o \
+	$(CC) $(TCFLAGS) -o $@ $< $(AGENT_CLIENT_SRCS:%.c=$(BUILD)/asan/%.o) \
 		$(BUILD)/asan/api/sandbox/clock.o $(BUILD)/asan/api/sandbox/files.o -lcmocka $(LDLIBS)
 $(BUILD)/test/test_interp_client: tests/unit/test_interp_client.c \
 		$(BUILD)/asan/api/sandbox/interp_client.o $(BUILD)/asan/api/sandbox/base64.o \
-		$(BUILD)/asan/api/sandbox/agent_client.o $(BUILD)/asan/api/sandbox/clock.o \
+		$(AGENT_CLIENT_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/api/sandbox/clock.o \
 		$(BUILD)/asan/api/sandbox/files.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
