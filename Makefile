@@ -264,7 +264,7 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 # Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
 		api/mcp/text.c api/mcp/tools.c
-MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/stdio.c \
+MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c api/mcp/stdio.c \
 		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) $(LISTENER_SRCS) \
 		vmm/config.c snapshot/overlay.c
 MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)

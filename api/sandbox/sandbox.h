@@ -1,5 +1,33 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
+ * The sandbox library: the verbs every front end calls (emberctl,
+ * ember-mcp, ember-e2b), so that each front end is only its protocol.
+ * It runs ember as a program and reaches a VM only through ember's
+ * control socket and the guest agent.  Its files, from the top down:
+ *
+ *   verbs        sandbox.h (this file: run, resume of a parked sandbox
+ *                in sandbox.c; pause, park, renew and the resume rule in
+ *                pause.c; the agent's connection in connect.c), lookup.h
+ *                (the state directory, find, list, kill), template.h
+ *                (build, save: template_save.c, list, remove, publish),
+ *                pool.h (agent connections borrowed and kept), jail.h
+ *                (a jailed ember), net.h (a sandbox's network namespace;
+ *                net_plan.h its pure plan)
+ *   supervisor   supervisor.h: the process that owns one sandbox's life
+ *                (ember's start, readiness, TTL, stop), and ember_api.h,
+ *                ember's control socket as a client
+ *   record       record.h: what a sandbox is on disk (its info file, lock
+ *                and names), below both the verbs and the supervisor
+ *   guest        agent_client.h (the guest agent's protocol, over
+ *   clients      agent_wire.c, agent_exec.c, agent_files.c) and
+ *                interp_client.h (the code interpreter's), knowing
+ *                nothing of sandboxes
+ *   front-end    sibling.h (the files beside the binary), loopback.h (a
+ *   plumbing     loopback address, [ADDR:]PORT), listener.h (the servers'
+ *                HTTP listener, libmicrohttpd: not linked by emberctl)
+ *   helpers      files.h (files, the @err/@errlen convention), proc.h,
+ *                clock.h, base64.h: generic, knowing nothing above them
+ *
  * Sandboxes: one ember microVM each, its root filesystem a private disk
  * (a copy of an image, or an overlay over a template's image), the guest
  * agent reachable over vsock, a supervisor process that owns its life
