@@ -191,6 +191,39 @@ int files__copy_sparse(int in, int out)
 	return 0;
 }
 
+ssize_t files__read_text(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+int files__next_kv(char *text, char **save, char **key, char **val)
+{
+	char *line, *eq;
+
+	for (line = strtok_r(text, "\n", save); line;
+	     line = strtok_r(NULL, "\n", save)) {
+		eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		*key = line;
+		*val = eq + 1;
+		return 1;
+	}
+	return 0;
+}
+
 int files__replace(const char *path, const char *tmp, const void *buf,
 		   size_t len, mode_t mode, unsigned int flags)
 {

@@ -54,6 +54,22 @@ int files__mkdir_p(const char *path);
  */
 int files__copy_sparse(int in, int out);
 
+/*
+ * files__read_text() - the small file @path (a symbolic link is refused)
+ * into @buf (@size bytes, > 0) as a NUL-terminated text, cut at @size - 1
+ * bytes: its length, or the negative errno of open(2) or read(2).
+ */
+ssize_t files__read_text(const char *path, char *buf, size_t size);
+
+/*
+ * files__next_kv() - the next "key=value" line of a text, as strtok_r(3)
+ * walks it: @text on the first call, NULL after, with the same *@save.
+ * Empty lines and lines without '=' are skipped.  1 with *@key and *@val
+ * pointing into the text (the '=' and the '\n' overwritten), or 0 at its
+ * end.
+ */
+int files__next_kv(char *text, char **save, char **key, char **val);
+
 #define FILES_SYNC     1u /* files__replace: synced, and its directory */
 #define FILES_NOFOLLOW 2u /* files__replace: a link at @tmp is refused */
 

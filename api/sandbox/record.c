@@ -83,40 +83,30 @@ bool sandbox__holds_snapshot(const char *dir)
 
 int sandbox__read_info(const char *dir, struct sandbox_info *i)
 {
-	char path[PATH_MAX], buf[SANDBOX_INFO_MAX + 1], *line, *save = NULL;
+	char path[PATH_MAX], buf[SANDBOX_INFO_MAX + 1], *text, *key, *val,
+		*save = NULL;
 	ssize_t n;
-	int fd;
 
 	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_INFO_NAME, dir))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = files__read_text(path, buf, sizeof(buf));
 	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '='), *end;
+		return (int)n;
+	for (text = buf; files__next_kv(text, &save, &key, &val); text = NULL) {
+		char *end;
 		long long v;
 
-		if (!eq)
-			continue;
-		*eq = '\0';
-		if (!strcmp(line, "template")) {
+		if (!strcmp(key, "template")) {
 			snprintf(i->template_name, sizeof(i->template_name),
-				 "%s", eq + 1);
+				 "%s", val);
 			continue;
 		}
-		if (!strcmp(line, "net")) {
-			net__mode_parse(eq + 1, &i->net_mode);
+		if (!strcmp(key, "net")) {
+			net__mode_parse(val, &i->net_mode);
 			continue;
 		}
-		if (!strcmp(line, "jail_root")) {
-			snprintf(i->jail_root, sizeof(i->jail_root), "%s",
-				 eq + 1);
+		if (!strcmp(key, "jail_root")) {
+			snprintf(i->jail_root, sizeof(i->jail_root), "%s", val);
 			/* The host reaches the jailed ember's sockets there. */
 			if (i->jail_root[0])
 				files__pathf(i->uds, sizeof(i->uds),
@@ -124,53 +114,53 @@ int sandbox__read_info(const char *dir, struct sandbox_info *i)
 					     i->jail_root);
 			continue;
 		}
-		if (!strcmp(line, "jailer")) {
-			snprintf(i->jailer, sizeof(i->jailer), "%s", eq + 1);
+		if (!strcmp(key, "jailer")) {
+			snprintf(i->jailer, sizeof(i->jailer), "%s", val);
 			continue;
 		}
 		errno = 0;
-		v = strtoll(eq + 1, &end, 10);
-		if (errno || *end || end == eq + 1 || v < 0)
+		v = strtoll(val, &end, 10);
+		if (errno || *end || end == val || v < 0)
 			continue;
-		if (!strcmp(line, "supervisor") && v <= INT_MAX)
+		if (!strcmp(key, "supervisor") && v <= INT_MAX)
 			i->supervisor = (pid_t)v;
-		else if (!strcmp(line, "supervisor_start"))
+		else if (!strcmp(key, "supervisor_start"))
 			i->supervisor_start = (uint64_t)v;
-		else if (!strcmp(line, "ember") && v <= INT_MAX)
+		else if (!strcmp(key, "ember") && v <= INT_MAX)
 			i->ember = (pid_t)v;
-		else if (!strcmp(line, "ember_start"))
+		else if (!strcmp(key, "ember_start"))
 			i->ember_start = (uint64_t)v;
-		else if (!strcmp(line, "created"))
+		else if (!strcmp(key, "created"))
 			i->created = v;
-		else if (!strcmp(line, "ready"))
+		else if (!strcmp(key, "ready"))
 			i->ready = v;
-		else if (!strcmp(line, "ttl") && v <= UINT_MAX)
+		else if (!strcmp(key, "ttl") && v <= UINT_MAX)
 			i->ttl_s = (unsigned int)v;
-		else if (!strcmp(line, "mem") && v <= UINT_MAX)
+		else if (!strcmp(key, "mem") && v <= UINT_MAX)
 			i->mem_mib = (unsigned int)v;
-		else if (!strcmp(line, "vcpus") && v <= UINT_MAX)
+		else if (!strcmp(key, "vcpus") && v <= UINT_MAX)
 			i->vcpus = (unsigned int)v;
-		else if (!strcmp(line, "paused"))
+		else if (!strcmp(key, "paused"))
 			i->paused = v;
-		else if (!strcmp(line, "paused_s"))
+		else if (!strcmp(key, "paused_s"))
 			i->paused_s = v;
-		else if (!strcmp(line, "parked"))
+		else if (!strcmp(key, "parked"))
 			i->parked = v != 0;
-		else if (!strcmp(line, "snap") && v <= UINT_MAX)
+		else if (!strcmp(key, "snap") && v <= UINT_MAX)
 			i->snap_gen = (unsigned int)v;
-		else if (!strcmp(line, "origin") && v <= SANDBOX_FROM_PARK)
+		else if (!strcmp(key, "origin") && v <= SANDBOX_FROM_PARK)
 			i->origin = (unsigned int)v;
-		else if (!strcmp(line, "snap_diff"))
+		else if (!strcmp(key, "snap_diff"))
 			i->snap_diff = v != 0;
-		else if (!strcmp(line, "net_dev"))
+		else if (!strcmp(key, "net_dev"))
 			i->net_dev = v != 0;
-		else if (!strcmp(line, "jail_uid") && v <= UINT_MAX)
+		else if (!strcmp(key, "jail_uid") && v <= UINT_MAX)
 			i->jail_uid = (unsigned int)v;
-		else if (!strcmp(line, "jail_gid") && v <= UINT_MAX)
+		else if (!strcmp(key, "jail_gid") && v <= UINT_MAX)
 			i->jail_gid = (unsigned int)v;
-		else if (!strcmp(line, "restore_load_ms") && v <= UINT_MAX)
+		else if (!strcmp(key, "restore_load_ms") && v <= UINT_MAX)
 			i->restore_load_ms = (unsigned int)v;
-		else if (!strcmp(line, "restore_ready_ms") && v <= UINT_MAX)
+		else if (!strcmp(key, "restore_ready_ms") && v <= UINT_MAX)
 			i->restore_ready_ms = (unsigned int)v;
 	}
 	return 0;

@@ -131,54 +131,45 @@ static int template__read(const char *dir, const char *name,
 	static const char *const need[] = { TEMPLATE_DISK_NAME,
 					    TEMPLATE_STATE_NAME,
 					    TEMPLATE_MEM_NAME };
-	char path[PATH_MAX], buf[3 * PATH_MAX + 1], *line, *save = NULL;
+	char path[PATH_MAX], buf[3 * PATH_MAX + 1], *text, *key, *val,
+		*save = NULL;
 	ssize_t n;
-	int fd;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	if (files__pathf(t->dir, sizeof(t->dir), "%s", dir) ||
 	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_INFO_NAME, dir))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? -EINVAL : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = files__read_text(path, buf, sizeof(buf));
 	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '='), *end;
+		return n == -ENOENT ? -EINVAL : (int)n;
+	for (text = buf; files__next_kv(text, &save, &key, &val); text = NULL) {
+		char *end;
 		long long v;
 
-		if (!eq)
-			continue;
-		*eq++ = '\0';
-		if (!strcmp(line, "kernel")) {
-			snprintf(t->kernel, sizeof(t->kernel), "%s", eq);
+		if (!strcmp(key, "kernel")) {
+			snprintf(t->kernel, sizeof(t->kernel), "%s", val);
 			continue;
 		}
-		if (!strcmp(line, "rootfs")) {
-			snprintf(t->rootfs, sizeof(t->rootfs), "%s", eq);
+		if (!strcmp(key, "rootfs")) {
+			snprintf(t->rootfs, sizeof(t->rootfs), "%s", val);
 			continue;
 		}
 		errno = 0;
-		v = strtoll(eq, &end, 10);
-		if (errno || *end || end == eq || v < 0 || v > UINT32_MAX)
+		v = strtoll(val, &end, 10);
+		if (errno || *end || end == val || v < 0 || v > UINT32_MAX)
 			continue;
-		if (!strcmp(line, "mem"))
+		if (!strcmp(key, "mem"))
 			t->mem_mib = (unsigned int)v;
-		else if (!strcmp(line, "vcpus"))
+		else if (!strcmp(key, "vcpus"))
 			t->vcpus = (unsigned int)v;
-		else if (!strcmp(line, "created"))
+		else if (!strcmp(key, "created"))
 			t->created = v;
-		else if (!strcmp(line, "setup"))
+		else if (!strcmp(key, "setup"))
 			t->setup = (unsigned int)v;
-		else if (!strcmp(line, "interp"))
+		else if (!strcmp(key, "interp"))
 			t->interp = v == 1;
-		else if (!strcmp(line, "net"))
+		else if (!strcmp(key, "net"))
 			t->net = v == 1;
 	}
 	if (!t->mem_mib || !t->vcpus)
