@@ -213,7 +213,7 @@ clean:
 SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
 		$(AGENT_CLIENT_SRCS) api/sandbox/pause.c \
-		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_save.c \
+		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_build.c api/sandbox/template_save.c \
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
 		api/sandbox/net.c api/sandbox/net_plan.c api/sandbox/jail.c api/sandbox/pool.c \
 		api/sandbox/loopback.c api/sandbox/sibling.c

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../../vmm/config.h"
+#include "../sandbox/sandbox.h"
 #include "../sandbox/sibling.h"
 #include "../sandbox/template.h"
 #include "cli.h"

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "../sandbox/jail.h"
+#include "../sandbox/sandbox.h"
 #include "cli.h"
 #include "commands.h"
 #include "help.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../sandbox/jail.h"
+#include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
 #include "cli.h"
 #include "commands.h"

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
 #include "cli.h"
 #include "commands.h"

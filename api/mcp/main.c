@@ -26,6 +26,7 @@
 
 #include "../../vmm/config.h"
 #include "../sandbox/loopback.h"
+#include "../sandbox/sandbox.h"
 #include "../sandbox/sibling.h"
 #include "../sandbox/template.h"
 #include "transport.h"

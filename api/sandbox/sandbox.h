@@ -9,7 +9,8 @@
  *                in sandbox.c; pause, park, renew and the resume rule in
  *                pause.c; the agent's connection in connect.c), lookup.h
  *                (the state directory, find, list, kill), template.h
- *                (build, save: template_save.c, list, remove, publish),
+ *                (the store in template.c; build: template_build.c, which
+ *                runs a sandbox; save: template_save.c),
  *                pool.h (agent connections borrowed and kept), jail.h
  *                (a jailed ember), net.h (a sandbox's network namespace;
  *                net_plan.h its pure plan)
