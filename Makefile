@@ -161,16 +161,19 @@ $(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c $(LIB_SRCS)
 $(BUILD)/fuzz/fuzz_agent_protocol: guest-init/protocol.h
 
 # emberctl's agent client: api/ is not in LIB_SRCS.
-$(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c api/sandbox/agent_client.c \
-		api/sandbox/clock.c api/sandbox/files.c api/sandbox/agent_client.h guest-init/protocol.h
+AGENT_CLIENT_SRCS := api/sandbox/agent_client.c api/sandbox/agent_wire.c \
+		api/sandbox/agent_exec.c api/sandbox/agent_files.c
+$(BUILD)/fuzz/fuzz_agent_client: tests/fuzz/fuzz_agent_client.c $(AGENT_CLIENT_SRCS) \
+		api/sandbox/clock.c api/sandbox/files.c api/sandbox/agent_client.h \
+		api/sandbox/agent_wire.h guest-init/protocol.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/agent_client.c api/sandbox/clock.c api/sandbox/files.c
+	clang $(FUZZ_CFLAGS) -o $@ $< $(AGENT_CLIENT_SRCS) api/sandbox/clock.c api/sandbox/files.c
 
 $(BUILD)/fuzz/fuzz_interp_client: tests/fuzz/fuzz_interp_client.c api/sandbox/interp_client.c \
-		api/sandbox/agent_client.c api/sandbox/clock.c api/sandbox/files.c \
+		$(AGENT_CLIENT_SRCS) api/sandbox/clock.c api/sandbox/files.c \
 		api/sandbox/interp_client.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/interp_client.c api/sandbox/agent_client.c \
+	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/interp_client.c $(AGENT_CLIENT_SRCS) \
 		api/sandbox/clock.c api/sandbox/files.c -ljansson
 fuzz-build: $(FUZZ_TARGETS)
 
@@ -208,17 +211,21 @@ clean:
 # sanitizer build the tests drive; test_agent_client links the client alone
 # (not $(ASAN_LIB_OBJS)) and runs build/test/agent-host behind a fake
 # sandbox socket.
-SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/supervisor.c \
+SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c api/sandbox/supervisor.c \
 		api/sandbox/files.c api/sandbox/proc.c api/sandbox/clock.c \
-		api/sandbox/agent_client.c api/sandbox/pause.c \
-		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_save.c \
+		$(AGENT_CLIENT_SRCS) api/sandbox/pause.c \
+		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_build.c api/sandbox/template_save.c \
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
-		api/sandbox/net.c api/sandbox/jail.c api/sandbox/pool.c \
-		api/sandbox/loopback.c
+		api/sandbox/net.c api/sandbox/net_plan.c api/sandbox/jail.c api/sandbox/pool.c \
+		api/sandbox/loopback.c api/sandbox/sibling.c
+# The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
+LISTENER_SRCS := api/sandbox/listener.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
-EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/code.c $(SANDBOX_SRCS) vmm/config.c \
-		snapshot/overlay.c
+EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c \
+		api/emberctl/run.c api/emberctl/exec.c api/emberctl/cp.c \
+		api/emberctl/lifecycle.c api/emberctl/templates.c api/emberctl/code.c \
+		$(SANDBOX_SRCS) vmm/config.c snapshot/overlay.c
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
 # zlib: the overlays' CRCs.
 EMBERCTL_LIBS := -lcurl -ljansson -lz
@@ -233,18 +240,19 @@ $(BUILD)/emberctl-asan: $(EMBERCTL_SRCS:%.c=$(BUILD)/asan/%.o)
 	$(CC) $(SAN) -pie -o $@ $^ $(EMBERCTL_LIBS) $(LDLIBS)
 
 $(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
-		$(BUILD)/asan/api/sandbox/agent_client.o $(BUILD)/asan/api/sandbox/clock.o \
+		$(AGENT_CLIENT_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/api/sandbox/clock.o \
 		$(BUILD)/asan/api/sandbox/files.o $(BUILD)/test/agent-host
 	@mkdir -p $(dir $@)
-	$(CC) $(TCFLAGS) -o $@ $< $(BUILD)/asan/api/sandbox/agent_client.o \
+	$(CC) $(TCFLAGS) -o $@ $< $(AGENT_CLIENT_SRCS:%.c=$(BUILD)/asan/%.o) \
 		$(BUILD)/asan/api/sandbox/clock.o $(BUILD)/asan/api/sandbox/files.o -lcmocka $(LDLIBS)
 $(BUILD)/test/test_interp_client: tests/unit/test_interp_client.c \
 		$(BUILD)/asan/api/sandbox/interp_client.o $(BUILD)/asan/api/sandbox/base64.o \
-		$(BUILD)/asan/api/sandbox/agent_client.o $(BUILD)/asan/api/sandbox/clock.o \
+		$(AGENT_CLIENT_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/api/sandbox/clock.o \
 		$(BUILD)/asan/api/sandbox/files.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
 $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
+		$(BUILD)/asan/api/sandbox/net_plan.o \
 		$(BUILD)/asan/api/sandbox/files.o $(BUILD)/asan/api/sandbox/clock.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
@@ -253,12 +261,13 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 # --- ember-mcp (api/mcp/): the MCP server ---------------------------------
 # The protocol (jsonrpc, mcp, schema, text, tools) is pure and linked alone
 # by its unit tests and fuzz target; backend, transports and main add the
-# sandbox library (as emberctl), libmicrohttpd for Streamable HTTP.
+# sandbox library (as emberctl) and its HTTP listener (libmicrohttpd) for
+# Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
 		api/mcp/text.c api/mcp/tools.c
-MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/stdio.c \
-		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) vmm/config.c \
-		snapshot/overlay.c
+MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c api/mcp/stdio.c \
+		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) $(LISTENER_SRCS) \
+		vmm/config.c snapshot/overlay.c
 MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
 
 all: $(BUILD)/ember-mcp

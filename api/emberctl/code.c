@@ -13,12 +13,14 @@
  * own troubles.  The interpreter is started first in a sandbox that lacks
  * one (a booted sandbox; a template's is warm).
  */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +29,10 @@
 #include "../sandbox/base64.h"
 #include "../sandbox/interp_client.h"
 #include "../sandbox/sandbox.h"
+#include "cli.h"
 #include "commands.h"
 
 #define EXIT_ERROR    1
-#define EXIT_TIMEOUT  124
-#define EXIT_OWN      125
 #define CODE_MAX      (16u << 20) /* bytes of code read from stdin */
 #define ENSURE_MS     300000 /* starting the interpreter in a booted guest */
 #define CONTEXT_OP_MS 60000

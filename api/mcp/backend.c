@@ -3,11 +3,11 @@
  * Tool handlers on the sandbox library (backend.h): the same calls
  * emberctl makes (sandbox.h, template.h, agent_client.h) and the code
  * interpreter's client (interp_client.h).  A guest's output is captured
- * in memfds, cut at OUT_MAX bytes, and turned into valid UTF-8.
+ * in memfds, cut at OUT_MAX bytes, and turned into valid UTF-8.  The
+ * sandboxes a session may touch are its roster (roster.h).
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +26,7 @@
 #include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
 #include "backend.h"
+#include "roster.h"
 #include "../sandbox/pool.h"
 #include "text.h"
 
@@ -39,18 +40,10 @@
 #define READ_MAX       (16u << 20) /* bytes read_file returns */
 #define EXIT_TIMEOUT   124
 
-struct entry {
-	char id[SANDBOX_ID_LEN + 1];
-	unsigned int ttl_s;
-};
-
 struct backend {
 	struct backend_opts o;
-	pthread_mutex_t lock; /* guards what follows */
-	struct entry *v;
-	size_t n, cap;
-	bool dead; /* backend__kill_all() ran */
-	struct pool *pool; /* idle connections to the sandboxes */
+	struct roster *r; /* the sandboxes it made */
+	struct pool *pool; /* idle connections to them (the session's) */
 };
 
 struct backend *backend__new(const struct backend_opts *o)
@@ -60,12 +53,12 @@ struct backend *backend__new(const struct backend_opts *o)
 	if (!b)
 		return NULL;
 	b->o = *o;
-	b->pool = pool__new();
-	if (!b->pool) {
+	b->r = roster__new();
+	if (!b->r) {
 		free(b);
 		return NULL;
 	}
-	pthread_mutex_init(&b->lock, NULL);
+	b->pool = roster__pool(b->r);
 	return b;
 }
 
@@ -73,170 +66,16 @@ void backend__free(struct backend *b)
 {
 	if (!b)
 		return;
-	pthread_mutex_destroy(&b->lock);
-	pool__free(b->pool);
-	free(b->v);
+	roster__free(b->r);
 	free(b);
-}
-
-/* --- the session's sandboxes ----------------------------------------- */
-
-static int add(struct backend *b, const char *id, unsigned int ttl_s)
-{
-	struct entry *v;
-	int rc = 0;
-
-	pthread_mutex_lock(&b->lock);
-	if (b->dead) {
-		rc = -ESHUTDOWN;
-	} else if (b->n == b->cap) {
-		v = realloc(b->v, (b->cap ? b->cap * 2 : 8) * sizeof(*v));
-		if (!v)
-			rc = -ENOMEM;
-		else {
-			b->v = v;
-			b->cap = b->cap ? b->cap * 2 : 8;
-		}
-	}
-	if (!rc) {
-		snprintf(b->v[b->n].id, sizeof(b->v[b->n].id), "%s", id);
-		b->v[b->n++].ttl_s = ttl_s;
-	}
-	pthread_mutex_unlock(&b->lock);
-	return rc;
-}
-
-static void forget(struct backend *b, const char *id)
-{
-	pool__drop(b->pool, id);
-	pthread_mutex_lock(&b->lock);
-	for (size_t i = 0; i < b->n; i++) {
-		if (!strcmp(b->v[i].id, id)) {
-			b->v[i] = b->v[--b->n];
-			break;
-		}
-	}
-	pthread_mutex_unlock(&b->lock);
-}
-
-/*
- * The session's sandbox @ref (its id or a unique prefix of one of ours)
- * into @info and its TTL into *@ttl_s; NULL, or the failure result.
- */
-static json_t *lookup(struct backend *b, const json_t *args,
-		      struct sandbox_info *info, unsigned int *ttl_s)
-{
-	const char *ref =
-		json_string_value(json_object_get(args, "sandbox_id"));
-	char id[SANDBOX_ID_LEN + 1] = "", err[512];
-	size_t hits = 0;
-	int rc;
-
-	pthread_mutex_lock(&b->lock);
-	for (size_t i = 0; i < b->n; i++) {
-		if (!strncmp(b->v[i].id, ref, strlen(ref))) {
-			memcpy(id, b->v[i].id, sizeof(id));
-			*ttl_s = b->v[i].ttl_s;
-			hits++;
-			if (!strcmp(b->v[i].id, ref)) {
-				hits = 1;
-				break;
-			}
-		}
-	}
-	pthread_mutex_unlock(&b->lock);
-	if (hits != 1)
-		return tools__fail(hits ? "sandbox id %s is ambiguous" :
-					  "no sandbox %s in this session",
-				   ref);
-	rc = sandbox__find(id, info, err, sizeof(err));
-	if (rc == -ENOENT || rc == -ESRCH) {
-		forget(b, id);
-		return tools__fail("sandbox %s is gone (its timeout ran out, "
-				   "or it was killed)",
-				   id);
-	}
-	if (rc < 0)
-		return tools__fail("sandbox %s: %s", id, err);
-	return NULL;
-}
-
-/* A use: the TTL starts again (quietly: a paused one keeps its own). */
-static void renew(const struct sandbox_info *info, unsigned int ttl_s)
-{
-	char err[256];
-
-	if (ttl_s && info->ready && !info->paused)
-		sandbox__renew(info, ttl_s, err, sizeof(err));
-}
-
-/* lookup() + renew() + running: the sandbox a guest call works in. */
-static json_t *usable(struct backend *b, const json_t *args,
-		      struct sandbox_info *info)
-{
-	unsigned int ttl_s = 0;
-	json_t *fail = lookup(b, args, info, &ttl_s);
-
-	if (fail)
-		return fail;
-	if (info->paused)
-		return tools__fail("sandbox %s is %s: resume_sandbox first",
-				   info->id, sandbox__state_name(info));
-	renew(info, ttl_s);
-	return NULL;
 }
 
 void backend__kill_all(struct backend *b)
 {
-	struct sandbox_info info;
-	struct entry *v;
-	char err[512];
-	size_t n;
-
-	pthread_mutex_lock(&b->lock);
-	b->dead = true;
-	v = b->v;
-	n = b->n;
-	b->v = NULL;
-	b->n = b->cap = 0;
-	pthread_mutex_unlock(&b->lock);
-	for (size_t i = 0; i < n; i++) {
-		if (sandbox__find(v[i].id, &info, err, sizeof(err)) == 0 &&
-		    sandbox__kill(&info, err, sizeof(err)) < 0)
-			fprintf(stderr, "ember-mcp: killing %s: %s\n", v[i].id,
-				err);
-	}
-	free(v);
+	roster__kill_all(b->r);
 }
 
 /* --- the guest agent --------------------------------------------------- */
-
-/*
- * A connection to @sb's agent: an idle one from the pool, or a new one
- * that answered a PING; NULL with @err.  Give it back with agent_done().
- */
-static struct agent_client *agent_open(struct backend *b,
-				       const struct sandbox_info *sb, char *err,
-				       size_t errlen)
-{
-	struct agent_client *c = pool__take_agent(b->pool, sb->id);
-
-	if (c)
-		return c;
-	if (sandbox__agent_connect(sb, CONNECT_MS, &c, err, errlen) < 0)
-		return NULL;
-	return c;
-}
-
-/* Done with @c: kept for the next call after a success (@ok), else closed. */
-static void agent_done(struct backend *b, const struct sandbox_info *sb,
-		       struct agent_client *c, bool ok)
-{
-	if (c && ok)
-		pool__give_agent(b->pool, sb->id, c);
-	else
-		agent_client__free(c);
-}
 
 /* The guest's base environment (PROTOCOL.md, ENV), as emberctl's. */
 static const char *const base_env[] = {
@@ -299,7 +138,7 @@ static int capture(struct backend *b, const struct sandbox_info *sb,
 	int fo = -1, fe = -1, rc;
 
 	memset(cap, 0, sizeof(*cap));
-	c = agent_open(b, sb, err, errlen);
+	c = pool__borrow(b->pool, sb, CONNECT_MS, err, errlen);
 	if (!c)
 		return -EIO;
 	fo = memfd_create("ember-mcp-out", MFD_CLOEXEC);
@@ -331,7 +170,7 @@ out:
 	if (fe >= 0)
 		close(fe);
 	/* A command that could not start leaves the connection sound. */
-	agent_done(b, sb, c, rc == 0 || rc == -EREMOTEIO);
+	pool__return(b->pool, sb->id, c, rc == 0 || rc == -EREMOTEIO);
 	return rc;
 }
 
@@ -406,7 +245,7 @@ static json_t *create_sandbox(struct backend *b, const json_t *args)
 	rc = sandbox__run(&o, id, err, sizeof(err));
 	if (rc < 0)
 		return tools__fail("creating a sandbox: %s", err);
-	rc = add(b, id, o.ttl_s);
+	rc = roster__add(b->r, id, o.ttl_s);
 	if (rc < 0) {
 		if (sandbox__find(id, &info, err, sizeof(err)) == 0)
 			sandbox__kill(&info, err, sizeof(err));
@@ -540,7 +379,7 @@ static json_t *run_code(struct backend *b, const json_t *args)
 {
 	const char *lang = json_string_value(json_object_get(args, "language"));
 	struct sandbox_info sb;
-	json_t *fail = usable(b, args, &sb);
+	json_t *fail = roster__usable(b->r, args, &sb);
 
 	if (fail)
 		return fail;
@@ -567,7 +406,7 @@ static json_t *run_command(struct backend *b, const json_t *args)
 	json_t *res = NULL, *sig;
 	int code, rc;
 
-	res = usable(b, args, &sb);
+	res = roster__usable(b->r, args, &sb);
 	if (res)
 		return res;
 	if (jenv) {
@@ -646,7 +485,7 @@ static json_t *write_file(struct backend *b, const json_t *args)
 	ssize_t n;
 	int fd = -1, rc = -EIO;
 
-	res = usable(b, args, &sb);
+	res = roster__usable(b->r, args, &sb);
 	if (res)
 		return res;
 	if (enc && !strcmp(enc, "base64")) {
@@ -676,7 +515,7 @@ static json_t *write_file(struct backend *b, const json_t *args)
 		goto out;
 	}
 	lseek(fd, 0, SEEK_SET);
-	c = agent_open(b, &sb, err, sizeof(err));
+	c = pool__borrow(b->pool, &sb, CONNECT_MS, err, sizeof(err));
 	if (!c) {
 		res = tools__fail("%s", err);
 		goto out;
@@ -691,7 +530,7 @@ static json_t *write_file(struct backend *b, const json_t *args)
 		json_pack("{s:s, s:I}", "path", path, "bytes", (json_int_t)len),
 		NULL);
 out:
-	agent_done(b, &sb, c, rc == 0 || rc == -EREMOTEIO);
+	pool__return(b->pool, sb.id, c, rc == 0 || rc == -EREMOTEIO);
 	if (fd >= 0)
 		close(fd);
 	free(data);
@@ -712,13 +551,13 @@ static json_t *read_file(struct backend *b, const json_t *args)
 	bool text;
 	int fd = -1, rc = -EIO;
 
-	res = usable(b, args, &sb);
+	res = roster__usable(b->r, args, &sb);
 	if (res)
 		return res;
 	fd = memfd_create("ember-mcp-file", MFD_CLOEXEC);
 	if (fd < 0)
 		return tools__fail("memfd: %s", strerror(errno));
-	c = agent_open(b, &sb, err, sizeof(err));
+	c = pool__borrow(b->pool, &sb, CONNECT_MS, err, sizeof(err));
 	if (!c) {
 		res = tools__fail("%s", err);
 		goto out;
@@ -770,7 +609,7 @@ static json_t *read_file(struct backend *b, const json_t *args)
 out:
 	if (p != MAP_FAILED)
 		munmap(p, len);
-	agent_done(b, &sb, c, rc == 0 || rc == -EREMOTEIO);
+	pool__return(b->pool, sb.id, c, rc == 0 || rc == -EREMOTEIO);
 	close(fd);
 	return res;
 }
@@ -833,7 +672,7 @@ static json_t *list_files(struct backend *b, const json_t *args)
 	char err[1024];
 	int rc;
 
-	res = usable(b, args, &sb);
+	res = roster__usable(b->r, args, &sb);
 	if (res)
 		return res;
 	argv[4] = path ? path : EMBER_GUEST_HOME;
@@ -905,7 +744,7 @@ static json_t *pause_sandbox(struct backend *b, const json_t *args)
 	json_t *fail;
 	int rc;
 
-	fail = lookup(b, args, &sb, &ttl_s);
+	fail = roster__lookup(b->r, args, &sb, &ttl_s);
 	if (fail)
 		return fail;
 	if (disk)
@@ -925,18 +764,15 @@ static json_t *resume_sandbox(struct backend *b, const json_t *args)
 	json_t *fail;
 	int rc;
 
-	fail = lookup(b, args, &sb, &ttl_s);
+	fail = roster__lookup(b->r, args, &sb, &ttl_s);
 	if (fail)
 		return fail;
-	if (sb.parked)
-		rc = sandbox__unpark(&sb, b->o.ember, SANDBOX_DEF_BOOT_S, err,
-				     sizeof(err));
-	else
-		rc = sandbox__pause(&sb, false, err, sizeof(err));
+	rc = sandbox__resume(&sb, b->o.ember, SANDBOX_DEF_BOOT_S, err,
+			     sizeof(err));
 	if (rc < 0)
 		return tools__fail("%s", err);
 	if (sandbox__find(sb.id, &sb, err, sizeof(err)) == 0)
-		renew(&sb, ttl_s);
+		roster__renew(&sb, ttl_s);
 	return state_result(sb.id);
 }
 
@@ -948,11 +784,11 @@ static json_t *kill_sandbox(struct backend *b, const json_t *args)
 	json_t *fail;
 	int rc;
 
-	fail = lookup(b, args, &sb, &ttl_s);
+	fail = roster__lookup(b->r, args, &sb, &ttl_s);
 	if (fail)
 		return fail;
 	rc = sandbox__kill(&sb, err, sizeof(err));
-	forget(b, sb.id);
+	roster__forget(b->r, sb.id);
 	if (rc < 0 && rc != -ENOENT)
 		return tools__fail("%s", err);
 	return tools__ok(
@@ -965,21 +801,13 @@ static json_t *list_sandboxes(struct backend *b)
 	int64_t now = (int64_t)time(NULL), left;
 	struct sandbox_info info;
 	json_t *arr = json_array(), *e;
-	struct entry *v = NULL;
+	struct roster_entry *v = NULL;
 	char err[512];
 	size_t n;
 
 	if (!arr)
 		return NULL;
-	pthread_mutex_lock(&b->lock);
-	n = b->n;
-	if (n) {
-		v = malloc(n * sizeof(*v));
-		if (v)
-			memcpy(v, b->v, n * sizeof(*v));
-	}
-	pthread_mutex_unlock(&b->lock);
-	if (n && !v) {
+	if (roster__entries(b->r, &v, &n)) {
 		json_decref(arr);
 		return NULL;
 	}
@@ -987,7 +815,7 @@ static json_t *list_sandboxes(struct backend *b)
 		int rc = sandbox__find(v[i].id, &info, err, sizeof(err));
 
 		if (rc == -ENOENT || rc == -ESRCH) {
-			forget(b, v[i].id);
+			roster__forget(b->r, v[i].id);
 			continue;
 		}
 		if (rc < 0)

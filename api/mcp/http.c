@@ -38,7 +38,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "../sandbox/loopback.h"
+#include "../sandbox/listener.h"
 #include "jsonrpc.h"
 #include "transport.h"
 
@@ -749,27 +749,25 @@ int http__start(const struct server_config *cfg, const char *addr,
 		unsigned int port, const char *token, unsigned int idle_s,
 		struct http_server **out, char *err, size_t errlen)
 {
-	/* poll(), not select(): sockets past FD_SETSIZE are refused by it. */
-	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
-			     MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
-	const union MHD_DaemonInfo *di;
-	struct sockaddr_in6 sa;
+	struct listener_opts lo = {
+		.who = "ember-mcp",
+		.addr = addr,
+		.port = port,
+		.handle = handle,
+		.completed = completed,
+		.idle_s = IDLE_S,
+		.max_connections = MAX_CONNECTIONS,
+	};
 	struct http_server *h;
 	pthread_condattr_t ca;
-	bool ipv6;
 	int rc;
 
-	rc = loopback__sockaddr(addr, port, "ember-mcp", &sa, &ipv6, err,
-				errlen);
-	if (rc)
-		return rc;
-	if (ipv6)
-		flags |= MHD_USE_IPv6;
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	lo.cls = h;
 	h->cfg = cfg;
 	h->token = token;
 	h->idle_s = idle_s ? idle_s : HTTP_SESSION_IDLE_S;
@@ -778,32 +776,22 @@ int http__start(const struct server_config *cfg, const char *addr,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* sweeper()'s */
 	pthread_cond_init(&h->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	h->d = MHD_start_daemon(
-		flags, (uint16_t)port, NULL, NULL, handle, h,
-		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&sa,
-		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_S,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-		MHD_OPTION_END);
-	if (!h->d) {
-		snprintf(err, errlen, "cannot listen on %s port %u", addr,
-			 port);
+	rc = listener__start(&lo, &h->d, &h->port, err, errlen);
+	if (rc)
 		goto fail;
-	}
 	if (pthread_create(&h->sweeper, NULL, sweeper, h)) {
 		snprintf(err, errlen, "cannot start a thread");
 		MHD_stop_daemon(h->d);
+		rc = -EADDRINUSE;
 		goto fail;
 	}
-	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	h->port = di ? di->port : port;
 	*out = h;
 	return 0;
 fail:
 	pthread_cond_destroy(&h->cond);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
-	return -EADDRINUSE;
+	return rc;
 }
 
 unsigned int http__port(const struct http_server *h)

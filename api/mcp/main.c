@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +25,9 @@
 #include <unistd.h>
 
 #include "../../vmm/config.h"
+#include "../sandbox/loopback.h"
+#include "../sandbox/sandbox.h"
+#include "../sandbox/sibling.h"
 #include "../sandbox/template.h"
 #include "transport.h"
 
@@ -80,31 +82,13 @@ static void usage(FILE *f)
 static void find_path(const char *what, const char *given, const char *env,
 		      const char *rel, bool must, char *out, size_t outsz)
 {
-	const char *e = getenv(env);
-	char self[PATH_MAX], p[PATH_MAX];
-	ssize_t n;
+	char tried[PATH_MAX];
+	int rc;
 
-	out[0] = '\0';
-	if (given) {
-		snprintf(p, sizeof(p), "%s", given);
-	} else if (e && *e) {
-		snprintf(p, sizeof(p), "%s", e);
-	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n <= 0)
-			return;
-		self[n] = '\0';
-		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dirname(self),
-				     rel) >= sizeof(p))
-			return;
-	}
-	if (!realpath(p, self) || strlen(self) >= outsz) {
-		if (must || given)
-			fprintf(stderr, "ember-mcp: warning: %s %s: %s\n", what,
-				p, strerror(errno));
-		return;
-	}
-	strcpy(out, self);
+	rc = sibling__path(given, env, rel, tried, sizeof(tried), out, outsz);
+	if (rc < 0 && tried[0] && (must || given))
+		fprintf(stderr, "ember-mcp: warning: %s %s: %s\n", what, tried,
+			strerror(-rc));
 }
 
 /* The token of --token-file @file: its first line, or a new one. */
@@ -151,27 +135,13 @@ static int token_from_file(const char *file, char *tok, size_t toklen)
 static int parse_listen(const char *arg, char *addr, size_t addrlen,
 			unsigned int *port)
 {
-	const char *colon = strrchr(arg, ':'), *ps = arg;
-	uint64_t v;
-
-	snprintf(addr, addrlen, "%s", DEF_ADDR);
-	if (colon) {
-		size_t n = (size_t)(colon - arg);
-
-		if (arg[0] == '[' && n >= 2 && arg[n - 1] == ']')
-			snprintf(addr, addrlen, "%.*s", (int)(n - 2), arg + 1);
-		else
-			snprintf(addr, addrlen, "%.*s", (int)n, arg);
-		ps = colon + 1;
-	}
-	if (config__parse_uint(ps, 0, 65535, &v)) {
+	if (loopback__parse_listen(arg, DEF_ADDR, addr, addrlen, port)) {
 		fprintf(stderr,
 			"ember-mcp: --http wants [ADDR:]PORT, PORT 0-65535, "
 			"not '%s'\n",
 			arg);
 		return -1;
 	}
-	*port = (unsigned int)v;
 	return 0;
 }
 

@@ -10,7 +10,7 @@
 #include "agent_client.h"
 #include "clock.h"
 #include "sandbox.h"
-#include "sandbox_internal.h"
+#include "files.h"
 
 /* Between tries while the agent does not listen yet, ms. */
 #define RETRY_MS 100

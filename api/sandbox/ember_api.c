@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "ember_api.h"
-#include "sandbox_internal.h"
+#include "files.h"
 
 /* Enough of a reply for a fault message or GET /'s object. */
 struct ember_api_reply {

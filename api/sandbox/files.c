@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "files.h"
-#include "sandbox_internal.h"
 
 int files__pathf(char *out, size_t outsz, const char *fmt, ...)
 {
@@ -188,6 +187,76 @@ int files__copy_sparse(int in, int out)
 		if (rc < 0)
 			return rc;
 		data = hole;
+	}
+	return 0;
+}
+
+ssize_t files__read_text(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+int files__next_kv(char *text, char **save, char **key, char **val)
+{
+	char *line, *eq;
+
+	for (line = strtok_r(text, "\n", save); line;
+	     line = strtok_r(NULL, "\n", save)) {
+		eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		*key = line;
+		*val = eq + 1;
+		return 1;
+	}
+	return 0;
+}
+
+int files__replace(const char *path, const char *tmp, const void *buf,
+		   size_t len, mode_t mode, unsigned int flags)
+{
+	char dir[PATH_MAX], *slash;
+	int fd, rc;
+
+	fd = open(tmp,
+		  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+			  (flags & FILES_NOFOLLOW ? O_NOFOLLOW : 0),
+		  mode);
+	if (fd < 0)
+		return -errno;
+	rc = files__write_all(fd, buf, len);
+	if (!rc && (flags & FILES_SYNC) && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		return rc;
+	}
+	if (!(flags & FILES_SYNC) || files__pathf(dir, sizeof(dir), "%s", path))
+		return 0;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	fd = open(slash ? (dir[0] ? dir : "/") : ".",
+		  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
 	}
 	return 0;
 }

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * File helpers for emberctl: bounded path formatting, whole writes, rm -rf,
- * mkdir -p, and a sparse copy of a disk image.  Every function returns 0
- * or a negative errno.
+ * Generic helpers of the sandbox library: bounded path formatting, whole
+ * writes, rm -rf, mkdir -p, a sparse copy of a disk image; the
+ * @err/@errlen convention of its verbs (sandbox__errf) and a growing
+ * array (sandbox__grow).  Every function returns 0 or a negative errno.
  */
 #ifndef EMBER_API_FILES_H
 #define EMBER_API_FILES_H
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <sys/types.h>
 
 /*
  * snprintf() into @out (@outsz bytes, > 0), which is always terminated:
@@ -49,5 +53,67 @@ int files__mkdir_p(const char *path);
  * uses one static buffer.
  */
 int files__copy_sparse(int in, int out);
+
+/*
+ * files__read_text() - the small file @path (a symbolic link is refused)
+ * into @buf (@size bytes, > 0) as a NUL-terminated text, cut at @size - 1
+ * bytes: its length, or the negative errno of open(2) or read(2).
+ */
+ssize_t files__read_text(const char *path, char *buf, size_t size);
+
+/*
+ * files__next_kv() - the next "key=value" line of a text, as strtok_r(3)
+ * walks it: @text on the first call, NULL after, with the same *@save.
+ * Empty lines and lines without '=' are skipped.  1 with *@key and *@val
+ * pointing into the text (the '=' and the '\n' overwritten), or 0 at its
+ * end.
+ */
+int files__next_kv(char *text, char **save, char **key, char **val);
+
+#define FILES_SYNC     1u /* files__replace: synced, and its directory */
+#define FILES_NOFOLLOW 2u /* files__replace: a link at @tmp is refused */
+
+/*
+ * files__replace() - write-then-rename: @len bytes of @buf to the new
+ * file @tmp (mode @mode, truncated if there), then renamed over @path (in
+ * the same directory), so that a reader sees the old file or the new one,
+ * never a part.  With FILES_SYNC in @flags the file is synced before the
+ * rename and its directory after, so that the new one outlives a host
+ * crash; with FILES_NOFOLLOW a symbolic link at @tmp is an error.  0, or
+ * the failing call's negative errno, and then @path is unchanged and no
+ * @tmp is left.
+ */
+int files__replace(const char *path, const char *tmp, const void *buf,
+		   size_t len, mode_t mode, unsigned int flags);
+
+/*
+ * sandbox__grow() - make room for one more element of @size bytes in the
+ * malloc()ed array *@v of *@cap elements holding @n (doubling, from 8).
+ * Returns 0, or -ENOMEM with *@v unchanged (still the caller's to free).
+ */
+static inline int sandbox__grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t c;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 8;
+	nv = realloc(*v, c * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = c;
+	return 0;
+}
+
+/*
+ * Leave the printf-style message in @err (@errlen bytes, always
+ * terminated when > 0) and return @rc, the negative errno of the failure,
+ * so that failing is one statement: return sandbox__errf(err, errlen,
+ * -EINVAL, "not a sandbox id: %s", ref);
+ */
+__attribute__((format(printf, 4, 5))) int
+sandbox__errf(char *err, size_t errlen, int rc, const char *fmt, ...);
 
 #endif /* EMBER_API_FILES_H */

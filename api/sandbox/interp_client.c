@@ -20,7 +20,7 @@
 #include "agent_client.h"
 #include "clock.h"
 #include "interp_client.h"
-#include "sandbox_internal.h"
+#include "files.h"
 
 /* How long past the guest's own timeout the host waits for the end. */
 #define EXEC_GRACE_MS 30000

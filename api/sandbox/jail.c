@@ -19,7 +19,7 @@
 #include "files.h"
 #include "jail.h"
 #include "proc.h"
-#include "sandbox_internal.h"
+#include "record.h"
 #include "template.h"
 
 #define CGROUP2_MAGIC 0x63677270 /* statfs(2): CGROUP2_SUPER_MAGIC */

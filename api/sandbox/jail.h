@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "sandbox.h"
+#include "record.h"
 
 #define JAIL_DIR_NAME	      "jails" /* in the state directory */
 #define JAIL_PARENT_CGROUP    "ember" /* the jailer's --parent-cgroup */

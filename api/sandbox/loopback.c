@@ -2,9 +2,11 @@
 /* The loopback listening address of the local HTTP servers (loopback.h). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../../vmm/config.h"
 #include "loopback.h"
 
 int loopback__sockaddr(const char *addr, unsigned int port, const char *who,
@@ -45,4 +47,31 @@ not_loopback:
 		 "(127.0.0.1, ::1)",
 		 addr, who);
 	return -EINVAL;
+}
+
+int loopback__parse_listen(const char *arg, const char *def_addr, char *addr,
+			   size_t addrlen, unsigned int *port)
+{
+	const char *colon = strrchr(arg, ':'), *ps = arg;
+	uint64_t v;
+
+	if (!colon && !def_addr)
+		return -EINVAL;
+	if (colon) {
+		size_t n = (size_t)(colon - arg);
+		bool v6 = arg[0] == '[' && n >= 2 && arg[n - 1] == ']';
+
+		/* Without a default, the address must be there, whole. */
+		if (!def_addr && (!n || n >= addrlen))
+			return -EINVAL;
+		snprintf(addr, addrlen, "%.*s", (int)(v6 ? n - 2 : n),
+			 arg + v6);
+		ps = colon + 1;
+	} else {
+		snprintf(addr, addrlen, "%s", def_addr);
+	}
+	if (config__parse_uint(ps, 0, 65535, &v))
+		return -EINVAL;
+	*port = (unsigned int)v;
+	return 0;
 }

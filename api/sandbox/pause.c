@@ -23,7 +23,7 @@
 #include "jail.h"
 #include "proc.h"
 #include "sandbox.h"
-#include "sandbox_internal.h"
+#include "record.h"
 #include "supervisor.h"
 
 /* How long the supervisor may take to stop ember after a park. */
@@ -290,4 +290,12 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 out:
 	close(fd);
 	return rc;
+}
+
+int sandbox__resume(const struct sandbox_info *info, const char *ember,
+		    unsigned int timeout_s, char *err, size_t errlen)
+{
+	if (info->parked)
+		return sandbox__unpark(info, ember, timeout_s, err, errlen);
+	return sandbox__pause(info, false, err, errlen);
 }

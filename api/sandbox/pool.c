@@ -117,3 +117,24 @@ void pool__drop(struct pool *p, const char *id)
 	if (e)
 		entry_free(e);
 }
+
+struct agent_client *pool__borrow(struct pool *p, const struct sandbox_info *sb,
+				  int timeout_ms, char *err, size_t errlen)
+{
+	struct agent_client *c = pool__take_agent(p, sb->id);
+
+	if (c)
+		return c;
+	if (sandbox__agent_connect(sb, timeout_ms, &c, err, errlen) < 0)
+		return NULL;
+	return c;
+}
+
+void pool__return(struct pool *p, const char *id, struct agent_client *c,
+		  bool ok)
+{
+	if (c && ok)
+		pool__give_agent(p, id, c);
+	else
+		agent_client__free(c);
+}

@@ -14,7 +14,10 @@
 #ifndef EMBER_API_POOL_H
 #define EMBER_API_POOL_H
 
+#include <stdbool.h>
+
 #include "agent_client.h"
+#include "record.h"
 
 #define POOL_MAX_IDLE 8 /* idle connections per sandbox */
 
@@ -44,5 +47,23 @@ void pool__give_agent(struct pool *p, const char *id, struct agent_client *c);
  * restored from a park (its connections cannot be used again).
  */
 void pool__drop(struct pool *p, const char *id);
+
+/*
+ * pool__borrow() - a connection to the agent of the live sandbox @sb for
+ * one operation: an idle one from @p, else a new one that answered a
+ * PING within @timeout_ms (sandbox__agent_connect()).  NULL with the
+ * reason in @err.  The caller owns it until pool__return().
+ */
+struct agent_client *pool__borrow(struct pool *p, const struct sandbox_info *sb,
+				  int timeout_ms, char *err, size_t errlen);
+
+/*
+ * pool__return() - done with @c (from pool__borrow() for sandbox @id):
+ * kept in @p for the next operation when it succeeded (@ok), else closed
+ * (an operation that failed may have left the connection mid-message).
+ * NULL @c is allowed.
+ */
+void pool__return(struct pool *p, const char *id, struct agent_client *c,
+		  bool ok);
 
 #endif /* EMBER_API_POOL_H */

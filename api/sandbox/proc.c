@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Processes as /proc shows them: see proc.h. */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "proc.h"
 
 int proc__start_time(pid_t pid, uint64_t *start)
@@ -49,4 +51,19 @@ int proc__alive(pid_t pid, uint64_t start)
 	if (proc__start_time(pid, &now) < 0)
 		return 0;
 	return !start || now == start;
+}
+
+void proc__terminate(pid_t pid, uint64_t start, int grace_ms)
+{
+	int64_t end = clock__mono_ms() + grace_ms;
+
+	if (!proc__alive(pid, start) || kill(pid, SIGTERM) < 0)
+		return;
+	while (clock__mono_ms() < end) {
+		if (!proc__alive(pid, start))
+			return;
+		clock__sleep_ms(20);
+	}
+	if (proc__alive(pid, start))
+		kill(pid, SIGKILL);
 }

@@ -24,4 +24,11 @@ int proc__start_time(pid_t pid, uint64_t *start);
  */
 int proc__alive(pid_t pid, uint64_t start);
 
+/*
+ * proc__terminate() - end the process @pid if it is still the one that
+ * started at @start (0: any): SIGTERM, then SIGKILL when it is still
+ * alive after @grace_ms (>= 0) milliseconds.  Waits at most @grace_ms.
+ */
+void proc__terminate(pid_t pid, uint64_t start, int grace_ms);
+
 #endif /* EMBER_API_PROC_H */

@@ -1,5 +1,34 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
+ * The sandbox library: the verbs every front end calls (emberctl,
+ * ember-mcp, ember-e2b), so that each front end is only its protocol.
+ * It runs ember as a program and reaches a VM only through ember's
+ * control socket and the guest agent.  Its files, from the top down:
+ *
+ *   verbs        sandbox.h (this file: run, resume of a parked sandbox
+ *                in sandbox.c; pause, park, renew and the resume rule in
+ *                pause.c; the agent's connection in connect.c), lookup.h
+ *                (the state directory, find, list, kill), template.h
+ *                (the store in template.c; build: template_build.c, which
+ *                runs a sandbox; save: template_save.c),
+ *                pool.h (agent connections borrowed and kept), jail.h
+ *                (a jailed ember), net.h (a sandbox's network namespace;
+ *                net_plan.h its pure plan)
+ *   supervisor   supervisor.h: the process that owns one sandbox's life
+ *                (ember's start, readiness, TTL, stop), and ember_api.h,
+ *                ember's control socket as a client
+ *   record       record.h: what a sandbox is on disk (its info file, lock
+ *                and names), below both the verbs and the supervisor
+ *   guest        agent_client.h (the guest agent's protocol, over
+ *   clients      agent_wire.c, agent_exec.c, agent_files.c) and
+ *                interp_client.h (the code interpreter's), knowing
+ *                nothing of sandboxes
+ *   front-end    sibling.h (the files beside the binary), loopback.h (a
+ *   plumbing     loopback address, [ADDR:]PORT), listener.h (the servers'
+ *                HTTP listener, libmicrohttpd: not linked by emberctl)
+ *   helpers      files.h (files, the @err/@errlen convention), proc.h,
+ *                clock.h, base64.h: generic, knowing nothing above them
+ *
  * Sandboxes: one ember microVM each, its root filesystem a private disk
  * (a copy of an image, or an overlay over a template's image), the guest
  * agent reachable over vsock, a supervisor process that owns its life
@@ -49,116 +78,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "net.h"
-
-#define SANDBOX_ID_LEN	     12
-#define SANDBOX_UDS_NAME     "vsock.sock"
-#define SANDBOX_API_NAME     "api.sock"
-#define SANDBOX_GUEST_CID    3
-#define SANDBOX_DEF_MEM	     256 /* MiB */
-#define SANDBOX_DEF_TTL	     300 /* s */
-#define SANDBOX_DEF_BOOT_S   300 /* s */
-#define SANDBOX_TEMPLATE_MAX 64 /* bytes of a template name */
-#define SANDBOX_DRIVE_ID     "rootfs" /* ember's id of the root drive */
-
-/*
- * What `run` needs; every path must name an existing file.  A sandbox
- * boots @kernel on a copy of @rootfs (or on @disk), or, with
- * @template_name, restores that template (kernel, rootfs, disk, mem_mib
- * and vcpus are then the template's and these are not used).
- */
-struct sandbox_opts {
-	const char *ember; /* the VMM binary */
-	const char *kernel; /* --kernel */
-	const char *rootfs; /* the ext4 image copied (sparse) for the sandbox */
-	const char *disk; /* NULL, or instead of a copy of rootfs, this file
-			     (raw or an overlay) as it is; the caller's: it
-			     is not removed with the sandbox */
-	const char *template_name; /* NULL, or restore <state>/templates/NAME */
-	unsigned int mem_mib; /* guest RAM, 1-1048576 MiB */
-	unsigned int vcpus; /* 1-32 */
-	unsigned int ttl_s; /* life after readiness; 0: none */
-	unsigned int boot_timeout_s; /* until the agent answers, >= 1 */
-	/*
-	 * Its network (net.h).  A boot gets a network device (tap0 in the
-	 * sandbox's own namespace, the guest's address on the kernel's
-	 * command line) with @net_dev or a mode other than NET_NONE; a
-	 * restore has one when its template does, and then always gets the
-	 * namespace (NET_NONE: no network through it).  A mode other than
-	 * NET_NONE for a template without a device is refused.
-	 */
-	enum net_mode net_mode;
-	bool net_dev;
-	/*
-	 * NULL: ember runs as we do.  Else this ember-jailer (absolute)
-	 * runs it in a jail (jail.h) as @jail_uid:@jail_gid (not 0); only
-	 * a restore (@template_name) can be jailed.  @ember must then be
-	 * a build that needs no /proc (not an ASan one).
-	 */
-	const char *jailer;
-	uid_t jail_uid;
-	gid_t jail_gid;
-};
-
-/* What the running ember was started from (info: origin). */
-enum sandbox_origin {
-	SANDBOX_BOOTED = 0, /* a kernel boot */
-	SANDBOX_FROM_TEMPLATE = 1, /* the template's full snapshot */
-	SANDBOX_FROM_PARK = 2, /* the sandbox's own parked snapshot */
-};
-
-/* A sandbox as its directory describes it. */
-struct sandbox_info {
-	char id[SANDBOX_ID_LEN + 1];
-	char dir[PATH_MAX];
-	char uds[PATH_MAX]; /* dir/vsock.sock */
-	pid_t supervisor; /* 0: not known yet */
-	pid_t ember; /* 0: not started yet */
-	uint64_t supervisor_start; /* /proc/PID/stat start time, ticks */
-	uint64_t ember_start;
-	int64_t created; /* Unix time, s */
-	int64_t ready; /* Unix time the agent first answered; 0: booting */
-	unsigned int ttl_s; /* 0: none */
-	unsigned int mem_mib;
-	unsigned int vcpus;
-	int64_t paused; /* Unix time the current pause (or park) began;
-			   0: running */
-	int64_t paused_s; /* seconds paused in pauses that ended */
-	int parked; /* 1: on disk (snap-<snap_gen>.*), no ember */
-	unsigned int snap_gen; /* the last park's number; 0: never parked */
-	unsigned int origin; /* enum sandbox_origin */
-	/*
-	 * The last park was a Diff over the template's memory, so ember
-	 * restored from it still has the template's memory file as its base
-	 * and the next park can be a Diff too (info: snap_diff).
-	 */
-	int snap_diff;
-	char template_name[SANDBOX_TEMPLATE_MAX + 1]; /* "": none */
-	int net_dev; /* 1: ember has a network device (info: net_dev), so the
-			sandbox has its namespace while ember runs */
-	enum net_mode net_mode; /* its network through it (info: net) */
-	/* The last restore, from the load request, ms: vCPUs running, agent
-	   answering (0: not restored).  For benchmarks. */
-	unsigned int restore_load_ms;
-	unsigned int restore_ready_ms;
-	/*
-	 * A jailed sandbox (jail.h; info: jail_root, jailer, jail_uid,
-	 * jail_gid): its ember's chroot as the host sees it, "" when not
-	 * jailed (then uds is in dir); and the jailer that cleans it up.
-	 */
-	char jail_root[PATH_MAX];
-	char jailer[PATH_MAX];
-	unsigned int jail_uid;
-	unsigned int jail_gid;
-};
-
-/*
- * Resolve the state directory (see above) into @out (@outsz bytes), as an
- * absolute path; create it (0700) and its missing parents.  Fails when it
- * is not a directory we own, or group/other may write it (-EPERM), or
- * when it is too long for the sockets below it (-ENAMETOOLONG).
- */
-int sandbox__state_dir(char *out, size_t outsz, char *err, size_t errlen);
+#include "lookup.h"
+#include "record.h"
 
 /*
  * Create and start a sandbox: make its disk (a sparse copy of the rootfs,
@@ -176,45 +97,6 @@ int sandbox__state_dir(char *out, size_t outsz, char *err, size_t errlen);
  */
 int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 		 char *err, size_t errlen);
-
-/*
- * Find the live or parked sandbox whose id is @ref or starts with @ref (a
- * unique prefix, 1-12 hex digits) and fill @info.  Errors: -ENOENT (none: "no
- * sandbox <ref>"), -EINVAL (not an id), -EEXIST (ambiguous prefix),
- * -ESRCH (its supervisor was dead: it has just been cleaned up; @info->id
- * holds the full id), other errno for state directory failures.
- */
-int sandbox__find(const char *ref, struct sandbox_info *info, char *err,
-		  size_t errlen);
-
-/*
- * Stop the sandbox @info (from sandbox__find): SIGTERM its supervisor and
- * wait up to 15 s until its directory is gone; past that (or without a
- * live supervisor), kill the supervisor and ember and remove the
- * directory here.  Returns 0, 1 when it had to force, -ENOENT when it was
- * already gone, or another negative errno.
- */
-int sandbox__kill(const struct sandbox_info *info, char *err, size_t errlen);
-
-/*
- * The live and parked sandboxes, oldest first, in a malloc()ed array the
- * caller frees (*@out NULL when *@n is 0).  Dead leftovers are cleaned up
- * silently.
- */
-int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
-		  size_t errlen);
-
-/*
- * sandbox__state_name() - what @i is doing, as `ls` and the tools say it:
- * "parked", "booting", "paused" or "running" (a static string).
- */
-const char *sandbox__state_name(const struct sandbox_info *i);
-
-/*
- * sandbox__ttl_left() - seconds of TTL @i has left at Unix time @now
- * (the clock stops while it is paused); -1 for no TTL, 0 when over.
- */
-int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now);
 
 struct agent_client;
 
@@ -275,6 +157,18 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen);
  * -EINVAL when it is not parked.
  */
 int sandbox__unpark(const struct sandbox_info *info, const char *ember,
+		    unsigned int timeout_s, char *err, size_t errlen);
+
+/*
+ * sandbox__resume() - the resume rule every front end follows: the
+ * sandbox @info (from sandbox__find()) runs on whatever way it stopped:
+ * a parked one is restored (sandbox__unpark() with the VMM binary @ember,
+ * which may be NULL when @info is not parked, and @timeout_s), any other
+ * is resumed in memory (sandbox__pause() with false: nothing for a
+ * running one, -EAGAIN for one still booting).  0, or their negative
+ * errno with @err.
+ */
+int sandbox__resume(const struct sandbox_info *info, const char *ember,
 		    unsigned int timeout_s, char *err, size_t errlen);
 
 #endif /* EMBER_API_SANDBOX_H */

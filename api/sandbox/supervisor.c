@@ -12,7 +12,7 @@
  * and sends SIGUSR1: then ember is stopped and the directory stays.
  * ember gets SIGTERM should the supervisor die (PR_SET_PDEATHSIG); what
  * such a death leaves is found by the next lookup or listing through the
- * free lock (sandbox.c), and removed (unless parked).
+ * free lock (lookup.c), and removed (unless parked).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,8 +39,7 @@
 #include "jail.h"
 #include "net.h"
 #include "proc.h"
-#include "sandbox.h"
-#include "sandbox_internal.h"
+#include "record.h"
 #include "supervisor.h"
 
 #define PROBE_MS   5000 /* one readiness probe: connect + PING */

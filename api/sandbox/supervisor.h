@@ -22,7 +22,7 @@
 
 #include <stdbool.h>
 
-#include "sandbox.h"
+#include "record.h"
 
 #define SUPERVISOR_VERDICT_MAX	 4096 /* bytes, with a terminating NUL */
 #define SUPERVISOR_STOP_GRACE_MS 5000 /* SIGTERM to SIGKILL for ember */

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Templates: see template.h.
+ * The templates' store: see template.h.  Names, the info file, lookups,
+ * listing, users and removal, and the steps every new template goes
+ * through (template_internal.h); building one (which runs a sandbox) is
+ * template_build.c, saving a running sandbox as one template_save.c.
  *
  *   build:  .NAME.new/base.ext4 (a copy of the rootfs)
  *           .NAME.new/overlay   (over it: the build sandbox's disk)
@@ -16,7 +19,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,21 +29,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../guest-init/protocol.h"
-#include "agent_client.h"
-#include "clock.h"
-#include "ember_api.h"
 #include "files.h"
-#include "../../snapshot/overlay.h"
-#include "sandbox.h"
-#include "sandbox_internal.h"
+#include "lookup.h"
+#include "record.h"
 #include "template.h"
 #include "template_internal.h"
 
-#define TEMPLATE_BASE_NAME    "base.ext4" /* while building */
-#define TEMPLATE_OVERLAY_NAME "overlay" /* while building */
-#define TEMPLATE_INFO_TMP     "info.tmp"
-#define TEMPLATE_AGENT_MS     10000 /* the build sandbox's agent: connect */
+#define TEMPLATE_INFO_TMP "info.tmp"
 
 int template__name_ok(const char *name, char *err, size_t errlen)
 {
@@ -84,7 +81,7 @@ int template__root(char *out, size_t outsz, bool create, char *err,
 int template__write_info(const char *dir, const struct template_info *t)
 {
 	char tmp[PATH_MAX], path[PATH_MAX], buf[3 * PATH_MAX];
-	int fd, n, rc;
+	int n;
 
 	if (files__pathf(tmp, sizeof(tmp), "%s/" TEMPLATE_INFO_TMP, dir) ||
 	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_INFO_NAME, dir))
@@ -98,17 +95,7 @@ int template__write_info(const char *dir, const struct template_info *t)
 		     t->setup, t->interp, t->net);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
-	if (fd < 0)
-		return -errno;
-	rc = files__write_all(fd, buf, (size_t)n);
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-	return rc;
+	return files__replace(path, tmp, buf, (size_t)n, 0400, 0);
 }
 
 /* Allocated bytes of the files in @dir. */
@@ -142,54 +129,45 @@ static int template__read(const char *dir, const char *name,
 	static const char *const need[] = { TEMPLATE_DISK_NAME,
 					    TEMPLATE_STATE_NAME,
 					    TEMPLATE_MEM_NAME };
-	char path[PATH_MAX], buf[3 * PATH_MAX + 1], *line, *save = NULL;
+	char path[PATH_MAX], buf[3 * PATH_MAX + 1], *text, *key, *val,
+		*save = NULL;
 	ssize_t n;
-	int fd;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	if (files__pathf(t->dir, sizeof(t->dir), "%s", dir) ||
 	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_INFO_NAME, dir))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? -EINVAL : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = files__read_text(path, buf, sizeof(buf));
 	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '='), *end;
+		return n == -ENOENT ? -EINVAL : (int)n;
+	for (text = buf; files__next_kv(text, &save, &key, &val); text = NULL) {
+		char *end;
 		long long v;
 
-		if (!eq)
-			continue;
-		*eq++ = '\0';
-		if (!strcmp(line, "kernel")) {
-			snprintf(t->kernel, sizeof(t->kernel), "%s", eq);
+		if (!strcmp(key, "kernel")) {
+			snprintf(t->kernel, sizeof(t->kernel), "%s", val);
 			continue;
 		}
-		if (!strcmp(line, "rootfs")) {
-			snprintf(t->rootfs, sizeof(t->rootfs), "%s", eq);
+		if (!strcmp(key, "rootfs")) {
+			snprintf(t->rootfs, sizeof(t->rootfs), "%s", val);
 			continue;
 		}
 		errno = 0;
-		v = strtoll(eq, &end, 10);
-		if (errno || *end || end == eq || v < 0 || v > UINT32_MAX)
+		v = strtoll(val, &end, 10);
+		if (errno || *end || end == val || v < 0 || v > UINT32_MAX)
 			continue;
-		if (!strcmp(line, "mem"))
+		if (!strcmp(key, "mem"))
 			t->mem_mib = (unsigned int)v;
-		else if (!strcmp(line, "vcpus"))
+		else if (!strcmp(key, "vcpus"))
 			t->vcpus = (unsigned int)v;
-		else if (!strcmp(line, "created"))
+		else if (!strcmp(key, "created"))
 			t->created = v;
-		else if (!strcmp(line, "setup"))
+		else if (!strcmp(key, "setup"))
 			t->setup = (unsigned int)v;
-		else if (!strcmp(line, "interp"))
+		else if (!strcmp(key, "interp"))
 			t->interp = v == 1;
-		else if (!strcmp(line, "net"))
+		else if (!strcmp(key, "net"))
 			t->net = v == 1;
 	}
 	if (!t->mem_mib || !t->vcpus)
@@ -431,64 +409,6 @@ out:
 	return rc;
 }
 
-/* ---- build --------------------------------------------------------------- */
-
-/* A stop signal is waiting on @sig_fd (-1: none). */
-static bool template__stopped(int sig_fd)
-{
-	struct pollfd p = { .fd = sig_fd, .events = POLLIN };
-
-	return sig_fd >= 0 && poll(&p, 1, 0) == 1;
-}
-
-/*
- * Run `sh -c @cmd` in the build sandbox @sb, its output to @o->out_fd: 0
- * when it exited 0, else -ECANCELED (or the failure) with @err.
- */
-static int template__setup(const struct template_build_opts *o,
-			   const struct sandbox_info *sb, const char *cmd,
-			   size_t nr, char *err, size_t errlen)
-{
-	const char *argv[] = { "sh", "-c", cmd, NULL };
-	struct agent_exec_req req = {
-		.argv = argv,
-		.stdin_fd = -1,
-		.stdout_fd = o->out_fd,
-		.stderr_fd = o->out_fd,
-		.sig_fd = o->sig_fd,
-	};
-	struct agent_exec_result res;
-	struct agent_client *c = agent_client__new();
-	int rc;
-
-	if (!c)
-		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
-	if (nr)
-		dprintf(o->out_fd, "+ %s\n", cmd);
-	rc = agent_client__connect(c, sb->uds, EMBER_AGENT_PORT,
-				   TEMPLATE_AGENT_MS);
-	if (rc == 0)
-		rc = agent_client__ping(c, TEMPLATE_AGENT_MS);
-	if (rc == 0)
-		rc = agent_client__exec(c, &req, &res);
-	if (rc < 0)
-		sandbox__errf(err, errlen, rc, "setup command %zu (%s): %s", nr,
-			      cmd, agent_client__error(c));
-	else if (res.kind == EMBER_AGENT_EXITED && res.code == 0)
-		rc = 0;
-	else
-		rc = sandbox__errf(
-			err, errlen, -ECANCELED,
-			"setup command %zu (%s) failed: %s %d", nr, cmd,
-			res.kind == EMBER_AGENT_EXITED	  ? "exit status" :
-			res.kind == EMBER_AGENT_SIGNALLED ? "killed by signal" :
-							    "timed out after",
-			res.code);
-	agent_client__free(c);
-	return rc;
-}
-
-/* chmod 0400 @name in @dir: the template's files are read-only. */
 int template__seal(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
@@ -503,6 +423,29 @@ int template__seal(const char *dir, const char *name)
  * *@lock_fd: a build that died before leaves its directory with a free
  * lock, removed here.
  */
+int template__publish(const char *tmp, const char *dir,
+		      const struct template_info *t, const char *name,
+		      char *err, size_t errlen)
+{
+	int rc;
+
+	rc = template__seal(tmp, TEMPLATE_DISK_NAME);
+	if (rc == 0)
+		rc = template__seal(tmp, TEMPLATE_STATE_NAME);
+	if (rc == 0)
+		rc = template__seal(tmp, TEMPLATE_MEM_NAME);
+	if (rc == 0)
+		rc = template__write_info(tmp, t);
+	if (rc == 0 && rename(tmp, dir) < 0)
+		rc = errno == ENOTEMPTY || errno == EEXIST ? -EEXIST : -errno;
+	if (rc < 0)
+		return sandbox__errf(err, errlen, rc, "template %s: %s", name,
+				     rc == -EEXIST ?
+					     "made meanwhile by another build" :
+					     strerror(-rc));
+	return 0;
+}
+
 int template__begin(const char *root, const char *name, char *tmp, size_t tmpsz,
 		    int *lock_fd, char *err, size_t errlen)
 {
@@ -542,160 +485,4 @@ int template__begin(const char *root, const char *name, char *tmp, size_t tmpsz,
 				     strerror(-rc));
 	}
 	return 0;
-}
-
-int template__build(const struct template_build_opts *o, const char *name,
-		    char *err, size_t errlen)
-{
-	char root[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX], base[PATH_MAX],
-		ovl[PATH_MAX], disk[PATH_MAX], state[PATH_MAX], mem[PATH_MAX],
-		api[PATH_MAX], why[512], id[SANDBOX_ID_LEN + 1];
-	struct sandbox_opts so = {
-		.ember = o->ember,
-		.kernel = o->kernel,
-		.rootfs = o->rootfs,
-		.disk = ovl,
-		.mem_mib = o->mem_mib,
-		.vcpus = o->vcpus,
-		.ttl_s = o->build_ttl_s,
-		.boot_timeout_s = o->boot_timeout_s,
-		.net_dev = !o->no_net,
-		.net_mode = o->net_mode,
-	};
-	struct sandbox_info sb;
-	struct template_info t = { 0 };
-	bool running = false;
-	int lock_fd = -1, rc, in, out;
-
-	rc = template__name_ok(name, err, errlen);
-	if (rc == 0 && o->no_net && o->net_mode != NET_NONE)
-		rc = sandbox__errf(err, errlen, -EINVAL,
-				   "a template without a network device "
-				   "cannot be built with a network (%s)",
-				   net__mode_name(o->net_mode));
-	if (rc == 0)
-		rc = template__root(root, sizeof(root), true, err, errlen);
-	if (rc == 0)
-		rc = template__begin(root, name, tmp, sizeof(tmp), &lock_fd,
-				     err, errlen);
-	if (rc)
-		return rc;
-	if (files__pathf(dir, sizeof(dir), "%s/%s", root, name) ||
-	    files__pathf(base, sizeof(base), "%s/" TEMPLATE_BASE_NAME, tmp) ||
-	    files__pathf(ovl, sizeof(ovl), "%s/" TEMPLATE_OVERLAY_NAME, tmp) ||
-	    files__pathf(disk, sizeof(disk), "%s/" TEMPLATE_DISK_NAME, tmp) ||
-	    files__pathf(state, sizeof(state), "%s/" TEMPLATE_STATE_NAME,
-			 tmp) ||
-	    files__pathf(mem, sizeof(mem), "%s/" TEMPLATE_MEM_NAME, tmp)) {
-		rc = sandbox__errf(err, errlen, -ENAMETOOLONG,
-				   "template path too long");
-		goto out;
-	}
-	/* The base image: a copy, so that the rootfs may change later. */
-	in = open(o->rootfs, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		rc = sandbox__errf(err, errlen, -errno, "rootfs %s: %s",
-				   o->rootfs, strerror(errno));
-		goto out;
-	}
-	out = open(base, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	rc = out < 0 ? -errno : files__copy_sparse(in, out);
-	if (out >= 0 && close(out) < 0 && rc == 0)
-		rc = -errno;
-	close(in);
-	if (rc < 0) {
-		sandbox__errf(err, errlen, rc, "copying %s: %s", o->rootfs,
-			      strerror(-rc));
-		goto out;
-	}
-	rc = overlay__create(ovl, base, why, sizeof(why));
-	if (rc < 0) {
-		sandbox__errf(err, errlen, rc, "an overlay over %s: %s", base,
-			      why);
-		goto out;
-	}
-	rc = sandbox__run(&so, id, err, errlen);
-	if (rc < 0)
-		goto out;
-	rc = sandbox__find(id, &sb, err, errlen);
-	if (rc < 0)
-		goto out;
-	running = true;
-	for (size_t i = 0; i < o->nsetup && rc == 0; i++) {
-		rc = template__stopped(o->sig_fd) ?
-			     sandbox__errf(err, errlen, -EINTR, "stopped") :
-			     template__setup(o, &sb, o->setup[i], i + 1, err,
-					     errlen);
-	}
-	/*
-	 * The code interpreter, warm in every sandbox restored from the
-	 * template (guest-init/INTERP.md), when the image has one.
-	 */
-	if (rc == 0 && !o->no_interp)
-		rc = template__stopped(o->sig_fd) ?
-			     sandbox__errf(err, errlen, -EINTR, "stopped") :
-			     template__setup(o, &sb, TEMPLATE_INTERP_START, 0,
-					     err, errlen);
-	/* What the guest wrote is on the disk, not only in its cache. */
-	if (rc == 0)
-		rc = template__stopped(o->sig_fd) ?
-			     sandbox__errf(err, errlen, -EINTR, "stopped") :
-			     template__setup(o, &sb, "sync", 0, err, errlen);
-	if (rc < 0)
-		goto out;
-	if (files__pathf(api, sizeof(api), "%s/" SANDBOX_API_NAME, sb.dir)) {
-		rc = sandbox__errf(err, errlen, -ENAMETOOLONG,
-				   "sandbox path too long");
-		goto out;
-	}
-	rc = ember_api__pause(api, true, err, errlen);
-	if (rc == 0)
-		rc = ember_api__snapshot_create(api, false, state, mem, err,
-						errlen);
-	if (rc < 0)
-		goto out;
-	running = false;
-	rc = sandbox__kill(&sb, err, errlen);
-	if (rc < 0)
-		goto out;
-	rc = overlay__flatten(ovl, disk, why, sizeof(why));
-	if (rc < 0) {
-		sandbox__errf(err, errlen, rc, "flattening the disk: %s", why);
-		goto out;
-	}
-	unlink(ovl);
-	unlink(base);
-	snprintf(t.name, sizeof(t.name), "%s", name);
-	t.mem_mib = o->mem_mib;
-	t.vcpus = o->vcpus;
-	t.created = clock__wall_s();
-	snprintf(t.kernel, sizeof(t.kernel), "%s", o->kernel);
-	snprintf(t.rootfs, sizeof(t.rootfs), "%s", o->rootfs);
-	t.setup = (unsigned int)o->nsetup;
-	t.interp = !o->no_interp;
-	t.net = !o->no_net;
-	rc = template__seal(tmp, TEMPLATE_DISK_NAME);
-	if (rc == 0)
-		rc = template__seal(tmp, TEMPLATE_STATE_NAME);
-	if (rc == 0)
-		rc = template__seal(tmp, TEMPLATE_MEM_NAME);
-	if (rc == 0)
-		rc = template__write_info(tmp, &t);
-	if (rc == 0 && rename(tmp, dir) < 0)
-		rc = errno == ENOTEMPTY || errno == EEXIST ? -EEXIST : -errno;
-	if (rc < 0) {
-		sandbox__errf(err, errlen, rc, "template %s: %s", name,
-			      rc == -EEXIST ?
-				      "made meanwhile by another build" :
-				      strerror(-rc));
-		goto out;
-	}
-	close(lock_fd);
-	return 0;
-out:
-	if (running)
-		sandbox__kill(&sb, why, sizeof(why));
-	files__rm_tree(tmp);
-	close(lock_fd);
-	return rc;
 }

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox.h"
+#include "record.h"
 
 #define TEMPLATE_DIR_NAME   "templates"
 #define TEMPLATE_LOCK_NAME  "lock"

@@ -48,4 +48,16 @@ int template__write_info(const char *dir, const struct template_info *t);
  */
 int template__seal(const char *dir, const char *name);
 
+/*
+ * template__publish() - make the template @name whole and visible: seal
+ * its disk, state and memory files in @tmp (template__seal()), write its
+ * info @t, and rename @tmp to @dir (both in the templates directory,
+ * under the lock of template__begin()).  0, or a negative errno with the
+ * reason in @err (-EEXIST: another build made @name meanwhile); then
+ * @tmp is still there, the caller's to remove.
+ */
+int template__publish(const char *tmp, const char *dir,
+		      const struct template_info *t, const char *name,
+		      char *err, size_t errlen);
+
 #endif /* EMBER_API_TEMPLATE_INTERNAL_H */

@@ -34,7 +34,7 @@
 #include "files.h"
 #include "../../snapshot/overlay.h"
 #include "sandbox.h"
-#include "sandbox_internal.h"
+#include "record.h"
 #include "template.h"
 #include "template_internal.h"
 
@@ -310,22 +310,9 @@ int template__from_sandbox(const struct sandbox_info *sb, const char *name,
 		unlink(p->ovl);
 	}
 	save__info(&p->t, name, &p->cur, have_src ? &p->src : NULL);
-	rc = template__seal(p->tmp, TEMPLATE_DISK_NAME);
-	if (rc == 0)
-		rc = template__seal(p->tmp, TEMPLATE_STATE_NAME);
-	if (rc == 0)
-		rc = template__seal(p->tmp, TEMPLATE_MEM_NAME);
-	if (rc == 0)
-		rc = template__write_info(p->tmp, &p->t);
-	if (rc == 0 && rename(p->tmp, p->dir) < 0)
-		rc = errno == ENOTEMPTY || errno == EEXIST ? -EEXIST : -errno;
-	if (rc < 0) {
-		sandbox__errf(err, errlen, rc, "template %s: %s", name,
-			      rc == -EEXIST ?
-				      "made meanwhile by another build" :
-				      strerror(-rc));
+	rc = template__publish(p->tmp, p->dir, &p->t, name, err, errlen);
+	if (rc < 0)
 		goto out;
-	}
 	close(lock_fd);
 	lock_fd = -1;
 	goto out_src;

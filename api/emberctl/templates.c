@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: Apache-2.0
+/* emberctl template build|save|ls|rm: the snapshots that `run` restores. */
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "../sandbox/sandbox.h"
+#include "../sandbox/template.h"
+#include "cli.h"
+#include "commands.h"
+#include "help.h"
+
+#define BUILD_TTL_S 3600 /* template build: the longest it may take */
+
+/*
+ * Why the existing template @t is not what a build with @kernel, @rootfs
+ * and @o would make: another kernel or rootfs, one changed since, other
+ * memory or vCPUs.  NULL when it is.
+ */
+static const char *stale(const struct template_info *t, const char *kernel,
+			 const char *rootfs,
+			 const struct template_build_opts *o)
+{
+	struct stat st;
+
+	if (strcmp(t->kernel, kernel))
+		return "another kernel";
+	if (strcmp(t->rootfs, rootfs))
+		return "another rootfs";
+	if (stat(kernel, &st) == 0 && st.st_mtime >= t->created)
+		return "the kernel changed since";
+	if (stat(rootfs, &st) == 0 && st.st_mtime >= t->created)
+		return "the rootfs changed since";
+	if (t->mem_mib != o->mem_mib || t->vcpus != o->vcpus)
+		return "other memory or vCPUs";
+	if (t->interp != !o->no_interp)
+		return t->interp ? "built with the code interpreter" :
+				   "built without the code interpreter";
+	if (t->net != !o->no_net)
+		return t->net ? "built with a network device" :
+				"built without a network device";
+	return NULL;
+}
+
+static int cmd_template_build(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mem", required_argument, NULL, 'm' },
+		{ "vcpus", required_argument, NULL, 'c' },
+		{ "rootfs", required_argument, NULL, 'r' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "setup", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "boot-timeout", required_argument, NULL, 'b' },
+		{ "if-missing", no_argument, NULL, 'i' },
+		{ "no-interp", no_argument, NULL, 'n' },
+		{ "no-net", no_argument, NULL, 'x' },
+		{ "net", optional_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX], err[4096];
+	const char *kernel_opt = NULL, *rootfs_opt = NULL, *name;
+	struct template_build_opts o = {
+		.mem_mib = SANDBOX_DEF_MEM,
+		.vcpus = 1,
+		.boot_timeout_s = SANDBOX_DEF_BOOT_S,
+		.build_ttl_s = BUILD_TTL_S,
+		.out_fd = 2,
+	};
+	const char **setup;
+	struct template_info t;
+	bool if_missing = false;
+	int c, rc = 2;
+
+	/* --setup at most once per argument: argc bounds them. */
+	setup = calloc((size_t)argc + 1, sizeof(*setup));
+	if (!setup) {
+		cli__report("out of memory");
+		return 1;
+	}
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+		case 'c':
+			if (cli__parse_machine(c, optarg, &o.mem_mib, &o.vcpus))
+				goto out;
+			break;
+		case 'r':
+			rootfs_opt = optarg;
+			break;
+		case 'k':
+			kernel_opt = optarg;
+			break;
+		case 's':
+			setup[o.nsetup++] = optarg;
+			break;
+		case 'n':
+			o.no_interp = true;
+			break;
+		case 'x':
+			o.no_net = true;
+			break;
+		case 'N':
+			if (cli__parse_net(argc, argv, &o.net_mode))
+				goto out;
+			break;
+		case 't':
+			if (cli__parse_uint("--timeout", optarg, 1, 7 * 86400,
+					    &o.build_ttl_s))
+				goto out;
+			break;
+		case 'b':
+			if (cli__parse_uint("--boot-timeout", optarg, 1, 86400,
+					    &o.boot_timeout_s))
+				goto out;
+			break;
+		case 'i':
+			if_missing = true;
+			break;
+		case 'h':
+			help__usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			cli__bad_option("template build", argv);
+			goto out;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "emberctl: usage: emberctl template build NAME "
+				"[options] (see emberctl --help)\n");
+		goto out;
+	}
+	name = argv[optind];
+	if (cli__template_name(name))
+		goto out;
+	if (o.no_net && o.net_mode != NET_NONE) {
+		fprintf(stderr,
+			"emberctl: template build: --no-net and --net "
+			"%s exclude each other\n",
+			net__mode_name(o.net_mode));
+		goto out;
+	}
+	rc = 1;
+	if (cli__default_path("ember", NULL, "EMBER_BIN", "ember", 1, ember,
+			      sizeof(ember)) ||
+	    cli__default_path("kernel", kernel_opt, "EMBER_KERNEL",
+			      "guest/vmlinux", 0, kernel, sizeof(kernel)) ||
+	    cli__default_path("rootfs", rootfs_opt, "EMBER_ROOTFS",
+			      "guest/rootfs.ext4", 0, rootfs, sizeof(rootfs)))
+		goto out;
+	if (if_missing &&
+	    template__open(name, &t, NULL, err, sizeof(err)) == 0) {
+		const char *why = stale(&t, kernel, rootfs, &o);
+
+		if (!why) {
+			printf("%s\n", name);
+			rc = fflush(stdout) == 0 ? 0 : 1;
+			goto out;
+		}
+		fprintf(stderr,
+			"emberctl: template %s is out of date (%s): "
+			"building it again\n",
+			name, why);
+		cli__block_stops(0);
+		if (template__remove(name, false, err, sizeof(err)) < 0) {
+			cli__report(err);
+			goto out;
+		}
+	}
+	o.ember = ember;
+	o.kernel = kernel;
+	o.rootfs = rootfs;
+	o.setup = setup;
+	o.sig_fd = cli__block_stops(1);
+	if (template__build(&o, name, err, sizeof(err)) < 0) {
+		cli__report(err);
+		goto out;
+	}
+	printf("%s\n", name);
+	rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+	free(setup);
+	return rc;
+}
+
+/* "1.5G", "340M", "12K": @bytes for a column. */
+static void fmt_size(uint64_t bytes, char *out, size_t outsz)
+{
+	static const char unit[] = "KMGT";
+	double v = (double)bytes / 1024;
+	int u = 0;
+
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, outsz, v < 10 ? "%.1f%c" : "%.0f%c", v, unit[u]);
+}
+
+static int cmd_template_ls(int argc, char **argv)
+{
+	struct template_info *v;
+	char err[512], size[16], when[32];
+	size_t n, users;
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "emberctl: template ls takes no arguments\n");
+		return 2;
+	}
+	if (template__list(&v, &n, err, sizeof(err)) < 0) {
+		cli__report(err);
+		return 1;
+	}
+	printf("%-20s  %7s  %5s  %7s  %-16s  %s\n", "NAME", "MEM", "VCPUS",
+	       "SIZE", "CREATED", "SANDBOXES");
+	for (size_t i = 0; i < n; i++) {
+		time_t at = (time_t)v[i].created;
+		struct tm tm;
+
+		fmt_size(v[i].disk_bytes, size, sizeof(size));
+		if (!localtime_r(&at, &tm) ||
+		    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm))
+			snprintf(when, sizeof(when), "-");
+		if (template__users(v[i].name, &users, NULL, 0, err,
+				    sizeof(err)) < 0)
+			users = 0;
+		printf("%-20s  %6uM  %5u  %7s  %-16s  %zu\n", v[i].name,
+		       v[i].mem_mib, v[i].vcpus, size, when, users);
+	}
+	free(v);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int cmd_template_rm(int argc, char **argv)
+{
+	char err[1024];
+	bool force = false;
+	int status = 0, i, n = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--force") || !strcmp(argv[i], "-f"))
+			force = true;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			help__usage(stdout);
+			return 0;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr,
+				"emberctl: template rm: unknown option: '%s' "
+				"(see emberctl --help)\n",
+				argv[i]);
+			return 2;
+		} else if (cli__template_name(argv[i])) {
+			return 2;
+		} else {
+			n++;
+		}
+	}
+	if (!n) {
+		fprintf(stderr, "emberctl: usage: emberctl template rm "
+				"[--force] NAME...\n");
+		return 2;
+	}
+	cli__block_stops(0); /* no half-removed templates */
+	for (i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		if (template__remove(argv[i], force, err, sizeof(err)) < 0) {
+			cli__report(err);
+			status = 1;
+			continue;
+		}
+		printf("%s\n", argv[i]);
+	}
+	return fflush(stdout) == 0 ? status : 1;
+}
+
+/* template save ID NAME: the running sandbox ID as template NAME. */
+static int cmd_template_save(int argc, char **argv)
+{
+	struct sandbox_info sb;
+	char err[1024];
+
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		help__usage(stdout);
+		return 0;
+	}
+	if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+		fprintf(stderr, "emberctl: usage: emberctl template save ID "
+				"NAME\n");
+		return 2;
+	}
+	if (cli__template_name(argv[2]))
+		return 2;
+	cli__block_stops(0); /* the sandbox must not stay paused */
+	if (sandbox__find(argv[1], &sb, err, sizeof(err)) < 0 ||
+	    template__from_sandbox(&sb, argv[2], err, sizeof(err)) < 0) {
+		cli__report(err);
+		return 1;
+	}
+	printf("%s\n", argv[2]);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int cmd_template(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "build"))
+		return cmd_template_build(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "save"))
+		return cmd_template_save(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "ls"))
+		return cmd_template_ls(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "rm"))
+		return cmd_template_rm(argc - 1, argv + 1);
+	if (argc >= 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		help__usage(stdout);
+		return 0;
+	}
+	fprintf(stderr,
+		"emberctl: template: %s%s%s (build, save, ls, rm; see "
+		"emberctl --help)\n",
+		argc < 2 ? "which command?" : "unknown command '",
+		argc < 2 ? "" : argv[1], argc < 2 ? "" : "'");
+	return 2;
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The agent client's exec, output streamed both ways: see agent_client.h. */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "../../guest-init/protocol.h"
+#include "agent_client.h"
+#include "agent_wire.h"
+#include "clock.h"
+#include "files.h"
+
+/*
+ * stdin per STDIN frame: half a pipe.  The agent writes STDIN to the
+ * child's pipe blocking, so small frames keep it serving the child's
+ * output in between (PROTOCOL.md, flow control).
+ */
+#define STDIN_CHUNK (32U << 10)
+/* How long past the guest's exec timeout the host still waits for EXIT. */
+#define EXEC_GRACE_MS 60000
+
+struct exec_ctx {
+	const struct agent_exec_req *req;
+	struct agent_exec_result *res;
+	int out_gone; /* stdout_fd said EPIPE: output dropped */
+	int err_gone;
+	int stops; /* SIGINT/SIGTERM/SIGHUP forwarded so far */
+	uint64_t out_bytes, err_bytes; /* written so far, for out_max */
+};
+
+/*
+ * Write @len bytes of a stream to @fd, keeping at most @max (0: all) of
+ * the stream in total (*@done counts what was kept): the rest is read
+ * from the connection and dropped.
+ */
+static int keep_output(int fd, const uint8_t *p, uint32_t len, uint64_t max,
+		       uint64_t *done)
+{
+	uint64_t room = max ? (max > *done ? max - *done : 0) : len;
+
+	if (room < len)
+		len = (uint32_t)room;
+	*done += len;
+	return len ? files__write_all(fd, p, len) : 0;
+}
+
+static int exec_kill(struct op *op, int sig)
+{
+	uint8_t b[4];
+
+	ember_agent_put32(b, (uint32_t)sig);
+	op->late_esrch = 1; /* the process may end before the KILL lands */
+	return agent_wire__tx_frame(op->c, EMBER_AGENT_KILL, op->stream, b,
+				    sizeof(b));
+}
+
+static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
+		      const uint8_t *p)
+{
+	struct exec_ctx *x = op->ctx;
+	uint32_t kind;
+	int32_t code;
+	int rc;
+
+	switch (h->type) {
+	case EMBER_AGENT_STDOUT:
+		if (x->out_gone || !h->len)
+			return 0;
+		rc = keep_output(x->req->stdout_fd, p, h->len, x->req->out_max,
+				 &x->out_bytes);
+		if (rc == -EPIPE) {
+			/* Like a local pipeline: the writer gets SIGPIPE. */
+			x->out_gone = 1;
+			return exec_kill(op, SIGPIPE);
+		}
+		if (rc < 0)
+			return agent_wire__fail(op->c, -EIO,
+						"writing the output: %s",
+						strerror(-rc));
+		return 0;
+	case EMBER_AGENT_STDERR:
+		/* Nowhere to report a failing stderr: drop it from then on. */
+		if (!x->err_gone && h->len &&
+		    keep_output(x->req->stderr_fd, p, h->len, x->req->out_max,
+				&x->err_bytes) < 0)
+			x->err_gone = 1;
+		return 0;
+	case EMBER_AGENT_EXIT:
+		if (ember_agent_exit_decode(p, h->len, &kind, &code) < 0)
+			return agent_wire__fail(op->c, -EPROTO,
+						"malformed EXIT frame");
+		if ((kind == EMBER_AGENT_EXITED && (code < 0 || code > 255)) ||
+		    (kind != EMBER_AGENT_EXITED && (code < 1 || code > 64)))
+			return agent_wire__fail(
+				op->c, -EPROTO,
+				"EXIT frame with kind %u code %d", kind, code);
+		x->res->kind = kind;
+		x->res->code = code;
+		op->done = 1;
+		return 0;
+	case EMBER_AGENT_ERROR:
+		op->done = 1;
+		return agent_wire__guest_error(op->c, p, h->len);
+	default:
+		return agent_wire__unexpected(op->c, h);
+	}
+}
+
+/* stdin is readable and nothing waits to be sent: one STDIN frame. */
+static int exec_input(struct op *op)
+{
+	struct exec_ctx *x = op->ctx;
+	uint8_t *b =
+		agent_wire__tx_space(op->c, EMBER_AGENT_HDR_SIZE + STDIN_CHUNK);
+	ssize_t n;
+
+	if (!b)
+		return agent_wire__fail(op->c, -ENOBUFS,
+					"transmit buffer full");
+	n = read(x->req->stdin_fd, b + EMBER_AGENT_HDR_SIZE, STDIN_CHUNK);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	op->late_esrch = 1; /* the child may be gone: STDIN gets ESRCH */
+	if (n <= 0) {
+		/* End of input (a read error ends it too): close its stdin. */
+		op->in_fd = -1;
+		n = 0;
+	}
+	agent_wire__tx_commit(op->c, EMBER_AGENT_STDIN, op->stream,
+			      (uint32_t)n);
+	return 0;
+}
+
+static int exec_signal(struct op *op)
+{
+	struct exec_ctx *x = op->ctx;
+	struct signalfd_siginfo si;
+	ssize_t n = read(op->sig_fd, &si, sizeof(si));
+	int sig;
+
+	if (n != (ssize_t)sizeof(si))
+		return 0;
+	sig = (int)si.ssi_signo;
+	if (sig < 1 || sig > 64)
+		return 0;
+	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+		if (++x->stops >= 3)
+			sig = SIGKILL;
+	}
+	return exec_kill(op, sig);
+}
+
+/* Encode @req's fields into the @cap bytes at @b: length or -E2BIG. */
+static long exec_encode(struct agent_client *c, const struct agent_exec_req *r,
+			uint8_t *b, size_t cap)
+{
+	size_t off = 0, n;
+	int rc = 0;
+
+	for (n = 0; r->argv[n] && rc == 0; n++)
+		rc = n < EMBER_AGENT_MAX_ARGS ?
+			     ember_agent_tlv_put_str(b, cap, &off,
+						     EMBER_AGENT_T_ARG,
+						     r->argv[n]) :
+			     EMBER_AGENT_E_COUNT;
+	for (n = 0; r->env && r->env[n] && rc == 0; n++)
+		rc = n < EMBER_AGENT_MAX_ENV ?
+			     ember_agent_tlv_put_str(b, cap, &off,
+						     EMBER_AGENT_T_ENV,
+						     r->env[n]) :
+			     EMBER_AGENT_E_COUNT;
+	if (r->cwd && rc == 0)
+		rc = ember_agent_tlv_put_str(b, cap, &off, EMBER_AGENT_T_CWD,
+					     r->cwd);
+	if (r->timeout_ms && rc == 0)
+		rc = ember_agent_tlv_put_u32(
+			b, cap, &off, EMBER_AGENT_T_TIMEOUT, r->timeout_ms);
+	if (r->stdin_fd >= 0 && rc == 0)
+		rc = ember_agent_tlv_put_u32(b, cap, &off, EMBER_AGENT_T_FLAGS,
+					     EMBER_AGENT_F_STDIN);
+	if (rc == EMBER_AGENT_E_COUNT)
+		return agent_wire__fail(c, -E2BIG,
+					"more than %d arguments or variables",
+					EMBER_AGENT_MAX_ARGS);
+	if (rc < 0)
+		return agent_wire__fail(c, -E2BIG,
+					"command and environment over %u bytes",
+					EMBER_AGENT_MAX_PAYLOAD);
+	return (long)off;
+}
+
+int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
+		       struct agent_exec_result *res)
+{
+	struct exec_ctx x = { .req = req, .res = res };
+	struct op op = {
+		.c = c,
+		.frame = exec_frame,
+		.input = exec_input,
+		.signal = exec_signal,
+		.in_fd = req->stdin_fd,
+		.sig_fd = req->sig_fd,
+		.ctx = &x,
+	};
+	uint8_t *b;
+	long len;
+	int rc;
+
+	c->guest_errno = 0;
+	if (!req->argv || !req->argv[0] || req->stdout_fd < 0 ||
+	    req->stderr_fd < 0)
+		return agent_wire__fail(c, -EINVAL, "nothing to run");
+	if (c->fd < 0)
+		return agent_wire__fail(c, -ENOTCONN,
+					"not connected to the agent");
+	b = agent_wire__tx_space(c, FRAME_MAX);
+	if (!b)
+		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
+	len = exec_encode(c, req, b + EMBER_AGENT_HDR_SIZE,
+			  EMBER_AGENT_MAX_PAYLOAD);
+	if (len < 0)
+		return (int)len;
+	op.stream = agent_wire__new_stream(c);
+	agent_wire__tx_commit(c, EMBER_AGENT_EXEC, op.stream, (uint32_t)len);
+	if (req->timeout_ms)
+		op.deadline_ms =
+			clock__mono_ms() + req->timeout_ms + EXEC_GRACE_MS;
+	rc = agent_wire__pump(&op);
+	if (rc == -ETIMEDOUT)
+		agent_wire__fail(
+			c, rc, "no EXIT from the agent %d s after the timeout",
+			EXEC_GRACE_MS / 1000);
+	return rc;
+}
