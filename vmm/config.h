@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The VM's configuration: a plain struct that the command line (main.c)
- * fills today and the control API will fill later.  Validated by
- * vm__create(), which owns no pointer in it.
+ * The VM's configuration: a plain struct that the control calls
+ * (vmm/control/) fill, from ember's flags and config file
+ * (api/server/main.c) or the control socket.  Validated by vm__create(),
+ * which owns no pointer in it.
  */
 #ifndef EMBER_VMM_CONFIG_H
 #define EMBER_VMM_CONFIG_H
@@ -136,7 +137,7 @@ void config__free_strings(struct vm_config *cfg);
 /*
  * config__dup_strings() - replace each string config__free_strings()
  * frees with a malloc()ed copy, so that @cfg owns them (a running VM's
- * configuration outlives the caller's strings; vmm/control.c).  Returns
+ * configuration outlives the caller's strings; vmm/control/).  Returns
  * 0, or -ENOMEM with @cfg unchanged.
  */
 int config__dup_strings(struct vm_config *cfg);

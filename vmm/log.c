@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Process-wide settings: written once at start-up by main.c. */
+/* Process-wide settings: written once at start-up by ember's main. */
 static enum log_level log_level = LOG_WARN;
 static struct timespec log_t0;
 static int log_fd = -1; /* -1: stderr */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Jailed sandboxes: ember started through ember-jailer (vmm/jail/,
+ * Jailed sandboxes: ember started through ember-jailer (api/jailer/,
  * README "ember-jailer: ember in a jail") as an unprivileged uid:gid in
  * a chroot of its own, with no capability, no /proc and no /sys.
  *
