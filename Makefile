@@ -259,12 +259,13 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 # --- end of emberctl -------------------------------------------------------
 
 # --- ember-mcp (api/mcp/): the MCP server ---------------------------------
-# The protocol (jsonrpc, mcp, schema, text, tools) is pure and linked alone
-# by its unit tests and fuzz target; backend, transports and main add the
+# The protocol (jsonrpc, mcp, schema, text, tools, and UTF-8 for JSON from
+# api/sandbox/utf8.c) is pure and linked alone by its unit tests and fuzz
+# target; backend, transports and main add the
 # sandbox library (as emberctl) and its HTTP listener (libmicrohttpd) for
 # Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
-		api/mcp/text.c api/mcp/tools.c
+		api/mcp/text.c api/mcp/tools.c api/sandbox/utf8.c
 MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c api/mcp/stdio.c \
 		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) $(LISTENER_SRCS) \
 		vmm/config.c snapshot/overlay.c
