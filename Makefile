@@ -259,12 +259,13 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 # --- end of emberctl -------------------------------------------------------
 
 # --- ember-mcp (api/mcp/): the MCP server ---------------------------------
-# The protocol (jsonrpc, mcp, schema, text, tools) is pure and linked alone
-# by its unit tests and fuzz target; backend, transports and main add the
+# The protocol (jsonrpc, mcp, schema, text, tools, and UTF-8 for JSON from
+# api/sandbox/utf8.c) is pure and linked alone by its unit tests and fuzz
+# target; backend, transports and main add the
 # sandbox library (as emberctl) and its HTTP listener (libmicrohttpd) for
 # Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
-		api/mcp/text.c api/mcp/tools.c
+		api/mcp/text.c api/mcp/tools.c api/sandbox/utf8.c
 MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c api/mcp/stdio.c \
 		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) $(LISTENER_SRCS) \
 		vmm/config.c snapshot/overlay.c
@@ -306,7 +307,7 @@ E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
 		api/e2b/envd_path.c api/e2b/file_transfer.c \
 		api/e2b/interp_text.c api/e2b/interp_conn.c api/e2b/interp_exec.c \
 		api/e2b/interp.c \
-		api/sandbox/utf8.c \
+		api/sandbox/utf8.c $(LISTENER_SRCS) \
 		$(filter-out api/sandbox/base64.c api/sandbox/files.c,$(SANDBOX_SRCS)) vmm/config.c \
 		snapshot/overlay.c
 E2B_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)

@@ -524,13 +524,12 @@ int control_lifecycle__connect(struct e2b_server *srv, const json_t *b,
 				 id);
 		return 0;
 	}
-	if (info.parked) {
-		forget__sandbox(srv, id);
-		rc = sandbox__unpark(&info, srv->ember, srv->boot_timeout_s,
+	/* A running or booting one answers 200 and is left alone. */
+	if (info.parked || info.paused) {
+		if (info.parked)
+			forget__sandbox(srv, id);
+		rc = sandbox__resume(&info, srv->ember, srv->boot_timeout_s,
 				     err, sizeof(err));
-		status = 201;
-	} else if (info.paused) {
-		rc = sandbox__pause(&info, false, err, sizeof(err));
 		status = 201;
 	}
 	if (rc && control_sandbox__vanished(id)) {

@@ -82,26 +82,16 @@ struct agent_client *guest__agent(struct e2b_server *srv,
 				  const struct e2b_guest *g, char *err,
 				  size_t errlen)
 {
-	struct agent_client *c = pool__take_agent(srv->pool, g->info.id);
-	int rc;
-
-	if (c)
-		return c;
-	rc = sandbox__agent_connect(&g->info, E2B_AGENT_TIMEOUT_MS, &c, err,
-				    errlen);
-	return rc ? NULL : c;
+	return pool__borrow(srv->pool, &g->info, E2B_AGENT_TIMEOUT_MS, err,
+			    errlen);
 }
 
 void guest__agent_done(struct e2b_server *srv, const struct e2b_guest *g,
 		       struct agent_client *c, bool ok)
 {
-	if (!c)
-		return;
-	if (ok) {
+	if (c && ok)
 		note_pooled(g->info.id);
-		pool__give_agent(srv->pool, g->info.id, c);
-	} else
-		agent_client__free(c);
+	pool__return(srv->pool, g->info.id, c, ok);
 }
 
 /* Set @k=@v in @o unless @o has @k (defaults under the user's values). */

@@ -12,17 +12,15 @@
  * client that stops reading its answer is dropped (after IDLE_S plus a
  * stream's keepalive interval).
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../sandbox/loopback.h"
+#include "../sandbox/listener.h"
 #include "e2b.h"
 #include "http.h"
 #include "route.h"
@@ -254,43 +252,30 @@ static void completed(void *cls, struct MHD_Connection *con, void **con_cls,
 int e2b_http__start(struct e2b_server *srv, const char *addr, unsigned int port,
 		    struct e2b_http **out, char *err, size_t errlen)
 {
-	/* poll(): a busy server's sockets are past FD_SETSIZE (a command
-	   takes ~9 descriptors), and select() would refuse them. */
-	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
-			     MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
-	const union MHD_DaemonInfo *di;
-	struct sockaddr_in6 sa;
+	struct listener_opts lo = {
+		.who = "ember-e2b",
+		.addr = addr,
+		.port = port,
+		.handle = handle,
+		.completed = completed,
+		.idle_s = IDLE_S,
+		.max_connections = MAX_CONNECTIONS,
+	};
 	struct e2b_http *h;
-	bool ipv6;
 	int rc;
 
-	rc = loopback__sockaddr(addr, port, "ember-e2b", &sa, &ipv6, err,
-				errlen);
-	if (rc)
-		return rc;
-	if (ipv6)
-		flags |= MHD_USE_IPv6;
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	h->srv = srv;
-	h->d = MHD_start_daemon(
-		flags, (uint16_t)port, NULL, NULL, handle, h,
-		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&sa,
-		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_S,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-		MHD_OPTION_END);
-	if (!h->d) {
-		snprintf(err, errlen, "cannot listen on %s port %u", addr,
-			 port);
+	lo.cls = h;
+	rc = listener__start(&lo, &h->d, &h->port, err, errlen);
+	if (rc) {
 		free(h);
-		return -EADDRINUSE;
+		return rc;
 	}
-	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	h->port = di ? di->port : port;
 	*out = h;
 	return 0;
 }

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../sandbox/loopback.h"
+#include "../sandbox/sibling.h"
 #include "../sandbox/template.h"
 #include "e2b.h"
 #include "forget.h"
@@ -60,27 +61,16 @@ static void usage(FILE *f)
 /* @given, else $EMBER_BIN, else ember beside this binary, absolute. */
 static int find_ember(const char *given, char *out, size_t outsz)
 {
-	const char *e = getenv("EMBER_BIN");
-	char self[PATH_MAX], p[PATH_MAX];
-	ssize_t n;
+	char tried[PATH_MAX];
+	int rc;
 
-	if (given) {
-		snprintf(p, sizeof(p), "%s", given);
-	} else if (e && *e) {
-		snprintf(p, sizeof(p), "%s", e);
-	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n <= 0)
-			return -errno;
-		self[n] = '\0';
-		if ((size_t)snprintf(p, sizeof(p), "%s/ember", dirname(self)) >=
-		    sizeof(p))
-			return -ENAMETOOLONG;
-	}
-	if (!realpath(p, out) || strlen(out) >= outsz ||
-	    access(out, X_OK) < 0) {
-		fprintf(stderr, "ember-e2b: the VMM %s: %s\n", p,
-			strerror(errno));
+	rc = sibling__path(given, "EMBER_BIN", "ember", tried, sizeof(tried),
+			   out, outsz);
+	if (rc < 0 && !tried[0])
+		return rc;
+	if (rc < 0 || access(out, X_OK) < 0) {
+		fprintf(stderr, "ember-e2b: the VMM %s: %s\n", tried,
+			strerror(rc < 0 ? -rc : errno));
 		return -ENOENT;
 	}
 	return 0;
@@ -100,28 +90,6 @@ static int key_from_file(const char *file, char *key, size_t keylen)
 	fclose(f);
 	n = strcspn(key, "\r\n");
 	key[n] = '\0';
-	return 0;
-}
-
-static int parse_listen(const char *s, char *addr, size_t addrlen,
-			unsigned int *port)
-{
-	const char *colon = strrchr(s, ':');
-	char *end;
-	unsigned long p;
-
-	if (!colon || (size_t)(colon - s) >= addrlen || colon == s)
-		return -EINVAL;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || p > 65535)
-		return -EINVAL;
-	/* [::1]:PORT */
-	if (s[0] == '[' && colon[-1] == ']')
-		snprintf(addr, addrlen, "%.*s", (int)(colon - s - 2), s + 1);
-	else
-		snprintf(addr, addrlen, "%.*s", (int)(colon - s), s);
-	*port = (unsigned int)p;
 	return 0;
 }
 
@@ -158,7 +126,8 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			if (parse_listen(optarg, addr, sizeof(addr), &port)) {
+			if (loopback__parse_listen(optarg, NULL, addr,
+						   sizeof(addr), &port)) {
 				fprintf(stderr,
 					"ember-e2b: --listen %s: want ADDR:PORT\n",
 					optarg);

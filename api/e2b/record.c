@@ -112,7 +112,7 @@ int record__save(const char *dir, const struct e2b_record *r)
 	json_t *j;
 	char *text;
 	size_t len;
-	int fd, rc = 0;
+	int rc;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, RECORD_NAME) >=
 		    (int)sizeof(path) ||
@@ -133,20 +133,7 @@ int record__save(const char *dir, const struct e2b_record *r)
 		free(text);
 		return -EFBIG;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		  0600);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	rc = files__write_all(fd, text, len);
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-out:
+	rc = files__replace(path, tmp, text, len, 0600, FILES_NOFOLLOW);
 	free(text);
 	return rc;
 }

@@ -25,6 +25,7 @@
 #include "../sandbox/net.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
+#include "../sandbox/utf8.h"
 #include "backend.h"
 #include "roster.h"
 #include "../sandbox/pool.h"
@@ -109,7 +110,7 @@ static json_t *slurp(int fd)
 	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	j = text__json(p, len);
+	j = utf8__json(p, len);
 	munmap(p, len);
 	return j;
 }
@@ -586,8 +587,7 @@ static json_t *read_file(struct backend *b, const json_t *args)
 			goto out;
 		}
 	}
-	text = !(enc && !strcmp(enc, "base64")) &&
-	       (!len || text__utf8_ok(p, len));
+	text = !(enc && !strcmp(enc, "base64")) && (!len || utf8__ok(p, len));
 	if (text) {
 		res = tools__ok(json_pack("{s:s%, s:s, s:I}", "content",
 					  len ? (const char *)p : "", len,
@@ -655,7 +655,7 @@ static int parse_entry(const char *line, size_t len, json_t *entries)
 	}
 	return json_array_append_new(
 		       entries, json_pack("{s:o, s:s, s:I}", "name",
-					  text__json(line + n, len - n), "type",
+					  utf8__json(line + n, len - n), "type",
 					  type, "size", (json_int_t)size)) ?
 		       -ENOMEM :
 		       0;

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../sandbox/utf8.h"
 #include "jsonrpc.h"
-#include "text.h"
 
 /* A usable id: a string or an integer (MCP: "MUST NOT be null"). */
 static int id_ok(const json_t *id)
@@ -124,7 +124,7 @@ json_t *jsonrpc__error(json_t *id, int code, const char *fmt, ...)
 	/* The text may hold a cut UTF-8 sequence or a guest's bytes. */
 	return json_pack("{s:s, s:O, s:{s:i, s:o}}", "jsonrpc", "2.0", "id",
 			 id ? id : json_null(), "error", "code", code,
-			 "message", text__json(text, strlen(text)));
+			 "message", utf8__json(text, strlen(text)));
 }
 
 json_t *jsonrpc__request(json_t *id, const char *method, json_t *params)

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "../sandbox/utf8.h"
 #include "jsonrpc.h"
 #include "mcp.h"
 #include "schema.h"
-#include "text.h"
 
 /* The revisions spoken, newest first (MCP spec, "Versioning"). */
 static const char *const versions[] = {
@@ -311,7 +311,7 @@ static json_t *confirm(struct call *c)
 		     sid ? sid : "?", what ? what : "") < 0)
 		return NULL;
 	params = json_pack("{s:o, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}",
-			   "message", text__json(text, strlen(text)),
+			   "message", utf8__json(text, strlen(text)),
 			   "requestedSchema", "type", "object", "properties",
 			   "approve", "type", "boolean", "title", "Approve",
 			   "description",

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../sandbox/utf8.h"
 #include "schema.h"
-#include "text.h"
 
 #define MAX_DEPTH 16 /* of nested schemas: ours are 3 deep */
 
@@ -88,13 +88,13 @@ static int check_object(const json_t *schema, const json_t *v,
 	json_object_foreach((json_t *)v, key, val)
 	{
 		snprintf(path, sizeof(path), "%.120s.%.120s", where, key);
-		if (!text__utf8_ok(path, strlen(path)))
+		if (!utf8__ok(path, strlen(path)))
 			snprintf(path, sizeof(path), "%.120s.?", where);
 		sub = json_object_get(props, key);
 		if (!sub && json_is_false(extra)) {
 			snprintf(what, sizeof(what),
 				 "unknown member \"%.100s\"", key);
-			if (!text__utf8_ok(what, strlen(what)))
+			if (!utf8__ok(what, strlen(what)))
 				snprintf(what, sizeof(what), "unknown member");
 			return fail(err, errlen, where, what);
 		}

@@ -1,25 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Text for JSON: UTF-8 checks and repair (JSON strings must be valid
- * UTF-8, a guest's output need not be).  Pure.
+ * The guest's text that ember-mcp reads back: a line of `stat`'s output.
+ * Pure.  (UTF-8 for JSON strings is api/sandbox/utf8.h.)
  */
 #ifndef EMBER_MCP_TEXT_H
 #define EMBER_MCP_TEXT_H
 
-#include <jansson.h>
-#include <stdbool.h>
 #include <stddef.h>
-
-/* text__utf8_ok() - whether the @len bytes at @s are valid UTF-8 without
-   NUL bytes (what a JSON string can carry unescaped and jansson takes). */
-bool text__utf8_ok(const char *s, size_t len);
-
-/*
- * text__json() - a JSON string of the @len bytes at @s, each invalid
- * UTF-8 sequence and each NUL replaced by U+FFFD.  A new reference; NULL
- * when out of memory.
- */
-json_t *text__json(const char *s, size_t len);
 
 /*
  * text__stat_line() - one line of `stat -c '%f %s %n'` (@len bytes at

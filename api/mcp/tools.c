@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "../sandbox/utf8.h"
 #include "tools.h"
 
 /* The argument that names a sandbox, in every tool but two. */
@@ -343,5 +343,5 @@ json_t *tools__fail(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return json_pack("{s:[{s:s, s:o}], s:b}", "content", "type", "text",
-			 "text", text__json(msg, strlen(msg)), "isError", 1);
+			 "text", utf8__json(msg, strlen(msg)), "isError", 1);
 }

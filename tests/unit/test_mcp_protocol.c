@@ -22,6 +22,7 @@
 #include "../../api/mcp/schema.h"
 #include "../../api/mcp/text.h"
 #include "../../api/mcp/tools.h"
+#include "../../api/sandbox/utf8.h"
 
 /* --- a transport that keeps what the session sends -------------------- */
 
@@ -296,12 +297,12 @@ static void test_text(void **state)
 	json_t *j;
 
 	(void)state;
-	assert_true(text__utf8_ok("h\xc3\xa9", 3));
-	assert_false(text__utf8_ok("\xc3", 1));
-	assert_false(text__utf8_ok("\xed\xa0\x80", 3)); /* a surrogate */
-	assert_false(text__utf8_ok("\xc0\xaf", 2)); /* overlong */
-	assert_false(text__utf8_ok("a\0b", 3));
-	j = text__json("a\xffz\0", 4);
+	assert_true(utf8__ok("h\xc3\xa9", 3));
+	assert_false(utf8__ok("\xc3", 1));
+	assert_false(utf8__ok("\xed\xa0\x80", 3)); /* a surrogate */
+	assert_false(utf8__ok("\xc0\xaf", 2)); /* overlong */
+	assert_false(utf8__ok("a\0b", 3));
+	j = utf8__json("a\xffz\0", 4);
 	assert_non_null(j);
 	assert_string_equal(json_string_value(j), "a\xef\xbf\xbdz\xef\xbf\xbd");
 	json_decref(j);
