@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Whole-range I/O on host files (disk images, kernels, initrds): pread(2)
- * and pwrite(2) retried until all of the range moved.  No KVM, no guest
- * memory: usable from devices/ and vmm/ alike.
+ * and pwrite(2) retried until all of the range moved.  Ground floor (see
+ * device.h): libc only, no KVM, no guest memory; usable from devices/,
+ * snapshot/ and vmm/ alike.
  */
 #ifndef EMBER_DEVICES_FILEIO_H
 #define EMBER_DEVICES_FILEIO_H

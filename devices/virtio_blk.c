@@ -11,6 +11,7 @@
 
 #include "../snapshot/overlay.h"
 #include "fileio.h"
+#include "le.h"
 #include "rate_limiter.h"
 
 #define BLK_HDR_BYTES 16 /* struct virtio_blk_req: type, reserved, sector */
@@ -114,8 +115,8 @@ static uint32_t blk__request(struct virtio_blk *b, const struct virtq_chain *c)
 		status = VIRTIO_BLK_S_IOERR;
 		goto out;
 	}
-	type = mem__get_le32(hdr);
-	sector = mem__get_le64(hdr + 8);
+	type = le__get32(hdr);
+	sector = le__get64(hdr + 8);
 
 	switch (type) {
 	case VIRTIO_BLK_T_IN:
@@ -164,7 +165,7 @@ static uint64_t blk__cost_bytes(const struct virtio_blk *b,
 	if (!c->in_bytes || c->out_bytes < BLK_HDR_BYTES ||
 	    virtq__read(c, b->t.mem, 0, hdr, sizeof(hdr)) != sizeof(hdr))
 		return 0;
-	switch (mem__get_le32(hdr)) {
+	switch (le__get32(hdr)) {
 	case VIRTIO_BLK_T_IN:
 		return c->in_bytes - 1;
 	case VIRTIO_BLK_T_OUT:
@@ -429,10 +430,10 @@ virtio_blk__create_backed(const struct guest_mem *m, struct irq_line irq,
 	if (serial)
 		memcpy(b->id, serial, strnlen(serial, sizeof(b->id)));
 
-	mem__put_le64(b->cfg + VIRTIO_BLK_CFG_CAPACITY, b->sectors);
+	le__put64(b->cfg + VIRTIO_BLK_CFG_CAPACITY, b->sectors);
 	/* size_max 0 (no SIZE_MAX), geometry 0 (no GEOMETRY). */
-	mem__put_le32(b->cfg + VIRTIO_BLK_CFG_SEG_MAX, VIRTQ_MAX_SIZE - 2);
-	mem__put_le32(b->cfg + VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
+	le__put32(b->cfg + VIRTIO_BLK_CFG_SEG_MAX, VIRTQ_MAX_SIZE - 2);
+	le__put32(b->cfg + VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
 	return b;
 }
 
@@ -459,7 +460,7 @@ int virtio_blk__replace_backing(struct virtio_blk *blk,
 	blk->bk.ops->destroy(blk->bk.opaque);
 	blk->bk = *bk;
 	blk->sectors = bk->size_bytes / VIRTIO_BLK_SECTOR_SIZE;
-	mem__put_le64(blk->cfg + VIRTIO_BLK_CFG_CAPACITY, blk->sectors);
+	le__put64(blk->cfg + VIRTIO_BLK_CFG_CAPACITY, blk->sectors);
 	virtio_mmio__config_changed(&blk->t);
 	pthread_mutex_unlock(&blk->t.dev.lock);
 	return 0;

@@ -322,7 +322,7 @@ static int emu__fetch(struct emu *e)
 		if (gva__translate(e->v->ctx->mem, &e->ctx, rip + e->nbytes,
 				   GVA_ACCESS_FETCH, &gpa, &pfec))
 			break;
-		p = mem__ptr(e->v->ctx->mem, gpa, 1);
+		p = guest_mem__ptr(e->v->ctx->mem, gpa, 1);
 		if (!p)
 			break;
 		e->bytes[e->nbytes] = *p;
