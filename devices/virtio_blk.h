@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../vmm/config.h"
+#include "rate_limiter.h"
 #include "virtio_mmio.h"
 
 #define VIRTIO_ID_BLOCK 2
