@@ -87,10 +87,10 @@ static int write_gdt_idt(const struct guest_mem *m, struct boot_segment *code,
 
 	for (i = 0; i < LAYOUT_GDT_ENTRIES; i++)
 		gdt[i] = htole64(gdt[i]);
-	ret = mem__write(m, LAYOUT_GDT_GPA, gdt, sizeof(gdt));
+	ret = guest_mem__write(m, LAYOUT_GDT_GPA, gdt, sizeof(gdt));
 	if (ret)
 		return ret;
-	return mem__write(m, LAYOUT_IDT_GPA, idt, sizeof(idt));
+	return guest_mem__write(m, LAYOUT_IDT_GPA, idt, sizeof(idt));
 }
 
 static int write_page_tables(const struct guest_mem *m)
@@ -102,7 +102,7 @@ static int write_page_tables(const struct guest_mem *m)
 	/* Whole pages: unused entries must read as not present. */
 	memset(page, 0, sizeof(page));
 	page[0] = htole64(LAYOUT_PDPT_GPA | PTE_P | PTE_RW);
-	ret = mem__write(m, LAYOUT_PML4_GPA, page, sizeof(page));
+	ret = guest_mem__write(m, LAYOUT_PML4_GPA, page, sizeof(page));
 	if (ret)
 		return ret;
 
@@ -110,7 +110,7 @@ static int write_page_tables(const struct guest_mem *m)
 	for (i = 0; i < PT_NR_PD; i++)
 		page[i] =
 			htole64((LAYOUT_PD_GPA + i * PT_PAGE) | PTE_P | PTE_RW);
-	ret = mem__write(m, LAYOUT_PDPT_GPA, page, sizeof(page));
+	ret = guest_mem__write(m, LAYOUT_PDPT_GPA, page, sizeof(page));
 	if (ret)
 		return ret;
 
@@ -118,8 +118,8 @@ static int write_page_tables(const struct guest_mem *m)
 		for (j = 0; j < PT_ENTRIES; j++)
 			page[j] = htole64((i * PT_ENTRIES + j) * PT_2M | PTE_P |
 					  PTE_RW | PTE_PS);
-		ret = mem__write(m, LAYOUT_PD_GPA + i * PT_PAGE, page,
-				 sizeof(page));
+		ret = guest_mem__write(m, LAYOUT_PD_GPA + i * PT_PAGE, page,
+				       sizeof(page));
 		if (ret)
 			return ret;
 	}
@@ -337,5 +337,5 @@ int cpu_tables__mptable(const struct guest_mem *m, unsigned int nr_cpus)
 	mpf.spec_rev = MP_SPEC_REV;
 	mpf.checksum = mp_checksum(&mpf, sizeof(mpf));
 	memcpy(base, &mpf, sizeof(mpf));
-	return mem__write(m, LAYOUT_EBDA_GPA, base, total);
+	return guest_mem__write(m, LAYOUT_EBDA_GPA, base, total);
 }

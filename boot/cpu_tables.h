@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "../vmm/mem.h"
+#include "../devices/guest_mem.h"
 
 /*
  * A segment as the vCPU wants it, decoded from a GDT entry.  Field meanings

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "../vmm/mem.h"
+#include "../devices/le.h"
 #include "layout.h"
 
 /*
@@ -67,8 +67,8 @@ static int elf_check_ident(const Elf64_Ehdr *eh)
 static bool bz_has_magic(const uint8_t *p, size_t len)
 {
 	return len >= BZ_HEADER_OFF + 4 &&
-	       mem__get_le16(p + BZ_BOOT_FLAG_OFF) == BZ_BOOT_FLAG &&
-	       mem__get_le32(p + BZ_HEADER_OFF) == BZ_HEADER_MAGIC;
+	       le__get16(p + BZ_BOOT_FLAG_OFF) == BZ_BOOT_FLAG &&
+	       le__get32(p + BZ_HEADER_OFF) == BZ_HEADER_MAGIC;
 }
 
 /*
@@ -79,9 +79,9 @@ static int bz_check_ident(const uint8_t *p, size_t len)
 {
 	if (len < BZ_XLOADFLAGS_OFF + 2)
 		return -EINVAL;
-	if (mem__get_le16(p + BZ_VERSION_OFF) < BZ_MIN_VERSION)
+	if (le__get16(p + BZ_VERSION_OFF) < BZ_MIN_VERSION)
 		return -ENOEXEC;
-	if (!(mem__get_le16(p + BZ_XLOADFLAGS_OFF) & XLF_KERNEL_64))
+	if (!(le__get16(p + BZ_XLOADFLAGS_OFF) & XLF_KERNEL_64))
 		return -ENOEXEC;
 	return 0;
 }
@@ -124,7 +124,7 @@ static int elf_check_load(const struct guest_mem *m, const Elf64_Phdr *ph,
 	/* Below 1 MiB live the GDT, page tables, zero page and MP table. */
 	if (ph->p_paddr < LAYOUT_HIGH_MEM_GPA)
 		return -EINVAL;
-	if (!mem__ptr(m, ph->p_paddr, ph->p_memsz))
+	if (!guest_mem__ptr(m, ph->p_paddr, ph->p_memsz))
 		return -E2BIG;
 	return 0;
 }
@@ -199,7 +199,7 @@ static int elf_load(const struct guest_mem *m, const struct kernel_src *src,
 
 		if (ph->p_type != PT_LOAD || ph->p_memsz == 0)
 			continue;
-		dst = mem__ptr(m, ph->p_paddr, ph->p_memsz);
+		dst = guest_mem__ptr(m, ph->p_paddr, ph->p_memsz);
 		if (!dst)
 			return -E2BIG;
 		ret = src->read(src, ph->p_offset, dst, ph->p_filesz);
@@ -301,9 +301,9 @@ static int bz_load(const struct guest_mem *m, const struct kernel_src *src,
 	need = le64toh(hdr.pref_address) + le32toh(hdr.init_size);
 	if (need > end)
 		end = need;
-	if (end > mem__low_ram_end(m))
+	if (end > guest_mem__low_ram_end(m))
 		return -E2BIG;
-	dst = mem__ptr(m, LAYOUT_BZIMAGE_GPA, pm_len);
+	dst = guest_mem__ptr(m, LAYOUT_BZIMAGE_GPA, pm_len);
 	if (!dst)
 		return -E2BIG;
 	ret = src->read(src, pm_off, dst, pm_len);

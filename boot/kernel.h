@@ -3,7 +3,7 @@
  * Kernel image loaders: ELF vmlinux and bzImage, for the Linux x86 64-bit
  * boot protocol (Documentation/x86/boot.rst, "64-bit Boot Protocol").
  * Pure: they parse a file already read into memory and copy it into guest
- * RAM through vmm/mem.h, so they can be unit-tested and fuzzed.
+ * RAM through devices/guest_mem.h, so they can be unit-tested and fuzzed.
  */
 #ifndef EMBER_BOOT_KERNEL_H
 #define EMBER_BOOT_KERNEL_H
@@ -13,7 +13,7 @@
 
 #include <asm/bootparam.h>
 
-#include "../vmm/mem.h"
+#include "../devices/guest_mem.h"
 
 enum kernel_format {
 	KERNEL_FORMAT_ELF = 1, /* uncompressed vmlinux, ELF64 x86_64 */

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
+ * boot/: pure loaders that lay a Linux guest into its RAM before the first
+ * instruction: ELF vmlinux / bzImage (kernel.h), the zero page with its
+ * e820 map (zeropage.h), the command line (cmdline.h), page tables, GDT
+ * and MP table (cpu_tables.h), and this file.  A file here includes libc,
+ * the ground of devices/ (guest_mem.h, le.h) and guest-init/protocol.h:
+ * never vmm/, never <linux/kvm.h>, no ioctl.
+ *
  * Every guest-physical constant of ember's x86_64 machine lives here.
  *
  *   0x0000_0500  GDT (boot protocol: __BOOT_CS 0x10, __BOOT_DS 0x18, then

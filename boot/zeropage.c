@@ -24,7 +24,7 @@ int zeropage__initrd_place(const struct guest_mem *m,
 			   const struct kernel_image *k, uint64_t size,
 			   uint64_t *gpa)
 {
-	uint64_t limit = mem__low_ram_end(m);
+	uint64_t limit = guest_mem__low_ram_end(m);
 	uint64_t max = k->hdr.initrd_addr_max ?
 			       (uint64_t)k->hdr.initrd_addr_max + 1 :
 			       ZP_INITRD_ADDR_MAX_DEFAULT + 1;
@@ -70,7 +70,7 @@ static void zp_e820(struct boot_params *bp, const struct guest_mem *m)
 	unsigned int i;
 
 	for (i = 0; i < m->nr_regions; i++) {
-		const struct mem_region *r = &m->region[i];
+		const struct guest_mem_region *r = &m->region[i];
 		uint64_t end = r->gpa + r->size;
 
 		if (r->gpa != 0) {
@@ -108,10 +108,11 @@ int zeropage__build(const struct guest_mem *m, const struct kernel_image *k,
 	if (k->format == KERNEL_FORMAT_BZIMAGE && k->hdr.cmdline_size &&
 	    cmdline_len > k->hdr.cmdline_size)
 		return -E2BIG;
-	if (cfg->initrd_size && !mem__ptr(m, cfg->initrd_gpa, cfg->initrd_size))
+	if (cfg->initrd_size &&
+	    !guest_mem__ptr(m, cfg->initrd_gpa, cfg->initrd_size))
 		return -EFAULT;
 
-	ret = mem__write(m, LAYOUT_CMDLINE_GPA, cmdline, cmdline_len + 1);
+	ret = guest_mem__write(m, LAYOUT_CMDLINE_GPA, cmdline, cmdline_len + 1);
 	if (ret)
 		return ret;
 
@@ -136,5 +137,5 @@ int zeropage__build(const struct guest_mem *m, const struct kernel_image *k,
 	}
 	zp_e820(&bp, m);
 
-	return mem__write(m, LAYOUT_ZERO_PAGE_GPA, &bp, sizeof(bp));
+	return guest_mem__write(m, LAYOUT_ZERO_PAGE_GPA, &bp, sizeof(bp));
 }

@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
+ * devices/: the device models (virtq, the virtio-mmio transport, virtio
+ * blk/net/vsock/rng, the 16550 UART, i8042, CMOS, boot timer and exit
+ * status) and the ground floor every lower layer stands on: guest memory
+ * and its one checked translation (guest_mem.h), little-endian values
+ * (le.h) and whole-range file I/O (fileio.h).  A file here includes only
+ * libc, other files of devices/ and guest-init/protocol.h: never vmm/,
+ * boot/ or snapshot/, never <linux/kvm.h>, no ioctl.  A device knows no
+ * host file format: what backs it (a disk image, a tap, a Unix socket)
+ * comes as an ops table from vmm/dev/ and vmm/backends/.
+ *
  * The common device header.  A device model embeds struct device, fills an
  * ops table and is registered on a bus (vmm/bus.h) at an address range.
  * Devices never see KVM: they raise interrupts through struct irq_line and
- * reach guest memory only through vmm/mem.h.
+ * reach guest memory only through guest_mem.h.
  */
 #ifndef EMBER_DEVICES_DEVICE_H
 #define EMBER_DEVICES_DEVICE_H

@@ -37,7 +37,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../vmm/config.h"
+/*
+ * One token bucket of a rate limiter, Firecracker's TokenBucket: @size
+ * tokens (bytes for bandwidth, requests or frames for ops) refilled in
+ * full every @refill_time_ms milliseconds, plus @one_time_burst tokens
+ * that are spent first and never refill.  @size 0 or @refill_time_ms 0:
+ * no limit (the bucket is off).
+ */
+struct token_bucket_config {
+	uint64_t size;
+	uint64_t one_time_burst;
+	uint64_t refill_time_ms;
+};
+
+/* A rate limiter: a bandwidth and an operations bucket, either may be off. */
+struct rate_limiter_config {
+	struct token_bucket_config bandwidth, ops;
+};
 
 /* One bucket; every field is the module's (read them only in tests). */
 struct rate_bucket {

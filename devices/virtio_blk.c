@@ -2,15 +2,12 @@
 /* virtio block device (see virtio_blk.h). */
 #include "virtio_blk.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "../snapshot/overlay.h"
-#include "fileio.h"
+#include "le.h"
 #include "rate_limiter.h"
 
 #define BLK_HDR_BYTES 16 /* struct virtio_blk_req: type, reserved, sector */
@@ -114,8 +111,8 @@ static uint32_t blk__request(struct virtio_blk *b, const struct virtq_chain *c)
 		status = VIRTIO_BLK_S_IOERR;
 		goto out;
 	}
-	type = mem__get_le32(hdr);
-	sector = mem__get_le64(hdr + 8);
+	type = le__get32(hdr);
+	sector = le__get64(hdr + 8);
 
 	switch (type) {
 	case VIRTIO_BLK_T_IN:
@@ -164,7 +161,7 @@ static uint64_t blk__cost_bytes(const struct virtio_blk *b,
 	if (!c->in_bytes || c->out_bytes < BLK_HDR_BYTES ||
 	    virtq__read(c, b->t.mem, 0, hdr, sizeof(hdr)) != sizeof(hdr))
 		return 0;
-	switch (mem__get_le32(hdr)) {
+	switch (le__get32(hdr)) {
 	case VIRTIO_BLK_T_IN:
 		return c->in_bytes - 1;
 	case VIRTIO_BLK_T_OUT:
@@ -285,132 +282,12 @@ static const struct virtio_dev_ops virtio_blk_ops = {
 	.reset = virtio_blk__reset,
 };
 
-/* --- backings ---------------------------------------------------------- */
-
-/* The raw backing's opaque is its fd. */
-static int raw__fd(void *opaque)
-{
-	return (int)(intptr_t)opaque;
-}
-
-static int raw__read(void *opaque, void *buf, uint64_t len, uint64_t off)
-{
-	return fileio__pread_all(raw__fd(opaque), buf, len, off);
-}
-
-/*
- * Would writing @len bytes of @buf at @off make the image start with the
- * overlay magic?  The bytes before and after the write's come from the
- * file (zeroes if it cannot say).
- */
-static bool raw__makes_overlay(int fd, const uint8_t *buf, uint64_t len,
-			       uint64_t off)
-{
-	uint8_t head[OVERLAY_MAGIC_BYTES];
-	uint64_t i;
-
-	if (off >= sizeof(head))
-		return false;
-	if ((off || len < sizeof(head)) &&
-	    fileio__pread_all(fd, head, sizeof(head), 0))
-		memset(head, 0, sizeof(head));
-	for (i = off; i < sizeof(head) && i - off < len; i++)
-		head[i] = buf[i - off];
-	return !memcmp(head, OVERLAY_MAGIC, sizeof(head));
-}
-
-static int raw__write(void *opaque, const void *buf, uint64_t len, uint64_t off)
-{
-	if (raw__makes_overlay(raw__fd(opaque), buf, len, off))
-		return -EPERM;
-	return fileio__pwrite_all(raw__fd(opaque), buf, len, off);
-}
-
-static int raw__flush(void *opaque)
-{
-	int r;
-
-	do
-		r = fdatasync(raw__fd(opaque));
-	while (r < 0 && errno == EINTR);
-	return r ? -errno : 0;
-}
-
-static void raw__destroy(void *opaque)
-{
-	close(raw__fd(opaque));
-}
-
-static const struct virtio_blk_backing_ops raw_backing_ops = {
-	.read = raw__read,
-	.write = raw__write,
-	.flush = raw__flush,
-	.destroy = raw__destroy,
-};
-
-struct virtio_blk_backing virtio_blk__raw_backing(int fd, uint64_t size_bytes)
-{
-	return (struct virtio_blk_backing){
-		.ops = &raw_backing_ops,
-		.opaque = (void *)(intptr_t)fd,
-		.size_bytes = size_bytes,
-	};
-}
-
-static int ovl__read(void *opaque, void *buf, uint64_t len, uint64_t off)
-{
-	return overlay__read(opaque, buf, len, off);
-}
-
-static int ovl__write(void *opaque, const void *buf, uint64_t len, uint64_t off)
-{
-	return overlay__write(opaque, buf, len, off);
-}
-
-static int ovl__flush(void *opaque)
-{
-	return overlay__flush(opaque);
-}
-
-static void ovl__destroy(void *opaque)
-{
-	overlay__close(opaque);
-}
-
-static const struct virtio_blk_backing_ops overlay_backing_ops = {
-	.read = ovl__read,
-	.write = ovl__write,
-	.flush = ovl__flush,
-	.destroy = ovl__destroy,
-};
-
-struct virtio_blk_backing virtio_blk__overlay_backing(struct overlay *o)
-{
-	return (struct virtio_blk_backing){
-		.ops = &overlay_backing_ops,
-		.opaque = o,
-		.size_bytes = overlay__size(o),
-	};
-}
-
 /* --- the device ---------------------------------------------------------- */
 
 struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
-				      struct irq_line irq, int fd,
-				      uint64_t size_bytes, bool read_only,
-				      const char *serial)
-{
-	struct virtio_blk_backing bk = virtio_blk__raw_backing(fd, size_bytes);
-
-	if (fd < 0)
-		return NULL;
-	return virtio_blk__create_backed(m, irq, &bk, read_only, serial);
-}
-
-struct virtio_blk *
-virtio_blk__create_backed(const struct guest_mem *m, struct irq_line irq,
-			  const struct virtio_blk_backing *bk, bool read_only,
-			  const char *serial)
+				      struct irq_line irq,
+				      const struct virtio_blk_backing *bk,
+				      bool read_only, const char *serial)
 {
 	struct virtio_blk *b;
 
@@ -429,10 +306,10 @@ virtio_blk__create_backed(const struct guest_mem *m, struct irq_line irq,
 	if (serial)
 		memcpy(b->id, serial, strnlen(serial, sizeof(b->id)));
 
-	mem__put_le64(b->cfg + VIRTIO_BLK_CFG_CAPACITY, b->sectors);
+	le__put64(b->cfg + VIRTIO_BLK_CFG_CAPACITY, b->sectors);
 	/* size_max 0 (no SIZE_MAX), geometry 0 (no GEOMETRY). */
-	mem__put_le32(b->cfg + VIRTIO_BLK_CFG_SEG_MAX, VIRTQ_MAX_SIZE - 2);
-	mem__put_le32(b->cfg + VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
+	le__put32(b->cfg + VIRTIO_BLK_CFG_SEG_MAX, VIRTQ_MAX_SIZE - 2);
+	le__put32(b->cfg + VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
 	return b;
 }
 
@@ -441,17 +318,8 @@ struct virtio_mmio *virtio_blk__transport(struct virtio_blk *blk)
 	return &blk->t;
 }
 
-int virtio_blk__set_backing(struct virtio_blk *blk, int fd, uint64_t size_bytes)
-{
-	struct virtio_blk_backing bk = virtio_blk__raw_backing(fd, size_bytes);
-
-	if (fd < 0)
-		return -EINVAL;
-	return virtio_blk__replace_backing(blk, &bk);
-}
-
-int virtio_blk__replace_backing(struct virtio_blk *blk,
-				const struct virtio_blk_backing *bk)
+int virtio_blk__set_backing(struct virtio_blk *blk,
+			    const struct virtio_blk_backing *bk)
 {
 	if (!bk || !bk->ops)
 		return -EINVAL;
@@ -459,7 +327,7 @@ int virtio_blk__replace_backing(struct virtio_blk *blk,
 	blk->bk.ops->destroy(blk->bk.opaque);
 	blk->bk = *bk;
 	blk->sectors = bk->size_bytes / VIRTIO_BLK_SECTOR_SIZE;
-	mem__put_le64(blk->cfg + VIRTIO_BLK_CFG_CAPACITY, blk->sectors);
+	le__put64(blk->cfg + VIRTIO_BLK_CFG_CAPACITY, blk->sectors);
 	virtio_mmio__config_changed(&blk->t);
 	pthread_mutex_unlock(&blk->t.dev.lock);
 	return 0;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * virtio block device (virtio 1.2 spec, 5.2 "Block Device") on a backing:
- * a raw image file or a copy-on-write overlay (snapshot/overlay.h), or
- * any struct virtio_blk_backing_ops.  One request queue, served
+ * struct virtio_blk_backing_ops, bytes at byte offsets.  The device knows
+ * no file format: vmm/dev/blk_backing.h makes a raw image or a
+ * copy-on-write overlay into a backing.  One request queue, served
  * synchronously on the thread that delivers the notification.  Carried
  * by the virtio-mmio transport (virtio_mmio.h).  An optional rate limiter
  * (rate_limiter.h) holds requests back in the ring; its clock and timer
@@ -14,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../vmm/config.h"
+#include "rate_limiter.h"
 #include "virtio_mmio.h"
 
 #define VIRTIO_ID_BLOCK 2
@@ -50,7 +51,6 @@
 #define VIRTIO_BLK_CFG_BYTES	24
 
 struct virtio_blk;
-struct overlay;
 
 /*
  * Where a drive's bytes live.  Each op gets the backing's @opaque; offsets
@@ -78,23 +78,7 @@ struct virtio_blk_backing {
 };
 
 /*
- * virtio_blk__raw_backing() - a backing on the open raw image @fd of
- * @size_bytes (the caller's fstat): pread/pwrite/fdatasync, destroy
- * closes @fd.  A write that would make the image start with
- * OVERLAY_MAGIC fails with -EPERM, so that a guest cannot turn its raw
- * disk into an overlay file (naming a host file as its base) for the
- * next VM that opens the image and probes its format.
- */
-struct virtio_blk_backing virtio_blk__raw_backing(int fd, uint64_t size_bytes);
-
-/*
- * virtio_blk__overlay_backing() - a backing on the open overlay @o
- * (snapshot/overlay.h): its virtual size; destroy closes @o.
- */
-struct virtio_blk_backing virtio_blk__overlay_backing(struct overlay *o);
-
-/*
- * virtio_blk__create_backed() - a block device on guest memory @m (not
+ * virtio_blk__create() - a block device on guest memory @m (not
  * owned; must outlive the device) raising interrupt @irq, on the backing
  * @bk (capacity @bk->size_bytes / 512 sectors, a partial last sector is
  * not visible).  @read_only offers VIRTIO_BLK_F_RO and fails every write
@@ -103,27 +87,10 @@ struct virtio_blk_backing virtio_blk__overlay_backing(struct overlay *o);
  * destroys it); on failure the caller still does.  Returns the device,
  * or NULL for a NULL @m, @bk or @bk->ops, or without memory.
  */
-struct virtio_blk *
-virtio_blk__create_backed(const struct guest_mem *m, struct irq_line irq,
-			  const struct virtio_blk_backing *bk, bool read_only,
-			  const char *serial);
-
-/*
- * virtio_blk__create() - a block device on guest memory @m (not owned;
- * must outlive the device) raising interrupt @irq, backed by the open
- * image @fd of @size_bytes (the caller's fstat; capacity is
- * @size_bytes / 512 sectors, a partial last sector is not visible):
- * virtio_blk__create_backed() on virtio_blk__raw_backing(@fd).
- * @read_only offers VIRTIO_BLK_F_RO and fails every write request.
- * @serial (NULL for none) is the GET_ID answer, its first 20 bytes.
- * On success the device owns @fd (virtio_blk__destroy() closes it); on
- * failure the caller still does.
- * Returns the device, or NULL with @fd < 0, a NULL @m, or without memory.
- */
 struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
-				      struct irq_line irq, int fd,
-				      uint64_t size_bytes, bool read_only,
-				      const char *serial);
+				      struct irq_line irq,
+				      const struct virtio_blk_backing *bk,
+				      bool read_only, const char *serial);
 
 /*
  * virtio_blk__transport() - the device's virtio-mmio transport, owned by
@@ -133,24 +100,15 @@ struct virtio_blk *virtio_blk__create(const struct guest_mem *m,
 struct virtio_mmio *virtio_blk__transport(struct virtio_blk *blk);
 
 /*
- * virtio_blk__set_backing() - the drive now reads and writes @fd (owned
- * from now on; the old image is closed) of @size_bytes: the capacity
- * follows and the guest gets a configuration-change interrupt (virtio 1.2,
- * 5.2.4: it re-reads the capacity).  Takes the device lock, so no request
- * is half-served on the old image.  Returns 0, or -EINVAL for @fd < 0 (the
- * caller still owns it).
+ * virtio_blk__set_backing() - the drive now reads and writes the backing
+ * @bk (owned from now on; the old backing is destroyed under the device
+ * lock, so no request is half-served on it): the capacity follows and the
+ * guest gets a configuration-change interrupt (virtio 1.2, 5.2.4: it
+ * re-reads the capacity).  Returns 0, or -EINVAL for a NULL @bk or
+ * @bk->ops (nothing changes; the caller still owns @bk).
  */
-int virtio_blk__set_backing(struct virtio_blk *blk, int fd,
-			    uint64_t size_bytes);
-
-/*
- * virtio_blk__replace_backing() - as virtio_blk__set_backing() for any
- * backing @bk (owned from now on; the old backing is destroyed under the
- * lock).  Returns 0, or -EINVAL for a NULL @bk or @bk->ops (nothing
- * changes).
- */
-int virtio_blk__replace_backing(struct virtio_blk *blk,
-				const struct virtio_blk_backing *bk);
+int virtio_blk__set_backing(struct virtio_blk *blk,
+			    const struct virtio_blk_backing *bk);
 
 /*
  * virtio_blk__stats() - requests, bytes, errors and the times the rate
@@ -208,8 +166,9 @@ void virtio_blk__resume(struct virtio_blk *blk);
 
 /*
  * virtio_blk__destroy() - destroy the backing (close the image) and free
- * a device from virtio_blk__create{,_backed}() (NULL is a no-op).  It must be off the bus and
- * idle.  Writes are not flushed here: the guest flushes (FLUSH).
+ * a device from virtio_blk__create() (NULL is a no-op).  It must be off
+ * the bus and idle.  Writes are not flushed here: the guest flushes
+ * (FLUSH).
  */
 void virtio_blk__destroy(struct virtio_blk *blk);
 

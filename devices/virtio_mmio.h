@@ -6,7 +6,7 @@
  * interrupt status.  A device model (virtio_blk.c, virtio_rng.c, ...)
  * plugs in through struct virtio_dev_ops and never sees the registers; the
  * transport never sees the device's requests.  Pure: no ioctl; interrupts
- * leave through struct irq_line, guest memory through vmm/mem.h.
+ * leave through struct irq_line, guest memory through guest_mem.h.
  */
 #ifndef EMBER_DEVICES_VIRTIO_MMIO_H
 #define EMBER_DEVICES_VIRTIO_MMIO_H

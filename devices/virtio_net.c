@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "le.h"
+
 /* A frame waiting for rx buffers: header and frame, as virtio_net__rx(). */
 struct net_pending {
 	uint32_t len;
@@ -179,7 +181,7 @@ static enum net_rx_result net__deliver(struct virtio_net *n, const uint8_t *pkt,
 	memcpy(hdr, pkt, sizeof(hdr));
 	if (!net__has(n, VIRTIO_NET_F_GUEST_CSUM))
 		hdr[VIRTIO_NET_HDR_FLAGS] = 0;
-	mem__put_le16(hdr + VIRTIO_NET_HDR_NUM_BUFFERS, nbuf);
+	le__put16(hdr + VIRTIO_NET_HDR_NUM_BUFFERS, nbuf);
 	if (virtq__write(&n->first, m, 0, hdr, sizeof(hdr)) != sizeof(hdr)) {
 		virtio_mmio__needs_reset(&n->t);
 		return RX_BROKEN;
@@ -350,9 +352,8 @@ static int net__tx_one(struct virtio_net *n, const struct virtq_chain *c)
 	if (!net__hdr_ok(n, hdr, VIRTIO_NET_F_CSUM, VIRTIO_NET_F_HOST_TSO4,
 			 VIRTIO_NET_F_HOST_TSO6) ||
 	    ((hdr[VIRTIO_NET_HDR_FLAGS] & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
-	     (uint64_t)mem__get_le16(hdr + VIRTIO_NET_HDR_CSUM_START) +
-			     mem__get_le16(hdr + VIRTIO_NET_HDR_CSUM_OFFSET) +
-			     2 >
+	     (uint64_t)le__get16(hdr + VIRTIO_NET_HDR_CSUM_START) +
+			     le__get16(hdr + VIRTIO_NET_HDR_CSUM_OFFSET) + 2 >
 		     frame)) {
 		net__tx_error(n);
 		return 0;
@@ -362,7 +363,7 @@ static int net__tx_one(struct virtio_net *n, const struct virtq_chain *c)
 	 * driver's to set (5.1.6.2.1): a guest does not get to vouch for
 	 * its own checksums to the host's stack.
 	 */
-	mem__put_le16(hdr + VIRTIO_NET_HDR_NUM_BUFFERS, 0);
+	le__put16(hdr + VIRTIO_NET_HDR_NUM_BUFFERS, 0);
 	hdr[VIRTIO_NET_HDR_FLAGS] &= ~VIRTIO_NET_HDR_F_DATA_VALID;
 	n->iov[0].iov_base = hdr;
 	n->iov[0].iov_len = sizeof(hdr);
@@ -375,7 +376,7 @@ static int net__tx_one(struct virtio_net *n, const struct virtq_chain *c)
 			continue;
 		}
 		/* Checked by the walker; checked again, it is cheap. */
-		p = mem__ptr(m, s->gpa + skip, s->len - skip);
+		p = guest_mem__ptr(m, s->gpa + skip, s->len - skip);
 		if (!p) {
 			net__tx_error(n);
 			return 0;
@@ -470,8 +471,8 @@ static void virtio_net__config_read(void *opaque, uint64_t off, void *data,
 	/* Without VIRTIO_NET_F_MAC the driver picks its own: show zeroes. */
 	if (n->cfg.has_mac)
 		memcpy(cfg + VIRTIO_NET_CFG_MAC, n->cfg.mac, 6);
-	mem__put_le16(cfg + VIRTIO_NET_CFG_STATUS,
-		      n->link_up ? VIRTIO_NET_S_LINK_UP : 0);
+	le__put16(cfg + VIRTIO_NET_CFG_STATUS,
+		  n->link_up ? VIRTIO_NET_S_LINK_UP : 0);
 	avail = sizeof(cfg) - off;
 	memcpy(data, cfg + off, len < avail ? len : avail);
 }

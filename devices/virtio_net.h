@@ -34,7 +34,7 @@
  * content (a device-writable buffer, a header the negotiated features do
  * not allow, a frame over VIRTIO_NET_MAX_FRAME) is completed with length
  * 0 and counted in tx_errors.  No guest value ever makes the device
- * touch memory outside guest RAM (every buffer goes through mem__ptr()).
+ * touch memory outside guest RAM (every buffer goes through guest_mem__ptr()).
  *
  * Locking: every backend op is called with the transport lock
  * (t->dev.lock) held and must not call back into virtio_net__*(); the

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "le.h"
+
 enum conn_state {
 	CONN_FREE = 0,
 	CONN_GUEST_REQ, /* guest REQUEST, backend has not answered */
@@ -75,16 +77,16 @@ struct vsock_hdr {
 
 static void hdr__parse(struct vsock_hdr *h, const uint8_t *b)
 {
-	h->src_cid = mem__get_le64(b);
-	h->dst_cid = mem__get_le64(b + 8);
-	h->src_port = mem__get_le32(b + 16);
-	h->dst_port = mem__get_le32(b + 20);
-	h->len = mem__get_le32(b + 24);
-	h->type = mem__get_le16(b + 28);
-	h->op = mem__get_le16(b + 30);
-	h->flags = mem__get_le32(b + 32);
-	h->buf_alloc = mem__get_le32(b + 36);
-	h->fwd_cnt = mem__get_le32(b + 40);
+	h->src_cid = le__get64(b);
+	h->dst_cid = le__get64(b + 8);
+	h->src_port = le__get32(b + 16);
+	h->dst_port = le__get32(b + 20);
+	h->len = le__get32(b + 24);
+	h->type = le__get16(b + 28);
+	h->op = le__get16(b + 30);
+	h->flags = le__get32(b + 32);
+	h->buf_alloc = le__get32(b + 36);
+	h->fwd_cnt = le__get32(b + 40);
 }
 
 static bool id_eq(struct vsock_conn_id a, struct vsock_conn_id b)
@@ -237,18 +239,18 @@ static uint32_t pkt__deliver(struct virtio_vsock *v, struct vsock_pkt *p,
 	uint64_t room = c->in_bytes - VIRTIO_VSOCK_HDR_BYTES;
 	uint32_t n = p->len < room ? p->len : (uint32_t)room;
 
-	mem__put_le64(h, VIRTIO_VSOCK_CID_HOST);
-	mem__put_le64(h + 8, v->guest_cid);
-	mem__put_le32(h + 16, p->id.host_port);
-	mem__put_le32(h + 20, p->id.guest_port);
-	mem__put_le32(h + 24, n);
-	mem__put_le16(h + 28, VIRTIO_VSOCK_TYPE_STREAM);
-	mem__put_le16(h + 30, p->op);
-	mem__put_le32(h + 32, p->flags);
+	le__put64(h, VIRTIO_VSOCK_CID_HOST);
+	le__put64(h + 8, v->guest_cid);
+	le__put32(h + 16, p->id.host_port);
+	le__put32(h + 20, p->id.guest_port);
+	le__put32(h + 24, n);
+	le__put16(h + 28, VIRTIO_VSOCK_TYPE_STREAM);
+	le__put16(h + 30, p->op);
+	le__put32(h + 32, p->flags);
 	if (conn && p->op != VIRTIO_VSOCK_OP_RST) {
 		/* Credit fields are current when the guest reads them. */
-		mem__put_le32(h + 36, VIRTIO_VSOCK_BUF_ALLOC);
-		mem__put_le32(h + 40, conn->fwd_cnt);
+		le__put32(h + 36, VIRTIO_VSOCK_BUF_ALLOC);
+		le__put32(h + 40, conn->fwd_cnt);
 		conn->last_fwd_sent = conn->fwd_cnt;
 		if (p->op == VIRTIO_VSOCK_OP_CREDIT_UPDATE)
 			conn->update_queued = false;
@@ -282,7 +284,7 @@ static void vsock__post_reset(struct virtio_vsock *v)
 
 	if (!v->reset_owed || !vsock__live(t, VIRTIO_VSOCK_Q_EVENT))
 		return;
-	mem__put_le32(ev, VIRTIO_VSOCK_EVENT_TRANSPORT_RESET);
+	le__put32(ev, VIRTIO_VSOCK_EVENT_TRANSPORT_RESET);
 	while (v->reset_owed) {
 		r = virtq__pop(q, t->mem, c);
 		if (r <= 0)
@@ -694,7 +696,7 @@ struct virtio_vsock *virtio_vsock__create(const struct guest_mem *m,
 	v->guest_cid = guest_cid;
 	v->ops = ops;
 	v->backend = backend;
-	mem__put_le64(v->cfg, guest_cid);
+	le__put64(v->cfg, guest_cid);
 	if (virtio_mmio__init(&v->t, &virtio_vsock_ops, v, m, irq)) {
 		free(v);
 		return NULL;

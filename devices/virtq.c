@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "le.h"
+
 /* Ring layout (2.7.5, 2.7.6, 2.7.8): all fields little-endian. */
 #define DESC_BYTES	 16
 #define RING_HDR_BYTES	 4 /* flags, idx */
@@ -39,7 +41,7 @@ static uint64_t virtq__used_bytes(uint16_t size)
 static uint8_t *virtq__ring(const struct guest_mem *m, uint64_t gpa,
 			    uint64_t bytes, uintptr_t align)
 {
-	uint8_t *p = mem__ptr(m, gpa, bytes);
+	uint8_t *p = guest_mem__ptr(m, gpa, bytes);
 
 	if (!p || ((uintptr_t)p & (align - 1)))
 		return NULL;
@@ -62,9 +64,9 @@ int virtq__valid(const struct virtq *q, const struct guest_mem *m)
 		return -EINVAL;
 	if ((q->desc_gpa & 15) || (q->avail_gpa & 1) || (q->used_gpa & 3))
 		return -EINVAL;
-	if (!mem__ptr(m, q->desc_gpa, (uint64_t)DESC_BYTES * q->size) ||
-	    !mem__ptr(m, q->avail_gpa, virtq__avail_bytes(q->size)) ||
-	    !mem__ptr(m, q->used_gpa, virtq__used_bytes(q->size)))
+	if (!guest_mem__ptr(m, q->desc_gpa, (uint64_t)DESC_BYTES * q->size) ||
+	    !guest_mem__ptr(m, q->avail_gpa, virtq__avail_bytes(q->size)) ||
+	    !guest_mem__ptr(m, q->used_gpa, virtq__used_bytes(q->size)))
 		return -EINVAL;
 	return 0;
 }
@@ -81,10 +83,10 @@ static void virtq__desc(const uint8_t *table, uint16_t i, struct virtq_desc *d)
 {
 	const uint8_t *p = table + (size_t)i * DESC_BYTES;
 
-	d->addr = mem__get_le64(p);
-	d->len = mem__get_le32(p + 8);
-	d->flags = mem__get_le16(p + 12);
-	d->next = mem__get_le16(p + 14);
+	d->addr = le__get64(p);
+	d->len = le__get32(p + 8);
+	d->flags = le__get16(p + 12);
+	d->next = le__get16(p + 14);
 }
 
 /*
@@ -107,7 +109,7 @@ static int virtq__walk(const struct virtq *q, const struct guest_mem *m,
 	bool indirect = false, seen_write = false;
 	struct virtq_desc d;
 
-	table = mem__ptr(m, q->desc_gpa, (uint64_t)DESC_BYTES * q->size);
+	table = guest_mem__ptr(m, q->desc_gpa, (uint64_t)DESC_BYTES * q->size);
 	if (!table || i >= tsize)
 		return -EINVAL;
 	for (;;) {
@@ -119,7 +121,7 @@ static int virtq__walk(const struct virtq *q, const struct guest_mem *m,
 			if (!d.len || d.len % DESC_BYTES ||
 			    d.len > (uint32_t)DESC_BYTES * q->size)
 				return -EINVAL;
-			table = mem__ptr(m, d.addr, d.len);
+			table = guest_mem__ptr(m, d.addr, d.len);
 			if (!table)
 				return -EINVAL;
 			tsize = d.len / DESC_BYTES;
@@ -136,7 +138,7 @@ static int virtq__walk(const struct virtq *q, const struct guest_mem *m,
 		if (d.len) {
 			struct virtq_seg *s = &c->seg[c->nr_segs];
 
-			if (!mem__ptr(m, d.addr, d.len))
+			if (!guest_mem__ptr(m, d.addr, d.len))
 				return -EINVAL;
 			c->nr_segs++;
 			s->gpa = d.addr;
@@ -302,7 +304,7 @@ static uint64_t virtq__copy(const struct virtq_chain *c,
 		if (n > len - done)
 			n = len - done;
 		/* offset < s->len, so s->gpa + offset cannot wrap. */
-		p = mem__ptr(m, s->gpa + offset, n);
+		p = guest_mem__ptr(m, s->gpa + offset, n);
 		if (!p)
 			break;
 		if (write)

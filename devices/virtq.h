@@ -2,11 +2,11 @@
 /*
  * Split virtqueues, device side (virtio 1.2 spec, 2.7 "Split Virtqueues").
  * Pure: the rings live in guest RAM and are reached only through
- * vmm/mem.h, so a hostile driver can make a request fail or the device
+ * guest_mem.h, so a hostile driver can make a request fail or the device
  * need a reset, but never make ember touch memory outside guest RAM.
  *
  * Rules the walker enforces (kvmtool's weak spots, see shared STYLE.md):
- * every ring, table and buffer address goes through mem__ptr() with its
+ * every ring, table and buffer address goes through guest_mem__ptr() with its
  * whole length; a chain has at most q->size descriptors (indirect tables
  * included) and no loops; zero-length and overlong chains are refused;
  * an indirect table is not nested and sits in a descriptor without NEXT.
@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../vmm/mem.h"
+#include "guest_mem.h"
 
 #define VIRTQ_MAX_SIZE		   256 /* QueueNumMax ember offers */
 #define VIRTQ_DESC_F_NEXT	   1

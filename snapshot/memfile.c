@@ -17,7 +17,7 @@
 #include <zlib.h>
 
 #include "../devices/fileio.h"
-#include "../vmm/mem.h"
+#include "../devices/le.h"
 #include "why.h"
 
 /* Compressed header (memfile.h): magic, version, chunk, RAM, chunks. */
@@ -233,7 +233,7 @@ static long deflate_chunk(z_stream *z, const struct memfile_range *r,
 	st->pages_selected += nsel;
 	st->pages_written += nonzero;
 	if (!nonzero) {
-		mem__put_le32(out, 0);
+		le__put32(out, 0);
 		return Z_LEN_BYTES;
 	}
 	page_range(r, nr, first, &rfirst, &rend);
@@ -262,7 +262,7 @@ static long deflate_chunk(z_stream *z, const struct memfile_range *r,
 	if (zr != Z_STREAM_END)
 		return zr == Z_MEM_ERROR ? -ENOMEM : -EIO;
 	clen = z->total_out;
-	mem__put_le32(out, (uint32_t)clen);
+	le__put32(out, (uint32_t)clen);
 	return (long)(Z_LEN_BYTES + clen);
 }
 
@@ -289,10 +289,10 @@ static int write_z(int fd, const struct memfile_range *r, unsigned int nr,
 	}
 	nch = (total + MEMFILE_CHUNK - 1) / MEMFILE_CHUNK;
 	memcpy(hdr, MEMFILE_MAGIC_Z, 8);
-	mem__put_le32(hdr + Z_OFF_VERSION, Z_HDR_VERSION);
-	mem__put_le32(hdr + Z_OFF_CHUNK, MEMFILE_CHUNK);
-	mem__put_le64(hdr + Z_OFF_RAM, total);
-	mem__put_le64(hdr + Z_OFF_NR, nch);
+	le__put32(hdr + Z_OFF_VERSION, Z_HDR_VERSION);
+	le__put32(hdr + Z_OFF_CHUNK, MEMFILE_CHUNK);
+	le__put64(hdr + Z_OFF_RAM, total);
+	le__put64(hdr + Z_OFF_NR, nch);
 	ret = fileio__pwrite_all(fd, hdr, sizeof(hdr), 0);
 	if (ret)
 		goto out;
@@ -403,25 +403,25 @@ static int probe(int fd, enum memfile_form form, bool *compressed,
 			       "compressed memory file of %llu bytes: its "
 			       "header needs %u",
 			       (unsigned long long)size, Z_HDR_BYTES);
-	v = mem__get_le32(hdr + Z_OFF_VERSION);
+	v = le__get32(hdr + Z_OFF_VERSION);
 	if (v != Z_HDR_VERSION)
 		return why_set(why, whylen, -EINVAL,
 			       "compressed memory file version %u at offset "
 			       "%u, expected %u",
 			       v, Z_OFF_VERSION, Z_HDR_VERSION);
-	v = mem__get_le32(hdr + Z_OFF_CHUNK);
+	v = le__get32(hdr + Z_OFF_CHUNK);
 	if (v != MEMFILE_CHUNK)
 		return why_set(why, whylen, -EINVAL,
 			       "chunk size %u at offset %u, expected %u", v,
 			       Z_OFF_CHUNK, MEMFILE_CHUNK);
-	ram = mem__get_le64(hdr + Z_OFF_RAM);
+	ram = le__get64(hdr + Z_OFF_RAM);
 	if (!ram || ram % MEMFILE_PAGE || ram > (uint64_t)INT64_MAX)
 		return why_set(why, whylen, -EINVAL,
 			       "RAM size %llu at offset %u: not a positive "
 			       "multiple of %u",
 			       (unsigned long long)ram, Z_OFF_RAM,
 			       MEMFILE_PAGE);
-	nch = mem__get_le64(hdr + Z_OFF_NR);
+	nch = le__get64(hdr + Z_OFF_NR);
 	want = ram / MEMFILE_CHUNK + (ram % MEMFILE_CHUNK != 0);
 	if (nch != want)
 		return why_set(why, whylen, -EINVAL,
@@ -616,7 +616,7 @@ static int read_z(int fd, const struct memfile_range *r, unsigned int nr,
 		ret = pread_all(fd, lenbuf, Z_LEN_BYTES, off);
 		if (ret)
 			goto io;
-		clen = mem__get_le32(lenbuf);
+		clen = le__get32(lenbuf);
 		off += Z_LEN_BYTES;
 		if (clen > size - off) {
 			ret = why_set(why, whylen, -EINVAL,

@@ -2,7 +2,6 @@
 /* Copy-on-write disk overlays (see overlay.h). */
 #include "overlay.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +14,7 @@
 #include <zlib.h>
 
 #include "../devices/fileio.h"
+#include "../devices/le.h"
 
 /* Header field offsets (overlay.h). */
 #define H_MAGIC	       0
@@ -58,34 +58,6 @@ struct ovl_hdr {
 	uint32_t base_crc;
 	char base_path[OVERLAY_BASE_PATH_MAX + 1];
 };
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
 
 /* Clusters of @cluster_bits needed for @size bytes. */
 static uint64_t ovl__clusters(uint64_t size, unsigned int cluster_bits)
@@ -242,20 +214,20 @@ int overlay__create(const char *path, const char *base_path, char *why,
 	}
 	data_off = ovl__data_off(clusters, OVERLAY_CLUSTER_BITS);
 	memcpy(hdr + H_MAGIC, OVERLAY_MAGIC, OVERLAY_MAGIC_BYTES);
-	put_le32(hdr + H_VERSION, OVERLAY_FORMAT_VERSION);
-	put_le32(hdr + H_CLUSTER_BITS, OVERLAY_CLUSTER_BITS);
-	put_le64(hdr + H_SIZE, size);
-	put_le64(hdr + H_MAP_OFF, OVERLAY_HEADER_BYTES);
-	put_le64(hdr + H_ENTRIES, clusters);
-	put_le64(hdr + H_DATA_OFF, data_off);
-	put_le64(hdr + H_BASE_SIZE, size);
-	put_le32(hdr + H_BASE_CRC, crc);
-	put_le32(hdr + H_PATH_LEN, (uint32_t)plen);
-	put_le64(hdr + H_MTIME_SEC, (uint64_t)st.st_mtim.tv_sec);
-	put_le32(hdr + H_MTIME_NSEC, (uint32_t)st.st_mtim.tv_nsec);
-	put_le32(hdr + H_FLAGS, 0);
+	le__put32(hdr + H_VERSION, OVERLAY_FORMAT_VERSION);
+	le__put32(hdr + H_CLUSTER_BITS, OVERLAY_CLUSTER_BITS);
+	le__put64(hdr + H_SIZE, size);
+	le__put64(hdr + H_MAP_OFF, OVERLAY_HEADER_BYTES);
+	le__put64(hdr + H_ENTRIES, clusters);
+	le__put64(hdr + H_DATA_OFF, data_off);
+	le__put64(hdr + H_BASE_SIZE, size);
+	le__put32(hdr + H_BASE_CRC, crc);
+	le__put32(hdr + H_PATH_LEN, (uint32_t)plen);
+	le__put64(hdr + H_MTIME_SEC, (uint64_t)st.st_mtim.tv_sec);
+	le__put32(hdr + H_MTIME_NSEC, (uint32_t)st.st_mtim.tv_nsec);
+	le__put32(hdr + H_FLAGS, 0);
 	memcpy(hdr + H_PATH, real, plen);
-	put_le32(hdr + H_CRC, (uint32_t)crc32(0, hdr, H_CRC));
+	le__put32(hdr + H_CRC, (uint32_t)crc32(0, hdr, H_CRC));
 
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -291,9 +263,9 @@ out_real:
 static int ovl__parse_header(const uint8_t *h, uint64_t file_size,
 			     struct ovl_hdr *out, char *why, size_t whylen)
 {
-	uint32_t version = get_le32(h + H_VERSION);
-	uint32_t bits = get_le32(h + H_CLUSTER_BITS);
-	uint32_t plen = get_le32(h + H_PATH_LEN);
+	uint32_t version = le__get32(h + H_VERSION);
+	uint32_t bits = le__get32(h + H_CLUSTER_BITS);
+	uint32_t plen = le__get32(h + H_PATH_LEN);
 
 	if (memcmp(h + H_MAGIC, OVERLAY_MAGIC, OVERLAY_MAGIC_BYTES)) {
 		snprintf(why, whylen, "not an overlay (no magic)");
@@ -304,7 +276,7 @@ static int ovl__parse_header(const uint8_t *h, uint64_t file_size,
 			 version, OVERLAY_FORMAT_VERSION);
 		return -EPROTONOSUPPORT;
 	}
-	if (get_le32(h + H_CRC) != (uint32_t)crc32(0, h, H_CRC)) {
+	if (le__get32(h + H_CRC) != (uint32_t)crc32(0, h, H_CRC)) {
 		snprintf(why, whylen, "corrupt header (CRC)");
 		return -EINVAL;
 	}
@@ -315,7 +287,7 @@ static int ovl__parse_header(const uint8_t *h, uint64_t file_size,
 		return -EINVAL;
 	}
 	out->cluster_bits = bits;
-	out->size = get_le64(h + H_SIZE);
+	out->size = le__get64(h + H_SIZE);
 	if (!out->size || out->size > (uint64_t)INT64_MAX) {
 		snprintf(why, whylen, "corrupt header (disk size %llu)",
 			 (unsigned long long)out->size);
@@ -323,25 +295,25 @@ static int ovl__parse_header(const uint8_t *h, uint64_t file_size,
 	}
 	out->clusters = ovl__clusters(out->size, bits);
 	if (out->clusters > OVERLAY_MAP_MAX_ENTRIES ||
-	    get_le64(h + H_ENTRIES) != out->clusters) {
+	    le__get64(h + H_ENTRIES) != out->clusters) {
 		snprintf(why, whylen, "corrupt header (map entries %llu)",
-			 (unsigned long long)get_le64(h + H_ENTRIES));
+			 (unsigned long long)le__get64(h + H_ENTRIES));
 		return -EINVAL;
 	}
 	out->data_off = ovl__data_off(out->clusters, bits);
-	if (get_le64(h + H_MAP_OFF) != OVERLAY_HEADER_BYTES ||
-	    get_le64(h + H_DATA_OFF) != out->data_off) {
+	if (le__get64(h + H_MAP_OFF) != OVERLAY_HEADER_BYTES ||
+	    le__get64(h + H_DATA_OFF) != out->data_off) {
 		snprintf(why, whylen, "corrupt header (map or data offset)");
 		return -EINVAL;
 	}
-	if (get_le64(h + H_BASE_SIZE) != out->size) {
+	if (le__get64(h + H_BASE_SIZE) != out->size) {
 		snprintf(why, whylen, "corrupt header (base size %llu)",
-			 (unsigned long long)get_le64(h + H_BASE_SIZE));
+			 (unsigned long long)le__get64(h + H_BASE_SIZE));
 		return -EINVAL;
 	}
-	if (get_le32(h + H_FLAGS)) {
+	if (le__get32(h + H_FLAGS)) {
 		snprintf(why, whylen, "unknown overlay flags 0x%x",
-			 get_le32(h + H_FLAGS));
+			 le__get32(h + H_FLAGS));
 		return -EINVAL;
 	}
 	if (!plen || plen > OVERLAY_BASE_PATH_MAX ||
@@ -351,7 +323,7 @@ static int ovl__parse_header(const uint8_t *h, uint64_t file_size,
 	}
 	memcpy(out->base_path, h + H_PATH, plen);
 	out->base_path[plen] = 0;
-	out->base_crc = get_le32(h + H_BASE_CRC);
+	out->base_crc = le__get32(h + H_BASE_CRC);
 	if (file_size < out->data_off) {
 		snprintf(why, whylen,
 			 "truncated (%llu bytes, the map ends at %llu)",
@@ -395,7 +367,7 @@ static int ovl__load_map(struct overlay *o, uint64_t file_size, uint8_t **raw,
 		return ret;
 	}
 	for (i = 0; i < o->clusters; i++) {
-		uint64_t e = get_le64(*raw + i * 8);
+		uint64_t e = le__get64(*raw + i * 8);
 
 		if (e && ((e & mask) || e < o->data_off)) {
 			snprintf(why, whylen,
@@ -461,7 +433,7 @@ static int ovl__clear_dropped(struct overlay *o, const uint8_t *raw, char *why,
 	if (!o->dropped || o->read_only)
 		return 0;
 	for (i = 0; i < o->clusters; i++) {
-		if (o->map[i] || !get_le64(raw + i * 8))
+		if (o->map[i] || !le__get64(raw + i * 8))
 			continue;
 		ret = fileio__pwrite_all(o->fd, zero, 8, o->map_off + i * 8);
 		if (ret)
@@ -708,7 +680,7 @@ static int ovl__alloc(struct overlay *o, uint64_t ci, const uint8_t *src,
 	ret = fileio__pwrite_all(o->fd, data, o->cluster_bytes, at);
 	if (ret)
 		return ret;
-	put_le64(le, at);
+	le__put64(le, at);
 	ret = fileio__pwrite_all(o->fd, le, sizeof(le), o->map_off + ci * 8);
 	if (ret)
 		return ret;

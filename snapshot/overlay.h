@@ -3,8 +3,9 @@
  * Copy-on-write disk overlays: one read-only raw base image shared by many
  * sandboxes, each writing only its own clusters into its overlay file.
  * Pure file code (pread, pwrite, fdatasync, flock): no KVM, no guest
- * memory.  devices/virtio_blk.c serves a drive from one; vmm/dev/blk.c
- * opens one when a drive's file starts with OVERLAY_MAGIC.
+ * memory.  vmm/dev/blk.c opens one when a drive's file starts with
+ * OVERLAY_MAGIC, and vmm/dev/blk_backing.c makes it the backing of a
+ * virtio-blk device, which never sees the format.
  *
  * Layout, all integers little-endian:
  *

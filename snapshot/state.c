@@ -18,7 +18,7 @@
 #include <zlib.h>
 
 #include "../devices/fileio.h"
-#include "../vmm/mem.h"
+#include "../devices/le.h"
 #include "why.h"
 
 /* Header field offsets (state.h). */
@@ -107,7 +107,7 @@ static void buf_close_section(struct snap_buf *b)
 {
 	if (!b->sec_len_off || b->err)
 		return;
-	mem__put_le64(b->data + b->sec_len_off, b->len - (b->sec_len_off + 8));
+	le__put64(b->data + b->sec_len_off, b->len - (b->sec_len_off + 8));
 	b->sec_len_off = 0;
 }
 
@@ -125,7 +125,7 @@ static bool buf_has_section(const struct snap_buf *b, const char *name,
 		if (l == nl && !memcmp(b->data + off + 1, name, nl))
 			return true;
 		off += 1 + l + 4;
-		off += 8 + (size_t)mem__get_le64(b->data + off);
+		off += 8 + (size_t)le__get64(b->data + off);
 	}
 	return false;
 }
@@ -159,8 +159,8 @@ void snap_buf__section(struct snap_buf *b, const char *name, uint32_t version)
 		return;
 	p[0] = (uint8_t)nl;
 	memcpy(p + 1, name, nl);
-	mem__put_le32(p + 1 + nl, version);
-	mem__put_le64(p + 1 + nl + 4, 0);
+	le__put32(p + 1 + nl, version);
+	le__put64(p + 1 + nl + 4, 0);
 	b->sec_len_off = (size_t)(p + 1 + nl + 4 - b->data);
 	b->nr_sections++;
 }
@@ -190,7 +190,7 @@ void snap_buf__u16(struct snap_buf *b, uint16_t v)
 	uint8_t *p = buf_value(b, 2);
 
 	if (p)
-		mem__put_le16(p, v);
+		le__put16(p, v);
 }
 
 void snap_buf__u32(struct snap_buf *b, uint32_t v)
@@ -198,7 +198,7 @@ void snap_buf__u32(struct snap_buf *b, uint32_t v)
 	uint8_t *p = buf_value(b, 4);
 
 	if (p)
-		mem__put_le32(p, v);
+		le__put32(p, v);
 }
 
 void snap_buf__u64(struct snap_buf *b, uint64_t v)
@@ -206,7 +206,7 @@ void snap_buf__u64(struct snap_buf *b, uint64_t v)
 	uint8_t *p = buf_value(b, 8);
 
 	if (p)
-		mem__put_le64(p, v);
+		le__put64(p, v);
 }
 
 void snap_buf__bytes(struct snap_buf *b, const void *p, size_t n)
@@ -242,12 +242,12 @@ int snap_buf__finish(struct snap_buf *b)
 	if (!p)
 		return b->err;
 	memcpy(b->data + HDR_MAGIC, SNAP_MAGIC, 8);
-	mem__put_le32(b->data + HDR_VERSION, SNAP_FORMAT_VERSION);
-	mem__put_le32(b->data + HDR_ARCH, SNAP_ARCH_X86_64);
-	mem__put_le64(b->data + HDR_SIZE, b->len);
-	mem__put_le32(b->data + HDR_NR, b->nr_sections);
-	mem__put_le32(b->data + HDR_RESERVED, 0);
-	mem__put_le32(p, crc_of(b->data, b->len - CRC_BYTES));
+	le__put32(b->data + HDR_VERSION, SNAP_FORMAT_VERSION);
+	le__put32(b->data + HDR_ARCH, SNAP_ARCH_X86_64);
+	le__put64(b->data + HDR_SIZE, b->len);
+	le__put32(b->data + HDR_NR, b->nr_sections);
+	le__put32(b->data + HDR_RESERVED, 0);
+	le__put32(p, crc_of(b->data, b->len - CRC_BYTES));
 	return 0;
 }
 
@@ -321,37 +321,37 @@ int snap_state__parse(struct snap_state *s, const void *data, size_t len,
 		return why_set(why, whylen, -EINVAL,
 			       "bad magic at offset 0: not an ember state "
 			       "file");
-	version = mem__get_le32(d + HDR_VERSION);
+	version = le__get32(d + HDR_VERSION);
 	if (version != SNAP_FORMAT_VERSION)
 		return why_set(why, whylen, -EPROTONOSUPPORT,
 			       "format version %u at offset %u, this ember "
 			       "reads version %u",
 			       version, HDR_VERSION, SNAP_FORMAT_VERSION);
-	arch = mem__get_le32(d + HDR_ARCH);
+	arch = le__get32(d + HDR_ARCH);
 	if (arch != SNAP_ARCH_X86_64)
 		return why_set(why, whylen, -ENOEXEC,
 			       "architecture %u at offset %u, this ember "
 			       "runs %u (x86_64)",
 			       arch, HDR_ARCH, SNAP_ARCH_X86_64);
-	size = mem__get_le64(d + HDR_SIZE);
+	size = le__get64(d + HDR_SIZE);
 	if (size != len)
 		return why_set(why, whylen, -EINVAL,
 			       "size field at offset %u says %llu bytes, "
 			       "the file has %zu (truncated or extended)",
 			       HDR_SIZE, (unsigned long long)size, len);
 	end = len - CRC_BYTES;
-	crc = mem__get_le32(d + end);
+	crc = le__get32(d + end);
 	want = crc_of(d, end);
 	if (crc != want)
 		return why_set(why, whylen, -EINVAL,
 			       "CRC mismatch: 0x%08x stored at offset %zu, "
 			       "0x%08x computed (the file is corrupt)",
 			       crc, end, want);
-	if (mem__get_le32(d + HDR_RESERVED))
+	if (le__get32(d + HDR_RESERVED))
 		return why_set(why, whylen, -EINVAL,
 			       "reserved header field at offset %u is not 0",
 			       HDR_RESERVED);
-	nr = mem__get_le32(d + HDR_NR);
+	nr = le__get32(d + HDR_NR);
 	/* Each section takes at least SEC_FIXED + 1 bytes. */
 	if (nr > (end - SNAP_HEADER_BYTES) / (SEC_FIXED + 1))
 		return why_set(why, whylen, -EINVAL,
@@ -404,7 +404,7 @@ int snap_state__parse(struct snap_state *s, const void *data, size_t len,
 			}
 		}
 		names[i] = d + off;
-		plen = mem__get_le64(d + off + 1 + nl + 4);
+		plen = le__get64(d + off + 1 + nl + 4);
 		left -= SEC_FIXED + nl;
 		if (plen > left) {
 			ret = why_set(why, whylen, -EINVAL,
@@ -455,8 +455,8 @@ int snap_state__next(const struct snap_state *s, size_t *iter,
 	memcpy(name, s->data + off + 1, nl);
 	name[nl] = '\0';
 	memset(c, 0, sizeof(*c));
-	c->version = mem__get_le32(s->data + off + 1 + nl);
-	plen = mem__get_le64(s->data + off + 1 + nl + 4);
+	c->version = le__get32(s->data + off + 1 + nl);
+	plen = le__get64(s->data + off + 1 + nl + 4);
 	c->p = s->data + off + SEC_FIXED + nl;
 	c->len = (size_t)plen;
 	*iter = off + SEC_FIXED + nl + (size_t)plen;
@@ -507,21 +507,21 @@ uint16_t snap_cur__u16(struct snap_cur *c)
 {
 	const uint8_t *p = cur_take(c, 2);
 
-	return p ? mem__get_le16(p) : 0;
+	return p ? le__get16(p) : 0;
 }
 
 uint32_t snap_cur__u32(struct snap_cur *c)
 {
 	const uint8_t *p = cur_take(c, 4);
 
-	return p ? mem__get_le32(p) : 0;
+	return p ? le__get32(p) : 0;
 }
 
 uint64_t snap_cur__u64(struct snap_cur *c)
 {
 	const uint8_t *p = cur_take(c, 8);
 
-	return p ? mem__get_le64(p) : 0;
+	return p ? le__get64(p) : 0;
 }
 
 void snap_cur__bytes(struct snap_cur *c, void *dst, size_t n)

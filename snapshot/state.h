@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
+ * snapshot/: pure file formats: the state file (this header), the memory
+ * file (memfile.h) and the copy-on-write disk overlay (overlay.h).  A
+ * file here includes libc, zlib and the ground of devices/ (le.h,
+ * fileio.h): never vmm/ or a device model, never <linux/kvm.h>, no ioctl.
+ * The formats know nothing of what they carry; vmm/persist/ and vmm/dev/
+ * put the VM into them.
+ *
  * The snapshot state file: everything of a VM but its RAM and disks, as
  * named, versioned sections behind a header and before a CRC.  Pure: no
- * ioctl, no knowledge of what a section holds (vmm/persist.c asks each
+ * ioctl, no knowledge of what a section holds (vmm/persist/ asks each
  * part of the VM for its section; a device's section is written by its
  * class in vmm/dev/).
  *

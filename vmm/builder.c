@@ -216,7 +216,7 @@ static int builder__load_images(struct vm *vm, struct builder_boot *b)
 			goto out;
 		}
 		/* One copy, from the file straight into guest RAM. */
-		idst = mem__ptr(&vm->mem, b->zp.initrd_gpa, isize);
+		idst = guest_mem__ptr(&vm->mem, b->zp.initrd_gpa, isize);
 		ret = idst ? fileio__pread_all(ifd, idst, isize, 0) : -EFAULT;
 		if (ret) {
 			log_error("initrd %s: read: %s", cfg->initrd_path,

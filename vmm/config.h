@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../boot/layout.h"
+#include "../devices/rate_limiter.h" /* struct rate_limiter_config */
 
 enum console_kind { CONSOLE_STDIO = 0, CONSOLE_NONE, CONSOLE_FILE };
 enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
@@ -25,24 +26,6 @@ enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
 
 #define CONFIG_MAX_DRIVES 8
 #define CONFIG_MAX_NETS	  4
-
-/*
- * One token bucket of a rate limiter, Firecracker's TokenBucket: @size
- * tokens (bytes for bandwidth, requests or frames for ops) refilled in
- * full every @refill_time_ms milliseconds, plus @one_time_burst tokens
- * that are spent first and never refill.  @size 0 or @refill_time_ms 0:
- * no limit (the bucket is off).
- */
-struct token_bucket_config {
-	uint64_t size;
-	uint64_t one_time_burst;
-	uint64_t refill_time_ms;
-};
-
-/* A rate limiter: a bandwidth and an operations bucket, either may be off. */
-struct rate_limiter_config {
-	struct token_bucket_config bandwidth, ops;
-};
 
 /* One virtio-blk drive (--drive path=FILE[,ro][,root][,id=NAME]). */
 struct drive_config {

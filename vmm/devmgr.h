@@ -7,8 +7,8 @@
  * every class: the next slot's MMIO range and GSI (boot/layout.h), the
  * irqfd the device raises, one ioeventfd per queue delivered to the event
  * thread.  Classes (struct devmgr_class) are registered in one place,
- * vmm/dev/classes.c; the snapshot code will save and restore each device
- * through its class's ops.
+ * vmm/dev/classes.c; the snapshot code (vmm/persist/dev_state.c) saves
+ * and restores each device through its class's ops.
  */
 #ifndef EMBER_VMM_DEVMGR_H
 #define EMBER_VMM_DEVMGR_H
@@ -55,7 +55,7 @@ struct devmgr_class {
 	 */
 	void (*ctrl_alt_del)(void *dev);
 	/*
-	 * Snapshots (vmm/persist.c).  save() writes the device's own state,
+	 * Snapshots (vmm/persist/).  save() writes the device's own state,
 	 * beyond its virtio transport (the manager saves that), into the
 	 * open section of @b, while the VM is paused; @version is the
 	 * section version it writes.  restore() reads it back into a device

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Guest RAM mapping and the checked gpa -> hva helper (see mem.h). */
+/* Creating and freeing guest RAM (see mem.h). */
 #include "mem.h"
 
 #include <errno.h>
@@ -16,10 +16,10 @@ static void mem__layout(struct guest_mem *m, uint8_t *base, uint64_t bytes)
 		bytes < LAYOUT_MMIO_GAP_START ? bytes : LAYOUT_MMIO_GAP_START;
 
 	m->region[0] =
-		(struct mem_region){ .gpa = 0, .size = low, .hva = base };
+		(struct guest_mem_region){ .gpa = 0, .size = low, .hva = base };
 	m->nr_regions = 1;
 	if (bytes > low) {
-		m->region[1] = (struct mem_region){
+		m->region[1] = (struct guest_mem_region){
 			.gpa = LAYOUT_MMIO_GAP_END,
 			.size = bytes - low,
 			.hva = base + low,
@@ -76,47 +76,4 @@ void mem__destroy(struct guest_mem *m)
 	if (m->owned && m->map)
 		munmap(m->map, m->map_bytes);
 	memset(m, 0, sizeof(*m));
-}
-
-void *mem__ptr(const struct guest_mem *m, uint64_t gpa, uint64_t len)
-{
-	unsigned int i;
-
-	for (i = 0; i < m->nr_regions; i++) {
-		const struct mem_region *r = &m->region[i];
-
-		if (gpa < r->gpa)
-			continue;
-		/* Written so that no sum can overflow. */
-		if (gpa - r->gpa > r->size || len > r->size - (gpa - r->gpa))
-			continue;
-		return r->hva + (gpa - r->gpa);
-	}
-	return NULL;
-}
-
-int mem__read(const struct guest_mem *m, uint64_t gpa, void *dst, uint64_t len)
-{
-	const void *src = mem__ptr(m, gpa, len);
-
-	if (!src)
-		return -EFAULT;
-	memcpy(dst, src, len);
-	return 0;
-}
-
-int mem__write(const struct guest_mem *m, uint64_t gpa, const void *src,
-	       uint64_t len)
-{
-	void *dst = mem__ptr(m, gpa, len);
-
-	if (!dst)
-		return -EFAULT;
-	memcpy(dst, src, len);
-	return 0;
-}
-
-uint64_t mem__low_ram_end(const struct guest_mem *m)
-{
-	return m->nr_regions ? m->region[0].size : 0;
 }

@@ -14,7 +14,6 @@
 
 #include "../boot/cpu_tables.h"
 #include "../boot/layout.h"
-#include "../devices/serial.h"
 #include "bus.h"
 #include "cpuid.h"
 #include "seccomp/seccomp.h"
@@ -329,6 +328,26 @@ static void vcpu__mmio(struct vcpu *v)
 			  run->mmio.phys_addr);
 }
 
+/*
+ * An instruction the PVM host could not emulate: ember's fallback
+ * (pvm/pvm.h), and the registers after the failure it reported.
+ */
+static int vcpu__pvm_emulate(struct vcpu *v)
+{
+	const struct pvm_vcpu pv = {
+		.fd = v->fd,
+		.id = v->id,
+		.mem = v->ctx->mem,
+		.xstate = v->ctx->xstate,
+	};
+	bool dump;
+	int ret = pvm__emulate(&pv, &dump);
+
+	if (ret && dump)
+		vcpu__dump(v);
+	return ret;
+}
+
 /* Returns 0 to go on, non-zero when this vCPU stops (reported). */
 static int vcpu__handle_exit(struct vcpu *v)
 {
@@ -346,10 +365,10 @@ static int vcpu__handle_exit(struct vcpu *v)
 	case KVM_EXIT_INTERNAL_ERROR:
 		vcpu__count(v, EXIT_EMULATED);
 		if (run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION &&
-		    v->ctx->pvm && pvm__emulate(v) == 0)
-			return 0;
-		if (run->internal.suberror != KVM_INTERNAL_ERROR_EMULATION ||
-		    !v->ctx->pvm) {
+		    v->ctx->pvm) {
+			if (vcpu__pvm_emulate(v) == 0)
+				return 0;
+		} else {
 			log_error("vCPU %u: KVM internal error, suberror %u",
 				  v->id, run->internal.suberror);
 			vcpu__dump(v);

@@ -17,6 +17,7 @@
 #include "boot/kernel.h"
 #include "boot/layout.h"
 #include "boot/zeropage.h"
+#include "devices/le.h"
 #include "vmm/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -39,13 +40,13 @@ static size_t make_bzimage(const uint8_t *data, size_t size)
 	if (size < HDR(xloadflags) + 2)
 		return 0;
 	memcpy(bz, data, size);
-	mem__put_le16(bz + HDR(boot_flag), 0xaa55);
-	mem__put_le32(bz + HDR(header), 0x53726448);
-	version = mem__get_le16(bz + HDR(version));
+	le__put16(bz + HDR(boot_flag), 0xaa55);
+	le__put32(bz + HDR(header), 0x53726448);
+	version = le__get16(bz + HDR(version));
 	if (version < 0x020c)
-		mem__put_le16(bz + HDR(version), 0x020c);
-	mem__put_le16(bz + HDR(xloadflags),
-		      mem__get_le16(bz + HDR(xloadflags)) | XLF_KERNEL_64);
+		le__put16(bz + HDR(version), 0x020c);
+	le__put16(bz + HDR(xloadflags),
+		  le__get16(bz + HDR(xloadflags)) | XLF_KERNEL_64);
 	return size;
 }
 

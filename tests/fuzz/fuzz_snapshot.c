@@ -28,7 +28,7 @@
 
 #include "snapshot/memfile.h"
 #include "snapshot/state.h"
-#include "vmm/mem.h"
+#include "devices/le.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -106,12 +106,12 @@ static void fuzz_state(const uint8_t *d, size_t size, bool fix)
 	if (fix && size >= SNAP_HEADER_BYTES + 4 && size <= sizeof(copy)) {
 		memcpy(copy, d, size);
 		memcpy(copy, SNAP_MAGIC, 8);
-		mem__put_le32(copy + 8, SNAP_FORMAT_VERSION);
-		mem__put_le32(copy + 12, SNAP_ARCH_X86_64);
-		mem__put_le64(copy + 16, size);
-		mem__put_le32(copy + size - 4,
-			      (uint32_t)crc32(crc32(0, Z_NULL, 0), copy,
-					      (uInt)(size - 4)));
+		le__put32(copy + 8, SNAP_FORMAT_VERSION);
+		le__put32(copy + 12, SNAP_ARCH_X86_64);
+		le__put64(copy + 16, size);
+		le__put32(copy + size - 4,
+			  (uint32_t)crc32(crc32(0, Z_NULL, 0), copy,
+					  (uInt)(size - 4)));
 		in = copy;
 	}
 	if (snap_state__parse(&s, in, size, why, sizeof(why))) {
@@ -155,10 +155,10 @@ static void fuzz_memfile(const uint8_t *d, size_t size, bool fix, bool sel)
 		abort();
 	if (fix && size >= sizeof(hdr)) {
 		memcpy(hdr, MEMFILE_MAGIC_Z, 8);
-		mem__put_le32(hdr + 8, 1);
-		mem__put_le32(hdr + 12, MEMFILE_CHUNK);
-		mem__put_le64(hdr + 16, (uint64_t)RAM_PAGES * MEMFILE_PAGE);
-		mem__put_le64(hdr + 24, 2);
+		le__put32(hdr + 8, 1);
+		le__put32(hdr + 12, MEMFILE_CHUNK);
+		le__put64(hdr + 16, (uint64_t)RAM_PAGES * MEMFILE_PAGE);
+		le__put64(hdr + 24, 2);
 		if (pwrite(mfd, hdr, sizeof(hdr), 0) != sizeof(hdr))
 			abort();
 	}

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "devices/virtio_mmio.h"
-#include "vmm/mem.h"
+#include "devices/le.h"
 
 #define REG_DEV_FEATURES     0x010
 #define REG_DEV_FEATURES_SEL 0x014
@@ -40,13 +40,13 @@ static inline uint32_t fuzz_virtio__rd(struct virtio_mmio *t, uint64_t off)
 	uint32_t v = 0;
 
 	t->dev.ops->read(&t->dev, off, &v, 4);
-	return mem__get_le32(&v);
+	return le__get32(&v);
 }
 
 static inline void fuzz_virtio__wr(struct virtio_mmio *t, uint64_t off,
 				   uint32_t v)
 {
-	mem__put_le32(&v, v);
+	le__put32(&v, v);
 	t->dev.ops->write(&t->dev, off, &v, 4);
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "devices/virtio_blk.h"
+#include "vmm/dev/blk_backing.h"
 #include "vmm/mem.h"
 #include "fuzz_virtio.h"
 
@@ -102,6 +103,7 @@ static void fuzz_setup(void)
 {
 	char path[] = "/tmp/ember-fuzz-blk-XXXXXX";
 	struct irq_line irq = { .set = fuzz_virtio__irq };
+	struct virtio_blk_backing bk;
 	int fd;
 
 	if (mem__wrap(&mem, ram, sizeof(ram)))
@@ -112,7 +114,8 @@ static void fuzz_setup(void)
 	unlink(path);
 	if (ftruncate(fd, FUZZ_DISK_BYTES))
 		abort();
-	blk = virtio_blk__create(&mem, irq, fd, FUZZ_DISK_BYTES, false, "fuzz");
+	bk = blk_backing__raw(fd, FUZZ_DISK_BYTES);
+	blk = virtio_blk__create(&mem, irq, &bk, false, "fuzz");
 	if (!blk)
 		abort();
 	t = virtio_blk__transport(blk);

@@ -254,27 +254,27 @@ static void test_mem_wrap_ptr(void **state)
 	assert_int_equal(mem__wrap(&m, buf, 0x10000), 0);
 	assert_int_equal(m.nr_regions, 1);
 	assert_int_equal(m.ram_bytes, 0x10000);
-	assert_int_equal(mem__low_ram_end(&m), 0x10000);
-	assert_ptr_equal(mem__ptr(&m, 0, 1), buf);
-	assert_ptr_equal(mem__ptr(&m, 0x100, 0x10), buf + 0x100);
-	assert_ptr_equal(mem__ptr(&m, 0, 0x10000), buf);
-	assert_ptr_equal(mem__ptr(&m, 0xfffc, 4), buf + 0xfffc);
+	assert_int_equal(guest_mem__low_ram_end(&m), 0x10000);
+	assert_ptr_equal(guest_mem__ptr(&m, 0, 1), buf);
+	assert_ptr_equal(guest_mem__ptr(&m, 0x100, 0x10), buf + 0x100);
+	assert_ptr_equal(guest_mem__ptr(&m, 0, 0x10000), buf);
+	assert_ptr_equal(guest_mem__ptr(&m, 0xfffc, 4), buf + 0xfffc);
 	/* Exactly at the end with len 0 is accepted; one more is not. */
-	assert_ptr_equal(mem__ptr(&m, 0x10000, 0), buf + 0x10000);
-	assert_null(mem__ptr(&m, 0x10000, 1));
-	assert_null(mem__ptr(&m, 0x10001, 0));
+	assert_ptr_equal(guest_mem__ptr(&m, 0x10000, 0), buf + 0x10000);
+	assert_null(guest_mem__ptr(&m, 0x10000, 1));
+	assert_null(guest_mem__ptr(&m, 0x10001, 0));
 	/* Crossing the end. */
-	assert_null(mem__ptr(&m, 0xfffd, 4));
-	assert_null(mem__ptr(&m, 0, 0x10001));
+	assert_null(guest_mem__ptr(&m, 0xfffd, 4));
+	assert_null(guest_mem__ptr(&m, 0, 0x10001));
 	/* Overflowing sums. */
-	assert_null(mem__ptr(&m, UINT64_MAX - 1, 4));
-	assert_null(mem__ptr(&m, 0x100, UINT64_MAX));
-	assert_null(mem__ptr(&m, 0x100, UINT64_MAX - 0xff));
-	assert_null(mem__ptr(&m, UINT64_MAX, 0));
+	assert_null(guest_mem__ptr(&m, UINT64_MAX - 1, 4));
+	assert_null(guest_mem__ptr(&m, 0x100, UINT64_MAX));
+	assert_null(guest_mem__ptr(&m, 0x100, UINT64_MAX - 0xff));
+	assert_null(guest_mem__ptr(&m, UINT64_MAX, 0));
 
 	mem__destroy(&m); /* must not free buf */
 	assert_int_equal(m.nr_regions, 0);
-	assert_null(mem__ptr(&m, 0, 1));
+	assert_null(guest_mem__ptr(&m, 0, 1));
 	buf[0] = 1;
 	free(buf);
 }
@@ -291,7 +291,7 @@ static void test_mem_wrap_errors(void **state)
 			 -EINVAL);
 	memset(&m, 0, sizeof(m));
 	mem__destroy(&m); /* safe on a zeroed m */
-	assert_int_equal(mem__low_ram_end(&m), 0);
+	assert_int_equal(guest_mem__low_ram_end(&m), 0);
 }
 
 static void test_mem_create_sizes(void **state)
@@ -312,17 +312,18 @@ static void test_mem_create_sizes(void **state)
 	assert_int_equal(m.ram_bytes, LAYOUT_RAM_MIN);
 	assert_int_equal(m.region[0].gpa, 0);
 	assert_int_equal(m.region[0].size, LAYOUT_RAM_MIN);
-	assert_int_equal(mem__low_ram_end(&m), LAYOUT_RAM_MIN);
+	assert_int_equal(guest_mem__low_ram_end(&m), LAYOUT_RAM_MIN);
 	/* Zero-filled. */
-	assert_int_equal(*(uint8_t *)mem__ptr(&m, LAYOUT_RAM_MIN - 1, 1), 0);
-	assert_null(mem__ptr(&m, LAYOUT_RAM_MIN, 1));
+	assert_int_equal(*(uint8_t *)guest_mem__ptr(&m, LAYOUT_RAM_MIN - 1, 1),
+			 0);
+	assert_null(guest_mem__ptr(&m, LAYOUT_RAM_MIN, 1));
 	mem__destroy(&m);
 	assert_null(m.map);
 
 	/* Exactly the low region: still one region. */
 	assert_int_equal(mem__create(&m, LAYOUT_MMIO_GAP_START), 0);
 	assert_int_equal(m.nr_regions, 1);
-	assert_null(mem__ptr(&m, LAYOUT_MMIO_GAP_END, 0));
+	assert_null(guest_mem__ptr(&m, LAYOUT_MMIO_GAP_END, 0));
 	mem__destroy(&m);
 }
 
@@ -344,30 +345,32 @@ static void test_mem_create_two_regions(void **state)
 	assert_int_equal(m.region[1].gpa, LAYOUT_MMIO_GAP_END);
 	assert_int_equal(m.region[1].gpa, 4 * LAYOUT_GiB);
 	assert_int_equal(m.region[1].size, ram - low);
-	assert_int_equal(mem__low_ram_end(&m), low);
+	assert_int_equal(guest_mem__low_ram_end(&m), low);
 
-	assert_ptr_equal(mem__ptr(&m, low - 4, 4), base + low - 4);
-	assert_ptr_equal(mem__ptr(&m, low, 0), base + low);
-	assert_null(mem__ptr(&m, low - 2, 4));
+	assert_ptr_equal(guest_mem__ptr(&m, low - 4, 4), base + low - 4);
+	assert_ptr_equal(guest_mem__ptr(&m, low, 0), base + low);
+	assert_null(guest_mem__ptr(&m, low - 2, 4));
 	/* The MMIO gap. */
-	assert_null(mem__ptr(&m, low, 1));
-	assert_null(mem__ptr(&m, LAYOUT_IOAPIC_GPA, 4));
-	assert_null(mem__ptr(&m, LAYOUT_MMIO_GAP_END - 1, 1));
-	assert_null(mem__ptr(&m, LAYOUT_MMIO_GAP_END - 1, 2));
+	assert_null(guest_mem__ptr(&m, low, 1));
+	assert_null(guest_mem__ptr(&m, LAYOUT_IOAPIC_GPA, 4));
+	assert_null(guest_mem__ptr(&m, LAYOUT_MMIO_GAP_END - 1, 1));
+	assert_null(guest_mem__ptr(&m, LAYOUT_MMIO_GAP_END - 1, 2));
 	/* The high region maps right after the low one in the host. */
-	p = mem__ptr(&m, LAYOUT_MMIO_GAP_END, 8);
+	p = guest_mem__ptr(&m, LAYOUT_MMIO_GAP_END, 8);
 	assert_ptr_equal(p, base + low);
-	assert_ptr_equal(mem__ptr(&m, high_end - 8, 8), base + ram - 8);
-	assert_ptr_equal(mem__ptr(&m, high_end, 0), base + ram);
-	assert_null(mem__ptr(&m, high_end - 4, 8));
-	assert_null(mem__ptr(&m, high_end, 1));
-	assert_null(mem__ptr(&m, UINT64_MAX - 1, 4));
+	assert_ptr_equal(guest_mem__ptr(&m, high_end - 8, 8), base + ram - 8);
+	assert_ptr_equal(guest_mem__ptr(&m, high_end, 0), base + ram);
+	assert_null(guest_mem__ptr(&m, high_end - 4, 8));
+	assert_null(guest_mem__ptr(&m, high_end, 1));
+	assert_null(guest_mem__ptr(&m, UINT64_MAX - 1, 4));
 	/* A range from low RAM over the gap into high RAM. */
-	assert_null(mem__ptr(&m, low - 8, LAYOUT_MMIO_GAP_END - low + 16));
+	assert_null(
+		guest_mem__ptr(&m, low - 8, LAYOUT_MMIO_GAP_END - low + 16));
 
 	/* Reads and writes in the high region land there. */
-	assert_int_equal(mem__write(&m, LAYOUT_MMIO_GAP_END + 0x10, "ember", 5),
-			 0);
+	assert_int_equal(
+		guest_mem__write(&m, LAYOUT_MMIO_GAP_END + 0x10, "ember", 5),
+		0);
 	assert_memory_equal(base + low + 0x10, "ember", 5);
 	mem__destroy(&m);
 	assert_int_equal(m.nr_regions, 0);
@@ -383,25 +386,25 @@ static void test_mem_read_write(void **state)
 	assert_non_null(ram);
 	assert_int_equal(mem__wrap(&m, ram, 0x2000), 0);
 	memcpy(buf, "0123456789abcdef", 16);
-	assert_int_equal(mem__write(&m, 0x1ff0, buf, 16), 0);
+	assert_int_equal(guest_mem__write(&m, 0x1ff0, buf, 16), 0);
 	assert_memory_equal(ram + 0x1ff0, buf, 16);
 	memset(buf, 0, sizeof(buf));
-	assert_int_equal(mem__read(&m, 0x1ff8, buf, 8), 0);
+	assert_int_equal(guest_mem__read(&m, 0x1ff8, buf, 8), 0);
 	assert_memory_equal(buf, "89abcdef", 8);
 
 	/* Out of range: -EFAULT, nothing copied either way. */
 	memset(buf, 0x5a, sizeof(buf));
 	memcpy(want, buf, sizeof(want));
-	assert_int_equal(mem__read(&m, 0x1ff8, buf, 9), -EFAULT);
+	assert_int_equal(guest_mem__read(&m, 0x1ff8, buf, 9), -EFAULT);
 	assert_memory_equal(buf, want, sizeof(want));
-	assert_int_equal(mem__read(&m, UINT64_MAX - 1, buf, 4), -EFAULT);
+	assert_int_equal(guest_mem__read(&m, UINT64_MAX - 1, buf, 4), -EFAULT);
 	assert_memory_equal(buf, want, sizeof(want));
-	assert_int_equal(mem__write(&m, 0x1ff8, buf, 9), -EFAULT);
+	assert_int_equal(guest_mem__write(&m, 0x1ff8, buf, 9), -EFAULT);
 	assert_memory_equal(ram + 0x1ff0, "0123456789abcdef", 16);
-	assert_int_equal(mem__write(&m, 0x2000, buf, 1), -EFAULT);
+	assert_int_equal(guest_mem__write(&m, 0x2000, buf, 1), -EFAULT);
 	/* Zero length at the end is fine. */
-	assert_int_equal(mem__write(&m, 0x2000, buf, 0), 0);
-	assert_int_equal(mem__read(&m, 0x2000, buf, 0), 0);
+	assert_int_equal(guest_mem__write(&m, 0x2000, buf, 0), 0);
+	assert_int_equal(guest_mem__read(&m, 0x2000, buf, 0), 0);
 	mem__destroy(&m);
 	free(ram);
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "../../devices/rate_limiter.h"
+#include "../../vmm/config.h"
 
 #define MS 1000000ULL /* ns */
 #define T0 (1000 * MS) /* an arbitrary start */

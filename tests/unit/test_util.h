@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../devices/le.h"
 #include "../../vmm/mem.h"
 
 /*
@@ -77,37 +78,37 @@ static inline int test_ram__teardown(void **state)
 /* Read a little-endian 16-bit value at @p + @off (unaligned is fine). */
 static inline uint16_t rd16(const uint8_t *p, size_t off)
 {
-	return mem__get_le16(p + off);
+	return le__get16(p + off);
 }
 
 /* Read a little-endian 32-bit value at @p + @off (unaligned is fine). */
 static inline uint32_t rd32(const uint8_t *p, size_t off)
 {
-	return mem__get_le32(p + off);
+	return le__get32(p + off);
 }
 
 /* Read a little-endian 64-bit value at @p + @off (unaligned is fine). */
 static inline uint64_t rd64(const uint8_t *p, size_t off)
 {
-	return mem__get_le64(p + off);
+	return le__get64(p + off);
 }
 
 /* Store @v little-endian as 16 bits at @p + @off (unaligned is fine). */
 static inline void wr16(uint8_t *p, size_t off, uint16_t v)
 {
-	mem__put_le16(p + off, v);
+	le__put16(p + off, v);
 }
 
 /* Store @v little-endian as 32 bits at @p + @off (unaligned is fine). */
 static inline void wr32(uint8_t *p, size_t off, uint32_t v)
 {
-	mem__put_le32(p + off, v);
+	le__put32(p + off, v);
 }
 
 /* Store @v little-endian as 64 bits at @p + @off (unaligned is fine). */
 static inline void wr64(uint8_t *p, size_t off, uint64_t v)
 {
-	mem__put_le64(p + off, v);
+	le__put64(p + off, v);
 }
 
 #endif /* EMBER_TESTS_UNIT_TEST_UTIL_H */

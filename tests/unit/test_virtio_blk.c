@@ -21,6 +21,7 @@
 
 #include "../../devices/virtio_blk.h"
 #include "../../snapshot/overlay.h"
+#include "../../vmm/dev/blk_backing.h"
 #include "virtio_driver.h"
 
 #define RAM_BYTES  (1 << 20)
@@ -82,6 +83,7 @@ static int make_device(struct fixture *f, int flags, bool ro,
 {
 	char path[] = "/tmp/ember-test-blk-XXXXXX";
 	struct irq_line irq = { .set = fake_irq, .opaque = f, .gsi = GSI };
+	struct virtio_blk_backing bk;
 	int fd, dev_fd;
 	size_t i;
 
@@ -98,8 +100,8 @@ static int make_device(struct fixture *f, int flags, bool ro,
 			close(dev_fd);
 		return -1;
 	}
-	f->blk = virtio_blk__create(&f->r.m, irq, dev_fd, DISK_BYTES, ro,
-				    serial);
+	bk = blk_backing__raw(dev_fd, DISK_BYTES);
+	f->blk = virtio_blk__create(&f->r.m, irq, &bk, ro, serial);
 	if (!f->blk) {
 		close(fd);
 		close(dev_fd);
@@ -137,8 +139,8 @@ static int make_overlay_device(struct fixture *f, bool ro)
 		goto fail;
 	unlink(ovl);
 	unlink(path);
-	bk = virtio_blk__overlay_backing(o);
-	f->blk = virtio_blk__create_backed(&f->r.m, irq, &bk, ro, SERIAL);
+	bk = blk_backing__overlay(o);
+	f->blk = virtio_blk__create(&f->r.m, irq, &bk, ro, SERIAL);
 	if (!f->blk)
 		goto fail;
 	f->check_fd = fd;
@@ -831,15 +833,16 @@ static void test_replace_backing(void **state)
 	struct fixture *f = *state;
 	struct virtio_blk_backing bk = { &bad_ops, &bad_destroyed,
 					 2 * DISK_BYTES + 100 };
+	struct virtio_blk_backing raw;
 	const struct vdrv_seg out = { DATA_GPA, 512, false };
 	const struct vdrv_seg in = { DATA2_GPA, 512, true };
 
-	assert_int_equal(virtio_blk__replace_backing(f->blk, NULL), -EINVAL);
+	assert_int_equal(virtio_blk__set_backing(f->blk, NULL), -EINVAL);
 	bk.ops = NULL;
-	assert_int_equal(virtio_blk__replace_backing(f->blk, &bk), -EINVAL);
+	assert_int_equal(virtio_blk__set_backing(f->blk, &bk), -EINVAL);
 	bk.ops = &bad_ops;
 	bad_destroyed = 0;
-	assert_int_equal(virtio_blk__replace_backing(f->blk, &bk), 0);
+	assert_int_equal(virtio_blk__set_backing(f->blk, &bk), 0);
 	assert_int_equal(rd(f, VIRTIO_MMIO_CONFIG + 0), 2 * SECTORS);
 	assert_true(rd(f, INT_STATUS) & VIRTIO_MMIO_INT_CONFIG);
 	assert_int_equal(f->irq_level, 1);
@@ -853,10 +856,8 @@ static void test_replace_backing(void **state)
 	check_image(f, f->image);
 	assert_int_equal(bad_destroyed, 0);
 	/* Back to a raw image (the old backing is destroyed). */
-	assert_int_equal(virtio_blk__set_backing(f->blk, -1, 512), -EINVAL);
-	assert_int_equal(
-		virtio_blk__set_backing(f->blk, dup(f->check_fd), DISK_BYTES),
-		0);
+	raw = blk_backing__raw(dup(f->check_fd), DISK_BYTES);
+	assert_int_equal(virtio_blk__set_backing(f->blk, &raw), 0);
 	assert_int_equal(bad_destroyed, 1);
 	assert_int_equal(rd(f, VIRTIO_MMIO_CONFIG + 0), SECTORS);
 	assert_int_equal(request(f, VIRTIO_BLK_T_IN, 5, &in, 1), 513);
@@ -867,16 +868,14 @@ static void test_replace_backing(void **state)
 		struct irq_line irq = { 0 };
 		struct virtio_blk *b;
 
-		assert_null(virtio_blk__create_backed(&f->r.m, irq, NULL, false,
-						      NULL));
-		bk.ops = NULL;
-		assert_null(virtio_blk__create_backed(&f->r.m, irq, &bk, false,
-						      NULL));
-		bk.ops = &bad_ops;
 		assert_null(
-			virtio_blk__create_backed(NULL, irq, &bk, false, NULL));
+			virtio_blk__create(&f->r.m, irq, NULL, false, NULL));
+		bk.ops = NULL;
+		assert_null(virtio_blk__create(&f->r.m, irq, &bk, false, NULL));
+		bk.ops = &bad_ops;
+		assert_null(virtio_blk__create(NULL, irq, &bk, false, NULL));
 		assert_int_equal(bad_destroyed, 1);
-		b = virtio_blk__create_backed(&f->r.m, irq, &bk, false, NULL);
+		b = virtio_blk__create(&f->r.m, irq, &bk, false, NULL);
 		assert_non_null(b);
 		virtio_blk__destroy(b);
 		assert_int_equal(bad_destroyed, 2);
@@ -887,18 +886,20 @@ static void test_create_args(void **state)
 {
 	struct test_ram *r = test_ram__new(RAM_BYTES, 0);
 	struct irq_line irq = { 0 };
+	struct virtio_blk_backing bk;
 	struct virtio_blk *b;
 	uint32_t v = 0;
 	int fd;
 
 	(void)state;
 	assert_non_null(r);
-	assert_null(virtio_blk__create(&r->m, irq, -1, 4096, false, NULL));
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_null(virtio_blk__create(NULL, irq, fd, 4096, false, NULL));
+	bk = blk_backing__raw(fd, 4096);
+	assert_null(virtio_blk__create(NULL, irq, &bk, false, NULL));
 	/* A size that is not a multiple of 512 rounds down. */
-	b = virtio_blk__create(&r->m, irq, fd, 1000, true, "x");
+	bk = blk_backing__raw(fd, 1000);
+	b = virtio_blk__create(&r->m, irq, &bk, true, "x");
 	assert_non_null(b);
 	virtio_blk__transport(b)->dev.ops->read(&virtio_blk__transport(b)->dev,
 						VIRTIO_MMIO_CONFIG, &v, 4);

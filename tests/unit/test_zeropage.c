@@ -41,7 +41,8 @@ static int setup(void **state)
 static void read_bp(struct fixture *f, const struct guest_mem *m)
 {
 	assert_int_equal(
-		mem__read(m, LAYOUT_ZERO_PAGE_GPA, &f->bp, sizeof(f->bp)), 0);
+		guest_mem__read(m, LAYOUT_ZERO_PAGE_GPA, &f->bp, sizeof(f->bp)),
+		0);
 }
 
 static void assert_e820(const struct boot_params *bp, unsigned int i,

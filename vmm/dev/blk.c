@@ -17,6 +17,7 @@
 #include "../event.h"
 #include "../log.h"
 #include "../timer.h"
+#include "blk_backing.h"
 #include "dev.h"
 
 /*
@@ -160,7 +161,7 @@ static int dev__blk_open(const char *path, bool read_only,
 		return -EBUSY;
 	}
 	if (!overlay__is_overlay(fd)) {
-		*bk = virtio_blk__raw_backing(fd, (uint64_t)st.st_size);
+		*bk = blk_backing__raw(fd, (uint64_t)st.st_size);
 		return 0;
 	}
 	*ovl = true;
@@ -185,7 +186,7 @@ static int dev__blk_open(const char *path, bool read_only,
 		 "written",
 		 path, info.base_path, (unsigned long long)info.allocated,
 		 (unsigned long long)info.clusters, info.cluster_bytes >> 10);
-	*bk = virtio_blk__overlay_backing(o);
+	*bk = blk_backing__overlay(o);
 	return 0;
 }
 
@@ -272,8 +273,8 @@ int dev_blk__add(const struct dev_env *env, const char *id,
 		bk.ops->destroy(bk.opaque);
 		return -ENOSPC;
 	}
-	blk = virtio_blk__create_backed(env->mem, md->irq, &bk, d->read_only,
-					d->id ? d->id : id);
+	blk = virtio_blk__create(env->mem, md->irq, &bk, d->read_only,
+				 d->id ? d->id : id);
 	if (!blk) {
 		log_error("drive %s: cannot create the device", d->path);
 		bk.ops->destroy(bk.opaque);
@@ -315,7 +316,7 @@ int dev_blk__update(struct devmgr *dm, const char *id, const char *path,
 		snprintf(why, whylen, "%s%s", ovl ? "overlay: " : "", reason);
 		return ret;
 	}
-	virtio_blk__replace_backing(d->blk, &bk);
+	virtio_blk__set_backing(d->blk, &bk);
 	log_info("drive '%s' now on %s%s", id, path, ovl ? " (overlay)" : "");
 	return 0;
 }

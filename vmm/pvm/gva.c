@@ -51,8 +51,8 @@ int gva__translate(const struct guest_mem *m, const struct gva_ctx *c,
 		return -EINVAL;
 
 	for (level = 4; level >= 1; level--, shift -= 9) {
-		uint64_t *pe =
-			mem__ptr(m, table + ((gva >> shift) & 511) * 8, 8);
+		uint64_t *pe = guest_mem__ptr(
+			m, table + ((gva >> shift) & 511) * 8, 8);
 
 		if (!pe)
 			return -EIO;
@@ -100,7 +100,7 @@ static int gva__step(const struct guest_mem *m, const struct gva_ctx *c,
 	ret = gva__translate(m, c, va, access, &gpa, pfec);
 	if (ret)
 		return ret;
-	*host = mem__ptr(m, gpa, *chunk);
+	*host = guest_mem__ptr(m, gpa, *chunk);
 	return *host ? 0 : -EIO;
 }
 

@@ -3,14 +3,14 @@
  * Guest-virtual to guest-physical translation by walking the guest's
  * 4-level page tables (Intel SDM vol. 3A 4.5 "4-level paging"), for the
  * instructions ember emulates.  Pure: reads and updates page-table entries
- * only through vmm/mem.h.
+ * only through devices/guest_mem.h.
  */
 #ifndef EMBER_VMM_GVA_H
 #define EMBER_VMM_GVA_H
 
 #include <stdint.h>
 
-#include "../mem.h"
+#include "../../devices/guest_mem.h"
 
 /* Access kinds, and the #PF error-code bits (SDM 4.7) they map onto. */
 #define GVA_ACCESS_WRITE 0x02u

@@ -18,7 +18,8 @@
 
 #include "../../boot/cmdline.h"
 
-struct vcpu;
+struct guest_mem;
+struct xstate_layout;
 
 /* pvm__detect() - is /dev/kvm provided by kvm_pvm (/sys/module/kvm_pvm)? */
 bool pvm__detect(void);
@@ -32,14 +33,24 @@ bool pvm__detect(void);
  */
 int pvm__cmdline(struct cmdline *c, unsigned int nr_vcpus, uint32_t tsc_khz);
 
+/* What pvm__emulate() needs of the vCPU that exited (vcpu.c fills it). */
+struct pvm_vcpu {
+	int fd; /* the vCPU's KVM fd */
+	unsigned int id; /* its number, for the log */
+	const struct guest_mem *mem; /* guest RAM */
+	const struct xstate_layout *xstate; /* host XSAVE layout */
+};
+
 /*
  * pvm__emulate() - resolve a KVM_INTERNAL_ERROR_EMULATION exit of @v for
  * the instructions with an architectural answer: int3 (-> #BP), fwait
  * (skipped), ldmxcsr/stmxcsr, and xsave/xsaveopt/xrstor (standard form)
  * against KVM_GET/SET_XSAVE, injecting #PF/#GP/#UD where the CPU would.
- * Returns 0 when the vCPU can continue; otherwise logs the guest RIP,
- * instruction bytes and registers and returns a negative errno.
+ * Returns 0 when the vCPU can continue; otherwise a negative errno after
+ * logging why: the guest RIP and instruction bytes, with *@dump set true
+ * (the caller logs the registers next: vcpu__dump()), or that the
+ * registers could not be read (*@dump false).
  */
-int pvm__emulate(struct vcpu *v);
+int pvm__emulate(const struct pvm_vcpu *v, bool *dump);
 
 #endif /* EMBER_VMM_PVM_H */

@@ -12,9 +12,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include <linux/kvm.h>
+
 #include "gva.h"
 #include "../log.h"
-#include "../vcpu.h"
 #include "x86_decode.h"
 #include "xstate.h"
 
@@ -39,7 +40,7 @@ enum {
 };
 
 struct emu {
-	struct vcpu *v;
+	const struct pvm_vcpu *v;
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;
 	struct gva_ctx ctx;
@@ -136,7 +137,7 @@ static int emu__copy(struct emu *e, uint64_t gva, void *buf, uint64_t len,
 	int ret;
 
 	*faulted = 0;
-	ret = gva__copy(e->v->ctx->mem, &e->ctx, gva, buf, len,
+	ret = gva__copy(e->v->mem, &e->ctx, gva, buf, len,
 			emu__access(e, write), &pfec, &fault_gva);
 	return emu__result(e, ret, pfec, fault_gva, faulted);
 }
@@ -150,8 +151,8 @@ static int emu__check_write(struct emu *e, uint64_t gva, uint64_t len,
 	int ret;
 
 	*faulted = 0;
-	ret = gva__check(e->v->ctx->mem, &e->ctx, gva, len,
-			 emu__access(e, true), &pfec, &fault_gva);
+	ret = gva__check(e->v->mem, &e->ctx, gva, len, emu__access(e, true),
+			 &pfec, &fault_gva);
 	return emu__result(e, ret, pfec, fault_gva, faulted);
 }
 
@@ -227,7 +228,7 @@ static int emu__xcr0(const struct emu *e, uint64_t *xcr0)
 static int emu__xsave_family(struct emu *e, const struct x86_insn *in,
 			     uint64_t ea)
 {
-	const struct xstate_layout *l = e->v->ctx->xstate;
+	const struct xstate_layout *l = e->v->xstate;
 	struct kvm_xsave live;
 	uint8_t area[XSTATE_LIVE_SIZE];
 	uint64_t xcr0 = 0, rfbm;
@@ -319,10 +320,10 @@ static int emu__fetch(struct emu *e)
 	const uint8_t *p;
 
 	for (e->nbytes = 0; e->nbytes < X86_MAX_INSN_LEN; e->nbytes++) {
-		if (gva__translate(e->v->ctx->mem, &e->ctx, rip + e->nbytes,
+		if (gva__translate(e->v->mem, &e->ctx, rip + e->nbytes,
 				   GVA_ACCESS_FETCH, &gpa, &pfec))
 			break;
-		p = mem__ptr(e->v->ctx->mem, gpa, 1);
+		p = guest_mem__ptr(e->v->mem, gpa, 1);
 		if (!p)
 			break;
 		e->bytes[e->nbytes] = *p;
@@ -357,16 +358,16 @@ static void emu__report(struct emu *e, const char *why)
 		  "rip 0x%llx, cpl %u: %s",
 		  e->v->id, why, (unsigned long long)e->regs.rip, emu__cpl(e),
 		  hex);
-	vcpu__dump(e->v);
 }
 
-int pvm__emulate(struct vcpu *v)
+int pvm__emulate(const struct pvm_vcpu *v, bool *dump)
 {
 	struct emu e = { .v = v };
 	struct x86_insn in;
 	uint64_t ea, seg = 0;
 	int ret;
 
+	*dump = false;
 	if (ioctl(v->fd, KVM_GET_REGS, &e.regs) < 0 ||
 	    ioctl(v->fd, KVM_GET_SREGS, &e.sregs) < 0) {
 		log_error(
@@ -374,6 +375,7 @@ int pvm__emulate(struct vcpu *v)
 			v->id, strerror(errno));
 		return -errno;
 	}
+	*dump = true; /* each failure from here on is reported first */
 	e.ctx = (struct gva_ctx){ e.sregs.cr0, e.sregs.cr3, e.sregs.cr4,
 				  e.sregs.efer };
 	emu__load_gprs(&e);
