@@ -234,7 +234,8 @@ LISTENER_SRCS := api/sandbox/listener.c
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c \
 		api/emberctl/run.c api/emberctl/exec.c api/emberctl/cp.c \
 		api/emberctl/lifecycle.c api/emberctl/templates.c api/emberctl/code.c \
-		$(SANDBOX_SRCS) vmm/config.c snapshot/overlay.c
+		$(SANDBOX_SRCS) vmm/config.c snapshot/overlay.c \
+		snapshot/overlay_format.c
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
 # zlib: the overlays' CRCs.
 EMBERCTL_LIBS := -lcurl -ljansson -lz
@@ -277,7 +278,7 @@ MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
 		api/mcp/text.c api/mcp/tools.c api/sandbox/utf8.c
 MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c api/mcp/stdio.c \
 		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) $(LISTENER_SRCS) \
-		vmm/config.c snapshot/overlay.c
+		vmm/config.c snapshot/overlay.c snapshot/overlay_format.c
 MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
 
 all: $(BUILD)/ember-mcp
@@ -318,7 +319,7 @@ E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
 		api/e2b/interp.c \
 		api/sandbox/utf8.c $(LISTENER_SRCS) \
 		$(filter-out api/sandbox/base64.c api/sandbox/files.c,$(SANDBOX_SRCS)) vmm/config.c \
-		snapshot/overlay.c
+		snapshot/overlay.c snapshot/overlay_format.c
 E2B_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
 
 .PHONY: e2b

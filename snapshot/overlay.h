@@ -7,46 +7,7 @@
  * OVERLAY_MAGIC, and vmm/dev/blk_backing.c makes it the backing of a
  * virtio-blk device, which never sees the format.
  *
- * Layout, all integers little-endian:
- *
- *   header   OVERLAY_HEADER_BYTES (4 KiB) at offset 0:
- *              0  magic "EMBROVLY" (8 bytes)
- *              8  u32 format version (OVERLAY_FORMAT_VERSION)
- *             12  u32 log2 of the cluster size (OVERLAY_CLUSTER_BITS_MIN..
- *                 _MAX; overlay__create() writes 16: 64 KiB)
- *             16  u64 virtual disk size in bytes (> 0; equals the base's)
- *             24  u64 map offset (OVERLAY_HEADER_BYTES)
- *             32  u64 map entries: clusters of the disk, size rounded up
- *             40  u64 data offset: map offset + 8 * entries, rounded up
- *                 to a cluster
- *             48  u64 base size in bytes
- *             56  u32 CRC-32 of the base's sampled content (below)
- *             60  u32 base path length (1..OVERLAY_BASE_PATH_MAX)
- *             64  u64 base st_mtim seconds, 72 u32 nanoseconds
- *                 (informative only, see "base identity")
- *             76  u32 flags, 0
- *             80  the base path, no NUL; zeroes after it
- *           4092  u32 CRC-32 (zlib's crc32()) of bytes 0..4091
- *   map      one u64 per cluster: 0, the cluster was never written and
- *            reads from the base; otherwise the file offset of its data
- *   data     whole clusters (the disk's last one zero-padded), appended
- *            at the end of the file in the order they were first
- *            written, from the first cluster boundary at or past both
- *            the data offset and the file's end when it was opened (the
- *            file is sparse: the map is mostly a hole)
- *
- * Base identity: the base's size and the CRC-32 of its first and last
- * 64 KiB and of one 4 KiB block at every multiple of 64 MiB, in that
- * order (overlapping blocks are read twice).  An overlay refuses a base
- * whose size or sampled CRC differs.  The mtime is kept for a reader's
- * information and not compared: copying a base (to another host, into a
- * template directory) changes it while the content is the same.  The
- * sample does not see every byte: a base edited between samples passes,
- * so a base must never be written while overlays use it (overlay__open()
- * takes a shared flock on it, which ember's writable drives conflict
- * with).  A relative base path is relative to the overlay's directory;
- * overlay__create() stores the base's canonical absolute path.  The base
- * must be a raw regular file, never another overlay.
+ * The file format (layout, base identity) is in overlay_format.h.
  *
  * Order of writes, so that a write the caller saw complete survives a
  * kill -9 at any moment, and after overlay__flush() a host crash: a new
@@ -79,18 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OVERLAY_MAGIC		 "EMBROVLY"
-#define OVERLAY_MAGIC_BYTES	 8
-#define OVERLAY_FORMAT_VERSION	 1u
-#define OVERLAY_HEADER_BYTES	 4096u
-#define OVERLAY_CLUSTER_BITS	 16 /* what overlay__create() writes */
-#define OVERLAY_CLUSTER_BITS_MIN 12 /* 4 KiB */
-#define OVERLAY_CLUSTER_BITS_MAX 21 /* 2 MiB */
-#define OVERLAY_BASE_PATH_MAX	 4000 /* bytes, fits the header */
-#define OVERLAY_MAP_MAX_ENTRIES	 (1ull << 23) /* 64 MiB of map in memory */
-#define OVERLAY_SAMPLE_EDGE	 (64u * 1024) /* first/last bytes sampled */
-#define OVERLAY_SAMPLE_BLOCK	 4096u /* bytes sampled per stride */
-#define OVERLAY_SAMPLE_STRIDE	 (64ull << 20) /* one block per 64 MiB */
+#include "overlay_format.h"
 
 struct overlay;
 
@@ -188,14 +138,6 @@ void overlay__info(const struct overlay *o, struct overlay_info *out);
  * a no-op).  Does not flush: a caller that needs durability flushes.
  */
 void overlay__close(struct overlay *o);
-
-/*
- * overlay__is_overlay() - does the file @fd start with OVERLAY_MAGIC?
- * Reads 8 bytes at offset 0 (pread: the file position is unchanged);
- * false on any error or a shorter file.  Only the magic: overlay__open_fd()
- * checks the rest.
- */
-bool overlay__is_overlay(int fd);
 
 /*
  * overlay__flatten() - write the disk the overlay @path presents (its
