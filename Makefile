@@ -154,7 +154,8 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 # backings, and the PVM decoder and page walker.
 FUZZ_LIB_SRCS := $(filter boot/% snapshot/% devices/guest_mem.c \
 	devices/virtq.c devices/virtio_mmio.c devices/virtio_blk.c \
-	devices/rate_limiter.c devices/virtio_vsock.c devices/virtio_net.c \
+	devices/rate_limiter.c devices/virtio_vsock.c devices/vsock_conns.c \
+	devices/virtio_net.c \
 	vmm/mem.c vmm/dev/blk_backing.c vmm/pvm/x86_decode.c vmm/pvm/gva.c \
 	vmm/pvm/xstate.c, $(LIB_SRCS))
 

@@ -6,52 +6,15 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "le.h"
-
-enum conn_state {
-	CONN_FREE = 0,
-	CONN_GUEST_REQ, /* guest REQUEST, backend has not answered */
-	CONN_HOST_REQ, /* host REQUEST, guest has not answered */
-	CONN_ESTABLISHED,
-};
-
-struct vsock_conn {
-	enum conn_state state;
-	struct vsock_conn_id id;
-	uint32_t host_shutdown, peer_shutdown; /* SHUTDOWN_* bits */
-	/* guest -> host: what we advertise */
-	uint32_t rx_cnt; /* bytes received from the guest */
-	uint32_t fwd_cnt; /* of those, consumed by the backend */
-	uint32_t last_fwd_sent; /* fwd_cnt the guest last heard */
-	/* host -> guest: what the guest advertises */
-	uint32_t tx_cnt; /* bytes queued for the guest */
-	uint32_t peer_buf_alloc, peer_fwd_cnt;
-	bool update_queued; /* a CREDIT_UPDATE is in the pending queue */
-	bool update_owed; /* one could not be queued: retry on rx */
-};
-
-/* A packet waiting for a guest rx buffer. */
-struct vsock_pkt {
-	struct vsock_pkt *next;
-	struct vsock_conn_id id;
-	uint16_t op;
-	uint32_t flags;
-	uint32_t len; /* payload bytes left */
-	uint32_t off; /* payload bytes already delivered */
-	uint8_t data[];
-};
 
 struct virtio_vsock {
 	struct virtio_mmio t;
 	uint64_t guest_cid;
 	const struct vsock_backend_ops *ops;
 	void *backend;
-	struct vsock_conn conns[VIRTIO_VSOCK_MAX_CONNS];
-	struct vsock_pkt *head, *tail;
-	unsigned int nr_data, nr_ctrl;
-	uint64_t data_bytes;
+	struct vsock_conns tab; /* connections, packets for the guest */
 	bool tx_stalled; /* tx left unread for want of control room */
 	bool rx_starved; /* send() stopped short on a full pending queue */
 	bool reset_owed; /* a transport reset waits for an event buffer */
@@ -89,11 +52,6 @@ static void hdr__parse(struct vsock_hdr *h, const uint8_t *b)
 	h->fwd_cnt = le__get32(b + 40);
 }
 
-static bool id_eq(struct vsock_conn_id a, struct vsock_conn_id b)
-{
-	return a.guest_port == b.guest_port && a.host_port == b.host_port;
-}
-
 static bool vsock__live(const struct virtio_mmio *t, unsigned int idx)
 {
 	uint32_t need = VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_FEATURES_OK;
@@ -104,127 +62,7 @@ static bool vsock__live(const struct virtio_mmio *t, unsigned int idx)
 		 (VIRTIO_STATUS_NEEDS_RESET | VIRTIO_STATUS_FAILED));
 }
 
-/* --- connection table ---------------------------------------------------- */
-
-static struct vsock_conn *conn__find(struct virtio_vsock *v,
-				     struct vsock_conn_id id)
-{
-	unsigned int i;
-
-	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++)
-		if (v->conns[i].state != CONN_FREE && id_eq(v->conns[i].id, id))
-			return &v->conns[i];
-	return NULL;
-}
-
-static struct vsock_conn *conn__new(struct virtio_vsock *v,
-				    struct vsock_conn_id id,
-				    enum conn_state state)
-{
-	unsigned int i;
-
-	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++) {
-		if (v->conns[i].state != CONN_FREE)
-			continue;
-		memset(&v->conns[i], 0, sizeof(v->conns[i]));
-		v->conns[i].state = state;
-		v->conns[i].id = id;
-		return &v->conns[i];
-	}
-	return NULL;
-}
-
-/* Drop @id's undelivered data and credit updates (not its RST). */
-static void pending__purge(struct virtio_vsock *v, struct vsock_conn_id id)
-{
-	struct vsock_pkt **pp = &v->head, *p;
-
-	v->tail = NULL;
-	while ((p = *pp)) {
-		if (id_eq(p->id, id) &&
-		    (p->op == VIRTIO_VSOCK_OP_RW ||
-		     p->op == VIRTIO_VSOCK_OP_CREDIT_UPDATE)) {
-			*pp = p->next;
-			if (p->op == VIRTIO_VSOCK_OP_RW) {
-				v->nr_data--;
-				v->data_bytes -= p->len;
-			} else {
-				v->nr_ctrl--;
-			}
-			free(p);
-			continue;
-		}
-		v->tail = p;
-		pp = &p->next;
-	}
-}
-
-static void conn__free(struct virtio_vsock *v, struct vsock_conn *c)
-{
-	pending__purge(v, c->id);
-	c->state = CONN_FREE;
-}
-
-/* --- the pending (host -> guest) queue ----------------------------------- */
-
-static void pending__append(struct virtio_vsock *v, struct vsock_pkt *p)
-{
-	p->next = NULL;
-	if (v->tail)
-		v->tail->next = p;
-	else
-		v->head = p;
-	v->tail = p;
-}
-
-/*
- * Queue a control packet.  @force: an RST, allowed past the cap (each
- * forced one ends a connection or answers one tx packet, so they are
- * bounded).  Returns 0 or -EAGAIN / -ENOMEM.
- */
-static int pending__ctrl(struct virtio_vsock *v, struct vsock_conn_id id,
-			 uint16_t op, uint32_t flags, bool force)
-{
-	struct vsock_pkt *p;
-
-	if (!force && v->nr_ctrl >= VIRTIO_VSOCK_PENDING_CTRL)
-		return -EAGAIN;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->id = id;
-	p->op = op;
-	p->flags = flags;
-	v->nr_ctrl++;
-	pending__append(v, p);
-	return 0;
-}
-
-static void pending__free_all(struct virtio_vsock *v)
-{
-	struct vsock_pkt *p;
-
-	while ((p = v->head)) {
-		v->head = p->next;
-		free(p);
-	}
-	v->tail = NULL;
-	v->nr_data = v->nr_ctrl = 0;
-	v->data_bytes = 0;
-}
-
-/* Queue a CREDIT_UPDATE for @c unless one is already waiting. */
-static void conn__credit_update(struct virtio_vsock *v, struct vsock_conn *c)
-{
-	if (c->update_queued)
-		return;
-	if (pending__ctrl(v, c->id, VIRTIO_VSOCK_OP_CREDIT_UPDATE, 0, false)) {
-		c->update_owed = true;
-		return;
-	}
-	c->update_queued = true;
-	c->update_owed = false;
-}
+/* --- host -> guest (rx and event queues) -------------------------------- */
 
 /*
  * Write the header of @p (and as much payload as fits) into @chain.
@@ -235,7 +73,7 @@ static uint32_t pkt__deliver(struct virtio_vsock *v, struct vsock_pkt *p,
 {
 	const struct guest_mem *m = v->t.mem;
 	uint8_t h[VIRTIO_VSOCK_HDR_BYTES] = { 0 };
-	struct vsock_conn *conn = conn__find(v, p->id);
+	struct vsock_conn *conn = vsock_conns__find(&v->tab, p->id);
 	uint64_t room = c->in_bytes - VIRTIO_VSOCK_HDR_BYTES;
 	uint32_t n = p->len < room ? p->len : (uint32_t)room;
 
@@ -260,9 +98,7 @@ static uint32_t pkt__deliver(struct virtio_vsock *v, struct vsock_pkt *p,
 	if (n && virtq__write(c, m, VIRTIO_VSOCK_HDR_BYTES, p->data + p->off,
 			      n) != n)
 		return 0;
-	p->off += n;
-	p->len -= n;
-	v->data_bytes -= n;
+	vsock_conns__advance(&v->tab, p, n);
 	return VIRTIO_VSOCK_HDR_BYTES + n;
 }
 
@@ -328,7 +164,6 @@ static void vsock__flush_rx(struct virtio_vsock *v)
 	struct virtq_chain *c = &v->chain;
 	struct vsock_pkt *p;
 	bool pushed = false;
-	unsigned int i;
 	uint32_t used;
 	int r = 0;
 
@@ -336,7 +171,7 @@ static void vsock__flush_rx(struct virtio_vsock *v)
 	if (!vsock__live(t, VIRTIO_VSOCK_Q_RX) || v->reset_owed ||
 	    v->reset_unacked)
 		return;
-	while ((p = v->head)) {
+	while ((p = v->tab.head)) {
 		r = virtq__pop(q, t->mem, c);
 		if (r <= 0)
 			break;
@@ -351,14 +186,7 @@ static void vsock__flush_rx(struct virtio_vsock *v)
 		pushed = true;
 		if (!used || p->len)
 			continue;
-		v->head = p->next;
-		if (!v->head)
-			v->tail = NULL;
-		if (p->op == VIRTIO_VSOCK_OP_RW)
-			v->nr_data--;
-		else
-			v->nr_ctrl--;
-		free(p);
+		vsock_conns__pop(&v->tab);
 	}
 	if (r < 0)
 		virtio_mmio__needs_reset(t);
@@ -367,9 +195,7 @@ static void vsock__flush_rx(struct virtio_vsock *v)
 	if (r < 0)
 		return;
 	/* Room again for credit updates that did not fit. */
-	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++)
-		if (v->conns[i].state != CONN_FREE && v->conns[i].update_owed)
-			conn__credit_update(v, &v->conns[i]);
+	vsock_conns__retry_updates(&v->tab);
 }
 
 /* --- guest -> host (tx queue) -------------------------------------------- */
@@ -379,8 +205,8 @@ static void conn__abort(struct virtio_vsock *v, struct vsock_conn *c)
 {
 	struct vsock_conn_id id = c->id;
 
-	conn__free(v, c);
-	pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+	vsock_conns__free(&v->tab, c);
+	vsock_conns__ctrl(&v->tab, id, VIRTIO_VSOCK_OP_RST, 0, true);
 	if (v->ops->reset)
 		v->ops->reset(v->backend, id);
 }
@@ -389,25 +215,25 @@ static void conn__abort(struct virtio_vsock *v, struct vsock_conn *c)
 static void vsock__reply_rst(struct virtio_vsock *v, const struct vsock_hdr *h,
 			     struct vsock_conn_id id)
 {
-	struct vsock_conn *c = conn__find(v, id);
+	struct vsock_conn *c = vsock_conns__find(&v->tab, id);
 
 	if (c) {
 		conn__abort(v, c);
 		return;
 	}
 	if (h->op != VIRTIO_VSOCK_OP_RST)
-		pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+		vsock_conns__ctrl(&v->tab, id, VIRTIO_VSOCK_OP_RST, 0, true);
 }
 
 static void vsock__guest_request(struct virtio_vsock *v,
 				 const struct vsock_hdr *h,
 				 struct vsock_conn_id id)
 {
-	struct vsock_conn *c = conn__new(v, id, CONN_GUEST_REQ);
+	struct vsock_conn *c = vsock_conns__new(&v->tab, id, CONN_GUEST_REQ);
 	int r;
 
 	if (!c) {
-		pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+		vsock_conns__ctrl(&v->tab, id, VIRTIO_VSOCK_OP_RST, 0, true);
 		return;
 	}
 	c->peer_buf_alloc = h->buf_alloc;
@@ -415,9 +241,10 @@ static void vsock__guest_request(struct virtio_vsock *v,
 	r = v->ops->connect(v->backend, id);
 	if (r == VSOCK_PENDING)
 		return;
-	if (r < 0 || pending__ctrl(v, id, VIRTIO_VSOCK_OP_RESPONSE, 0, true)) {
-		conn__free(v, c);
-		pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+	if (r < 0 ||
+	    vsock_conns__ctrl(&v->tab, id, VIRTIO_VSOCK_OP_RESPONSE, 0, true)) {
+		vsock_conns__free(&v->tab, c);
+		vsock_conns__ctrl(&v->tab, id, VIRTIO_VSOCK_OP_RST, 0, true);
 		return;
 	}
 	c->state = CONN_ESTABLISHED;
@@ -451,15 +278,6 @@ static void vsock__guest_rw(struct virtio_vsock *v, struct vsock_conn *c,
 		conn__abort(v, c);
 }
 
-/* The guest's credit for host->guest data (5.10.6.3). */
-static uint32_t conn__credit(const struct vsock_conn *c)
-{
-	uint32_t in_flight = c->tx_cnt - c->peer_fwd_cnt;
-
-	return in_flight >= c->peer_buf_alloc ? 0 :
-						c->peer_buf_alloc - in_flight;
-}
-
 static void vsock__guest_packet(struct virtio_vsock *v,
 				const struct virtq_chain *chain)
 {
@@ -482,7 +300,7 @@ static void vsock__guest_packet(struct virtio_vsock *v,
 		vsock__reply_rst(v, &h, id);
 		return;
 	}
-	c = conn__find(v, id);
+	c = vsock_conns__find(&v->tab, id);
 	if (h.op == VIRTIO_VSOCK_OP_REQUEST) {
 		if (c)
 			conn__abort(v, c); /* a second REQUEST: start over */
@@ -495,7 +313,7 @@ static void vsock__guest_packet(struct virtio_vsock *v,
 		return;
 	}
 	if (h.op == VIRTIO_VSOCK_OP_RST) {
-		conn__free(v, c);
+		vsock_conns__free(&v->tab, c);
 		if (v->ops->reset)
 			v->ops->reset(v->backend, id);
 		return;
@@ -513,7 +331,7 @@ static void vsock__guest_packet(struct virtio_vsock *v,
 		return;
 	}
 	/* Every packet carries the guest's credit (5.10.6.3). */
-	old_credit = conn__credit(c);
+	old_credit = vsock_conns__credit(c);
 	c->peer_buf_alloc = h.buf_alloc;
 	c->peer_fwd_cnt = h.fwd_cnt;
 	switch (h.op) {
@@ -523,7 +341,7 @@ static void vsock__guest_packet(struct virtio_vsock *v,
 	case VIRTIO_VSOCK_OP_CREDIT_UPDATE:
 		break;
 	case VIRTIO_VSOCK_OP_CREDIT_REQUEST:
-		conn__credit_update(v, c);
+		vsock_conns__credit_update(&v->tab, c);
 		break;
 	case VIRTIO_VSOCK_OP_SHUTDOWN:
 		c->peer_shutdown |= h.flags & (VIRTIO_VSOCK_SHUTDOWN_RCV |
@@ -535,9 +353,9 @@ static void vsock__guest_packet(struct virtio_vsock *v,
 		conn__abort(v, c);
 		return;
 	}
-	c = conn__find(v, id);
+	c = vsock_conns__find(&v->tab, id);
 	if (c && c->state == CONN_ESTABLISHED && v->ops->credit &&
-	    conn__credit(c) > old_credit)
+	    vsock_conns__credit(c) > old_credit)
 		v->ops->credit(v->backend, id);
 }
 
@@ -554,7 +372,7 @@ static void vsock__process_tx(struct virtio_vsock *v)
 		return;
 	for (;;) {
 		/* Each packet queues at most one control packet. */
-		if (v->nr_ctrl + 1 >= VIRTIO_VSOCK_PENDING_CTRL) {
+		if (v->tab.nr_ctrl + 1 >= VIRTIO_VSOCK_PENDING_CTRL) {
 			v->tx_stalled = true;
 			break;
 		}
@@ -594,12 +412,6 @@ static void virtio_vsock__config_read(void *opaque, uint64_t off, void *data,
 		out[i] = off + i < sizeof(v->cfg) ? v->cfg[off + i] : 0;
 }
 
-static bool vsock__queue_full(const struct virtio_vsock *v)
-{
-	return v->nr_data >= VIRTIO_VSOCK_PENDING_DATA ||
-	       v->data_bytes >= VIRTIO_VSOCK_PENDING_BYTES;
-}
-
 /*
  * A send() that stopped short because the pending queue (not the guest's
  * credit) was full waits for credit(): give it once the guest has taken
@@ -609,13 +421,13 @@ static void vsock__unstarve(struct virtio_vsock *v)
 {
 	unsigned int i;
 
-	if (!v->rx_starved || vsock__queue_full(v) || !v->ops->credit)
+	if (!v->rx_starved || vsock_conns__full(&v->tab) || !v->ops->credit)
 		return;
 	v->rx_starved = false;
 	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++)
-		if (v->conns[i].state == CONN_ESTABLISHED &&
-		    conn__credit(&v->conns[i]))
-			v->ops->credit(v->backend, v->conns[i].id);
+		if (v->tab.conns[i].state == CONN_ESTABLISHED &&
+		    vsock_conns__credit(&v->tab.conns[i]))
+			v->ops->credit(v->backend, v->tab.conns[i].id);
 }
 
 static void virtio_vsock__notify(void *opaque, struct virtio_mmio *t,
@@ -643,7 +455,7 @@ static void virtio_vsock__notify(void *opaque, struct virtio_mmio *t,
 	 * Tx held back for room resumes only here, on a guest notify, so
 	 * the host-side calls never run backend ops.
 	 */
-	if (v->tx_stalled && v->nr_ctrl + 1 < VIRTIO_VSOCK_PENDING_CTRL)
+	if (v->tx_stalled && v->tab.nr_ctrl + 1 < VIRTIO_VSOCK_PENDING_CTRL)
 		vsock__process_tx(v);
 	vsock__unstarve(v);
 }
@@ -653,18 +465,18 @@ static void virtio_vsock__reset(void *opaque)
 	struct virtio_vsock *v = opaque;
 	unsigned int i;
 
-	pending__free_all(v);
+	vsock_conns__drop_all(&v->tab);
 	v->tx_stalled = false;
 	v->rx_starved = false;
 	/* The driver drops its connections with the device: nothing owed. */
 	v->reset_owed = false;
 	v->reset_unacked = false;
 	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++) {
-		if (v->conns[i].state == CONN_FREE)
+		if (v->tab.conns[i].state == CONN_FREE)
 			continue;
-		v->conns[i].state = CONN_FREE;
+		v->tab.conns[i].state = CONN_FREE;
 		if (v->ops->reset)
-			v->ops->reset(v->backend, v->conns[i].id);
+			v->ops->reset(v->backend, v->tab.conns[i].id);
 	}
 }
 
@@ -713,7 +525,7 @@ void virtio_vsock__destroy(struct virtio_vsock *v)
 {
 	if (!v)
 		return;
-	pending__free_all(v);
+	vsock_conns__drop_all(&v->tab);
 	virtio_mmio__destroy(&v->t);
 	free(v);
 }
@@ -740,12 +552,13 @@ int virtio_vsock__connect(struct virtio_vsock *v, uint32_t host_port,
 	vsock__lock(v);
 	if (!vsock__live(&v->t, VIRTIO_VSOCK_Q_RX)) {
 		r = -ENOTCONN;
-	} else if (conn__find(v, id)) {
+	} else if (vsock_conns__find(&v->tab, id)) {
 		r = -EADDRINUSE;
-	} else if (!(c = conn__new(v, id, CONN_HOST_REQ))) {
+	} else if (!(c = vsock_conns__new(&v->tab, id, CONN_HOST_REQ))) {
 		r = -ENOSPC;
 	} else {
-		r = pending__ctrl(v, id, VIRTIO_VSOCK_OP_REQUEST, 0, false);
+		r = vsock_conns__ctrl(&v->tab, id, VIRTIO_VSOCK_OP_REQUEST, 0,
+				      false);
 		if (r)
 			c->state = CONN_FREE;
 		else
@@ -763,15 +576,16 @@ static int vsock__answer(struct virtio_vsock *v, struct vsock_conn_id id,
 	int r;
 
 	vsock__lock(v);
-	c = conn__find(v, id);
+	c = vsock_conns__find(&v->tab, id);
 	if (!c || c->state != CONN_GUEST_REQ) {
 		r = -ENOTCONN;
 	} else {
-		r = pending__ctrl(v, id, op, 0, op == VIRTIO_VSOCK_OP_RST);
+		r = vsock_conns__ctrl(&v->tab, id, op, 0,
+				      op == VIRTIO_VSOCK_OP_RST);
 		if (!r && op == VIRTIO_VSOCK_OP_RESPONSE)
 			c->state = CONN_ESTABLISHED;
 		else if (!r)
-			conn__free(v, c);
+			vsock_conns__free(&v->tab, c);
 		vsock__flush_rx(v);
 	}
 	vsock__unlock(v);
@@ -788,30 +602,17 @@ int virtio_vsock__refuse(struct virtio_vsock *v, struct vsock_conn_id id)
 	return vsock__answer(v, id, VIRTIO_VSOCK_OP_RST);
 }
 
-/* What @c may still send: the guest's credit, bounded by the queue. */
-static uint32_t conn__room(const struct virtio_vsock *v,
-			   const struct vsock_conn *c)
-{
-	uint32_t credit = conn__credit(c), room;
-
-	if (vsock__queue_full(v))
-		return 0;
-	room = (uint32_t)(VIRTIO_VSOCK_PENDING_BYTES - v->data_bytes);
-	return credit < room ? credit : room;
-}
-
 ssize_t virtio_vsock__send(struct virtio_vsock *v, struct vsock_conn_id id,
 			   const void *data, size_t len)
 {
 	const uint8_t *src = data;
 	struct vsock_conn *c;
-	struct vsock_pkt *p;
 	uint32_t n;
 	size_t done = 0;
 	ssize_t r = 0;
 
 	vsock__lock(v);
-	c = conn__find(v, id);
+	c = vsock_conns__find(&v->tab, id);
 	if (!c || c->state != CONN_ESTABLISHED) {
 		r = -ENOTCONN;
 		goto out;
@@ -822,28 +623,18 @@ ssize_t virtio_vsock__send(struct virtio_vsock *v, struct vsock_conn_id id,
 		goto out;
 	}
 	while (done < len) {
-		n = conn__room(v, c);
+		n = vsock_conns__room(&v->tab, c);
 		if (n > VIRTIO_VSOCK_MAX_PAYLOAD)
 			n = VIRTIO_VSOCK_MAX_PAYLOAD;
 		if (n > len - done)
 			n = (uint32_t)(len - done);
 		if (!n) {
-			if (vsock__queue_full(v))
+			if (vsock_conns__full(&v->tab))
 				v->rx_starved = true;
 			break;
 		}
-		p = malloc(sizeof(*p) + n);
-		if (!p)
+		if (vsock_conns__data(&v->tab, c, src + done, n))
 			break;
-		memset(p, 0, sizeof(*p));
-		p->id = id;
-		p->op = VIRTIO_VSOCK_OP_RW;
-		p->len = n;
-		memcpy(p->data, src + done, n);
-		pending__append(v, p);
-		v->nr_data++;
-		v->data_bytes += n;
-		c->tx_cnt += n;
 		done += n;
 	}
 	r = (ssize_t)done;
@@ -860,7 +651,7 @@ int virtio_vsock__consumed(struct virtio_vsock *v, struct vsock_conn_id id,
 	int r = 0;
 
 	vsock__lock(v);
-	c = conn__find(v, id);
+	c = vsock_conns__find(&v->tab, id);
 	if (!c || c->state != CONN_ESTABLISHED) {
 		r = -ENOTCONN;
 	} else if (n > c->rx_cnt - c->fwd_cnt) {
@@ -869,7 +660,7 @@ int virtio_vsock__consumed(struct virtio_vsock *v, struct vsock_conn_id id,
 		c->fwd_cnt += n;
 		if (c->fwd_cnt - c->last_fwd_sent >=
 		    VIRTIO_VSOCK_BUF_ALLOC / 2) {
-			conn__credit_update(v, c);
+			vsock_conns__credit_update(&v->tab, c);
 			vsock__flush_rx(v);
 		}
 	}
@@ -888,12 +679,12 @@ int virtio_vsock__shutdown(struct virtio_vsock *v, struct vsock_conn_id id,
 	if (!flags || flags & ~all)
 		return -EINVAL;
 	vsock__lock(v);
-	c = conn__find(v, id);
+	c = vsock_conns__find(&v->tab, id);
 	if (!c || c->state != CONN_ESTABLISHED) {
 		r = -ENOTCONN;
 	} else {
-		r = pending__ctrl(v, id, VIRTIO_VSOCK_OP_SHUTDOWN,
-				  c->host_shutdown | flags, false);
+		r = vsock_conns__ctrl(&v->tab, id, VIRTIO_VSOCK_OP_SHUTDOWN,
+				      c->host_shutdown | flags, false);
 		if (!r)
 			c->host_shutdown |= flags;
 		vsock__flush_rx(v);
@@ -909,9 +700,9 @@ int virtio_vsock__transport_reset(struct virtio_vsock *v)
 
 	vsock__lock(v);
 	/* Undelivered data, answers and RSTs all belong to the old peers. */
-	pending__free_all(v);
+	vsock_conns__drop_all(&v->tab);
 	for (i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++)
-		v->conns[i].state = CONN_FREE;
+		v->tab.conns[i].state = CONN_FREE;
 	v->rx_starved = false;
 	v->reset_owed = true;
 	vsock__post_reset(v);
@@ -926,12 +717,12 @@ int virtio_vsock__rst(struct virtio_vsock *v, struct vsock_conn_id id)
 	int r = 0;
 
 	vsock__lock(v);
-	c = conn__find(v, id);
+	c = vsock_conns__find(&v->tab, id);
 	if (!c) {
 		r = -ENOTCONN;
 	} else {
-		conn__free(v, c);
-		pending__ctrl(v, id, VIRTIO_VSOCK_OP_RST, 0, true);
+		vsock_conns__free(&v->tab, c);
+		vsock_conns__ctrl(&v->tab, id, VIRTIO_VSOCK_OP_RST, 0, true);
 		vsock__flush_rx(v);
 	}
 	vsock__unlock(v);

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "virtio_mmio.h"
+#include "vsock_conns.h" /* the packet header, limits, vsock_conn_id */
 
 #define VIRTIO_ID_VSOCK 19
 
@@ -40,49 +41,14 @@
 #define VIRTIO_VSOCK_Q_TX    1
 #define VIRTIO_VSOCK_Q_EVENT 2
 
-/* struct virtio_vsock_hdr (5.10.6), little-endian, 44 bytes. */
-#define VIRTIO_VSOCK_HDR_BYTES	       44
-#define VIRTIO_VSOCK_TYPE_STREAM       1
-#define VIRTIO_VSOCK_OP_REQUEST	       1
-#define VIRTIO_VSOCK_OP_RESPONSE       2
-#define VIRTIO_VSOCK_OP_RST	       3
-#define VIRTIO_VSOCK_OP_SHUTDOWN       4
-#define VIRTIO_VSOCK_OP_RW	       5
-#define VIRTIO_VSOCK_OP_CREDIT_UPDATE  6
-#define VIRTIO_VSOCK_OP_CREDIT_REQUEST 7
-#define VIRTIO_VSOCK_SHUTDOWN_RCV      1 /* the sender will receive no more */
-#define VIRTIO_VSOCK_SHUTDOWN_SEND     2 /* the sender will send no more */
-
 /* struct virtio_vsock_event (5.10.6.7): le32 id, on the event queue. */
 #define VIRTIO_VSOCK_EVENT_BYTES	   4
 #define VIRTIO_VSOCK_EVENT_TRANSPORT_RESET 0
-
-/*
- * Limits.  MAX_PAYLOAD bounds the len of one guest packet (Linux's
- * VIRTIO_VSOCK_MAX_PKT_BUF_SIZE).  BUF_ALLOC is the receive buffer the
- * host side advertises per connection: the backend must be ready to hold
- * that many bytes of a connection's data it has not consumed yet.
- * MAX_CONNS bounds the connection table.  Host->guest data waits in a
- * queue of at most PENDING_BYTES (and PENDING_DATA packets) until the
- * guest posts rx buffers; control packets have their own PENDING_CTRL.
- */
-#define VIRTIO_VSOCK_MAX_PAYLOAD   (64 * 1024)
-#define VIRTIO_VSOCK_BUF_ALLOC	   (256 * 1024)
-#define VIRTIO_VSOCK_MAX_CONNS	   256
-#define VIRTIO_VSOCK_PENDING_BYTES (1024 * 1024)
-#define VIRTIO_VSOCK_PENDING_DATA  256
-#define VIRTIO_VSOCK_PENDING_CTRL  512
 
 /* connect() may return this: the backend answers later (accept/refuse). */
 #define VSOCK_PENDING 1
 
 struct virtio_vsock;
-
-/* One stream connection: guest CID port <-> host (CID 2) port. */
-struct vsock_conn_id {
-	uint32_t guest_port;
-	uint32_t host_port;
-};
 
 /*
  * Guest->host events.  Every op may be NULL except connect and recv.
