@@ -117,9 +117,8 @@ int devmgr__map(struct devmgr *dm, struct devmgr_dev *d, void *dev,
 static void devmgr__on_notify(void *opaque, int fd)
 {
 	struct devmgr_notify *n = opaque;
-	uint64_t count;
 
-	if (read(fd, &count, sizeof(count)) != sizeof(count))
+	if (event__drain(fd) <= 0)
 		return;
 	virtio_mmio__notify(n->t, n->queue);
 }

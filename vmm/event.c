@@ -37,13 +37,22 @@ struct event_loop {
 	bool call_done;
 };
 
+int event__drain(int fd)
+{
+	uint64_t n;
+	ssize_t r = read(fd, &n, sizeof(n));
+
+	if (r < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	return r == sizeof(n);
+}
+
 /* The event thread's side of event__call(). */
 static void event__on_call(void *opaque, int fd)
 {
 	struct event_loop *el = opaque;
-	uint64_t n;
 
-	if (read(fd, &n, sizeof(n)) != sizeof(n))
+	if (event__drain(fd) <= 0)
 		return;
 	pthread_mutex_lock(&el->done_lock);
 	if (el->call_fn && !el->call_done) {

@@ -35,6 +35,15 @@ void event__del(struct event_loop *el, int fd);
  */
 void event__call(struct event_loop *el, void (*fn)(void *arg), void *arg);
 
+/*
+ * event__drain() - read and drop the counter of the eventfd or timerfd
+ * @fd (its expirations, or the sum of its writes), so that it stops being
+ * readable.  Returns 1 when a count was read, 0 when there was none (a
+ * non-blocking @fd read or re-armed meanwhile: EAGAIN), or a negative
+ * errno of read(2).
+ */
+int event__drain(int fd);
+
 /* event__on_thread() - is the caller the event thread? */
 int event__on_thread(const struct event_loop *el);
 

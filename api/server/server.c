@@ -193,9 +193,7 @@ static void api__on_mhd(void *opaque, int fd)
 
 static void api__on_timer(void *opaque, int fd)
 {
-	uint64_t n;
-
-	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+	if (event__drain(fd) < 0)
 		return;
 	api__run(opaque);
 }

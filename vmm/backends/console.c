@@ -147,9 +147,7 @@ static void console__on_input(void *opaque, int fd)
 
 static void console__on_timer(void *opaque, int fd)
 {
-	uint64_t ticks;
-
-	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+	if (event__drain(fd) < 0)
 		return;
 	console__pump(opaque);
 }

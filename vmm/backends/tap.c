@@ -161,9 +161,7 @@ static void tap__rx_event(void *opaque, int fd)
 /* The receive limiter's timer: the held frame may go now. */
 static void tap__rx_timer_event(void *opaque, int fd)
 {
-	uint64_t v;
-
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (event__drain(fd) < 0)
 		return;
 	tap__rx_pump(opaque);
 }
@@ -173,9 +171,8 @@ static void tap__tx_timer_event(void *opaque, int fd)
 {
 	struct tap *t = opaque;
 	struct virtio_mmio *tr = virtio_net__transport(t->net);
-	uint64_t v;
 
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (event__drain(fd) < 0)
 		return;
 	pthread_mutex_lock(&tr->dev.lock);
 	t->tx_waiting = false;
@@ -188,9 +185,8 @@ static void tap__tx_timer_event(void *opaque, int fd)
 static void tap__wake_event(void *opaque, int fd)
 {
 	struct tap *t = opaque;
-	uint64_t v;
 
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (event__drain(fd) < 0)
 		return;
 	tap__rx_pump(t);
 }

@@ -57,9 +57,7 @@ void ctl__flush(struct control *c)
 
 static void ctl__on_metrics_timer(void *opaque, int fd)
 {
-	uint64_t n;
-
-	if (read(fd, &n, sizeof(n)) < 0)
+	if (event__drain(fd) <= 0)
 		return;
 	/* Firecracker writes no lines while the VM is paused. */
 	if (vm__state(((struct control *)opaque)->vm) == VM_STATE_RUNNING)

@@ -48,9 +48,8 @@ static void dev__blk_stats(void *dev, struct dev_stats *out)
 static void dev__blk_on_timer(void *opaque, int fd)
 {
 	struct dev_blk *d = opaque;
-	uint64_t n;
 
-	if (read(fd, &n, sizeof(n)) != sizeof(n))
+	if (event__drain(fd) <= 0)
 		return; /* re-armed meanwhile, or spurious */
 	virtio_blk__resume(d->blk);
 }
