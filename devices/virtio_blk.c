@@ -241,12 +241,8 @@ static void virtio_blk__config_read(void *opaque, uint64_t off, void *data,
 				    uint32_t len)
 {
 	const struct virtio_blk *b = opaque;
-	uint64_t n;
 
-	if (off >= sizeof(b->cfg))
-		return;
-	n = sizeof(b->cfg) - off;
-	memcpy(data, b->cfg + off, len < n ? len : n);
+	virtio_mmio__config_copy(b->cfg, sizeof(b->cfg), off, data, len);
 }
 
 /* Every field is read-only (writeback is not offered): drop writes. */

@@ -71,7 +71,7 @@ static struct virtq *virtio_mmio__selected(struct virtio_mmio *t)
 	return &t->vq[t->queue_sel];
 }
 
-static bool virtio_mmio__live(const struct virtio_mmio *t, unsigned int idx)
+bool virtio_mmio__live(const struct virtio_mmio *t, unsigned int idx)
 {
 	uint32_t need = VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_FEATURES_OK;
 
@@ -88,6 +88,15 @@ static void virtio_mmio__notify_locked(struct virtio_mmio *t, unsigned int idx)
 {
 	if (virtio_mmio__live(t, idx) && t->ops->notify)
 		t->ops->notify(t->opaque, t, idx);
+}
+
+void virtio_mmio__config_copy(const void *cfg, size_t size, uint64_t off,
+			      void *data, uint32_t len)
+{
+	if (off >= size)
+		return;
+	memcpy(data, (const uint8_t *)cfg + off,
+	       len < size - off ? len : size - off);
 }
 
 /* Device reset (2.1.2, 4.2.3.1): back to the state after init. */

@@ -12,6 +12,7 @@
 #define EMBER_DEVICES_VIRTIO_MMIO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "device.h"
@@ -108,6 +109,22 @@ void virtio_mmio__destroy(struct virtio_mmio *t);
  * the lock the bus already holds).
  */
 void virtio_mmio__notify(struct virtio_mmio *t, unsigned int idx);
+
+/*
+ * virtio_mmio__live() - may the device use queue @idx: does it exist and
+ * is it ready, with FEATURES_OK and DRIVER_OK set and NEEDS_RESET and
+ * FAILED clear?  Lock held.
+ */
+bool virtio_mmio__live(const struct virtio_mmio *t, unsigned int idx);
+
+/*
+ * virtio_mmio__config_copy() - a config_read op's answer from the
+ * device's config image @cfg of @size bytes: the bytes of [@off,
+ * @off + @len) that fall inside it into @data.  The transport zeroed
+ * @data, so what lies past the image reads as zeroes.
+ */
+void virtio_mmio__config_copy(const void *cfg, size_t size, uint64_t off,
+			      void *data, uint32_t len);
 
 /*
  * virtio_mmio__used() - the device pushed buffers on queue @idx: raise

@@ -464,17 +464,13 @@ static void virtio_net__config_read(void *opaque, uint64_t off, void *data,
 {
 	const struct virtio_net *n = opaque;
 	uint8_t cfg[VIRTIO_NET_CFG_BYTES] = { 0 };
-	uint64_t avail;
 
-	if (off >= sizeof(cfg))
-		return;
 	/* Without VIRTIO_NET_F_MAC the driver picks its own: show zeroes. */
 	if (n->cfg.has_mac)
 		memcpy(cfg + VIRTIO_NET_CFG_MAC, n->cfg.mac, 6);
 	le__put16(cfg + VIRTIO_NET_CFG_STATUS,
 		  n->link_up ? VIRTIO_NET_S_LINK_UP : 0);
-	avail = sizeof(cfg) - off;
-	memcpy(data, cfg + off, len < avail ? len : avail);
+	virtio_mmio__config_copy(cfg, sizeof(cfg), off, data, len);
 }
 
 /* 5.1.4: mac is writable only on legacy devices; status is read-only. */

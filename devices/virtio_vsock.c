@@ -52,16 +52,6 @@ static void hdr__parse(struct vsock_hdr *h, const uint8_t *b)
 	h->fwd_cnt = le__get32(b + 40);
 }
 
-static bool vsock__live(const struct virtio_mmio *t, unsigned int idx)
-{
-	uint32_t need = VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_FEATURES_OK;
-
-	if (!t->vq[idx].ready || (t->status & need) != need)
-		return false;
-	return !(t->status &
-		 (VIRTIO_STATUS_NEEDS_RESET | VIRTIO_STATUS_FAILED));
-}
-
 /* --- host -> guest (rx and event queues) -------------------------------- */
 
 /*
@@ -118,7 +108,7 @@ static void vsock__post_reset(struct virtio_vsock *v)
 	uint32_t used;
 	int r = 0;
 
-	if (!v->reset_owed || !vsock__live(t, VIRTIO_VSOCK_Q_EVENT))
+	if (!v->reset_owed || !virtio_mmio__live(t, VIRTIO_VSOCK_Q_EVENT))
 		return;
 	le__put32(ev, VIRTIO_VSOCK_EVENT_TRANSPORT_RESET);
 	while (v->reset_owed) {
@@ -168,7 +158,7 @@ static void vsock__flush_rx(struct virtio_vsock *v)
 	int r = 0;
 
 	vsock__post_reset(v);
-	if (!vsock__live(t, VIRTIO_VSOCK_Q_RX) || v->reset_owed ||
+	if (!virtio_mmio__live(t, VIRTIO_VSOCK_Q_RX) || v->reset_owed ||
 	    v->reset_unacked)
 		return;
 	while ((p = v->tab.head)) {
@@ -368,7 +358,7 @@ static void vsock__process_tx(struct virtio_vsock *v)
 	int r = 0;
 
 	v->tx_stalled = false;
-	if (!vsock__live(t, VIRTIO_VSOCK_Q_TX))
+	if (!virtio_mmio__live(t, VIRTIO_VSOCK_Q_TX))
 		return;
 	for (;;) {
 		/* Each packet queues at most one control packet. */
@@ -405,11 +395,8 @@ static void virtio_vsock__config_read(void *opaque, uint64_t off, void *data,
 				      uint32_t len)
 {
 	struct virtio_vsock *v = opaque;
-	uint8_t *out = data;
-	uint32_t i;
 
-	for (i = 0; i < len; i++)
-		out[i] = off + i < sizeof(v->cfg) ? v->cfg[off + i] : 0;
+	virtio_mmio__config_copy(v->cfg, sizeof(v->cfg), off, data, len);
 }
 
 /*
@@ -550,7 +537,7 @@ int virtio_vsock__connect(struct virtio_vsock *v, uint32_t host_port,
 	int r;
 
 	vsock__lock(v);
-	if (!vsock__live(&v->t, VIRTIO_VSOCK_Q_RX)) {
+	if (!virtio_mmio__live(&v->t, VIRTIO_VSOCK_Q_RX)) {
 		r = -ENOTCONN;
 	} else if (vsock_conns__find(&v->tab, id)) {
 		r = -EADDRINUSE;
