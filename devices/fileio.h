@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Whole-range I/O on host files (disk images, kernels, initrds): pread(2)
- * and pwrite(2) retried until all of the range moved.  Ground floor (see
+ * and pwrite(2) retried until all of the range moved; a sparse file's
+ * data extents one at a time.  Ground floor (see
  * device.h): libc only, no KVM, no guest memory; usable from devices/,
  * snapshot/ and vmm/ alike.
  */
@@ -64,6 +65,23 @@ static inline int fileio__pwrite_all(int fd, const void *src, uint64_t len,
 				     uint64_t off)
 {
 	return fileio__rw_all(fd, (uint8_t *)src, len, off, true);
+}
+
+/*
+ * fileio__next_data() - the next data extent of the sparse file @fd at or
+ * past *@data (lseek(2) SEEK_DATA, then SEEK_HOLE): its start into *@data
+ * and its end into *@hole.  Returns 1, 0 when no data follows (ENXIO), or
+ * -errno from lseek(2).
+ */
+static inline int fileio__next_data(int fd, off_t *data, off_t *hole)
+{
+	*data = lseek(fd, *data, SEEK_DATA);
+	if (*data < 0)
+		return errno == ENXIO ? 0 : -errno;
+	*hole = lseek(fd, *data, SEEK_HOLE);
+	if (*hole < 0)
+		return -errno;
+	return 1;
 }
 
 #endif /* EMBER_DEVICES_FILEIO_H */

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../devices/fileio.h"
 #include "../../snapshot/memfile.h"
 #include "../../snapshot/state.h"
 #include "persist.h"
@@ -24,17 +25,15 @@
 /* Copy @in to the empty @out, data extents only: holes stay holes. */
 static int merge__copy_sparse(int in, int out, uint64_t size)
 {
-	off_t data = 0, hole;
+	off_t data = 0, hole = 0;
+	int ret;
 
 	if (ftruncate(out, (off_t)size) < 0)
 		return -errno;
 	for (;;) {
-		data = lseek(in, data, SEEK_DATA);
-		if (data < 0)
-			return errno == ENXIO ? 0 : -errno;
-		hole = lseek(in, data, SEEK_HOLE);
-		if (hole < 0)
-			return -errno;
+		ret = fileio__next_data(in, &data, &hole);
+		if (ret <= 0)
+			return ret;
 		while (data < hole) {
 			off_t o = data;
 			ssize_t n = copy_file_range(in, &o, out, &o,

@@ -67,16 +67,11 @@ out:
 int pages__add_file_data(int fd, uint64_t bytes, uint64_t *sel,
 			 uint64_t *selected)
 {
-	off_t data = 0, hole;
+	off_t data = 0, hole = 0;
 	uint64_t p, end;
+	int ret;
 
-	for (;;) {
-		data = lseek(fd, data, SEEK_DATA);
-		if (data < 0)
-			return errno == ENXIO ? 0 : -errno;
-		hole = lseek(fd, data, SEEK_HOLE);
-		if (hole < 0)
-			return -errno;
+	while ((ret = fileio__next_data(fd, &data, &hole)) > 0) {
 		if ((uint64_t)data >= bytes)
 			return 0;
 		end = (uint64_t)hole < bytes ? (uint64_t)hole : bytes;
@@ -89,4 +84,5 @@ int pages__add_file_data(int fd, uint64_t bytes, uint64_t *sel,
 		}
 		data = hole;
 	}
+	return ret;
 }
