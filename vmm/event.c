@@ -20,6 +20,7 @@ struct event_handler {
 	int fd; /* -1: free slot */
 	event_fn fn;
 	void *opaque;
+	bool drain; /* event__add_counter(): read the count before fn */
 };
 
 struct event_loop {
@@ -125,7 +126,8 @@ struct event_loop *event__create(void)
 	return el;
 }
 
-int event__add(struct event_loop *el, int fd, event_fn fn, void *opaque)
+static int event__add_handler(struct event_loop *el, int fd, event_fn fn,
+			      void *opaque, bool drain)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	unsigned int i;
@@ -134,14 +136,25 @@ int event__add(struct event_loop *el, int fd, event_fn fn, void *opaque)
 		;
 	if (i == EVENT_MAX_HANDLERS)
 		return -ENOSPC;
-	el->h[i] =
-		(struct event_handler){ .fd = fd, .fn = fn, .opaque = opaque };
+	el->h[i] = (struct event_handler){
+		.fd = fd, .fn = fn, .opaque = opaque, .drain = drain
+	};
 	ev.data.ptr = &el->h[i];
 	if (epoll_ctl(el->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		el->h[i].fd = -1;
 		return -errno;
 	}
 	return 0;
+}
+
+int event__add(struct event_loop *el, int fd, event_fn fn, void *opaque)
+{
+	return event__add_handler(el, fd, fn, opaque, false);
+}
+
+int event__add_counter(struct event_loop *el, int fd, event_fn fn, void *opaque)
+{
+	return event__add_handler(el, fd, fn, opaque, true);
 }
 
 void event__del(struct event_loop *el, int fd)
@@ -176,7 +189,9 @@ static void *event__thread(void *arg)
 
 			if (!h)
 				return NULL; /* the stop eventfd */
-			if (h->fd >= 0)
+			if (h->fd < 0)
+				continue;
+			if (!h->drain || event__drain(h->fd) >= 0)
 				h->fn(h->opaque, h->fd);
 		}
 	}

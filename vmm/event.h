@@ -24,6 +24,14 @@ struct event_loop *event__create(void);
  */
 int event__add(struct event_loop *el, int fd, event_fn fn, void *opaque);
 
+/*
+ * event__add_counter() - as event__add(), for an eventfd or timerfd @fd:
+ * each time, the loop first reads its count (event__drain()), then calls
+ * @fn unless that read failed (also when there was no count, EAGAIN).
+ */
+int event__add_counter(struct event_loop *el, int fd, event_fn fn,
+		       void *opaque);
+
 /* event__del() - stop watching @fd (a handler may call it for itself). */
 void event__del(struct event_loop *el, int fd);
 

@@ -185,16 +185,10 @@ static void api__run(struct api_server *s)
 	timerfd_settime(s->timer_fd, 0, &t, NULL);
 }
 
+/* A client is ready, or the timer fired (its count read). */
 static void api__on_mhd(void *opaque, int fd)
 {
 	(void)fd;
-	api__run(opaque);
-}
-
-static void api__on_timer(void *opaque, int fd)
-{
-	if (event__drain(fd) < 0)
-		return;
 	api__run(opaque);
 }
 
@@ -292,7 +286,7 @@ struct api_server *api_server__start(struct event_loop *el, struct control *c,
 		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (s->mhd_fd < 0 || s->timer_fd < 0 ||
 	    event__add(el, s->mhd_fd, api__on_mhd, s) ||
-	    event__add(el, s->timer_fd, api__on_timer, s)) {
+	    event__add_counter(el, s->timer_fd, api__on_mhd, s)) {
 		snprintf(e->msg, sizeof(e->msg),
 			 "--api-sock %s: event loop: %s", path,
 			 strerror(errno));

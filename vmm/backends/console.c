@@ -84,7 +84,7 @@ static void console__feed(struct console *c, uint64_t *retry_ns)
 		c->npending = c->off = 0;
 }
 
-static void console__on_input(void *opaque, int fd);
+static void console__on_ready(void *opaque, int fd);
 
 static void console__pump(struct console *c)
 {
@@ -125,7 +125,7 @@ static void console__pump(struct console *c)
 			event__del(c->el, c->in_fd);
 			c->in_watched = false;
 		} else if (!c->npending && !c->in_watched &&
-			   event__add(c->el, c->in_fd, console__on_input, c) ==
+			   event__add(c->el, c->in_fd, console__on_ready, c) ==
 				   0) {
 			c->in_watched = true;
 		}
@@ -139,16 +139,10 @@ static void console__pump(struct console *c)
 	console__timer(c, wait);
 }
 
-static void console__on_input(void *opaque, int fd)
+/* Input is readable, or the retry timer fired (its count read). */
+static void console__on_ready(void *opaque, int fd)
 {
 	(void)fd;
-	console__pump(opaque);
-}
-
-static void console__on_timer(void *opaque, int fd)
-{
-	if (event__drain(fd) < 0)
-		return;
 	console__pump(opaque);
 }
 
@@ -170,11 +164,11 @@ struct console *console__start(struct event_loop *el, int in_fd,
 	c->timer_fd =
 		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (c->timer_fd < 0 ||
-	    event__add(el, c->timer_fd, console__on_timer, c) < 0) {
+	    event__add_counter(el, c->timer_fd, console__on_ready, c) < 0) {
 		log_warn("console input: %s", strerror(errno));
 		goto fail;
 	}
-	ret = event__add(el, in_fd, console__on_input, c);
+	ret = event__add(el, in_fd, console__on_ready, c);
 	if (ret == 0)
 		c->in_polled = c->in_watched = true;
 	else if (ret != -EPERM) /* regular files: read on the timer */

@@ -152,17 +152,14 @@ static void tap__rx_pump(struct tap *t)
 	tap__set_reading(t, true);
 }
 
+/*
+ * The tap is readable; or (their counts read) the receive limiter's
+ * timer fired, the held frame may go now; or the device has room again
+ * (wake_fd: rx_ready, maybe on a vCPU thread).
+ */
 static void tap__rx_event(void *opaque, int fd)
 {
 	(void)fd;
-	tap__rx_pump(opaque);
-}
-
-/* The receive limiter's timer: the held frame may go now. */
-static void tap__rx_timer_event(void *opaque, int fd)
-{
-	if (event__drain(fd) < 0)
-		return;
 	tap__rx_pump(opaque);
 }
 
@@ -172,23 +169,12 @@ static void tap__tx_timer_event(void *opaque, int fd)
 	struct tap *t = opaque;
 	struct virtio_mmio *tr = virtio_net__transport(t->net);
 
-	if (event__drain(fd) < 0)
-		return;
+	(void)fd;
 	pthread_mutex_lock(&tr->dev.lock);
 	t->tx_waiting = false;
 	pthread_mutex_unlock(&tr->dev.lock);
 	if (!t->held)
 		virtio_net__tx_resume(t->net);
-}
-
-/* The device has room again (rx_ready, maybe on a vCPU thread). */
-static void tap__wake_event(void *opaque, int fd)
-{
-	struct tap *t = opaque;
-
-	if (event__drain(fd) < 0)
-		return;
-	tap__rx_pump(t);
 }
 
 static void tap__rx_ready(void *backend)
@@ -340,12 +326,12 @@ struct tap *tap__create(struct event_loop *el, const struct guest_mem *m,
 			  t->name);
 		goto fail;
 	}
-	if (event__add(el, t->wake_fd, tap__wake_event, t) < 0) {
+	if (event__add_counter(el, t->wake_fd, tap__rx_event, t) < 0) {
 		log_error("tap %s: cannot watch its eventfd", t->name);
 		goto fail;
 	}
-	if (event__add(el, t->rx_timer, tap__rx_timer_event, t) < 0 ||
-	    event__add(el, t->tx_timer, tap__tx_timer_event, t) < 0) {
+	if (event__add_counter(el, t->rx_timer, tap__rx_event, t) < 0 ||
+	    event__add_counter(el, t->tx_timer, tap__tx_timer_event, t) < 0) {
 		log_error("tap %s: cannot watch its timers", t->name);
 		goto fail_events;
 	}
@@ -395,9 +381,9 @@ int tap__hold(struct tap *t, bool hold)
 		return 0;
 	}
 	/* A wake or a timer that came meanwhile fires when watched again. */
-	if (event__add(t->el, t->wake_fd, tap__wake_event, t) < 0 ||
-	    event__add(t->el, t->rx_timer, tap__rx_timer_event, t) < 0 ||
-	    event__add(t->el, t->tx_timer, tap__tx_timer_event, t) < 0)
+	if (event__add_counter(t->el, t->wake_fd, tap__rx_event, t) < 0 ||
+	    event__add_counter(t->el, t->rx_timer, tap__rx_event, t) < 0 ||
+	    event__add_counter(t->el, t->tx_timer, tap__tx_timer_event, t) < 0)
 		ret = -ENOSPC;
 	tap__rx_pump(t);
 	virtio_net__tx_resume(t->net);
