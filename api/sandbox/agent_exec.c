@@ -113,16 +113,12 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 static int exec_input(struct op *op)
 {
 	struct exec_ctx *x = op->ctx;
-	uint8_t *b =
-		agent_wire__tx_space(op->c, EMBER_AGENT_HDR_SIZE + STDIN_CHUNK);
-	ssize_t n;
+	ssize_t n = agent_wire__tx_read(op->c, x->req->stdin_fd, STDIN_CHUNK);
 
-	if (!b)
-		return agent_wire__fail(op->c, -ENOBUFS,
-					"transmit buffer full");
-	n = read(x->req->stdin_fd, b + EMBER_AGENT_HDR_SIZE, STDIN_CHUNK);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	if (n == -EAGAIN)
 		return 0;
+	if (n == -ENOBUFS)
+		return -ENOBUFS;
 	op->late_esrch = 1; /* the child may be gone: STDIN gets ESRCH */
 	if (n <= 0) {
 		/* End of input (a read error ends it too): close its stdin. */

@@ -39,20 +39,16 @@ static int wfile_frame(struct op *op, const struct ember_agent_hdr *h,
 static int wfile_input(struct op *op)
 {
 	struct file_ctx *x = op->ctx;
-	uint8_t *b =
-		agent_wire__tx_space(op->c, EMBER_AGENT_HDR_SIZE + FILE_CHUNK);
-	ssize_t n;
+	ssize_t n = agent_wire__tx_read(op->c, x->fd, FILE_CHUNK);
 
-	if (!b)
-		return agent_wire__fail(op->c, -ENOBUFS,
-					"transmit buffer full");
-	n = read(x->fd, b + EMBER_AGENT_HDR_SIZE, FILE_CHUNK);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	if (n == -EAGAIN)
 		return 0;
+	if (n == -ENOBUFS)
+		return -ENOBUFS;
 	if (n < 0)
 		return agent_wire__fail(op->c, -EIO,
 					"reading the host file: %s",
-					strerror(errno));
+					strerror((int)-n));
 	if (n == 0) {
 		agent_wire__tx_commit(op->c, EMBER_AGENT_FILE_END, op->stream,
 				      0);

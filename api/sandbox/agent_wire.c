@@ -53,6 +53,19 @@ void agent_wire__tx_commit(struct agent_client *c, uint16_t type,
 	c->tx_len += EMBER_AGENT_HDR_SIZE + len;
 }
 
+ssize_t agent_wire__tx_read(struct agent_client *c, int fd, size_t max)
+{
+	uint8_t *b = agent_wire__tx_space(c, EMBER_AGENT_HDR_SIZE + max);
+	ssize_t n;
+
+	if (!b)
+		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
+	n = read(fd, b + EMBER_AGENT_HDR_SIZE, max);
+	if (n < 0)
+		return errno == EINTR ? -EAGAIN : -errno;
+	return n;
+}
+
 int agent_wire__tx_frame(struct agent_client *c, uint16_t type, uint32_t stream,
 			 const void *payload, uint32_t len)
 {

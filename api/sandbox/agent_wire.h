@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../../guest-init/protocol.h"
 
@@ -79,6 +80,15 @@ uint8_t *agent_wire__tx_space(struct agent_client *c, size_t len);
  */
 void agent_wire__tx_commit(struct agent_client *c, uint16_t type,
 			   uint32_t stream, uint32_t len);
+
+/*
+ * agent_wire__tx_read() - read up to @max bytes of @fd into the payload of
+ * the next frame in @c's transmit buffer (agent_wire__tx_commit() queues
+ * them).  The count (0: end of file); -EAGAIN when interrupted or nothing
+ * is ready yet; -ENOBUFS, failed on @c, when the buffer is full; or the
+ * read's negative errno.
+ */
+ssize_t agent_wire__tx_read(struct agent_client *c, int fd, size_t max);
 
 /* Queue a frame with a copy of @payload: 0, or -ENOBUFS (buffer full). */
 int agent_wire__tx_frame(struct agent_client *c, uint16_t type, uint32_t stream,
