@@ -258,14 +258,24 @@ static void template__reap_hidden(const char *root, const char *entry)
 		close(fd);
 }
 
+/* files__read_dir(): the template @name of @root into @item. */
+static bool list_one(void *root, const char *name, void *item)
+{
+	char dir[PATH_MAX];
+
+	if (name[0] == '.') {
+		template__reap_hidden(root, name);
+		return false;
+	}
+	return !template__name_ok(name, NULL, 0) &&
+	       !files__pathf(dir, sizeof(dir), "%s/%s", (char *)root, name) &&
+	       !template__read(dir, name, item);
+}
+
 int template__list(struct template_info **out, size_t *n, char *err,
 		   size_t errlen)
 {
-	struct template_info *v = NULL, one;
-	char root[PATH_MAX], dir[PATH_MAX];
-	size_t cap = 0, k = 0;
-	struct dirent *e;
-	DIR *d;
+	char root[PATH_MAX];
 	int rc;
 
 	*out = NULL;
@@ -273,34 +283,12 @@ int template__list(struct template_info **out, size_t *n, char *err,
 	rc = template__root(root, sizeof(root), false, err, errlen);
 	if (rc)
 		return rc;
-	d = opendir(root);
-	if (!d && errno == ENOENT)
-		return 0;
-	if (!d)
-		return sandbox__errf(err, errlen, -errno, "%s: %s", root,
-				     strerror(errno));
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.') {
-			template__reap_hidden(root, e->d_name);
-			continue;
-		}
-		if (template__name_ok(e->d_name, NULL, 0) ||
-		    files__pathf(dir, sizeof(dir), "%s/%s", root, e->d_name) ||
-		    template__read(dir, e->d_name, &one))
-			continue;
-		if (sandbox__grow((void **)&v, &cap, k, sizeof(*v))) {
-			free(v);
-			closedir(d);
-			return sandbox__errf(err, errlen, -ENOMEM,
-					     "out of memory");
-		}
-		v[k++] = one;
-	}
-	closedir(d);
-	if (k)
-		qsort(v, k, sizeof(*v), by_name);
-	*out = v;
-	*n = k;
+	rc = files__read_dir(root, sizeof(**out), list_one, root, (void **)out,
+			     n, err, errlen);
+	if (rc)
+		return rc == -ENOENT ? 0 : rc;
+	if (*n)
+		qsort(*out, *n, sizeof(**out), by_name);
 	return 0;
 }
 
