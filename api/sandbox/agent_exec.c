@@ -101,11 +101,8 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 		x->res->code = code;
 		op->done = 1;
 		return 0;
-	case EMBER_AGENT_ERROR:
-		op->done = 1;
-		return agent_wire__guest_error(op->c, p, h->len);
 	default:
-		return agent_wire__unexpected(op->c, h);
+		return agent_wire__other_frame(op, h, p);
 	}
 }
 

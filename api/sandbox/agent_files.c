@@ -26,12 +26,8 @@ static int wfile_frame(struct op *op, const struct ember_agent_hdr *h,
 {
 	struct file_ctx *x = op->ctx;
 
-	if (h->type == EMBER_AGENT_ERROR) {
-		op->done = 1;
-		return agent_wire__guest_error(op->c, p, h->len);
-	}
 	if (h->type != EMBER_AGENT_OK || h->len || !x->end_sent)
-		return agent_wire__unexpected(op->c, h);
+		return agent_wire__other_frame(op, h, p);
 	op->done = 1;
 	return 0;
 }
@@ -142,11 +138,8 @@ static int rfile_frame(struct op *op, const struct ember_agent_hdr *h,
 						"FILE_END with a payload");
 		op->done = 1;
 		return 0;
-	case EMBER_AGENT_ERROR:
-		op->done = 1;
-		return agent_wire__guest_error(op->c, p, h->len);
 	default:
-		return agent_wire__unexpected(op->c, h);
+		return agent_wire__other_frame(op, h, p);
 	}
 }
 

@@ -199,6 +199,15 @@ int agent_wire__unexpected(struct agent_client *c,
 				type_name(h->type));
 }
 
+int agent_wire__other_frame(struct op *op, const struct ember_agent_hdr *h,
+			    const uint8_t *p)
+{
+	if (h->type != EMBER_AGENT_ERROR)
+		return agent_wire__unexpected(op->c, h);
+	op->done = 1;
+	return agent_wire__guest_error(op->c, p, h->len);
+}
+
 /* Is this ERROR payload a well-formed ESRCH? */
 static int is_esrch(const uint8_t *p, uint32_t len)
 {

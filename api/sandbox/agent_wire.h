@@ -106,6 +106,14 @@ int agent_wire__guest_error(struct agent_client *c, const uint8_t *p,
 int agent_wire__unexpected(struct agent_client *c,
 			   const struct ember_agent_hdr *h);
 
+/*
+ * A frame @h (payload @p) that @op's handler has no case for: the guest's
+ * ERROR ends @op with agent_wire__guest_error()'s answer; any other is
+ * agent_wire__unexpected().
+ */
+int agent_wire__other_frame(struct op *op, const struct ember_agent_hdr *h,
+			    const uint8_t *p);
+
 /* The next stream id of @c (never 0), for a new operation. */
 uint32_t agent_wire__new_stream(struct agent_client *c);
 
