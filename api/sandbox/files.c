@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -270,6 +271,21 @@ int sandbox__errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+int files__lock(const char *path, int flags, mode_t mode, int how, char *err,
+		size_t errlen)
+{
+	int fd = open(path, flags, mode), rc;
+
+	if (fd < 0 || flock(fd, how) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		return sandbox__errf(err, errlen, rc, "%s: %s", path,
+				     strerror(-rc));
+	}
+	return fd;
 }
 
 int files__each_entry(const char *dir, int (*fn)(void *arg, const char *name),

@@ -88,6 +88,14 @@ int files__replace(const char *path, const char *tmp, const void *buf,
 		   size_t len, mode_t mode, unsigned int flags);
 
 /*
+ * files__lock() - open(@path, @flags, @mode) and flock() it with @how
+ * (LOCK_SH or LOCK_EX; waiting): the fd, or a negative errno with "PATH:
+ * why" in @err and nothing left open.
+ */
+int files__lock(const char *path, int flags, mode_t mode, int how, char *err,
+		size_t errlen);
+
+/*
  * files__each_entry() - call @fn(@arg, name) for each entry of the
  * directory @dir ("." and ".." too), in the order read, until it returns
  * non-zero.  0, what @fn returned, or -errno of opendir() with "DIR: why"

@@ -180,6 +180,26 @@ static int template__read(const char *dir, const char *name,
 	return 0;
 }
 
+/*
+ * The templates' root into @root and the directory of the template @name
+ * (checked) into @dir, PATH_MAX bytes each: 0, or a negative errno with
+ * @err.
+ */
+static int template__dir(const char *name, char *root, char *dir, char *err,
+			 size_t errlen)
+{
+	int rc = template__name_ok(name, err, errlen);
+
+	if (rc == 0)
+		rc = template__root(root, PATH_MAX, false, err, errlen);
+	if (rc)
+		return rc;
+	if (files__pathf(dir, PATH_MAX, "%s/%s", root, name))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "template path too long");
+	return 0;
+}
+
 int template__open(const char *name, struct template_info *t, int *lock_fd,
 		   char *err, size_t errlen)
 {
@@ -188,27 +208,20 @@ int template__open(const char *name, struct template_info *t, int *lock_fd,
 
 	if (lock_fd)
 		*lock_fd = -1;
-	rc = template__name_ok(name, err, errlen);
-	if (rc == 0)
-		rc = template__root(root, sizeof(root), false, err, errlen);
+	rc = template__dir(name, root, dir, err, errlen);
 	if (rc)
 		return rc;
-	if (files__pathf(dir, sizeof(dir), "%s/%s", root, name) ||
-	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_LOCK_NAME, dir))
+	if (files__pathf(path, sizeof(path), "%s/" TEMPLATE_LOCK_NAME, dir))
 		return sandbox__errf(err, errlen, -ENAMETOOLONG,
 				     "template path too long");
 	if (lock_fd) {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0 && errno == ENOENT)
+		fd = files__lock(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
+				 LOCK_SH, err, errlen);
+		if (fd == -ENOENT)
 			return sandbox__errf(err, errlen, -ENOENT,
 					     "no template %s", name);
-		if (fd < 0 || flock(fd, LOCK_SH) < 0) {
-			rc = -errno;
-			if (fd >= 0)
-				close(fd);
-			return sandbox__errf(err, errlen, rc, "%s: %s", path,
-					     strerror(-rc));
-		}
+		if (fd < 0)
+			return fd;
 	}
 	/* Under the lock: a removal is over, or has not begun. */
 	rc = template__read(dir, name, t);
@@ -326,13 +339,10 @@ int template__remove(const char *name, bool force, char *err, size_t errlen)
 	size_t n;
 	int fd, rc;
 
-	rc = template__name_ok(name, err, errlen);
-	if (rc == 0)
-		rc = template__root(root, sizeof(root), false, err, errlen);
+	rc = template__dir(name, root, dir, err, errlen);
 	if (rc)
 		return rc;
-	if (files__pathf(dir, sizeof(dir), "%s/%s", root, name) ||
-	    files__pathf(dead, sizeof(dead), "%s/.%s.dead", root, name) ||
+	if (files__pathf(dead, sizeof(dead), "%s/.%s.dead", root, name) ||
 	    files__pathf(lock, sizeof(lock), "%s/" TEMPLATE_LOCK_NAME, dir))
 		return sandbox__errf(err, errlen, -ENAMETOOLONG,
 				     "template path too long");
