@@ -193,7 +193,10 @@ int fs_script__run(struct e2b_server *srv, const struct e2b_guest *g,
 
 	rc = guest_fs__run(srv->pool, &g->info, E2B_AGENT_TIMEOUT_MS, op, a, b,
 			   o, err, sizeof(err));
-	/* Its connection may be in the pool now (noted, or not: harmless). */
+	/*
+	 * Its connection may be in the pool now: noted for the sweep, as
+	 * guest__agent_done() notes (a note too many costs nothing).
+	 */
 	guest__note_pooled(g);
 	switch (rc) {
 	case 0:
