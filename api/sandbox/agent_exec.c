@@ -206,12 +206,9 @@ int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 	if (!req->argv || !req->argv[0] || req->stdout_fd < 0 ||
 	    req->stderr_fd < 0)
 		return agent_wire__fail(c, -EINVAL, "nothing to run");
-	if (c->fd < 0)
-		return agent_wire__fail(c, -ENOTCONN,
-					"not connected to the agent");
-	b = agent_wire__tx_space(c, FRAME_MAX);
-	if (!b)
-		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
+	rc = agent_wire__request(c, &b);
+	if (rc)
+		return rc;
 	len = exec_encode(c, req, b + EMBER_AGENT_HDR_SIZE,
 			  EMBER_AGENT_MAX_PAYLOAD);
 	if (len < 0)

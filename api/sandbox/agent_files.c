@@ -79,13 +79,14 @@ int agent_client__write_file(struct agent_client *c, int src_fd,
 	size_t off = 0;
 	struct stat st;
 	off_t pos;
+	int rc;
 
 	c->guest_errno = 0;
 	if (mode & ~07777U || src_fd < 0 || !guest_path || !*guest_path)
 		return agent_wire__fail(c, -EINVAL, "bad file request");
-	if (c->fd < 0)
-		return agent_wire__fail(c, -ENOTCONN,
-					"not connected to the agent");
+	rc = agent_wire__request(c, &b);
+	if (rc)
+		return rc;
 	if (fstat(src_fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		pos = lseek(src_fd, 0, SEEK_CUR);
 		if (pos >= 0 && pos < st.st_size &&
@@ -94,9 +95,6 @@ int agent_client__write_file(struct agent_client *c, int src_fd,
 						"the file is over %llu MiB",
 						EMBER_AGENT_MAX_FILE >> 20);
 	}
-	b = agent_wire__tx_space(c, FRAME_MAX);
-	if (!b)
-		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
 	if (ember_agent_tlv_put_str(b + EMBER_AGENT_HDR_SIZE,
 				    EMBER_AGENT_MAX_PAYLOAD, &off,
 				    EMBER_AGENT_T_PATH, guest_path) < 0 ||
@@ -157,16 +155,14 @@ int agent_client__read_file(struct agent_client *c, const char *guest_path,
 	};
 	uint8_t *b;
 	size_t off = 0;
+	int rc;
 
 	c->guest_errno = 0;
 	if (dst_fd < 0 || !guest_path || !*guest_path)
 		return agent_wire__fail(c, -EINVAL, "bad file request");
-	if (c->fd < 0)
-		return agent_wire__fail(c, -ENOTCONN,
-					"not connected to the agent");
-	b = agent_wire__tx_space(c, FRAME_MAX);
-	if (!b)
-		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
+	rc = agent_wire__request(c, &b);
+	if (rc)
+		return rc;
 	if (ember_agent_tlv_put_str(b + EMBER_AGENT_HDR_SIZE,
 				    EMBER_AGENT_MAX_PAYLOAD, &off,
 				    EMBER_AGENT_T_PATH, guest_path) < 0)

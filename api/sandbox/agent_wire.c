@@ -53,6 +53,17 @@ void agent_wire__tx_commit(struct agent_client *c, uint16_t type,
 	c->tx_len += EMBER_AGENT_HDR_SIZE + len;
 }
 
+int agent_wire__request(struct agent_client *c, uint8_t **b)
+{
+	if (c->fd < 0)
+		return agent_wire__fail(c, -ENOTCONN,
+					"not connected to the agent");
+	*b = agent_wire__tx_space(c, FRAME_MAX);
+	if (!*b)
+		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
+	return 0;
+}
+
 ssize_t agent_wire__tx_read(struct agent_client *c, int fd, size_t max)
 {
 	uint8_t *b = agent_wire__tx_space(c, EMBER_AGENT_HDR_SIZE + max);

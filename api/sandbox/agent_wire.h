@@ -90,6 +90,13 @@ void agent_wire__tx_commit(struct agent_client *c, uint16_t type,
  */
 ssize_t agent_wire__tx_read(struct agent_client *c, int fd, size_t max);
 
+/*
+ * agent_wire__request() - room for a new operation's request frame
+ * (FRAME_MAX bytes) at the end of @c's transmit buffer, into *@b: 0, or
+ * -ENOTCONN (not connected) or -ENOBUFS (buffer full), failed on @c.
+ */
+int agent_wire__request(struct agent_client *c, uint8_t **b);
+
 /* Queue a frame with a copy of @payload: 0, or -ENOBUFS (buffer full). */
 int agent_wire__tx_frame(struct agent_client *c, uint16_t type, uint32_t stream,
 			 const void *payload, uint32_t len);
