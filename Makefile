@@ -227,7 +227,8 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 		api/sandbox/ember_api.c api/sandbox/template.c api/sandbox/template_build.c api/sandbox/template_save.c \
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
 		api/sandbox/net.c api/sandbox/net_plan.c api/sandbox/jail.c api/sandbox/pool.c \
-		api/sandbox/loopback.c api/sandbox/sibling.c
+		api/sandbox/loopback.c api/sandbox/sibling.c api/sandbox/guest_run.c \
+		api/sandbox/guest_fs.c api/sandbox/guest_stat.c
 # The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
 LISTENER_SRCS := api/sandbox/listener.c
 # Of the VMM: the configuration's limits and the disk overlays (template
@@ -270,13 +271,14 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 # --- end of emberctl -------------------------------------------------------
 
 # --- ember-mcp (api/mcp/): the MCP server ---------------------------------
-# The protocol (jsonrpc, mcp, schema, text, tools, and UTF-8 for JSON from
+# The protocol (jsonrpc, mcp, schema, tools, and UTF-8 for JSON from
 # api/sandbox/utf8.c) is pure and linked alone by its unit tests and fuzz
-# target; backend, transports and main add the
+# target (test_mcp_protocol adds the guest's stat records,
+# api/sandbox/guest_stat.c); backend, transports and main add the
 # sandbox library (as emberctl) and its HTTP listener (libmicrohttpd) for
 # Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
-		api/mcp/text.c api/mcp/tools.c api/sandbox/utf8.c
+		api/mcp/tools.c api/sandbox/utf8.c
 MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c api/mcp/stdio.c \
 		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) $(LISTENER_SRCS) \
 		vmm/config.c snapshot/overlay.c snapshot/overlay_format.c
@@ -294,6 +296,8 @@ $(BUILD)/ember-mcp-asan: $(MCP_SRCS:%.c=$(BUILD)/asan/%.o)
 $(BUILD)/test/test_mcp_%: tests/unit/test_mcp_%.c $(MCP_PURE_SRCS:%.c=$(BUILD)/asan/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
+
+$(BUILD)/test/test_mcp_protocol: $(BUILD)/asan/api/sandbox/guest_stat.o
 
 $(BUILD)/fuzz/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(MCP_PURE_SRCS) $(wildcard api/mcp/*.h)
 	@mkdir -p $(dir $@)

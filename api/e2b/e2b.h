@@ -126,6 +126,13 @@ void guest__agent_done(struct e2b_server *srv, const struct e2b_guest *g,
 		       struct agent_client *c, bool ok);
 
 /*
+ * Note that @g's sandbox may have idle agent connections in the pool,
+ * put there by the sandbox library (fs_script.c's guest_fs__run()), for
+ * guest__unpool_gone().
+ */
+void guest__note_pooled(const struct e2b_guest *g);
+
+/*
  * Stop noting the sandboxes not among @live (@n of them; @n 0: all) that
  * had agent connections pooled by guest__agent_done(), and call @gone
  * with each one's id (outside any lock of guest.c), so that what is kept

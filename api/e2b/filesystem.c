@@ -70,7 +70,7 @@ static int reply_entry(struct e2b_resp *resp, const struct fs_op *o,
 {
 	json_t *e = NULL;
 
-	if (fs_script__parse(o, first_entry, &e) < 0) {
+	if (guest_fs__parse(o, first_entry, &e) < 0) {
 		json_decref(fallback);
 		return e2b__reply_connect(resp, "internal", "out of memory");
 	}
@@ -124,7 +124,7 @@ static int do_stat(struct e2b_server *srv, const struct e2b_guest *g,
 					fs_script__why(&o, msg, sizeof(msg)));
 	else
 		rc = reply_entry(resp, &o, NULL);
-	fs_script__release(&o);
+	guest_fs__release(&o);
 	return rc;
 }
 
@@ -142,7 +142,7 @@ static int do_make_dir(struct e2b_server *srv, const struct e2b_guest *g,
 	envd_path__shown(path, p, sizeof(p));
 	switch (o.status) {
 	case 0:
-		name = fs_script__last(path, strlen(path), &nlen);
+		name = guest_stat__last(path, strlen(path), &nlen);
 		rc = reply_entry(resp, &o,
 				 json_pack("{s:o, s:s, s:o}", "name",
 					   utf8__json(name, nlen), "type",
@@ -165,7 +165,7 @@ static int do_make_dir(struct e2b_server *srv, const struct e2b_guest *g,
 					"cannot make directory '%s': %s", p,
 					fs_script__why(&o, msg, sizeof(msg)));
 	}
-	fs_script__release(&o);
+	guest_fs__release(&o);
 	return rc;
 }
 
@@ -199,7 +199,7 @@ static int do_move(struct e2b_server *srv, const struct e2b_guest *g,
 					fs_script__why(&o, msg, sizeof(msg)));
 	else
 		rc = reply_entry(resp, &o, NULL);
-	fs_script__release(&o);
+	guest_fs__release(&o);
 	return rc;
 }
 
@@ -219,7 +219,7 @@ static int do_remove(struct e2b_server *srv, const struct e2b_guest *g,
 					fs_script__why(&o, msg, sizeof(msg)));
 	else
 		rc = e2b__reply_json(resp, 200, json_object());
-	fs_script__release(&o);
+	guest_fs__release(&o);
 	return rc;
 }
 
@@ -230,30 +230,35 @@ struct listed {
 
 struct list_ctx {
 	struct listed *v;
-	size_t n, cap;
+	size_t n;
 };
 
-static int add_listed(const struct fs_ent *e, void *ctx)
+/* @o's entries into @l, each its raw path and EntryInfo; -ENOMEM. */
+static int collect(const struct fs_op *o, struct list_ctx *l)
 {
-	struct list_ctx *l = ctx;
-	struct listed *v;
+	struct fs_ent *v;
+	struct listed *it;
+	size_t n;
+	int rc = 0;
 
-	if (l->n == l->cap) {
-		v = realloc(l->v, (l->cap ? l->cap * 2 : 64) * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = l->cap ? l->cap * 2 : 64;
-	}
-	l->v[l->n].key = strndup(e->path, e->plen);
-	l->v[l->n].entry = fs_script__entry_json(e);
-	if (!l->v[l->n].key || !l->v[l->n].entry) {
-		free(l->v[l->n].key);
-		json_decref(l->v[l->n].entry);
+	if (guest_fs__entries(o, &v, &n))
 		return -ENOMEM;
+	l->v = calloc(n ? n : 1, sizeof(*l->v));
+	for (size_t i = 0; l->v && i < n; i++) {
+		it = &l->v[l->n];
+		it->key = strndup(v[i].path, v[i].plen);
+		it->entry = fs_script__entry_json(&v[i]);
+		if (!it->key || !it->entry) {
+			free(it->key);
+			json_decref(it->entry);
+			break;
+		}
+		l->n++;
 	}
-	l->n++;
-	return 0;
+	if (!l->v || l->n < n)
+		rc = -ENOMEM;
+	free(v);
+	return rc;
 }
 
 /* WalkDir's order: byte order with '/' before every other byte. */
@@ -307,14 +312,14 @@ static int list(struct e2b_server *srv, const struct e2b_guest *g,
 		*code = "internal";
 		snprintf(msg, msglen, "cannot list '%s': %s", p,
 			 fs_script__why(&o, w, sizeof(w)));
-	} else if (fs_script__parse(&o, add_listed, l)) {
+	} else if (collect(&o, l)) {
 		*code = "internal";
 		snprintf(msg, msglen, "out of memory");
 	} else {
 		qsort(l->v, l->n, sizeof(*l->v), walk_order);
 		rc = 0;
 	}
-	fs_script__release(&o);
+	guest_fs__release(&o);
 	if (rc)
 		list_release(l);
 	return rc;

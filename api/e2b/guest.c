@@ -2,18 +2,16 @@
 /*
  * The guest agent for the envd services (e2b.h): pooled connections, a
  * process's environment, and a command run to its end with its output
- * captured.
+ * captured (the sandbox library's guest_run.h).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "../../guest-init/protocol.h"
+#include "../sandbox/guest_run.h"
 #include "e2b.h"
 
 #define GUEST_PATH \
@@ -86,6 +84,11 @@ struct agent_client *guest__agent(struct e2b_server *srv,
 			    errlen);
 }
 
+void guest__note_pooled(const struct e2b_guest *g)
+{
+	note_pooled(g->info.id);
+}
+
 void guest__agent_done(struct e2b_server *srv, const struct e2b_guest *g,
 		       struct agent_client *c, bool ok)
 {
@@ -145,92 +148,50 @@ out:
 	return env;
 }
 
-/* The first @max bytes of the memfd @fd as a NUL-terminated buffer. */
-static char *slurp(int fd, size_t max, size_t *len)
-{
-	struct stat st;
-	size_t n;
-	char *out;
-
-	if (fstat(fd, &st) < 0)
-		return NULL;
-	n = (size_t)st.st_size < max ? (size_t)st.st_size : max;
-	out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	if (n && pread(fd, out, n, 0) != (ssize_t)n) {
-		free(out);
-		return NULL;
-	}
-	out[n] = '\0';
-	if (len)
-		*len = n;
-	return out;
-}
-
 int guest__run(struct e2b_server *srv, const struct e2b_guest *g,
 	       const char *const *argv, uint32_t timeout_ms, size_t out_max,
 	       char **out, size_t *outlen, char **errout, int *status,
 	       char *err, size_t errlen)
 {
-	struct agent_exec_req req = {
+	const struct guest_cmd cmd = {
 		.argv = argv,
-		.env = NULL,
 		.cwd = "/",
 		.timeout_ms = timeout_ms,
-		.stdin_fd = -1,
 		.out_max = out_max,
-		.sig_fd = -1,
 	};
-	struct agent_exec_result res;
-	struct agent_client *c;
-	int fo = -1, fe = -1, rc;
+	struct guest_output o;
+	int rc;
 
 	if (out)
 		*out = NULL;
 	if (errout)
 		*errout = NULL;
-	c = guest__agent(srv, g, err, errlen);
-	if (!c)
-		return -EIO;
-	fo = memfd_create("ember-e2b-out", MFD_CLOEXEC);
-	fe = memfd_create("ember-e2b-err", MFD_CLOEXEC);
-	if (fo < 0 || fe < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "memfd: %s", strerror(errno));
-		goto done;
-	}
-	req.stdout_fd = fo;
-	req.stderr_fd = fe;
-	rc = agent_client__exec(c, &req, &res);
-	if (rc < 0) {
-		snprintf(err, errlen, "%s", agent_client__error(c));
-		goto done;
-	}
-	switch (res.kind) {
+	rc = guest_run__capture(srv->pool, &g->info, E2B_AGENT_TIMEOUT_MS, &cmd,
+				&o, err, errlen);
+	if (rc == 0 || rc == -EREMOTEIO) /* its connection went to the pool */
+		note_pooled(g->info.id);
+	if (rc < 0)
+		return rc;
+	switch (o.res.kind) {
 	case EMBER_AGENT_EXITED:
-		*status = res.code;
+		*status = o.res.code;
 		break;
 	case EMBER_AGENT_SIGNALLED:
-		*status = 128 + res.code;
+		*status = 128 + o.res.code;
 		break;
 	default:
 		*status = 124;
 	}
-	if ((out && !(*out = slurp(fo, out_max, outlen))) ||
-	    (errout && !(*errout = slurp(fe, out_max, NULL)))) {
-		rc = -ENOMEM;
-		snprintf(err, errlen, "out of memory");
-		if (out) {
-			free(*out);
-			*out = NULL;
-		}
+	if (out) {
+		*out = o.out;
+		o.out = NULL;
+		if (outlen)
+			*outlen = o.outlen;
 	}
-done:
-	if (fo >= 0)
-		close(fo);
-	if (fe >= 0)
-		close(fe);
-	guest__agent_done(srv, g, c, rc == 0 || rc == -EREMOTEIO);
-	return rc;
+	if (errout) {
+		*errout = o.err;
+		o.err = NULL;
+	}
+	guest_run__release(&o);
+	return 0;
 }

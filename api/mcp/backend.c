@@ -21,6 +21,8 @@
 #include "../sandbox/agent_client.h"
 #include "../sandbox/base64.h"
 #include "../sandbox/clock.h"
+#include "../sandbox/guest_fs.h"
+#include "../sandbox/guest_run.h"
 #include "../sandbox/interp_client.h"
 #include "../sandbox/net.h"
 #include "../sandbox/sandbox.h"
@@ -29,7 +31,6 @@
 #include "backend.h"
 #include "roster.h"
 #include "../sandbox/pool.h"
-#include "text.h"
 
 #define CONNECT_MS 60000 /* until the agent answers a PING */
 #define INTERP_START_MS \
@@ -94,85 +95,43 @@ struct captured {
 	int guest_errno; /* of a command that could not start */
 };
 
-/* The first OUT_MAX bytes of the memfd @fd as a JSON string. */
-static json_t *slurp(int fd)
-{
-	struct stat st;
-	size_t len;
-	void *p;
-	json_t *j;
-
-	if (fstat(fd, &st) < 0)
-		return NULL;
-	len = (size_t)st.st_size < OUT_MAX ? (size_t)st.st_size : OUT_MAX;
-	if (!len)
-		return json_string("");
-	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	j = utf8__json(p, len);
-	munmap(p, len);
-	return j;
-}
-
 /*
- * Run @argv in @sb through a new agent connection, capturing stdout and
- * stderr.  0 with @cap filled (release its strings), -EREMOTEIO when the
- * command could not start (cap->guest_errno), or another negative errno
- * with @err.
+ * Run @argv in @sb through an agent connection from the pool, capturing
+ * stdout and stderr (guest_run__capture()).  0 with @cap filled (release
+ * its strings), -EREMOTEIO when the command could not start
+ * (cap->guest_errno), or another negative errno with @err.
  */
 static int capture(struct backend *b, const struct sandbox_info *sb,
 		   const char *const *argv, const char *const *env,
 		   const char *cwd, uint32_t timeout_ms, struct captured *cap,
 		   char *err, size_t errlen)
 {
-	struct agent_exec_req req = {
+	const struct guest_cmd cmd = {
 		.argv = argv,
 		.env = env,
 		.cwd = cwd,
 		.timeout_ms = timeout_ms,
-		.stdin_fd = -1,
 		.out_max = OUT_MAX,
-		.sig_fd = -1,
 	};
-	struct agent_client *c;
-	int fo = -1, fe = -1, rc;
+	struct guest_output o;
+	int rc;
 
 	memset(cap, 0, sizeof(*cap));
-	c = pool__borrow(b->pool, sb, CONNECT_MS, err, errlen);
-	if (!c)
-		return -EIO;
-	fo = memfd_create("ember-mcp-out", MFD_CLOEXEC);
-	fe = memfd_create("ember-mcp-err", MFD_CLOEXEC);
-	if (fo < 0 || fe < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "memfd: %s", strerror(errno));
-		goto out;
-	}
-	req.stdout_fd = fo;
-	req.stderr_fd = fe;
-	rc = agent_client__exec(c, &req, &cap->res);
-	if (rc < 0) {
-		cap->guest_errno = agent_client__guest_errno(c);
-		snprintf(err, errlen, "%s", agent_client__error(c));
-		goto out;
-	}
-	cap->out = slurp(fo);
-	cap->err = slurp(fe);
+	rc = guest_run__capture(b->pool, sb, CONNECT_MS, &cmd, &o, err, errlen);
+	cap->res = o.res;
+	cap->guest_errno = o.guest_errno;
+	if (rc < 0)
+		return rc;
+	cap->out = utf8__json(o.out, o.outlen);
+	cap->err = utf8__json(o.err, o.errlen);
+	guest_run__release(&o);
 	if (!cap->out || !cap->err) {
 		json_decref(cap->out);
 		json_decref(cap->err);
-		rc = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-out:
-	if (fo >= 0)
-		close(fo);
-	if (fe >= 0)
-		close(fe);
-	/* A command that could not start leaves the connection sound. */
-	pool__return(b->pool, sb->id, c, rc == 0 || rc == -EREMOTEIO);
-	return rc;
+	return 0;
 }
 
 /* Seconds (a JSON number, optional) as milliseconds, at least 1. */
@@ -615,32 +574,45 @@ out:
 }
 
 /*
- * One stat per entry would cost a process each (the guest's process
- * creation is slow): one busybox/coreutils stat for all, "MODE SIZE NAME"
- * a line (raw mode in hex, so that the type needs no words), links not
- * followed.  A relative path gets "./" first: `cd -- -` would go to
- * $OLDPWD, and a relative one could be looked up in $CDPATH.
- *
- * A name with '\n' in it continues on the next line; a continuation that
- * itself reads as "MODE SIZE NAME" is taken for an entry of its own (such
- * names stay ambiguous: stat has no quoting that busybox and coreutils
- * share).
+ * list_files lists through the sandbox library's file operations
+ * (guest_fs.h: one `find ... -exec stat` for all the entries, links not
+ * followed), in the order of the shell glob it once used: names that
+ * begin with one '.', then with "..", then the rest, each group in byte
+ * order.
  */
-static const char list_script[] =
-	"case $1 in /*) ;; *) set -- \"./$1\" ;; esac; "
-	"cd -- \"$1\" || exit 3; "
-	"stat -c '%f %s %n' -- .[!.]* ..?* * 2>/dev/null; exit 0";
-
-static int parse_entry(const char *line, size_t len, json_t *entries)
+static int glob_group(const char *name, size_t len)
 {
-	unsigned long mode;
-	unsigned long long size;
-	const char *type;
-	size_t n;
+	if (name[0] != '.')
+		return 2;
+	return len > 1 && name[1] == '.' ? 1 : 0;
+}
 
-	if (text__stat_line(line, len, &mode, &size, &n))
-		return -EINVAL;
-	switch (mode & S_IFMT) {
+static int glob_order(const void *a, const void *b)
+{
+	const struct fs_ent *x = a, *y = b;
+	const char *nx, *ny;
+	size_t lx, ly;
+	int gx, gy, c;
+
+	nx = guest_stat__last(x->path, x->plen, &lx);
+	ny = guest_stat__last(y->path, y->plen, &ly);
+	gx = glob_group(nx, lx);
+	gy = glob_group(ny, ly);
+	if (gx != gy)
+		return gx - gy;
+	c = memcmp(nx, ny, lx < ly ? lx : ly);
+	if (c)
+		return c;
+	return lx < ly ? -1 : lx > ly;
+}
+
+/* @e as list_files writes it: name, type and size. */
+static json_t *listed(const struct fs_ent *e)
+{
+	const char *type, *name;
+	size_t len;
+
+	switch (e->mode & S_IFMT) {
 	case S_IFREG:
 		type = "file";
 		break;
@@ -653,71 +625,62 @@ static int parse_entry(const char *line, size_t len, json_t *entries)
 	default:
 		type = "other";
 	}
-	return json_array_append_new(
-		       entries, json_pack("{s:o, s:s, s:I}", "name",
-					  utf8__json(line + n, len - n), "type",
-					  type, "size", (json_int_t)size)) ?
-		       -ENOMEM :
-		       0;
+	name = guest_stat__last(e->path, e->plen, &len);
+	return json_pack("{s:o, s:s, s:I}", "name", utf8__json(name, len),
+			 "type", type, "size", (json_int_t)e->size);
 }
 
 static json_t *list_files(struct backend *b, const json_t *args)
 {
 	const char *path = json_string_value(json_object_get(args, "path"));
-	const char *argv[] = { "sh", "-c", list_script, "sh", NULL, NULL };
-	json_t *entries, *res, *last;
+	json_t *entries = NULL, *res, *why;
+	struct fs_ent *v = NULL;
+	size_t n = 0;
 	struct sandbox_info sb;
-	struct captured cap;
-	const char *out, *nl, *line;
-	char err[1024];
+	char err[1024], *rel = NULL;
+	struct fs_op o;
 	int rc;
 
 	res = roster__usable(b->r, args, &sb);
 	if (res)
 		return res;
-	argv[4] = path ? path : EMBER_GUEST_HOME;
-	rc = capture(b, &sb, argv, NULL, NULL, DEF_TIMEOUT_MS, &cap, err,
-		     sizeof(err));
+	if (!path)
+		path = EMBER_GUEST_HOME;
+	/* "./" first: a relative path must not read as an option. */
+	if (path[0] != '/' && asprintf(&rel, "./%s", path) < 0)
+		return NULL;
+	rc = guest_fs__run(b->pool, &sb, CONNECT_MS, "list", rel ? rel : path,
+			   "1", &o, err, sizeof(err));
+	free(rel);
 	if (rc < 0)
 		return tools__fail("list_files in sandbox %s: %s", sb.id, err);
-	if (cap.res.kind != EMBER_AGENT_EXITED || cap.res.code) {
-		res = tools__fail("list_files: %s: %s", argv[4],
-				  cap.res.code == 3 ?
+	if (o.status) {
+		why = utf8__json(o.err, strlen(o.err));
+		res = tools__fail("list_files: %s: %s", path,
+				  o.status == 3 || o.status == 4 ?
 					  "no such directory (or not one)" :
-					  json_string_value(cap.err));
+					  json_string_value(why));
+		json_decref(why);
 		goto out;
 	}
+	res = NULL;
+	if (guest_fs__entries(&o, &v, &n))
+		goto out;
+	qsort(v, n, sizeof(*v), glob_order);
 	entries = json_array();
-	if (!entries)
-		goto out;
-	out = json_string_value(cap.out);
-	for (line = out; *line; line = nl + 1) {
-		nl = strchr(line, '\n');
-		if (!nl)
-			nl = line + strlen(line);
-		if (parse_entry(line, (size_t)(nl - line), entries) < 0 &&
-		    (last = json_array_get(entries,
-					   json_array_size(entries) - 1))) {
-			/* The rest of a name that holds a '\n'. */
-			json_t *name = json_object_get(last, "name");
-			char *joined = NULL;
-
-			if (asprintf(&joined, "%s\n%.*s",
-				     json_string_value(name), (int)(nl - line),
-				     line) >= 0)
-				json_object_set_new(last, "name",
-						    json_string(joined));
-			free(joined);
+	for (size_t i = 0; entries && i < n; i++) {
+		if (json_array_append_new(entries, listed(&v[i]))) {
+			json_decref(entries);
+			entries = NULL;
 		}
-		if (!*nl)
-			break;
 	}
-	res = tools__ok(
-		json_pack("{s:s, s:o}", "path", argv[4], "entries", entries),
-		NULL);
+	if (entries)
+		res = tools__ok(json_pack("{s:s, s:o}", "path", path, "entries",
+					  entries),
+				NULL);
 out:
-	json_decref(cap.out);
-	json_decref(cap.err);
+	free(v);
+	guest_fs__release(&o);
 	return res;
 }
 

@@ -22,6 +22,17 @@
 #define STATE_PROP \
 	"'state':{'type':'string','enum':['booting','running','paused','parked']}"
 
+/* The input of a tool that takes a sandbox id alone. */
+#define SANDBOX_ID_INPUT                                  \
+	"{'type':'object','properties':{" SANDBOX_ID_PROP \
+	"},'required':['sandbox_id'],'additionalProperties':false}"
+
+/* The result of a tool that changes a sandbox's state. */
+#define STATE_OUTPUT                                 \
+	"{'type':'object','properties':{"            \
+	"'sandbox_id':{'type':'string'}," STATE_PROP \
+	"},'required':['sandbox_id','state']}"
+
 const struct mcp_tool tools__table[TOOL_COUNT] = {
 	[TOOL_CREATE_SANDBOX] = {
 		.id = TOOL_CREATE_SANDBOX,
@@ -222,11 +233,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"'to_disk':{'type':'boolean',"
 			"'description':'Save it to disk and free its memory (default false)'}"
 			"},'required':['sandbox_id'],'additionalProperties':false}",
-		.output_schema =
-			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string'},"
-			STATE_PROP
-			"},'required':['sandbox_id','state']}",
+		.output_schema = STATE_OUTPUT,
 	},
 	[TOOL_RESUME_SANDBOX] = {
 		.id = TOOL_RESUME_SANDBOX,
@@ -234,15 +241,8 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 		.title = "Resume a sandbox",
 		.description =
 			"Resume a paused sandbox with its state.",
-		.input_schema =
-			"{'type':'object','properties':{"
-			SANDBOX_ID_PROP
-			"},'required':['sandbox_id'],'additionalProperties':false}",
-		.output_schema =
-			"{'type':'object','properties':{"
-			"'sandbox_id':{'type':'string'},"
-			STATE_PROP
-			"},'required':['sandbox_id','state']}",
+		.input_schema = SANDBOX_ID_INPUT,
+		.output_schema = STATE_OUTPUT,
 	},
 	[TOOL_KILL_SANDBOX] = {
 		.id = TOOL_KILL_SANDBOX,
@@ -250,10 +250,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 		.title = "Kill a sandbox",
 		.description =
 			"Kill a sandbox: it and everything in it is gone.",
-		.input_schema =
-			"{'type':'object','properties':{"
-			SANDBOX_ID_PROP
-			"},'required':['sandbox_id'],'additionalProperties':false}",
+		.input_schema = SANDBOX_ID_INPUT,
 		.output_schema =
 			"{'type':'object','properties':{"
 			"'sandbox_id':{'type':'string'},"

@@ -72,31 +72,19 @@ static int handshake(struct agent_client *c, int fd, const char *path,
 		     uint32_t port, int64_t deadline)
 {
 	char req[32], line[REPLY_MAX + 1];
-	size_t off = 0, len, n = 0;
+	size_t len, n = 0;
 	unsigned long v;
 	char *end;
 	int rc;
 
 	len = (size_t)snprintf(req, sizeof(req), "CONNECT %u\n", port);
-	while (off < len) {
-		ssize_t w = send(fd, req + off, len - off, MSG_NOSIGNAL);
-
-		if (w > 0) {
-			off += (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN) {
-			rc = clock__wait_fd(fd, POLLOUT, deadline);
-			if (rc < 0)
-				goto timeout;
-			continue;
-		}
+	rc = clock__send_all(fd, req, len, deadline);
+	if (rc == -ECONNRESET)
 		return agent_wire__fail(c, -ECONNRESET,
 					"%s: the VMM closed the connection",
 					path);
-	}
+	if (rc < 0)
+		goto timeout;
 	/* One byte at a time: what follows the newline is the guest's. */
 	while (n < REPLY_MAX) {
 		ssize_t r = read(fd, line + n, 1);

@@ -101,11 +101,8 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 		x->res->code = code;
 		op->done = 1;
 		return 0;
-	case EMBER_AGENT_ERROR:
-		op->done = 1;
-		return agent_wire__guest_error(op->c, p, h->len);
 	default:
-		return agent_wire__unexpected(op->c, h);
+		return agent_wire__other_frame(op, h, p);
 	}
 }
 
@@ -113,16 +110,12 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 static int exec_input(struct op *op)
 {
 	struct exec_ctx *x = op->ctx;
-	uint8_t *b =
-		agent_wire__tx_space(op->c, EMBER_AGENT_HDR_SIZE + STDIN_CHUNK);
-	ssize_t n;
+	ssize_t n = agent_wire__tx_read(op->c, x->req->stdin_fd, STDIN_CHUNK);
 
-	if (!b)
-		return agent_wire__fail(op->c, -ENOBUFS,
-					"transmit buffer full");
-	n = read(x->req->stdin_fd, b + EMBER_AGENT_HDR_SIZE, STDIN_CHUNK);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	if (n == -EAGAIN)
 		return 0;
+	if (n == -ENOBUFS)
+		return -ENOBUFS;
 	op->late_esrch = 1; /* the child may be gone: STDIN gets ESRCH */
 	if (n <= 0) {
 		/* End of input (a read error ends it too): close its stdin. */
@@ -213,12 +206,9 @@ int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 	if (!req->argv || !req->argv[0] || req->stdout_fd < 0 ||
 	    req->stderr_fd < 0)
 		return agent_wire__fail(c, -EINVAL, "nothing to run");
-	if (c->fd < 0)
-		return agent_wire__fail(c, -ENOTCONN,
-					"not connected to the agent");
-	b = agent_wire__tx_space(c, FRAME_MAX);
-	if (!b)
-		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
+	rc = agent_wire__request(c, &b);
+	if (rc)
+		return rc;
 	len = exec_encode(c, req, b + EMBER_AGENT_HDR_SIZE,
 			  EMBER_AGENT_MAX_PAYLOAD);
 	if (len < 0)

@@ -26,12 +26,8 @@ static int wfile_frame(struct op *op, const struct ember_agent_hdr *h,
 {
 	struct file_ctx *x = op->ctx;
 
-	if (h->type == EMBER_AGENT_ERROR) {
-		op->done = 1;
-		return agent_wire__guest_error(op->c, p, h->len);
-	}
 	if (h->type != EMBER_AGENT_OK || h->len || !x->end_sent)
-		return agent_wire__unexpected(op->c, h);
+		return agent_wire__other_frame(op, h, p);
 	op->done = 1;
 	return 0;
 }
@@ -39,20 +35,16 @@ static int wfile_frame(struct op *op, const struct ember_agent_hdr *h,
 static int wfile_input(struct op *op)
 {
 	struct file_ctx *x = op->ctx;
-	uint8_t *b =
-		agent_wire__tx_space(op->c, EMBER_AGENT_HDR_SIZE + FILE_CHUNK);
-	ssize_t n;
+	ssize_t n = agent_wire__tx_read(op->c, x->fd, FILE_CHUNK);
 
-	if (!b)
-		return agent_wire__fail(op->c, -ENOBUFS,
-					"transmit buffer full");
-	n = read(x->fd, b + EMBER_AGENT_HDR_SIZE, FILE_CHUNK);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	if (n == -EAGAIN)
 		return 0;
+	if (n == -ENOBUFS)
+		return -ENOBUFS;
 	if (n < 0)
 		return agent_wire__fail(op->c, -EIO,
 					"reading the host file: %s",
-					strerror(errno));
+					strerror((int)-n));
 	if (n == 0) {
 		agent_wire__tx_commit(op->c, EMBER_AGENT_FILE_END, op->stream,
 				      0);
@@ -87,13 +79,14 @@ int agent_client__write_file(struct agent_client *c, int src_fd,
 	size_t off = 0;
 	struct stat st;
 	off_t pos;
+	int rc;
 
 	c->guest_errno = 0;
 	if (mode & ~07777U || src_fd < 0 || !guest_path || !*guest_path)
 		return agent_wire__fail(c, -EINVAL, "bad file request");
-	if (c->fd < 0)
-		return agent_wire__fail(c, -ENOTCONN,
-					"not connected to the agent");
+	rc = agent_wire__request(c, &b);
+	if (rc)
+		return rc;
 	if (fstat(src_fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		pos = lseek(src_fd, 0, SEEK_CUR);
 		if (pos >= 0 && pos < st.st_size &&
@@ -102,9 +95,6 @@ int agent_client__write_file(struct agent_client *c, int src_fd,
 						"the file is over %llu MiB",
 						EMBER_AGENT_MAX_FILE >> 20);
 	}
-	b = agent_wire__tx_space(c, FRAME_MAX);
-	if (!b)
-		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
 	if (ember_agent_tlv_put_str(b + EMBER_AGENT_HDR_SIZE,
 				    EMBER_AGENT_MAX_PAYLOAD, &off,
 				    EMBER_AGENT_T_PATH, guest_path) < 0 ||
@@ -146,11 +136,8 @@ static int rfile_frame(struct op *op, const struct ember_agent_hdr *h,
 						"FILE_END with a payload");
 		op->done = 1;
 		return 0;
-	case EMBER_AGENT_ERROR:
-		op->done = 1;
-		return agent_wire__guest_error(op->c, p, h->len);
 	default:
-		return agent_wire__unexpected(op->c, h);
+		return agent_wire__other_frame(op, h, p);
 	}
 }
 
@@ -168,16 +155,14 @@ int agent_client__read_file(struct agent_client *c, const char *guest_path,
 	};
 	uint8_t *b;
 	size_t off = 0;
+	int rc;
 
 	c->guest_errno = 0;
 	if (dst_fd < 0 || !guest_path || !*guest_path)
 		return agent_wire__fail(c, -EINVAL, "bad file request");
-	if (c->fd < 0)
-		return agent_wire__fail(c, -ENOTCONN,
-					"not connected to the agent");
-	b = agent_wire__tx_space(c, FRAME_MAX);
-	if (!b)
-		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
+	rc = agent_wire__request(c, &b);
+	if (rc)
+		return rc;
 	if (ember_agent_tlv_put_str(b + EMBER_AGENT_HDR_SIZE,
 				    EMBER_AGENT_MAX_PAYLOAD, &off,
 				    EMBER_AGENT_T_PATH, guest_path) < 0)

@@ -53,6 +53,30 @@ void agent_wire__tx_commit(struct agent_client *c, uint16_t type,
 	c->tx_len += EMBER_AGENT_HDR_SIZE + len;
 }
 
+int agent_wire__request(struct agent_client *c, uint8_t **b)
+{
+	if (c->fd < 0)
+		return agent_wire__fail(c, -ENOTCONN,
+					"not connected to the agent");
+	*b = agent_wire__tx_space(c, FRAME_MAX);
+	if (!*b)
+		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
+	return 0;
+}
+
+ssize_t agent_wire__tx_read(struct agent_client *c, int fd, size_t max)
+{
+	uint8_t *b = agent_wire__tx_space(c, EMBER_AGENT_HDR_SIZE + max);
+	ssize_t n;
+
+	if (!b)
+		return agent_wire__fail(c, -ENOBUFS, "transmit buffer full");
+	n = read(fd, b + EMBER_AGENT_HDR_SIZE, max);
+	if (n < 0)
+		return errno == EINTR ? -EAGAIN : -errno;
+	return n;
+}
+
 int agent_wire__tx_frame(struct agent_client *c, uint16_t type, uint32_t stream,
 			 const void *payload, uint32_t len)
 {
@@ -184,6 +208,15 @@ int agent_wire__unexpected(struct agent_client *c,
 	return agent_wire__fail(c, -EPROTO,
 				"unexpected %s frame from the agent",
 				type_name(h->type));
+}
+
+int agent_wire__other_frame(struct op *op, const struct ember_agent_hdr *h,
+			    const uint8_t *p)
+{
+	if (h->type != EMBER_AGENT_ERROR)
+		return agent_wire__unexpected(op->c, h);
+	op->done = 1;
+	return agent_wire__guest_error(op->c, p, h->len);
 }
 
 /* Is this ERROR payload a well-formed ESRCH? */

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../../guest-init/protocol.h"
 
@@ -80,6 +81,22 @@ uint8_t *agent_wire__tx_space(struct agent_client *c, size_t len);
 void agent_wire__tx_commit(struct agent_client *c, uint16_t type,
 			   uint32_t stream, uint32_t len);
 
+/*
+ * agent_wire__tx_read() - read up to @max bytes of @fd into the payload of
+ * the next frame in @c's transmit buffer (agent_wire__tx_commit() queues
+ * them).  The count (0: end of file); -EAGAIN when interrupted or nothing
+ * is ready yet; -ENOBUFS, failed on @c, when the buffer is full; or the
+ * read's negative errno.
+ */
+ssize_t agent_wire__tx_read(struct agent_client *c, int fd, size_t max);
+
+/*
+ * agent_wire__request() - room for a new operation's request frame
+ * (FRAME_MAX bytes) at the end of @c's transmit buffer, into *@b: 0, or
+ * -ENOTCONN (not connected) or -ENOBUFS (buffer full), failed on @c.
+ */
+int agent_wire__request(struct agent_client *c, uint8_t **b);
+
 /* Queue a frame with a copy of @payload: 0, or -ENOBUFS (buffer full). */
 int agent_wire__tx_frame(struct agent_client *c, uint16_t type, uint32_t stream,
 			 const void *payload, uint32_t len);
@@ -95,6 +112,14 @@ int agent_wire__guest_error(struct agent_client *c, const uint8_t *p,
 /* A frame @h that the operation did not expect: -EPROTO, saying which. */
 int agent_wire__unexpected(struct agent_client *c,
 			   const struct ember_agent_hdr *h);
+
+/*
+ * A frame @h (payload @p) that @op's handler has no case for: the guest's
+ * ERROR ends @op with agent_wire__guest_error()'s answer; any other is
+ * agent_wire__unexpected().
+ */
+int agent_wire__other_frame(struct op *op, const struct ember_agent_hdr *h,
+			    const uint8_t *p);
 
 /* The next stream id of @c (never 0), for a new operation. */
 uint32_t agent_wire__new_stream(struct agent_client *c);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Clocks and sleeps: see clock.h. */
+/* Clocks, sleeps and waits: see clock.h. */
 #include <errno.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "clock.h"
@@ -43,4 +44,30 @@ int clock__wait_fd(int fd, short events, int64_t deadline_ms)
 		if (r < 0 && errno != EINTR)
 			return -errno;
 	}
+}
+
+int clock__send_all(int fd, const void *buf, size_t len, int64_t deadline_ms)
+{
+	const char *p = buf;
+	size_t off = 0;
+	int rc;
+
+	while (off < len) {
+		ssize_t w = send(fd, p + off, len - off, MSG_NOSIGNAL);
+
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN) {
+			rc = clock__wait_fd(fd, POLLOUT, deadline_ms);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		return -ECONNRESET;
+	}
+	return 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Clocks and sleeps for emberctl. */
+/* Clocks, sleeps and waits on fds with a deadline. */
 #ifndef EMBER_API_CLOCK_H
 #define EMBER_API_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* CLOCK_MONOTONIC in milliseconds: for deadlines and timeouts. */
@@ -21,5 +22,13 @@ void clock__sleep_ms(int ms);
  * or write says which), -ETIMEDOUT, or poll's negative errno.
  */
 int clock__wait_fd(int fd, short events, int64_t deadline_ms);
+
+/*
+ * Send the @len bytes at @buf on the non-blocking socket @fd (no
+ * SIGPIPE), waiting for room until @deadline_ms as clock__wait_fd()
+ * does.  0; -ETIMEDOUT (or poll's negative errno); -ECONNRESET when the
+ * socket takes no more (the peer is gone).
+ */
+int clock__send_all(int fd, const void *buf, size_t len, int64_t deadline_ms);
 
 #endif /* EMBER_API_CLOCK_H */

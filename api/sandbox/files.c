@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -270,4 +271,77 @@ int sandbox__errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+int files__lock(const char *path, int flags, mode_t mode, int how, char *err,
+		size_t errlen)
+{
+	int fd = open(path, flags, mode), rc;
+
+	if (fd < 0 || flock(fd, how) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		return sandbox__errf(err, errlen, rc, "%s: %s", path,
+				     strerror(-rc));
+	}
+	return fd;
+}
+
+int files__each_entry(const char *dir, int (*fn)(void *arg, const char *name),
+		      void *arg, char *err, size_t errlen)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int rc = 0;
+
+	if (!d)
+		return sandbox__errf(err, errlen, -errno, "%s: %s", dir,
+				     strerror(errno));
+	while (!rc && (e = readdir(d)))
+		rc = fn(arg, e->d_name);
+	closedir(d);
+	return rc;
+}
+
+struct read_dir {
+	size_t size, cap, n;
+	char *v;
+	bool (*fn)(void *arg, const char *name, void *item);
+	void *arg;
+};
+
+static int read_one(void *arg, const char *name)
+{
+	struct read_dir *r = arg;
+
+	if (sandbox__grow((void **)&r->v, &r->cap, r->n, r->size))
+		return -ENOMEM;
+	if (r->fn(r->arg, name, r->v + r->n * r->size))
+		r->n++;
+	return 0;
+}
+
+int files__read_dir(const char *dir, size_t size,
+		    bool (*fn)(void *arg, const char *name, void *item),
+		    void *arg, void **out, size_t *n, char *err, size_t errlen)
+{
+	struct read_dir r = { .size = size, .fn = fn, .arg = arg };
+	int rc = files__each_entry(dir, read_one, &r, err, errlen);
+
+	*out = NULL;
+	*n = 0;
+	if (rc) {
+		free(r.v);
+		return rc == -ENOMEM ? sandbox__errf(err, errlen, -ENOMEM,
+						     "out of memory") :
+				       rc;
+	}
+	if (!r.n) {
+		free(r.v);
+		r.v = NULL;
+	}
+	*out = r.v;
+	*n = r.n;
+	return 0;
 }

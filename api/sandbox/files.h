@@ -9,6 +9,7 @@
 #define EMBER_API_FILES_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -85,6 +86,34 @@ int files__next_kv(char *text, char **save, char **key, char **val);
  */
 int files__replace(const char *path, const char *tmp, const void *buf,
 		   size_t len, mode_t mode, unsigned int flags);
+
+/*
+ * files__lock() - open(@path, @flags, @mode) and flock() it with @how
+ * (LOCK_SH or LOCK_EX; waiting): the fd, or a negative errno with "PATH:
+ * why" in @err and nothing left open.
+ */
+int files__lock(const char *path, int flags, mode_t mode, int how, char *err,
+		size_t errlen);
+
+/*
+ * files__each_entry() - call @fn(@arg, name) for each entry of the
+ * directory @dir ("." and ".." too), in the order read, until it returns
+ * non-zero.  0, what @fn returned, or -errno of opendir() with "DIR: why"
+ * in @err.
+ */
+int files__each_entry(const char *dir, int (*fn)(void *arg, const char *name),
+		      void *arg, char *err, size_t errlen);
+
+/*
+ * files__read_dir() - what @fn makes of the entries of the directory
+ * @dir: @fn(@arg, name, item) fills the @size bytes at item and returns
+ * true to keep it.  The items kept, in the order read, into the
+ * malloc()ed array *@out (free() it; NULL when none) of *@n.  0, or
+ * files__each_entry()'s errors, or -ENOMEM ("out of memory" in @err).
+ */
+int files__read_dir(const char *dir, size_t size,
+		    bool (*fn)(void *arg, const char *name, void *item),
+		    void *arg, void **out, size_t *n, char *err, size_t errlen);
 
 /*
  * sandbox__grow() - make room for one more element of @size bytes in the

@@ -115,8 +115,8 @@ static int send_json(struct interp_client *c, const json_t *obj,
 		     int64_t deadline, char *err, size_t errlen)
 {
 	char *s = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII), *line;
-	size_t len, off = 0;
-	int rc = 0;
+	size_t len;
+	int rc;
 
 	if (!s)
 		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
@@ -127,24 +127,7 @@ static int send_json(struct interp_client *c, const json_t *obj,
 		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	line[len++] = '\n'; /* no NUL needed: @len bytes are sent */
-	while (off < len) {
-		ssize_t w = send(c->fd, line + off, len - off, MSG_NOSIGNAL);
-
-		if (w > 0) {
-			off += (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN) {
-			rc = clock__wait_fd(c->fd, POLLOUT, deadline);
-			if (rc < 0)
-				break;
-			continue;
-		}
-		rc = -ECONNRESET;
-		break;
-	}
+	rc = clock__send_all(c->fd, line, len, deadline);
 	free(line);
 	if (rc == -ETIMEDOUT)
 		return sandbox__errf(err, errlen, rc,

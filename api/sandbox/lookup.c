@@ -5,7 +5,6 @@
  * the ember it names, tears down its network and jail and removes it
  * (hidden as .<id>.dead first), unless it holds a park's snapshot.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -216,15 +215,41 @@ static int examine(const char *state, const char *name,
 	return -ESRCH;
 }
 
+/* What sandbox__find() saw of the ids that begin with its prefix. */
+struct find_ctx {
+	const char *state, *prefix;
+	size_t len, live, gone;
+	struct sandbox_info *info; /* the first live one */
+	char dead[SANDBOX_ID_LEN + 1]; /* the first gone one */
+};
+
+static int find_one(void *arg, const char *name)
+{
+	struct find_ctx *f = arg;
+	struct sandbox_info cand;
+	int rc;
+
+	if (!sandbox__is_id(name) || strncmp(name, f->prefix, f->len))
+		return 0;
+	rc = examine(f->state, name, &cand);
+	if (rc == 1 && f->live++ == 0)
+		*f->info = cand;
+	if (rc == -ESRCH && f->gone++ == 0)
+		memcpy(f->dead, name, sizeof(f->dead)); /* sandbox__is_id() */
+	return 0;
+}
+
 int sandbox__find(const char *ref, struct sandbox_info *info, char *err,
 		  size_t errlen)
 {
-	char state[PATH_MAX], lower[SANDBOX_ID_LEN + 1],
-		dead[SANDBOX_ID_LEN + 1];
-	struct sandbox_info cand;
-	size_t len = strlen(ref), i, live = 0, gone = 0;
-	struct dirent *e;
-	DIR *d;
+	char state[PATH_MAX], lower[SANDBOX_ID_LEN + 1];
+	size_t len = strlen(ref), i;
+	struct find_ctx f = {
+		.state = state,
+		.prefix = lower,
+		.len = len,
+		.info = info,
+	};
 	int rc;
 
 	if (len == 0 || len > SANDBOX_ID_LEN)
@@ -242,35 +267,22 @@ int sandbox__find(const char *ref, struct sandbox_info *info, char *err,
 	rc = sandbox__state_dir(state, sizeof(state), err, errlen);
 	if (rc)
 		return rc;
-	d = opendir(state);
-	if (!d)
-		return sandbox__errf(err, errlen, -errno, "%s: %s", state,
-				     strerror(errno));
-	while ((e = readdir(d))) {
-		if (!sandbox__is_id(e->d_name) ||
-		    strncmp(e->d_name, lower, len))
-			continue;
-		rc = examine(state, e->d_name, &cand);
-		if (rc == 1 && live++ == 0)
-			*info = cand;
-		if (rc == -ESRCH && gone++ == 0)
-			memcpy(dead, e->d_name,
-			       sizeof(dead)); /* sandbox__is_id() */
-	}
-	closedir(d);
-	if (live > 1)
+	rc = files__each_entry(state, find_one, &f, err, errlen);
+	if (rc)
+		return rc;
+	if (f.live > 1)
 		return sandbox__errf(
 			err, errlen, -EEXIST,
 			"sandbox id prefix %s is ambiguous (%zu sandboxes)",
-			ref, live);
-	if (live == 1)
+			ref, f.live);
+	if (f.live == 1)
 		return 0;
-	if (gone) {
+	if (f.gone) {
 		memset(info, 0, sizeof(*info));
-		memcpy(info->id, dead, sizeof(info->id));
+		memcpy(info->id, f.dead, sizeof(info->id));
 		return sandbox__errf(err, errlen, -ESRCH,
 				     "sandbox %s was already gone (cleaned up)",
-				     dead);
+				     f.dead);
 	}
 	return sandbox__errf(err, errlen, -ENOENT, "no sandbox %s", ref);
 }
@@ -284,14 +296,16 @@ static int by_created(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
+/* files__read_dir(): @name's record into @item when it is live. */
+static bool list_one(void *state, const char *name, void *item)
+{
+	return examine(state, name, item) == 1;
+}
+
 int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
 		  size_t errlen)
 {
-	struct sandbox_info *v = NULL, one;
 	char state[PATH_MAX];
-	size_t cap = 0, k = 0;
-	struct dirent *e;
-	DIR *d;
 	int rc;
 
 	*out = NULL;
@@ -299,26 +313,12 @@ int sandbox__list(struct sandbox_info **out, size_t *n, char *err,
 	rc = sandbox__state_dir(state, sizeof(state), err, errlen);
 	if (rc)
 		return rc;
-	d = opendir(state);
-	if (!d)
-		return sandbox__errf(err, errlen, -errno, "%s: %s", state,
-				     strerror(errno));
-	while ((e = readdir(d))) {
-		if (examine(state, e->d_name, &one) != 1)
-			continue;
-		if (sandbox__grow((void **)&v, &cap, k, sizeof(*v))) {
-			free(v);
-			closedir(d);
-			return sandbox__errf(err, errlen, -ENOMEM,
-					     "out of memory");
-		}
-		v[k++] = one;
-	}
-	closedir(d);
-	if (k)
-		qsort(v, k, sizeof(*v), by_created);
-	*out = v;
-	*n = k;
+	rc = files__read_dir(state, sizeof(**out), list_one, state,
+			     (void **)out, n, err, errlen);
+	if (rc)
+		return rc;
+	if (*n)
+		qsort(*out, *n, sizeof(**out), by_created);
 	return 0;
 }
 

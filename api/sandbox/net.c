@@ -286,21 +286,14 @@ out:
 /* NET_RUN_DIR's lock, held: its fd, or a negative errno with @err. */
 static int net__lock(char *err, size_t errlen)
 {
-	int fd, rc = files__mkdir_p(NET_RUN_DIR "/" NET_SLOTS_NAME);
+	int rc = files__mkdir_p(NET_RUN_DIR "/" NET_SLOTS_NAME);
 
 	if (rc)
 		return sandbox__errf(err, errlen, rc, "%s: %s", NET_RUN_DIR,
 				     strerror(-rc));
-	fd = open(NET_RUN_DIR "/" NET_LOCK_NAME,
-		  O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
-		rc = -errno;
-		if (fd >= 0)
-			close(fd);
-		return sandbox__errf(err, errlen, rc, "%s/%s: %s", NET_RUN_DIR,
-				     NET_LOCK_NAME, strerror(-rc));
-	}
-	return fd;
+	return files__lock(NET_RUN_DIR "/" NET_LOCK_NAME,
+			   O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600,
+			   LOCK_EX, err, errlen);
 }
 
 /* Does sandbox @id have a namespace? */

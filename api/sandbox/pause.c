@@ -44,14 +44,10 @@ static int pause__lock(const struct sandbox_info *info,
 			 info->dir))
 		return sandbox__errf(err, errlen, -ENAMETOOLONG,
 				     "sandbox path too long");
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
-		rc = -errno;
-		if (fd >= 0)
-			close(fd);
-		return sandbox__errf(err, errlen, rc, "%s: %s", lock,
-				     strerror(-rc));
-	}
+	fd = files__lock(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600, LOCK_EX, err,
+			 errlen);
+	if (fd < 0)
+		return fd;
 	rc = sandbox__read_info(info->dir, cur);
 	if (rc) {
 		close(fd);
@@ -59,6 +55,29 @@ static int pause__lock(const struct sandbox_info *info,
 				     info->id, strerror(-rc));
 	}
 	return fd;
+}
+
+/* -EAGAIN with @err when @cur has not finished booting; else 0. */
+static int pause__booting(const struct sandbox_info *cur, char *err,
+			  size_t errlen)
+{
+	if (cur->ready)
+		return 0;
+	return sandbox__errf(err, errlen, -EAGAIN,
+			     "sandbox %s is still booting", cur->id);
+}
+
+/* Write @cur as @info's info file: 0, or a negative errno with @err. */
+static int pause__write_info(const struct sandbox_info *info,
+			     const struct sandbox_info *cur, char *err,
+			     size_t errlen)
+{
+	int rc = sandbox__write_info(info->dir, cur);
+
+	if (rc)
+		sandbox__errf(err, errlen, rc, "writing the info file: %s",
+			      strerror(-rc));
+	return rc;
 }
 
 /* ember's control socket as we reach it (in its jail, if jailed). */
@@ -95,11 +114,9 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 					   info->id);
 		goto out;
 	}
-	if (!cur.ready) {
-		rc = sandbox__errf(err, errlen, -EAGAIN,
-				   "sandbox %s is still booting", info->id);
+	rc = pause__booting(&cur, err, errlen);
+	if (rc)
 		goto out;
-	}
 	if (pause == !!cur.paused)
 		goto out; /* already so */
 	rc = ember_api__pause(sock, pause, err, errlen);
@@ -111,10 +128,7 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 		cur.paused_s += now > cur.paused ? now - cur.paused : 0;
 		cur.paused = 0;
 	}
-	rc = sandbox__write_info(info->dir, &cur);
-	if (rc)
-		sandbox__errf(err, errlen, rc, "writing the info file: %s",
-			      strerror(-rc));
+	rc = pause__write_info(info, &cur, err, errlen);
 	/* The supervisor re-reads the info file: its TTL stops or goes on. */
 	if (cur.supervisor > 0 &&
 	    proc__alive(cur.supervisor, cur.supervisor_start))
@@ -138,11 +152,9 @@ int sandbox__renew(const struct sandbox_info *info, unsigned int ttl_s,
 	fd = pause__lock(info, &cur, err, errlen);
 	if (fd < 0)
 		return fd;
-	if (!cur.ready) {
-		rc = sandbox__errf(err, errlen, -EAGAIN,
-				   "sandbox %s is still booting", info->id);
+	rc = pause__booting(&cur, err, errlen);
+	if (rc)
 		goto out;
-	}
 	if (cur.parked || !cur.ttl_s) {
 		rc = sandbox__errf(
 			err, errlen, -EINVAL, "sandbox %s is %s", info->id,
@@ -161,12 +173,9 @@ int sandbox__renew(const struct sandbox_info *info, unsigned int ttl_s,
 	if ((unsigned int)ttl == cur.ttl_s)
 		goto out;
 	cur.ttl_s = (unsigned int)ttl;
-	rc = sandbox__write_info(info->dir, &cur);
-	if (rc) {
-		sandbox__errf(err, errlen, rc, "writing the info file: %s",
-			      strerror(-rc));
+	rc = pause__write_info(info, &cur, err, errlen);
+	if (rc)
 		goto out;
-	}
 	if (cur.supervisor > 0 &&
 	    proc__alive(cur.supervisor, cur.supervisor_start))
 		kill(cur.supervisor, SIGUSR1);
@@ -209,11 +218,9 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 				   info->id);
 		goto out;
 	}
-	if (!cur.ready) {
-		rc = sandbox__errf(err, errlen, -EAGAIN,
-				   "sandbox %s is still booting", info->id);
+	rc = pause__booting(&cur, err, errlen);
+	if (rc)
 		goto out;
-	}
 	gen = cur.snap_gen + 1;
 	if (files__pathf(sock, sizeof(sock), "%s/" SANDBOX_API_NAME,
 			 info->dir) ||
@@ -256,10 +263,8 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 	cur.snap_diff = diff;
 	if (!was_paused)
 		cur.paused = now > 0 ? now : 1;
-	rc = sandbox__write_info(info->dir, &cur);
+	rc = pause__write_info(info, &cur, err, errlen);
 	if (rc) {
-		sandbox__errf(err, errlen, rc, "writing the info file: %s",
-			      strerror(-rc));
 		pause__snap_gone(info->dir, gen);
 		if (!was_paused)
 			ember_api__pause(sock, false, why, sizeof(why));

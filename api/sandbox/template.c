@@ -180,6 +180,26 @@ static int template__read(const char *dir, const char *name,
 	return 0;
 }
 
+/*
+ * The templates' root into @root and the directory of the template @name
+ * (checked) into @dir, PATH_MAX bytes each: 0, or a negative errno with
+ * @err.
+ */
+static int template__dir(const char *name, char *root, char *dir, char *err,
+			 size_t errlen)
+{
+	int rc = template__name_ok(name, err, errlen);
+
+	if (rc == 0)
+		rc = template__root(root, PATH_MAX, false, err, errlen);
+	if (rc)
+		return rc;
+	if (files__pathf(dir, PATH_MAX, "%s/%s", root, name))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "template path too long");
+	return 0;
+}
+
 int template__open(const char *name, struct template_info *t, int *lock_fd,
 		   char *err, size_t errlen)
 {
@@ -188,27 +208,20 @@ int template__open(const char *name, struct template_info *t, int *lock_fd,
 
 	if (lock_fd)
 		*lock_fd = -1;
-	rc = template__name_ok(name, err, errlen);
-	if (rc == 0)
-		rc = template__root(root, sizeof(root), false, err, errlen);
+	rc = template__dir(name, root, dir, err, errlen);
 	if (rc)
 		return rc;
-	if (files__pathf(dir, sizeof(dir), "%s/%s", root, name) ||
-	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_LOCK_NAME, dir))
+	if (files__pathf(path, sizeof(path), "%s/" TEMPLATE_LOCK_NAME, dir))
 		return sandbox__errf(err, errlen, -ENAMETOOLONG,
 				     "template path too long");
 	if (lock_fd) {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0 && errno == ENOENT)
+		fd = files__lock(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
+				 LOCK_SH, err, errlen);
+		if (fd == -ENOENT)
 			return sandbox__errf(err, errlen, -ENOENT,
 					     "no template %s", name);
-		if (fd < 0 || flock(fd, LOCK_SH) < 0) {
-			rc = -errno;
-			if (fd >= 0)
-				close(fd);
-			return sandbox__errf(err, errlen, rc, "%s: %s", path,
-					     strerror(-rc));
-		}
+		if (fd < 0)
+			return fd;
 	}
 	/* Under the lock: a removal is over, or has not begun. */
 	rc = template__read(dir, name, t);
@@ -258,14 +271,24 @@ static void template__reap_hidden(const char *root, const char *entry)
 		close(fd);
 }
 
+/* files__read_dir(): the template @name of @root into @item. */
+static bool list_one(void *root, const char *name, void *item)
+{
+	char dir[PATH_MAX];
+
+	if (name[0] == '.') {
+		template__reap_hidden(root, name);
+		return false;
+	}
+	return !template__name_ok(name, NULL, 0) &&
+	       !files__pathf(dir, sizeof(dir), "%s/%s", (char *)root, name) &&
+	       !template__read(dir, name, item);
+}
+
 int template__list(struct template_info **out, size_t *n, char *err,
 		   size_t errlen)
 {
-	struct template_info *v = NULL, one;
-	char root[PATH_MAX], dir[PATH_MAX];
-	size_t cap = 0, k = 0;
-	struct dirent *e;
-	DIR *d;
+	char root[PATH_MAX];
 	int rc;
 
 	*out = NULL;
@@ -273,34 +296,12 @@ int template__list(struct template_info **out, size_t *n, char *err,
 	rc = template__root(root, sizeof(root), false, err, errlen);
 	if (rc)
 		return rc;
-	d = opendir(root);
-	if (!d && errno == ENOENT)
-		return 0;
-	if (!d)
-		return sandbox__errf(err, errlen, -errno, "%s: %s", root,
-				     strerror(errno));
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.') {
-			template__reap_hidden(root, e->d_name);
-			continue;
-		}
-		if (template__name_ok(e->d_name, NULL, 0) ||
-		    files__pathf(dir, sizeof(dir), "%s/%s", root, e->d_name) ||
-		    template__read(dir, e->d_name, &one))
-			continue;
-		if (sandbox__grow((void **)&v, &cap, k, sizeof(*v))) {
-			free(v);
-			closedir(d);
-			return sandbox__errf(err, errlen, -ENOMEM,
-					     "out of memory");
-		}
-		v[k++] = one;
-	}
-	closedir(d);
-	if (k)
-		qsort(v, k, sizeof(*v), by_name);
-	*out = v;
-	*n = k;
+	rc = files__read_dir(root, sizeof(**out), list_one, root, (void **)out,
+			     n, err, errlen);
+	if (rc)
+		return rc == -ENOENT ? 0 : rc;
+	if (*n)
+		qsort(*out, *n, sizeof(**out), by_name);
 	return 0;
 }
 
@@ -338,13 +339,10 @@ int template__remove(const char *name, bool force, char *err, size_t errlen)
 	size_t n;
 	int fd, rc;
 
-	rc = template__name_ok(name, err, errlen);
-	if (rc == 0)
-		rc = template__root(root, sizeof(root), false, err, errlen);
+	rc = template__dir(name, root, dir, err, errlen);
 	if (rc)
 		return rc;
-	if (files__pathf(dir, sizeof(dir), "%s/%s", root, name) ||
-	    files__pathf(dead, sizeof(dead), "%s/.%s.dead", root, name) ||
+	if (files__pathf(dead, sizeof(dead), "%s/.%s.dead", root, name) ||
 	    files__pathf(lock, sizeof(lock), "%s/" TEMPLATE_LOCK_NAME, dir))
 		return sandbox__errf(err, errlen, -ENAMETOOLONG,
 				     "template path too long");

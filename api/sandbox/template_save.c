@@ -90,17 +90,13 @@ static int save__lock(const struct sandbox_info *sb, const char *path,
 {
 	int fd, rc;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
-		rc = -errno;
-		if (fd >= 0)
-			close(fd);
-		if (rc == -ENOENT)
-			return sandbox__errf(err, errlen, rc,
-					     "sandbox %s is gone", sb->id);
-		return sandbox__errf(err, errlen, rc, "%s: %s", path,
-				     strerror(-rc));
-	}
+	fd = files__lock(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600, LOCK_EX, err,
+			 errlen);
+	if (fd == -ENOENT)
+		return sandbox__errf(err, errlen, fd, "sandbox %s is gone",
+				     sb->id);
+	if (fd < 0)
+		return fd;
 	*cur = *sb;
 	rc = sandbox__read_info(sb->dir, cur);
 	if (rc) {

@@ -20,7 +20,7 @@
 #include "../../api/mcp/jsonrpc.h"
 #include "../../api/mcp/mcp.h"
 #include "../../api/mcp/schema.h"
-#include "../../api/mcp/text.h"
+#include "../../api/sandbox/guest_stat.h"
 #include "../../api/mcp/tools.h"
 #include "../../api/sandbox/utf8.h"
 
@@ -740,37 +740,66 @@ static void test_int(void **state)
 	json_decref(v);
 }
 
-/* list_files' lines: a name keeps its blanks. */
-static void test_stat_line(void **state)
+struct seen {
+	struct fs_ent e[4];
+	char path[4][64];
+	int n;
+};
+
+static int see(const struct fs_ent *e, void *ctx)
 {
-	static const char l1[] = "81a4 12  lead and trail ";
-	unsigned long mode;
-	unsigned long long size;
-	size_t name;
+	struct seen *s = ctx;
+
+	if (s->n == 4)
+		return -1;
+	s->e[s->n] = *e;
+	snprintf(s->path[s->n], sizeof(s->path[0]), "%.*s", (int)e->plen,
+		 e->path);
+	s->n++;
+	return 0;
+}
+
+/* list_files' entries: a name keeps its blanks and its newlines. */
+static void test_stat_records(void **state)
+{
+	static const char nonce[] = "0123456789abcdef";
+	static const char out[] =
+		"0123456789abcdef S 81a4 12 1700000000 0 0 7\n"
+		"0123456789abcdef U root\n"
+		"0123456789abcdef G root\n"
+		"0123456789abcdef T 2023-11-14 22:13:20.5 +0000\n"
+		"0123456789abcdef N /d/ lead and\ntrail \n"
+		"0123456789abcdef S junk\n"
+		"0123456789abcdef N /d/skipped\n"
+		"0123456789abcdef S a1ff 4 1 0 0 9\n"
+		"0123456789abcdef N /d/ln\n"
+		"0123456789abcdef L 41ed\n"
+		"0123456789abcdef R /d\n";
+	struct seen s = { .n = 0 };
+	size_t len;
 
 	(void)state;
-	assert_int_equal(text__stat_line(l1, strlen(l1), &mode, &size, &name),
+	assert_int_equal(guest_stat__parse(out, strlen(out), nonce, see, &s),
 			 0);
-	assert_int_equal(mode, 0x81a4);
-	assert_int_equal(size, 12);
-	assert_string_equal(l1 + name, " lead and trail ");
-	assert_int_equal(
-		text__stat_line("41ed 4096 -", 11, &mode, &size, &name), 0);
-	assert_int_equal(mode, 0x41ed);
-	assert_int_equal(name, 10);
-	/* Not of the form: the rest of a name with a '\n' in it. */
-	assert_int_equal(text__stat_line("81a4 12 ", 8, &mode, &size, &name),
-			 -EINVAL);
-	assert_int_equal(text__stat_line("81a4  12 x", 10, &mode, &size, &name),
-			 -EINVAL);
-	assert_int_equal(text__stat_line("hello", 5, &mode, &size, &name),
-			 -EINVAL);
-	assert_int_equal(text__stat_line("81a4 12x y", 10, &mode, &size, &name),
-			 -EINVAL);
-	/* Only @len bytes are read: the next line is not this one's. */
-	assert_int_equal(
-		text__stat_line("81a4 12\n3 x", 7, &mode, &size, &name),
-		-EINVAL);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.path[0], "/d/ lead and\ntrail ");
+	assert_int_equal(s.e[0].mode, 0x81a4);
+	assert_int_equal(s.e[0].size, 12);
+	assert_int_equal(s.e[0].nsec, 500000000);
+	assert_int_equal(s.e[0].olen, 4);
+	assert_string_equal(s.path[1], "/d/ln");
+	assert_true(s.e[1].tvalid);
+	assert_int_equal(s.e[1].tmode, 0x41ed);
+	assert_int_equal(s.e[1].tlen, 2);
+	assert_memory_equal(guest_stat__last(s.e[1].path, s.e[1].plen, &len),
+			    "ln", 2);
+	assert_int_equal(len, 2);
+	/* Only the records of this nonce: another run's are text. */
+	s.n = 0;
+	assert_int_equal(guest_stat__parse(out, strlen(out), "fedcba9876543210",
+					   see, &s),
+			 0);
+	assert_int_equal(s.n, 0);
 }
 
 int main(void)
@@ -781,7 +810,7 @@ int main(void)
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_schema),
 		cmocka_unit_test(test_int),
-		cmocka_unit_test(test_stat_line),
+		cmocka_unit_test(test_stat_records),
 		cmocka_unit_test_setup_teardown(test_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup,
 						teardown),
