@@ -90,11 +90,11 @@ $(GUEST)/vecstate: tests/guest-progs/vecstate.c
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
 
 $(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate \
-		$(GUEST)/gen_init_cpio guest-init/mk-initramfs.sh
+		$(GUEST)/gen_init_cpio guest-init/mk-initramfs.sh guest-init/mk-inputs.sh
 	guest-init/mk-initramfs.sh $(GUEST)
 
 $(GUEST)/rootfs.ext4: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate guest-init/mk-rootfs.sh \
-		$(wildcard guest-init/interp/*)
+		guest-init/mk-inputs.sh $(wildcard guest-init/interp/*)
 	guest-init/mk-rootfs.sh $(GUEST)
 
 # --- tiny freestanding test guests (tests/guests/) -----------------------
