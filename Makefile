@@ -60,9 +60,10 @@ $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	$(CC) $(TCFLAGS) -o $@ $< $(ASAN_LIB_OBJS) -lcmocka $(VMM_LIBS) $(LDLIBS)
 
 # The guest agent's sources, for the guest (musl) and for the host.
-AGENT_SRCS := guest-init/agent.c guest-init/agent_conn.c guest-init/agent_exec.c \
-		guest-init/agent_files.c guest-init/agent_init.c
-AGENT_HDRS := guest-init/agent.h guest-init/protocol.h
+AGENT_SRCS := guest-init/agent.c guest-init/agent_serve.c guest-init/agent_conn.c \
+		guest-init/agent_exec.c guest-init/agent_files.c guest-init/agent_init.c
+AGENT_HDRS := guest-init/agent_serve.h guest-init/agent_conn.h guest-init/agent_exec.h \
+		guest-init/agent_files.h guest-init/agent_init.h guest-init/protocol.h
 
 # The guest agent built for this host (glibc, sanitizers), driven over a
 # socketpair by test_agent_protocol, which finds it as build/test/agent-host.

@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * ember's guest agent: serves the framed protocol of protocol.h
- * (guest-init/PROTOCOL.md), each connection in a process of its own
- * (agent.h names the parts).
+ * (guest-init/PROTOCOL.md), each connection in a process of its own.
+ * This file is the program: its options, the vsock listener and the
+ * processes that serve its connections; each connection is served by
+ *
+ *   agent_serve.c  its poll loop and the dispatch of each request
+ *   agent_conn.c   its state, the frames it sends, its streams
+ *   agent_exec.c   EXEC, STDIN and KILL: children, their output, exits
+ *   agent_files.c  WRITE_FILE, FILE_DATA, FILE_END and READ_FILE
+ *   agent_init.c   INIT: the random pool and the clock after a restore
  *
  *   ember-agent --vsock PORT   listen on AF_VSOCK PORT, serve every
  *                              connection in its own process
@@ -45,7 +52,8 @@ struct sockaddr_vm {
 };
 #endif
 
-#include "agent.h"
+#include "agent_init.h"
+#include "agent_serve.h"
 
 static int listen_vsock(unsigned int port)
 {
@@ -75,12 +83,12 @@ static void serve_detached(int fd, int sig_fd)
 
 	if (pid < 0) {
 		/* No memory for a process: serve inline. */
-		agent_conn__serve(fd, sig_fd);
+		agent_serve__connection(fd, sig_fd);
 		return;
 	}
 	if (pid == 0) {
 		if (fork() == 0) {
-			agent_conn__serve(fd, sig_fd);
+			agent_serve__connection(fd, sig_fd);
 			_exit(0);
 		}
 		_exit(0);
@@ -119,7 +127,7 @@ static int spare_acceptor(int lfd, int spawn_w, int sig_fd)
 				(void)!write(spawn_w, "a", 1);
 				close(lfd);
 				close(spawn_w);
-				agent_conn__serve(fd, sig_fd);
+				agent_serve__connection(fd, sig_fd);
 				_exit(0);
 			}
 		}
@@ -160,7 +168,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(argv[1], "--fd")) {
-		agent_conn__serve((int)v, sig_fd);
+		agent_serve__connection((int)v, sig_fd);
 		close((int)v);
 		close(sig_fd);
 		return 0;

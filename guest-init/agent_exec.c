@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The guest agent's EXEC, STDIN and KILL (agent.h, PROTOCOL.md): each
+ * The guest agent's EXEC, STDIN and KILL (agent_exec.h, PROTOCOL.md): each
  * command a child in a process group of its own, its stdout and stderr
  * forwarded as frames while it runs, its EXIT once it is reaped.
  */
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "agent.h"
+#include "agent_exec.h"
 
 extern char **environ;
 
@@ -57,13 +57,13 @@ static pid_t spawn_child(const struct ember_agent_exec *e, int in, int out,
 	sigaddset(&dfl, SIGPIPE);
 	rc = posix_spawn_file_actions_init(&fa);
 	if (rc) {
-		agent__close_fd(&nul);
+		agent_conn__close_fd(&nul);
 		return -rc;
 	}
 	rc = posix_spawnattr_init(&at);
 	if (rc) {
 		posix_spawn_file_actions_destroy(&fa);
-		agent__close_fd(&nul);
+		agent_conn__close_fd(&nul);
 		return -rc;
 	}
 	rc = posix_spawn_file_actions_adddup2(&fa, in, 0);
@@ -89,7 +89,7 @@ static pid_t spawn_child(const struct ember_agent_exec *e, int in, int out,
 			e->env_given ? (char *const *)e->env : environ);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
-	agent__close_fd(&nul);
+	agent_conn__close_fd(&nul);
 	return rc ? -rc : pid;
 }
 
@@ -118,9 +118,9 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 		goto fail;
 	}
 	setpgid(pid, pid); /* both sides: no race with an early KILL */
-	agent__close_fd(&out[1]);
-	agent__close_fd(&err[1]);
-	agent__close_fd(&in[0]);
+	agent_conn__close_fd(&out[1]);
+	agent_conn__close_fd(&err[1]);
+	agent_conn__close_fd(&in[0]);
 	s->kind = SLOT_EXEC;
 	s->pid = pid;
 	s->out_fd = out[0];
@@ -129,15 +129,15 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 	fcntl(s->out_fd, F_SETFL, O_NONBLOCK);
 	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
 	if (e.timeout_ms)
-		s->deadline_ms = agent__now_ms() + e.timeout_ms;
+		s->deadline_ms = agent_conn__now_ms() + e.timeout_ms;
 	return;
 fail:
-	agent__close_fd(&out[0]);
-	agent__close_fd(&out[1]);
-	agent__close_fd(&err[0]);
-	agent__close_fd(&err[1]);
-	agent__close_fd(&in[0]);
-	agent__close_fd(&in[1]);
+	agent_conn__close_fd(&out[0]);
+	agent_conn__close_fd(&out[1]);
+	agent_conn__close_fd(&err[0]);
+	agent_conn__close_fd(&err[1]);
+	agent_conn__close_fd(&in[0]);
+	agent_conn__close_fd(&in[1]);
 }
 
 /*
@@ -164,7 +164,7 @@ static void pump(struct conn *c, struct slot *s, int *fd, uint16_t type,
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return;
-		agent__close_fd(fd);
+		agent_conn__close_fd(fd);
 		return;
 	}
 }
@@ -185,9 +185,9 @@ static void finish_exec(struct conn *c, struct slot *s)
 		pump(c, s, &s->out_fd, EMBER_AGENT_STDOUT, FINISH_DRAIN);
 	if (s->err_fd >= 0)
 		pump(c, s, &s->err_fd, EMBER_AGENT_STDERR, FINISH_DRAIN);
-	agent__close_fd(&s->out_fd);
-	agent__close_fd(&s->err_fd);
-	agent__close_fd(&s->in_fd);
+	agent_conn__close_fd(&s->out_fd);
+	agent_conn__close_fd(&s->err_fd);
+	agent_conn__close_fd(&s->in_fd);
 	if (s->timed_out)
 		ember_agent_exit_encode(p, EMBER_AGENT_TIMEOUT, SIGKILL);
 	else if (WIFSIGNALED(s->status))
@@ -234,7 +234,7 @@ void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
 	if (s->in_fd < 0)
 		return; /* no stdin asked for, or already closed: dropped */
 	if (h->len == 0) {
-		agent__close_fd(&s->in_fd);
+		agent_conn__close_fd(&s->in_fd);
 		return;
 	}
 	/*
@@ -257,11 +257,12 @@ void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
 			continue;
 		if (n < 0 && errno == EAGAIN) {
 			poll(p, 2, 200);
-			agent_exec__timeouts(c, agent__now_ms());
+			agent_exec__timeouts(c, agent_conn__now_ms());
 			if (!(p[1].revents & (POLLHUP | POLLERR)))
 				continue;
 		}
-		agent__close_fd(&s->in_fd); /* EPIPE: the child closed it */
+		agent_conn__close_fd(
+			&s->in_fd); /* EPIPE: the child closed it */
 		return;
 	}
 }
@@ -348,7 +349,7 @@ void agent_exec__abandon(struct slot *s)
 		kill(-s->pid, SIGKILL);
 		waitpid(s->pid, NULL, 0);
 	}
-	agent__close_fd(&s->out_fd);
-	agent__close_fd(&s->err_fd);
-	agent__close_fd(&s->in_fd);
+	agent_conn__close_fd(&s->out_fd);
+	agent_conn__close_fd(&s->err_fd);
+	agent_conn__close_fd(&s->in_fd);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The guest agent's file transfers (agent.h, PROTOCOL.md): WRITE_FILE
+ * The guest agent's file transfers (agent_files.h, PROTOCOL.md): WRITE_FILE
  * with its FILE_DATA and FILE_END frames, and READ_FILE.
  */
 #ifndef _GNU_SOURCE
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "agent.h"
+#include "agent_files.h"
 
 /*
  * open(2) that cannot hang the connection on a FIFO: no writer (read)
@@ -246,6 +246,6 @@ void agent_files__read(struct conn *c, const struct ember_agent_hdr *h,
 
 void agent_files__abandon(struct slot *s)
 {
-	agent__close_fd(&s->file_fd);
+	agent_conn__close_fd(&s->file_fd);
 	write_file_drop(s);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The guest agent's INIT (agent.h, PROTOCOL.md), sent by the host after a
+ * The guest agent's INIT (agent_init.h, PROTOCOL.md), sent by the host after a
  * restore: fresh entropy into the kernel's pool and a reseed, then the
  * wall clock.
  *
@@ -35,7 +35,7 @@ struct rand_pool_info {
 #define RNDRESEEDCRNG _IO('R', 0x07) /* Linux 4.17 */
 #endif
 
-#include "agent.h"
+#include "agent_init.h"
 
 /*
  * EMBER_AGENT_INIT_REPORT, read once by agent_init__from_env(): where INIT
