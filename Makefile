@@ -59,11 +59,17 @@ $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $< $(ASAN_LIB_OBJS) -lcmocka $(VMM_LIBS) $(LDLIBS)
 
+# The guest agent's sources, for the guest (musl) and for the host.
+AGENT_SRCS := guest-init/agent.c guest-init/agent_serve.c guest-init/agent_conn.c \
+		guest-init/agent_exec.c guest-init/agent_files.c guest-init/agent_init.c
+AGENT_HDRS := guest-init/agent_serve.h guest-init/agent_conn.h guest-init/agent_exec.h \
+		guest-init/agent_files.h guest-init/agent_init.h guest-init/protocol.h
+
 # The guest agent built for this host (glibc, sanitizers), driven over a
 # socketpair by test_agent_protocol, which finds it as build/test/agent-host.
-$(BUILD)/test/agent-host: guest-init/agent.c guest-init/protocol.h
+$(BUILD)/test/agent-host: $(AGENT_SRCS) $(AGENT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TCFLAGS) -o $@ guest-init/agent.c
+	$(CC) $(TCFLAGS) -o $@ $(AGENT_SRCS)
 
 $(BUILD)/test/test_agent_protocol: $(BUILD)/test/agent-host
 
@@ -81,20 +87,20 @@ $(GUEST)/init: guest-init/init.c guest-init/protocol.h
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ guest-init/init.c
 
-$(GUEST)/agent: guest-init/agent.c guest-init/protocol.h
+$(GUEST)/agent: $(AGENT_SRCS) $(AGENT_HDRS)
 	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ guest-init/agent.c
+	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $(AGENT_SRCS)
 
 $(GUEST)/vecstate: tests/guest-progs/vecstate.c
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
 
 $(GUEST)/initramfs.cpio: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate \
-		$(GUEST)/gen_init_cpio guest-init/mk-initramfs.sh
+		$(GUEST)/gen_init_cpio guest-init/mk-initramfs.sh guest-init/mk-inputs.sh
 	guest-init/mk-initramfs.sh $(GUEST)
 
 $(GUEST)/rootfs.ext4: $(GUEST)/init $(GUEST)/agent $(GUEST)/vecstate guest-init/mk-rootfs.sh \
-		$(wildcard guest-init/interp/*)
+		guest-init/mk-inputs.sh $(wildcard guest-init/interp/*)
 	guest-init/mk-rootfs.sh $(GUEST)
 
 # --- tiny freestanding test guests (tests/guests/) -----------------------

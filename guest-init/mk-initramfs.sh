@@ -11,26 +11,14 @@
 # OUTDIR/agent (as /sbin/ember-agent) and OUTDIR/vecstate when present.
 set -eu
 
-die() {
-	echo "mk-initramfs: $*" >&2
-	exit 1
-}
+me=mk-initramfs
+# shellcheck source=guest-init/mk-inputs.sh
+. "$(dirname "$0")/mk-inputs.sh"
 
-[ $# -eq 1 ] || die "usage: $0 OUTDIR"
-out=$1
-busybox=${BUSYBOX:-/bin/busybox}
-
-[ -d "$out" ] || die "$out: not a directory"
 [ -x "$out/gen_init_cpio" ] ||
 	die "$out/gen_init_cpio missing (built by the kernel build: usr/gen_init_cpio)"
 [ -f "$out/init" ] || die "$out/init missing (build guest-init/init.c first)"
-[ -x "$busybox" ] || die "$busybox missing (apt-get install busybox-static)"
-if ! file_out=$(LC_ALL=C file -L "$busybox" 2>/dev/null); then
-	file_out=
-fi
-case $file_out in
-*dynamically*) die "$busybox is dynamically linked; need busybox-static" ;;
-esac
+check_busybox
 
 list=$out/initramfs.list.tmp
 passwd=$out/initramfs.passwd.tmp

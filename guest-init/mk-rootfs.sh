@@ -34,18 +34,14 @@
 #
 # The image is cached outside the repository in
 # ${EMBER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ember}/rootfs-<key>.ext4,
-# keyed by this script, the inputs above, the shared libraries and the
-# versions of the Debian packages used; a cache hit costs a sparse copy.
+# keyed by this script and mk-inputs.sh, the inputs above, the shared
+# libraries and the versions of the Debian packages used; a cache hit
+# costs a sparse copy.
 set -eu
 
-die() {
-	echo "mk-rootfs: $*" >&2
-	exit 1
-}
-
-[ $# -eq 1 ] || die "usage: $0 OUTDIR"
-out=$1
-busybox=${BUSYBOX:-/bin/busybox}
+me=mk-rootfs
+# shellcheck source=guest-init/mk-inputs.sh
+. "$(dirname "$0")/mk-inputs.sh"
 cache=${EMBER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ember}
 python=/usr/bin/python3.11
 pylib=/usr/lib/python3.11
@@ -54,15 +50,8 @@ free_mib=64
 interp=$(dirname "$0")/interp
 distpkgs=/usr/lib/python3/dist-packages
 
-[ -d "$out" ] || die "$out: not a directory"
 [ -f "$out/init" ] || die "$out/init missing (build guest-init/init.c first)"
-[ -x "$busybox" ] || die "$busybox missing (apt-get install busybox-static)"
-if ! file_out=$(LC_ALL=C file -L "$busybox" 2>/dev/null); then
-	file_out=
-fi
-case $file_out in
-*dynamically*) die "$busybox is dynamically linked; need busybox-static" ;;
-esac
+check_busybox
 if [ ! -x "$python" ] || [ ! -d "$pylib" ]; then
 	die "$python missing: apt-get install python3.11 (tests/install-deps.sh installs python3)"
 fi
@@ -138,7 +127,7 @@ case $libs in
 esac
 
 key=$( {
-	cat "$0" "$out/init" "$busybox"
+	cat "$0" "$(dirname "$0")/mk-inputs.sh" "$out/init" "$busybox"
 	if [ -f "$out/vecstate" ]; then cat "$out/vecstate"; fi
 	if [ -f "$out/agent" ]; then cat "$out/agent"; fi
 	cat "$interp"/* "$node" $bash

@@ -51,13 +51,60 @@
 #define EMBER_GUEST_HOME "/root"
 #define EMBER_GUEST_TERM "linux"
 
-static const char ember_b64_alphabet[] =
+/*
+ * Base64 (RFC 4648) in its two alphabets, one codec for both:
+ * base64url without padding (section 5) carries the `--run` command on
+ * the kernel command line (ember_b64_encode(), ember_b64_decode()); the
+ * standard alphabet with '=' padding (section 4) is api/'s, for the binary
+ * parts of JSON (api/sandbox/base64.h).
+ */
+static const char ember_b64url_alphabet[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char ember_b64std_alphabet[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/* Length of the encoding of @len bytes, without a terminating NUL. */
+/* Length of @len bytes in base64url, without a terminating NUL. */
 static inline size_t ember_b64_encoded_len(size_t len)
 {
 	return len / 3 * 4 + (len % 3 ? len % 3 + 1 : 0);
+}
+
+/*
+ * Encode @len bytes of @in with @alphabet (64 characters) into @out, which
+ * has room for the encoding and a NUL; with @pad, '=' fills the last group
+ * to 4 characters.  Returns the encoded length, the NUL not counted.
+ */
+static inline size_t ember_b64_encode_with(const void *in, size_t len,
+					   char *out, const char *alphabet,
+					   int pad)
+{
+	const uint8_t *p = in;
+	size_t i, o = 0;
+
+	for (i = 0; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 |
+			     p[i + 2];
+
+		out[o++] = alphabet[v >> 18 & 63];
+		out[o++] = alphabet[v >> 12 & 63];
+		out[o++] = alphabet[v >> 6 & 63];
+		out[o++] = alphabet[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)p[i] << 16 |
+			     (i + 1 < len ? (uint32_t)p[i + 1] << 8 : 0);
+
+		out[o++] = alphabet[v >> 18 & 63];
+		out[o++] = alphabet[v >> 12 & 63];
+		if (i + 1 < len)
+			out[o++] = alphabet[v >> 6 & 63];
+		else if (pad)
+			out[o++] = '=';
+		if (pad)
+			out[o++] = '=';
+	}
+	out[o] = '\0';
+	return o;
 }
 
 /*
@@ -68,37 +115,16 @@ static inline size_t ember_b64_encoded_len(size_t len)
 static inline long ember_b64_encode(const void *in, size_t len, char *out,
 				    size_t outsz)
 {
-	const uint8_t *p = in;
-	size_t need = ember_b64_encoded_len(len), i, o = 0;
+	size_t n;
 
-	if (need >= outsz)
+	if (ember_b64_encoded_len(len) >= outsz)
 		return -1;
-	for (i = 0; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 |
-			     p[i + 2];
-
-		out[o++] = ember_b64_alphabet[v >> 18 & 63];
-		out[o++] = ember_b64_alphabet[v >> 12 & 63];
-		out[o++] = ember_b64_alphabet[v >> 6 & 63];
-		out[o++] = ember_b64_alphabet[v & 63];
-	}
-	if (len - i == 1) {
-		uint32_t v = (uint32_t)p[i] << 16;
-
-		out[o++] = ember_b64_alphabet[v >> 18 & 63];
-		out[o++] = ember_b64_alphabet[v >> 12 & 63];
-	} else if (len - i == 2) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-
-		out[o++] = ember_b64_alphabet[v >> 18 & 63];
-		out[o++] = ember_b64_alphabet[v >> 12 & 63];
-		out[o++] = ember_b64_alphabet[v >> 6 & 63];
-	}
-	out[o] = '\0';
-	return (long)o;
+	n = ember_b64_encode_with(in, len, out, ember_b64url_alphabet, 0);
+	return (long)n;
 }
 
-static inline int ember_b64_value(char c)
+/* The value of @c in @alphabet (64 characters), or -1. */
+static inline int ember_b64_value(char c, const char *alphabet)
 {
 	if (c >= 'A' && c <= 'Z')
 		return c - 'A';
@@ -106,11 +132,57 @@ static inline int ember_b64_value(char c)
 		return c - 'a' + 26;
 	if (c >= '0' && c <= '9')
 		return c - '0' + 52;
-	if (c == '-')
+	if (c == alphabet[62])
 		return 62;
-	if (c == '_')
+	if (c == alphabet[63])
 		return 63;
 	return -1;
+}
+
+/*
+ * Decode @len characters written with @alphabet from @in into @out (room
+ * for @outsz bytes).  With @padded, '=' padding may end the input (it is
+ * optional) and ASCII white space (line breaks of MIME bodies) is
+ * skipped.  Returns the decoded length, or -1 on any other character,
+ * misplaced padding, a lone trailing character or a too small @out.
+ */
+static inline long ember_b64_decode_with(const char *in, size_t len, void *out,
+					 size_t outsz, const char *alphabet,
+					 int padded)
+{
+	uint8_t *q = out;
+	size_t i, o = 0;
+	uint32_t acc = 0;
+	int bits = 0, have = 0, pad = 0;
+
+	for (i = 0; i < len; i++) {
+		char c = in[i];
+		int v;
+
+		if (padded && (c == ' ' || c == '\t' || c == '\r' || c == '\n'))
+			continue;
+		if (padded && c == '=') {
+			/* "xx==" or "xxx=": only after 2 or 3 characters. */
+			if (have < 2 || ++pad > 2)
+				return -1;
+			continue;
+		}
+		v = ember_b64_value(c, alphabet);
+		if (v < 0 || pad) /* data after padding */
+			return -1;
+		acc = acc << 6 | (uint32_t)v;
+		have = (have + 1) % 4;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o >= outsz)
+				return -1;
+			q[o++] = (uint8_t)(acc >> bits);
+		}
+	}
+	if (have == 1 || (pad && pad != 4 - have))
+		return -1;
+	return (long)o;
 }
 
 /*
@@ -121,28 +193,8 @@ static inline int ember_b64_value(char c)
 static inline long ember_b64_decode(const char *in, size_t len, void *out,
 				    size_t outsz)
 {
-	uint8_t *q = out;
-	size_t i, o = 0;
-	uint32_t acc = 0;
-	int bits = 0;
-
-	if (len % 4 == 1)
-		return -1;
-	for (i = 0; i < len; i++) {
-		int v = ember_b64_value(in[i]);
-
-		if (v < 0)
-			return -1;
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= outsz)
-				return -1;
-			q[o++] = (uint8_t)(acc >> bits);
-		}
-	}
-	return (long)o;
+	return ember_b64_decode_with(in, len, out, outsz, ember_b64url_alphabet,
+				     0);
 }
 
 /*

@@ -44,6 +44,17 @@ def _child_fds(req_r, ctl_w, out_w, err_w, inheritable):
         signal.signal(s, signal.SIG_DFL)
 
 
+def _run_python():
+    """A Python worker: the forked server turned py_worker."""
+    import py_worker
+    py_worker.run()
+
+
+def _exec_node():
+    """A JavaScript worker: node running js_worker.js."""
+    os.execvp(NODE, [NODE, os.path.join(HERE, "js_worker.js")])
+
+
 class Call:
     """One execute request on its way through a context."""
 
@@ -88,10 +99,13 @@ class Context:
         ctl_r, ctl_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        pipes = (req_r, ctl_w, out_w, err_w)
         if self.language == "python":
-            self.pid = self._fork_python(req_r, ctl_w, out_w, err_w)
+            # Not inherited by what the user starts: a stray holder of
+            # the control pipe would hide the worker's exit.
+            self.pid = self._fork_worker(pipes, False, _run_python, 1)
         else:
-            self.pid = self._spawn_node(req_r, ctl_w, out_w, err_w)
+            self.pid = self._fork_worker(pipes, True, _exec_node, 127)
         self.pgid = self.pid        # a session leader: its own group
         for fd in (req_r, ctl_w, out_w, err_w):
             os.close(fd)
@@ -107,36 +121,22 @@ class Context:
             os.set_blocking(fd, False)
             self.loop.watch(fd, self)
 
-    def _fork_python(self, req_r, ctl_w, out_w, err_w):
+    def _fork_worker(self, pipes, inheritable, run, status):
+        """Fork a worker: its pipes as fds 1-4 (inheritable by what
+        the user starts, or not), in the context's cwd, then run();
+        the child exits with status if run() returns or raises."""
         pid = os.fork()
         if pid:
             return pid
         try:
-            # Not inherited by what the user starts: a stray holder of
-            # the control pipe would hide the worker's exit.
-            _child_fds(req_r, ctl_w, out_w, err_w, inheritable=False)
+            _child_fds(*pipes, inheritable=inheritable)
             os.chdir(self.cwd)
-            import py_worker
-            py_worker.run()
+            run()
         except BaseException:
             import traceback
             traceback.print_exc()
         finally:
-            os._exit(1)
-
-    def _spawn_node(self, req_r, ctl_w, out_w, err_w):
-        pid = os.fork()
-        if pid:
-            return pid
-        try:
-            _child_fds(req_r, ctl_w, out_w, err_w, inheritable=True)
-            os.chdir(self.cwd)
-            os.execvp(NODE, [NODE, os.path.join(HERE, "js_worker.js")])
-        except BaseException:
-            import traceback
-            traceback.print_exc()
-        finally:
-            os._exit(127)
+            os._exit(status)
 
     def kill(self):
         """Kill the worker's process group and forget its pipes."""

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The guest agent's EXEC, STDIN and KILL (PROTOCOL.md): each command a
+ * child in a process group of its own, its output forwarded as frames.
+ */
+#ifndef EMBER_GUEST_AGENT_EXEC_H
+#define EMBER_GUEST_AGENT_EXEC_H
+
+#include <poll.h>
+#include <stdint.h>
+
+#include "agent_conn.h"
+
+/* EXEC @h with its @payload: start the command, or answer ERROR. */
+void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
+		       const uint8_t *payload);
+
+/* STDIN: write the payload to the exec's stdin (empty: close it). */
+void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
+		       const uint8_t *payload);
+
+/* KILL: the signal to the exec's process group. */
+void agent_exec__kill(struct conn *c, const struct ember_agent_hdr *h,
+		      const uint8_t *payload);
+
+/*
+ * Add the open output pipes of @c's execs to @pfd from index @n (@who[i]
+ * the slot of each) and lower *@timeout (ms, -1: none) to the nearest
+ * deadline after @now (agent_conn__now_ms()).  Returns the new count; @pfd
+ * and @who have room for 2 * EMBER_AGENT_MAX_EXECS more.
+ */
+int agent_exec__watch(struct conn *c, struct pollfd *pfd, struct slot **who,
+		      int n, int64_t now, int *timeout);
+
+/* Forward a chunk of what @s's output pipe @fd has (poll said readable). */
+void agent_exec__output(struct conn *c, struct slot *s, int fd);
+
+/* SIGCHLD: reap every child that ended and send each exec's EXIT. */
+void agent_exec__reap(struct conn *c);
+
+/* SIGKILL the execs whose deadline is at or before @now (agent_conn__now_ms()). */
+void agent_exec__timeouts(struct conn *c, int64_t now);
+
+/* The host is gone: kill @s's process group, wait for it, close its pipes. */
+void agent_exec__abandon(struct slot *s);
+
+#endif /* EMBER_GUEST_AGENT_EXEC_H */
