@@ -248,14 +248,34 @@ EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c 
 # zlib: the overlays' CRCs.
 EMBERCTL_LIBS := -lcurl -ljansson -lz
 
-all: $(BUILD)/emberctl
-asan: $(BUILD)/emberctl-asan
+# A front end of the sandbox library, $(1) (its binary's name), built
+# from $(2)_SRCS and linked with $(2)_LIBS: the release binary in `all`,
+# the sanitizer build the tests drive ($(1)-asan) in `asan`.
+define FRONT_END
+all: $(BUILD)/$(1)
+asan: $(BUILD)/$(1)-asan
 
-$(BUILD)/emberctl: $(EMBERCTL_SRCS:%.c=$(BUILD)/obj/%.o)
-	$(CC) $(LDFLAGS) -o $@ $^ $(EMBERCTL_LIBS) $(LDLIBS)
+$(BUILD)/$(1): $($(2)_SRCS:%.c=$(BUILD)/obj/%.o)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$($(2)_LIBS) $$(LDLIBS)
 
-$(BUILD)/emberctl-asan: $(EMBERCTL_SRCS:%.c=$(BUILD)/asan/%.o)
-	$(CC) $(SAN) -pie -o $@ $^ $(EMBERCTL_LIBS) $(LDLIBS)
+$(BUILD)/$(1)-asan: $($(2)_SRCS:%.c=$(BUILD)/asan/%.o)
+	$$(CC) $$(SAN) -pie -o $$@ $$^ $$($(2)_LIBS) $$(LDLIBS)
+endef
+
+# A front end's pure protocol code, $(1)_PURE_SRCS, linked alone by its
+# unit tests (tests/unit/test_$(2)_*.c) and its fuzz target
+# (tests/fuzz/fuzz_$(2).c, rebuilt when a header of api/$(2)/ changes).
+define PURE_TESTS
+$(BUILD)/test/test_$(2)_%: tests/unit/test_$(2)_%.c $($(1)_PURE_SRCS:%.c=$(BUILD)/asan/%.o)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(TCFLAGS) -o $$@ $$(filter %.c %.o,$$^) -lcmocka -ljansson $$(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_$(2): tests/fuzz/fuzz_$(2).c $($(1)_PURE_SRCS) $(wildcard api/$(2)/*.h)
+	@mkdir -p $$(dir $$@)
+	clang $$(FUZZ_CFLAGS) -o $$@ $$< $($(1)_PURE_SRCS) -ljansson -lpthread
+endef
+
+$(eval $(call FRONT_END,emberctl,EMBERCTL))
 
 $(BUILD)/test/test_agent_client: tests/unit/test_agent_client.c \
 		$(AGENT_CLIENT_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/api/sandbox/clock.o \
@@ -290,24 +310,10 @@ MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c api/mcp/stdio.c 
 		vmm/config.c snapshot/overlay.c snapshot/overlay_format.c
 MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
 
-all: $(BUILD)/ember-mcp
-asan: $(BUILD)/ember-mcp-asan
-
-$(BUILD)/ember-mcp: $(MCP_SRCS:%.c=$(BUILD)/obj/%.o)
-	$(CC) $(LDFLAGS) -o $@ $^ $(MCP_LIBS) $(LDLIBS)
-
-$(BUILD)/ember-mcp-asan: $(MCP_SRCS:%.c=$(BUILD)/asan/%.o)
-	$(CC) $(SAN) -pie -o $@ $^ $(MCP_LIBS) $(LDLIBS)
-
-$(BUILD)/test/test_mcp_%: tests/unit/test_mcp_%.c $(MCP_PURE_SRCS:%.c=$(BUILD)/asan/%.o)
-	@mkdir -p $(dir $@)
-	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
+$(eval $(call FRONT_END,ember-mcp,MCP))
+$(eval $(call PURE_TESTS,MCP,mcp))
 
 $(BUILD)/test/test_mcp_protocol: $(BUILD)/asan/api/sandbox/guest_stat.o
-
-$(BUILD)/fuzz/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(MCP_PURE_SRCS) $(wildcard api/mcp/*.h)
-	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(MCP_PURE_SRCS) -ljansson -lpthread
 # --- end of ember-mcp ------------------------------------------------------
 
 # --- ember-e2b (api/e2b/): E2B's API on the sandbox library ---------------
@@ -334,23 +340,10 @@ E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
 E2B_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
 
 .PHONY: e2b
-all: $(BUILD)/ember-e2b
-asan: $(BUILD)/ember-e2b-asan
 e2b: $(BUILD)/ember-e2b
 
-$(BUILD)/ember-e2b: $(E2B_SRCS:%.c=$(BUILD)/obj/%.o)
-	$(CC) $(LDFLAGS) -o $@ $^ $(E2B_LIBS) $(LDLIBS)
-
-$(BUILD)/ember-e2b-asan: $(E2B_SRCS:%.c=$(BUILD)/asan/%.o)
-	$(CC) $(SAN) -pie -o $@ $^ $(E2B_LIBS) $(LDLIBS)
-
-$(BUILD)/test/test_e2b_%: tests/unit/test_e2b_%.c $(E2B_PURE_SRCS:%.c=$(BUILD)/asan/%.o)
-	@mkdir -p $(dir $@)
-	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
-
-$(BUILD)/fuzz/fuzz_e2b: tests/fuzz/fuzz_e2b.c $(E2B_PURE_SRCS) $(wildcard api/e2b/*.h)
-	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(E2B_PURE_SRCS) -ljansson -lpthread
+$(eval $(call FRONT_END,ember-e2b,E2B))
+$(eval $(call PURE_TESTS,E2B,e2b))
 # --- end of ember-e2b ------------------------------------------------------
 
 # --- ember-jailer (api/jailer/): Firecracker's jailer for ember -----------

@@ -19,6 +19,13 @@ struct body_field {
 	bool nullable; /* null means absent */
 };
 
+/* How body__check() reads a schema. */
+enum body_check_flags {
+	BODY_UNKNOWN_OK = 1 << 0, /* fields not in the schema are ignored */
+	BODY_PATCH = 1 << 1, /* a PATCH: no field is required */
+};
+
+/* A body that does not fit its schema: BODY_JSON_ERROR and the reason. */
 static int body__err(struct control_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -32,6 +39,42 @@ static int body__err(struct control_err *e, const char *fmt, ...)
 	vsnprintf(e->msg + n, sizeof(e->msg) - n, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
+}
+
+/* A body that fits its schema but asks what ember refuses: no prefix. */
+static int body__refuse(struct control_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int body__refuse(struct control_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* An id in the body must be the one in the path (PUT /drives/{id}). */
+static int body__same_id(const char *path_id, const char *body_id,
+			 struct control_err *e)
+{
+	if (path_id && strcmp(path_id, body_id))
+		return body__refuse(e, "The id from the path does not match "
+				       "the id from the body!");
+	return 0;
+}
+
+/* An enum field's value @v (NULL: absent) must be @a or @b. */
+static int body__either(const char *v, const char *a, const char *b,
+			struct control_err *e)
+{
+	if (v && strcmp(v, a) && strcmp(v, b))
+		return body__err(e,
+				 "unknown variant `%.64s`, expected `%s` or "
+				 "`%s`",
+				 v, a, b);
+	return 0;
 }
 
 static const char *body__type_name(enum body_type t)
@@ -73,11 +116,12 @@ static const char *body__json_name(const json_t *v)
 }
 
 /*
- * Check @o against @f: an object, every required field present, every
- * field of the right type; unknown fields refused unless @allow_unknown.
+ * Check @o against @f: an object, every required field present (none
+ * with BODY_PATCH), every field of the right type; unknown fields refused
+ * unless BODY_UNKNOWN_OK.  @flags: enum body_check_flags.
  */
 static int body__check(json_t *o, const struct body_field *f, size_t n,
-		       bool allow_unknown, struct control_err *e)
+		       unsigned int flags, struct control_err *e)
 {
 	const char *key;
 	json_t *v;
@@ -94,7 +138,7 @@ static int body__check(json_t *o, const struct body_field *f, size_t n,
 			char names[256] = "";
 			size_t len = 0;
 
-			if (allow_unknown)
+			if (flags & BODY_UNKNOWN_OK)
 				continue;
 			for (i = 0; i < n && len < sizeof(names); i++)
 				len += (size_t)snprintf(
@@ -118,7 +162,7 @@ static int body__check(json_t *o, const struct body_field *f, size_t n,
 					 body__json_name(v),
 					 body__type_name(f[i].type), f[i].name);
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !(flags & BODY_PATCH); i++) {
 		v = json_object_get(o, f[i].name);
 		if (f[i].required && (!v || json_is_null(v)))
 			return body__err(e, "missing field `%s`", f[i].name);
@@ -171,10 +215,10 @@ static int body__strings_plain(json_t *o, const struct body_field *f, size_t n,
 	return ret;
 }
 
-#define BODY_CHECK(o, f, allow, e)                                             \
+#define BODY_CHECK(o, f, flags, e)                                             \
 	({                                                                     \
 		int r_ =                                                       \
-			body__check(o, f, sizeof(f) / sizeof(f[0]), allow, e); \
+			body__check(o, f, sizeof(f) / sizeof(f[0]), flags, e); \
 		if (!r_)                                                       \
 			r_ = body__strings_plain(o, f,                         \
 						 sizeof(f) / sizeof(f[0]), e); \
@@ -184,17 +228,9 @@ static int body__strings_plain(json_t *o, const struct body_field *f, size_t n,
 int body__machine_config(struct control *c, json_t *o, bool patch,
 			 struct control_err *e)
 {
-	static const struct body_field put[] = {
+	static const struct body_field f[] = {
 		{ "vcpu_count", T_UINT, true, false },
 		{ "mem_size_mib", T_UINT, true, false },
-		{ "smt", T_BOOL, false, false },
-		{ "track_dirty_pages", T_BOOL, false, false },
-		{ "cpu_template", T_STR, false, true },
-		{ "huge_pages", T_STR, false, false },
-	};
-	static const struct body_field opt[] = {
-		{ "vcpu_count", T_UINT, false, false },
-		{ "mem_size_mib", T_UINT, false, false },
 		{ "smt", T_BOOL, false, false },
 		{ "track_dirty_pages", T_BOOL, false, false },
 		{ "cpu_template", T_STR, false, true },
@@ -206,28 +242,21 @@ int body__machine_config(struct control *c, json_t *o, bool patch,
 	json_t *v;
 	int ret;
 
-	ret = patch ? BODY_CHECK(o, opt, false, e) :
-		      BODY_CHECK(o, put, false, e);
+	ret = BODY_CHECK(o, f, patch ? BODY_PATCH : 0, e);
 	if (ret)
 		return ret;
-	if (patch && !json_object_size(o)) {
-		snprintf(e->msg, sizeof(e->msg), "Empty PATCH request.");
-		return -EINVAL;
-	}
+	if (patch && !json_object_size(o))
+		return body__refuse(e, "Empty PATCH request.");
 	tmpl = body__str(o, "cpu_template");
-	if (tmpl && strcmp(tmpl, "None")) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "Machine config error: CPU templates are not "
-			 "supported by ember (only \"None\").");
-		return -EINVAL;
-	}
+	if (tmpl && strcmp(tmpl, "None"))
+		return body__refuse(e, "Machine config error: CPU templates "
+				       "are not supported by ember (only "
+				       "\"None\").");
 	huge = body__str(o, "huge_pages");
-	if (huge && strcmp(huge, "None")) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "Machine config error: huge pages are not supported "
-			 "by ember (only \"None\").");
-		return -EINVAL;
-	}
+	if (huge && strcmp(huge, "None"))
+		return body__refuse(e, "Machine config error: huge pages are "
+				       "not supported by ember (only "
+				       "\"None\").");
 	control__config(c, &cfg);
 	v = body__get(o, "vcpu_count");
 	vcpus = v ? (uint64_t)json_integer_value(v) : cfg.vcpu_count;
@@ -253,7 +282,7 @@ int body__boot_source(struct control *c, json_t *o, struct control_err *e)
 		{ "initrd_path", T_STR, false, true },
 		{ "boot_args", T_STR, false, true },
 	};
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (ret)
 		return ret;
@@ -278,7 +307,7 @@ static int body__token_bucket(json_t *v, const char *name,
 	memset(tb, 0, sizeof(*tb));
 	if (!v || json_is_null(v))
 		return 0;
-	ret = BODY_CHECK(v, f, false, e);
+	ret = BODY_CHECK(v, f, 0, e);
 	if (ret) {
 		size_t len = strlen(e->msg);
 
@@ -306,7 +335,7 @@ int body__rate_limiter(json_t *v, const char *name,
 	memset(r, 0, sizeof(*r));
 	if (!v || json_is_null(v))
 		return 0;
-	ret = BODY_CHECK(v, f, false, e);
+	ret = BODY_CHECK(v, f, 0, e);
 	if (!ret)
 		ret = body__token_bucket(json_object_get(v, "bandwidth"), name,
 					 &r->bandwidth, e);
@@ -342,10 +371,10 @@ static int body__no_rate_limiter(json_t *o, const char *name,
 {
 	if (!body__get(o, name))
 		return 0;
-	snprintf(e->msg, sizeof(e->msg),
-		 "%s is not supported by ember yet: leave it out or null",
-		 name);
-	return -EINVAL;
+	return body__refuse(e,
+			    "%s is not supported by ember yet: leave it out or "
+			    "null",
+			    name);
 }
 
 int body__drive(struct control *c, const char *path_id, json_t *o,
@@ -364,41 +393,29 @@ int body__drive(struct control *c, const char *path_id, json_t *o,
 	};
 	struct control_drive d = { 0 };
 	const char *cache, *engine;
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (ret)
 		return ret;
 	d.drive_id = body__str(o, "drive_id");
-	if (path_id && strcmp(path_id, d.drive_id)) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "The id from the path does not match the id from the "
-			 "body!");
-		return -EINVAL;
-	}
+	ret = body__same_id(path_id, d.drive_id, e);
+	if (ret)
+		return ret;
 	cache = body__str(o, "cache_type");
-	if (cache && strcmp(cache, "Unsafe") && strcmp(cache, "Writeback"))
-		return body__err(e,
-				 "unknown variant `%.64s`, expected `Unsafe` "
-				 "or `Writeback`",
-				 cache);
+	ret = body__either(cache, "Unsafe", "Writeback", e);
+	if (ret)
+		return ret;
 	engine = body__str(o, "io_engine");
-	if (engine && strcmp(engine, "Sync") && strcmp(engine, "Async"))
-		return body__err(e,
-				 "unknown variant `%.64s`, expected `Sync` or "
-				 "`Async`",
-				 engine);
-	if (engine && !strcmp(engine, "Async")) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "Drive config error: io_engine \"Async\" is not "
-			 "supported by ember (only \"Sync\").");
-		return -EINVAL;
-	}
-	if (body__get(o, "socket")) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "Drive config error: vhost-user drives (socket) are "
-			 "not supported by ember.");
-		return -EINVAL;
-	}
+	ret = body__either(engine, "Sync", "Async", e);
+	if (ret)
+		return ret;
+	if (engine && !strcmp(engine, "Async"))
+		return body__refuse(e, "Drive config error: io_engine "
+				       "\"Async\" is not supported by ember "
+				       "(only \"Sync\").");
+	if (body__get(o, "socket"))
+		return body__refuse(e, "Drive config error: vhost-user drives "
+				       "(socket) are not supported by ember.");
 	ret = body__rate_limiter(body__get(o, "rate_limiter"), "rate_limiter",
 				 &d.rate_limiter, e);
 	if (ret)
@@ -424,16 +441,13 @@ int body__drive_patch(struct control *c, const char *path_id, json_t *o,
 	const char *path;
 	unsigned int i;
 	json_t *v;
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (ret)
 		return ret;
-	if (strcmp(path_id, body__str(o, "drive_id"))) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "The id from the path does not match the id from the "
-			 "body!");
-		return -EINVAL;
-	}
+	ret = body__same_id(path_id, body__str(o, "drive_id"), e);
+	if (ret)
+		return ret;
 	path = body__str(o, "path_on_host");
 	/* Before the start that is the answer, whatever else is wrong. */
 	if (control__state(c) == CONTROL_NOT_STARTED)
@@ -481,17 +495,14 @@ int body__net(struct control *c, const char *path_id, json_t *o,
 	};
 	struct control_net n = { 0 };
 	const char *mac;
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (ret)
 		return ret;
 	n.iface_id = body__str(o, "iface_id");
-	if (path_id && strcmp(path_id, n.iface_id)) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "The id from the path does not match the id from the "
-			 "body!");
-		return -EINVAL;
-	}
+	ret = body__same_id(path_id, n.iface_id, e);
+	if (ret)
+		return ret;
 	n.host_dev_name = body__str(o, "host_dev_name");
 	mac = body__str(o, "guest_mac");
 	if (mac) {
@@ -522,16 +533,13 @@ int body__net_patch(struct control *c, const char *path_id, json_t *o,
 	struct rate_limiter_config rx = { 0 }, tx = { 0 };
 	struct control_config k = { 0 };
 	unsigned int i;
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (ret)
 		return ret;
-	if (strcmp(path_id, body__str(o, "iface_id"))) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "The id from the path does not match the id from the "
-			 "body!");
-		return -EINVAL;
-	}
+	ret = body__same_id(path_id, body__str(o, "iface_id"), e);
+	if (ret)
+		return ret;
 	/* Firecracker's update: each bucket given replaces, others stay. */
 	control__config(c, &k);
 	for (i = 0; i < k.nr_nets; i++) {
@@ -557,7 +565,7 @@ int body__vsock(struct control *c, json_t *o, struct control_err *e)
 		{ "uds_path", T_STR, true, false },
 		{ "vsock_id", T_STR, false, true },
 	};
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (ret)
 		return ret;
@@ -571,7 +579,7 @@ int body__entropy(struct control *c, json_t *o, struct control_err *e)
 	static const struct body_field f[] = {
 		{ "rate_limiter", T_ANY, false, true },
 	};
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (!ret)
 		ret = body__no_rate_limiter(o, "rate_limiter", e);
@@ -602,7 +610,7 @@ int body__logger(struct control *c, json_t *o, struct control_err *e)
 	enum control_log_level level = CONTROL_LOG_INFO;
 	const char *name;
 	size_t i;
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (ret)
 		return ret;
@@ -625,7 +633,7 @@ int body__metrics(struct control *c, json_t *o, struct control_err *e)
 	static const struct body_field f[] = {
 		{ "metrics_path", T_STR, true, false },
 	};
-	int ret = BODY_CHECK(o, f, true, e);
+	int ret = BODY_CHECK(o, f, BODY_UNKNOWN_OK, e);
 
 	return ret ? ret :
 		     control__set_metrics(c, body__str(o, "metrics_path"), e);
@@ -642,26 +650,21 @@ int body__snapshot_create(struct control *c, json_t *o, struct control_err *e)
 	};
 	struct control_snapshot_create req = { 0 };
 	const char *type;
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (ret)
 		return ret;
 	type = body__str(o, "snapshot_type");
-	if (type && strcmp(type, "Full") && strcmp(type, "Diff"))
-		return body__err(e,
-				 "unknown variant `%.64s`, expected `Full` or "
-				 "`Diff`",
-				 type);
+	ret = body__either(type, "Full", "Diff", e);
+	if (ret)
+		return ret;
 	req.snapshot_path = body__str(o, "snapshot_path");
 	req.mem_file_path = body__str(o, "mem_file_path");
 	req.diff = type && !strcmp(type, "Diff");
 	req.compress = body__bool(o, "compress", false);
-	if (!req.snapshot_path[0] || !req.mem_file_path[0]) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "Create snapshot error: snapshot_path and "
-			 "mem_file_path must not be empty.");
-		return -EINVAL;
-	}
+	if (!req.snapshot_path[0] || !req.mem_file_path[0])
+		return body__refuse(e, "Create snapshot error: snapshot_path "
+				       "and mem_file_path must not be empty.");
 	return control__snapshot_create(c, &req, e);
 }
 
@@ -690,7 +693,7 @@ static int body__overrides(json_t *a, const char *name, const char *id_key,
 		return body__err(e, "at most %u %s", max, name);
 	json_array_foreach(a, i, d)
 	{
-		ret = BODY_CHECK(d, f, false, e);
+		ret = BODY_CHECK(d, f, 0, e);
 		if (ret)
 			return ret;
 		ids[i] = body__str(d, id_key);
@@ -723,28 +726,24 @@ int body__snapshot_load(struct control *c, json_t *o, struct control_err *e)
 	struct control_snapshot_load req = { 0 };
 	json_t *mb, *v, *n, *d;
 	const char *type;
-	int ret = BODY_CHECK(o, f, false, e);
+	int ret = BODY_CHECK(o, f, 0, e);
 
 	if (ret)
 		return ret;
 	req.snapshot_path = body__str(o, "snapshot_path");
 	mb = body__get(o, "mem_backend");
-	if (!mb == !body__get(o, "mem_file_path")) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "Load snapshot error: give either mem_backend or "
-			 "the deprecated mem_file_path (one of them).");
-		return -EINVAL;
-	}
+	if (!mb == !body__get(o, "mem_file_path"))
+		return body__refuse(e, "Load snapshot error: give either "
+				       "mem_backend or the deprecated "
+				       "mem_file_path (one of them).");
 	if (mb) {
-		ret = BODY_CHECK(mb, backend, false, e);
+		ret = BODY_CHECK(mb, backend, 0, e);
 		if (ret)
 			return ret;
 		type = body__str(mb, "backend_type");
-		if (strcmp(type, "File") && strcmp(type, "Uffd"))
-			return body__err(e,
-					 "unknown variant `%.64s`, expected "
-					 "`File` or `Uffd`",
-					 type);
+		ret = body__either(type, "File", "Uffd", e);
+		if (ret)
+			return ret;
 		req.uffd = !strcmp(type, "Uffd");
 		req.mem_backend_path = body__str(mb, "backend_path");
 	} else {
@@ -753,7 +752,7 @@ int body__snapshot_load(struct control *c, json_t *o, struct control_err *e)
 	req.resume_vm = body__bool(o, "resume_vm", false);
 	v = body__get(o, "vsock_override");
 	if (v) {
-		ret = BODY_CHECK(v, vsock, false, e);
+		ret = BODY_CHECK(v, vsock, 0, e);
 		if (ret)
 			return ret;
 		req.vsock_uds_path = body__str(v, "uds_path");
@@ -776,11 +775,9 @@ int body__snapshot_load(struct control *c, json_t *o, struct control_err *e)
 		if (ret)
 			return ret;
 	}
-	if (!req.snapshot_path[0] || !req.mem_backend_path[0]) {
-		snprintf(e->msg, sizeof(e->msg),
-			 "Load snapshot error: snapshot_path and the memory "
-			 "backend's path must not be empty.");
-		return -EINVAL;
-	}
+	if (!req.snapshot_path[0] || !req.mem_backend_path[0])
+		return body__refuse(e, "Load snapshot error: snapshot_path and "
+				       "the memory backend's path must not be "
+				       "empty.");
 	return control__snapshot_load(c, &req, e);
 }

@@ -598,11 +598,11 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct api_server *api = NULL;
+	struct control *c = NULL;
 	struct event_loop *el;
 	struct seccomp_set sc;
 	struct control_err e;
 	struct vm_config cfg;
-	struct control *c;
 	struct cli cli;
 	int status, ret;
 
@@ -618,29 +618,21 @@ int main(int argc, char **argv)
 	 */
 	signal(SIGPIPE, SIG_IGN);
 	status = seccomp_prepare(&cli, &sc);
-	if (status) {
-		seccomp__free_all(&sc);
-		return status;
-	}
+	if (status)
+		goto out_seccomp;
+	status = VM_EXIT_EMBER_ERROR;
 	el = event__create();
-	if (!el) {
-		seccomp__free_all(&sc);
-		return VM_EXIT_EMBER_ERROR;
-	}
+	if (!el)
+		goto out_seccomp;
 	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (stop_fd < 0 || event__add(el, stop_fd, on_stop_fd, NULL) ||
 	    event__start(el)) {
 		log_error("event loop: %s", strerror(errno));
-		event__destroy(el);
-		seccomp__free_all(&sc);
-		return VM_EXIT_EMBER_ERROR;
+		goto out_event;
 	}
 	c = control__create(el, cli.id);
-	if (!c) {
-		event__destroy(el);
-		seccomp__free_all(&sc);
-		return VM_EXIT_EMBER_ERROR;
-	}
+	if (!c)
+		goto out_event;
 	__atomic_store_n(&the_control, c, __ATOMIC_RELEASE);
 	if (!cli.no_seccomp)
 		control__set_seccomp(c, &sc);
@@ -684,8 +676,10 @@ int main(int argc, char **argv)
 	if (!status)
 		status = control__wait(c);
 	api_server__stop(api);
+out_event:
 	event__destroy(el);
-	control__destroy(c);
+	control__destroy(c); /* NULL when it was never made */
+out_seccomp:
 	seccomp__free_all(&sc);
 	return status;
 }

@@ -211,41 +211,59 @@ static const char *routes__only_field(json_t *o, const char *name,
 	return value;
 }
 
+/* One value of a single-field body such as {"state": "Paused"}. */
+struct routes_variant {
+	const char *name;
+	int (*call)(struct control *c, struct control_err *e);
+};
+
+/*
+ * A body of one string field @field whose value picks a control call from
+ * @v (@n entries); @expected lists the values for the error message.
+ */
+static int routes__variant(struct control *c, json_t *o, const char *field,
+			   const struct routes_variant *v, size_t n,
+			   const char *expected, struct control_err *e)
+{
+	const char *value = routes__only_field(o, field, e);
+	size_t i;
+
+	if (!value)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!strcmp(value, v[i].name))
+			return v[i].call(c, e);
+	snprintf(e->msg, sizeof(e->msg),
+		 BODY_JSON_ERROR "unknown variant `%.64s`, expected %s.", value,
+		 expected);
+	return -EINVAL;
+}
+
 static int routes__actions(struct control *c, json_t *o, struct control_err *e)
 {
-	const char *action = routes__only_field(o, "action_type", e);
+	static const struct routes_variant actions[] = {
+		{ "InstanceStart", control__start },
+		{ "SendCtrlAltDel", control__ctrl_alt_del },
+		{ "FlushMetrics", control__flush_metrics },
+	};
 
-	if (!action)
-		return -EINVAL;
-	if (!strcmp(action, "InstanceStart"))
-		return control__start(c, e);
-	if (!strcmp(action, "SendCtrlAltDel"))
-		return control__ctrl_alt_del(c, e);
-	if (!strcmp(action, "FlushMetrics"))
-		return control__flush_metrics(c, e);
-	snprintf(e->msg, sizeof(e->msg),
-		 BODY_JSON_ERROR
-		 "unknown variant `%.64s`, expected one of `FlushMetrics`, "
-		 "`InstanceStart`, `SendCtrlAltDel`.",
-		 action);
-	return -EINVAL;
+	return routes__variant(c, o, "action_type", actions,
+			       sizeof(actions) / sizeof(actions[0]),
+			       "one of `FlushMetrics`, `InstanceStart`, "
+			       "`SendCtrlAltDel`",
+			       e);
 }
 
 static int routes__vm(struct control *c, json_t *o, struct control_err *e)
 {
-	const char *state = routes__only_field(o, "state", e);
+	static const struct routes_variant states[] = {
+		{ "Paused", control__pause },
+		{ "Resumed", control__resume },
+	};
 
-	if (!state)
-		return -EINVAL;
-	if (!strcmp(state, "Paused"))
-		return control__pause(c, e);
-	if (!strcmp(state, "Resumed"))
-		return control__resume(c, e);
-	snprintf(e->msg, sizeof(e->msg),
-		 BODY_JSON_ERROR
-		 "unknown variant `%.64s`, expected `Paused` or `Resumed`.",
-		 state);
-	return -EINVAL;
+	return routes__variant(c, o, "state", states,
+			       sizeof(states) / sizeof(states[0]),
+			       "`Paused` or `Resumed`", e);
 }
 
 /* Firecracker's rule for ids in paths: letters, digits, underscores. */
