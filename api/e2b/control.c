@@ -105,7 +105,7 @@ int control__handle(struct e2b_server *srv, const struct e2b_req *r,
 	bool get_m = !strcmp(m, "GET"), post = !strcmp(m, "POST"), v2;
 
 	if (!strcmp(p, "/health"))
-		return e2b__reply_empty(resp, 200);
+		return reply__empty(resp, 200);
 	if (!strcmp(p, "/v2/sandboxes") || !strcmp(p, "/sandboxes")) {
 		if (post)
 			return with_body(control_lifecycle__create, srv, r,
@@ -130,10 +130,10 @@ int control__handle(struct e2b_server *srv, const struct e2b_req *r,
 						 id, resp);
 		if (!strcmp(act, "metrics") || !strcmp(act, "logs") ||
 		    !strcmp(act, "network"))
-			return e2b__reply_error(resp, 501,
-						"Not supported by ember: the "
-						"sandbox's %s",
-						act);
+			return reply__error(resp, 501,
+					    "Not supported by ember: the "
+					    "sandbox's %s",
+					    act);
 		goto nowhere;
 	}
 	if (!strcmp(p, "/snapshots") && get_m)
@@ -152,13 +152,12 @@ int control__handle(struct e2b_server *srv, const struct e2b_req *r,
 		if (!strncmp(p, unsupported[i].prefix,
 			     strlen(unsupported[i].prefix)) &&
 		    *unsupported[i].what)
-			return e2b__reply_error(resp, 501,
-						"Not supported by ember: %s",
-						unsupported[i].what);
+			return reply__error(resp, 501,
+					    "Not supported by ember: %s",
+					    unsupported[i].what);
 nowhere:
-	return e2b__reply_error(resp, 404, "No such endpoint: %.16s %.200s", m,
-				p);
+	return reply__error(resp, 404, "No such endpoint: %.16s %.200s", m, p);
 method:
-	return e2b__reply_error(resp, 405, "Method %.16s not allowed on %.200s",
-				m, p);
+	return reply__error(resp, 405, "Method %.16s not allowed on %.200s", m,
+			    p);
 }

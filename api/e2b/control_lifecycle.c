@@ -86,7 +86,7 @@ static int get_strings(const json_t *o, const char *key, json_t **out,
 	*out = v;
 	return 0;
 bad:
-	e2b__reply_error(resp, 400, "%s must be an object of strings", key);
+	reply__error(resp, 400, "%s must be an object of strings", key);
 	return -EINVAL;
 }
 
@@ -113,16 +113,16 @@ static int check_sizes(const json_t *metadata, const json_t *env,
 	}
 	if (json_object_size(env) > E2B_MAX_ENV - 2 ||
 	    bytes > E2B_MAX_ENV_BYTES) {
-		e2b__reply_error(resp, 400,
-				 "envVars: at most %d variables of %u KiB in "
-				 "all",
-				 E2B_MAX_ENV - 2, E2B_MAX_ENV_BYTES >> 10);
+		reply__error(resp, 400,
+			     "envVars: at most %d variables of %u KiB in "
+			     "all",
+			     E2B_MAX_ENV - 2, E2B_MAX_ENV_BYTES >> 10);
 		return -E2BIG;
 	}
 	/* The rest of the record: the token, the templateID, the keys. */
 	if (json > RECORD_MAX_BYTES - 1024) {
-		e2b__reply_error(resp, 400, "metadata and envVars: over %u KiB",
-				 (RECORD_MAX_BYTES - 1024) >> 10);
+		reply__error(resp, 400, "metadata and envVars: over %u KiB",
+			     (RECORD_MAX_BYTES - 1024) >> 10);
 		return -E2BIG;
 	}
 	return 0;
@@ -210,9 +210,8 @@ int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
 	v = json_object_get(b, "templateID");
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v) || !json_string_length(v)) {
-			e2b__reply_error(
-				resp, 400,
-				"templateID must be a non-empty string");
+			reply__error(resp, 400,
+				     "templateID must be a non-empty string");
 			return 0;
 		}
 		asked = json_string_value(v);
@@ -224,12 +223,12 @@ int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
 		return 0;
 	what = mistyped_create(b);
 	if (what) {
-		e2b__reply_error(resp, 400, "%s is of the wrong type", what);
+		reply__error(resp, 400, "%s is of the wrong type", what);
 		return 0;
 	}
 	what = unsupported_create(b);
 	if (what) {
-		e2b__reply_error(resp, 400, "Not supported by ember: %s", what);
+		reply__error(resp, 400, "Not supported by ember: %s", what);
 		return 0;
 	}
 	v = json_object_get(b, "allow_internet_access");
@@ -238,16 +237,16 @@ int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
 	tname = control_sandbox__is_default(asked) ? srv->default_template :
 						     asked;
 	if (template__name_ok(tname, err, sizeof(err))) {
-		e2b__reply_error(resp, 404,
-				 "The template '%.128s' was not found: ember's "
-				 "template names are a-z, 0-9, _ and -",
-				 asked);
+		reply__error(resp, 404,
+			     "The template '%.128s' was not found: ember's "
+			     "template names are a-z, 0-9, _ and -",
+			     asked);
 		return 0;
 	}
 	if (control_sandbox__start(srv, tname, asked, ttl_s, net, metadata, env,
 				   &info, &rec, resp))
 		return 0;
-	e2b__reply_json(resp, 201, control_sandbox__json(&info, &rec));
+	reply__json(resp, 201, control_sandbox__json(&info, &rec));
 	record__release(&rec);
 	return 0;
 }
@@ -302,15 +301,15 @@ static json_t *metadata_filter(const char *q, struct e2b_resp *resp)
 	free(copy);
 	return f;
 bad:
-	e2b__reply_error(resp, 400,
-			 "metadata must be UTF-8 key=value pairs joined by &");
+	reply__error(resp, 400,
+		     "metadata must be UTF-8 key=value pairs joined by &");
 	free(copy);
 	json_decref(f);
 	return NULL;
 oom:
 	free(copy);
 	json_decref(f);
-	e2b__reply_error(resp, 500, "out of memory");
+	reply__error(resp, 500, "out of memory");
 	return NULL;
 }
 
@@ -337,7 +336,7 @@ int control_lifecycle__list(const struct e2b_req *r, struct e2b_resp *resp,
 			} else if (!strcmp(w, "paused")) {
 				want_paused = true;
 			} else {
-				return e2b__reply_error(
+				return reply__error(
 					resp, 400,
 					"state must be running and/or paused");
 			}
@@ -348,8 +347,8 @@ int control_lifecycle__list(const struct e2b_req *r, struct e2b_resp *resp,
 		unsigned long l = strtoul(limit_s, &end, 10);
 
 		if (*end || !*limit_s || !l || l > 1000000)
-			return e2b__reply_error(resp, 400,
-						"limit must be 1-1000000");
+			return reply__error(resp, 400,
+					    "limit must be 1-1000000");
 		limit = l;
 	}
 	filter = metadata_filter(e2b__query(r, "metadata"), resp);
@@ -357,7 +356,7 @@ int control_lifecycle__list(const struct e2b_req *r, struct e2b_resp *resp,
 		return 0;
 	if (sandbox__list(&all, &n, err, sizeof(err))) {
 		json_decref(filter);
-		return e2b__reply_error(resp, 500, "%s", err);
+		return reply__error(resp, 500, "%s", err);
 	}
 	arr = json_array();
 	for (size_t i = 0; arr && i < n && json_array_size(arr) < limit; i++) {
@@ -383,7 +382,7 @@ int control_lifecycle__list(const struct e2b_req *r, struct e2b_resp *resp,
 	}
 	free(all);
 	json_decref(filter);
-	return e2b__reply_json(resp, 200, arr);
+	return reply__json(resp, 200, arr);
 }
 
 int control_lifecycle__get(const char *id, struct e2b_resp *resp)
@@ -395,8 +394,7 @@ int control_lifecycle__get(const char *id, struct e2b_resp *resp)
 	if (control_sandbox__find(id, &info, resp))
 		return 0;
 	have = !record__load(info.dir, &rec);
-	e2b__reply_json(resp, 200,
-			listed_json(&info, have ? &rec : NULL, true));
+	reply__json(resp, 200, listed_json(&info, have ? &rec : NULL, true));
 	if (have)
 		record__release(&rec);
 	return 0;
@@ -415,9 +413,9 @@ int control_lifecycle__kill(struct e2b_server *srv, const char *id,
 	rc = sandbox__kill(&info, err, sizeof(err));
 	forget__sandbox(srv, id);
 	if (rc < 0 && rc != -ENOENT)
-		return e2b__reply_error(resp, 500, "%s", err);
+		return reply__error(resp, 500, "%s", err);
 	control_templates__sweep_forks();
-	return e2b__reply_empty(resp, 204);
+	return reply__empty(resp, 204);
 }
 
 /*
@@ -429,12 +427,12 @@ static void reply_done(struct e2b_resp *resp, const char *id, int rc, int busy,
 		       const char *what, const char *err)
 {
 	if (rc == -ENOENT || (rc && control_sandbox__vanished(id)))
-		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
+		reply__error(resp, 404, "The sandbox %s was not found", id);
 	else if (rc)
-		e2b__reply_error(resp, rc == busy ? 409 : 500, "%s%s",
-				 what ? what : "", err);
+		reply__error(resp, rc == busy ? 409 : 500, "%s%s",
+			     what ? what : "", err);
 	else
-		e2b__reply_empty(resp, 204);
+		reply__empty(resp, 204);
 }
 
 /* A new timeout, from now, of @b's @key seconds. */
@@ -449,7 +447,7 @@ static int set_timeout(const json_t *b, const char *id, const char *key,
 	if (control_sandbox__seconds(b, key, &ttl_s, resp))
 		return 0;
 	if (!ttl_s) {
-		e2b__reply_error(resp, 400, "%s is required", key);
+		reply__error(resp, 400, "%s is required", key);
 		return 0;
 	}
 	if (control_sandbox__find(id, &info, resp))
@@ -481,16 +479,15 @@ int control_lifecycle__pause(struct e2b_server *srv, const json_t *b,
 	int rc;
 
 	if (json_is_false(json_object_get(b, "memory"))) {
-		e2b__reply_error(resp, 400,
-				 "Not supported by ember: a pause without "
-				 "memory (ember's pause keeps it)");
+		reply__error(resp, 400,
+			     "Not supported by ember: a pause without "
+			     "memory (ember's pause keeps it)");
 		return 0;
 	}
 	if (control_sandbox__find(id, &info, resp))
 		return 0;
 	if (info.parked || info.paused) {
-		e2b__reply_error(resp, 409, "The sandbox %s is already paused",
-				 id);
+		reply__error(resp, 409, "The sandbox %s is already paused", id);
 		return 0;
 	}
 	forget__sandbox(srv, id);
@@ -513,15 +510,14 @@ int control_lifecycle__connect(struct e2b_server *srv, const json_t *b,
 	if (control_sandbox__seconds(b, "timeout", &ttl_s, resp))
 		return 0;
 	if (json_is_false(json_object_get(b, "memory"))) {
-		e2b__reply_error(resp, 400,
-				 "Not supported by ember: a resume that "
-				 "reboots (memory: false)");
+		reply__error(resp, 400,
+			     "Not supported by ember: a resume that "
+			     "reboots (memory: false)");
 		return 0;
 	}
 	if (control_sandbox__find(id, &info, resp)) {
 		/* The SDK's words for this call. */
-		e2b__reply_error(resp, 404, "The sandbox %.64s was not found",
-				 id);
+		reply__error(resp, 404, "The sandbox %.64s was not found", id);
 		return 0;
 	}
 	/* A running or booting one answers 200 and is left alone. */
@@ -533,30 +529,30 @@ int control_lifecycle__connect(struct e2b_server *srv, const json_t *b,
 		status = 201;
 	}
 	if (rc && control_sandbox__vanished(id)) {
-		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
+		reply__error(resp, 404, "The sandbox %s was not found", id);
 		return 0;
 	}
 	if (rc) {
-		e2b__reply_error(resp, rc == -EBUSY ? 409 : 500,
-				 "The sandbox could not be resumed: %s", err);
+		reply__error(resp, rc == -EBUSY ? 409 : 500,
+			     "The sandbox could not be resumed: %s", err);
 		return 0;
 	}
 	if (sandbox__find(id, &info, err, sizeof(err))) {
-		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
+		reply__error(resp, 404, "The sandbox %s was not found", id);
 		return 0;
 	}
 	if (ttl_s &&
 	    sandbox__renew(&info, ttl_s, err, sizeof(err)) == -ENOENT) {
-		e2b__reply_error(resp, 404, "The sandbox %s was not found", id);
+		reply__error(resp, 404, "The sandbox %s was not found", id);
 		return 0;
 	}
 	rc = record_get(&info, &rec);
 	if (rc) {
-		e2b__reply_error(resp, 500, "The sandbox's record: %s",
-				 strerror(-rc));
+		reply__error(resp, 500, "The sandbox's record: %s",
+			     strerror(-rc));
 		return 0;
 	}
-	e2b__reply_json(resp, status, control_sandbox__json(&info, &rec));
+	reply__json(resp, status, control_sandbox__json(&info, &rec));
 	record__release(&rec);
 	return 0;
 }

@@ -67,13 +67,12 @@ json_t *control_sandbox__body(const struct e2b_req *r, struct e2b_resp *resp)
 		return json_object();
 	j = json_loadb(r->body, r->len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!j) {
-		e2b__reply_error(resp, 400, "The body is not JSON: %s",
-				 jerr.text);
+		reply__error(resp, 400, "The body is not JSON: %s", jerr.text);
 		return NULL;
 	}
 	if (!json_is_object(j)) {
 		json_decref(j);
-		e2b__reply_error(resp, 400, "The body is not a JSON object");
+		reply__error(resp, 400, "The body is not a JSON object");
 		return NULL;
 	}
 	return j;
@@ -89,9 +88,9 @@ int control_sandbox__seconds(const json_t *o, const char *key,
 		return 0;
 	n = json_is_integer(v) ? json_integer_value(v) : -1;
 	if (n < 1 || n > MAX_TIMEOUT_S) {
-		e2b__reply_error(resp, 400,
-				 "%s must be an integer of seconds, 1-%d", key,
-				 MAX_TIMEOUT_S);
+		reply__error(resp, 400,
+			     "%s must be an integer of seconds, 1-%d", key,
+			     MAX_TIMEOUT_S);
 		return -EINVAL;
 	}
 	*out = (unsigned int)n;
@@ -107,7 +106,7 @@ int control_sandbox__find(const char *id, struct sandbox_info *info,
 	    strspn(id, "0123456789abcdef") == SANDBOX_ID_LEN &&
 	    !sandbox__find(id, info, err, sizeof(err)) && !strcmp(info->id, id))
 		return 0;
-	e2b__reply_error(resp, 404, "The sandbox %.64s was not found", id);
+	reply__error(resp, 404, "The sandbox %.64s was not found", id);
 	return -ENOENT;
 }
 
@@ -141,19 +140,18 @@ int control_sandbox__start(struct e2b_server *srv, const char *tname,
 
 	rc = template__open(tname, &t, NULL, err, sizeof(err));
 	if (rc == -ENOENT) {
-		e2b__reply_error(
-			resp, 404,
-			"The template '%s' was not found among ember's "
-			"templates (emberctl template ls)%s",
-			asked,
-			control_sandbox__is_default(asked) ?
-				"; build ember's default one with "
-				"`emberctl template build default`" :
-				"");
+		reply__error(resp, 404,
+			     "The template '%s' was not found among ember's "
+			     "templates (emberctl template ls)%s",
+			     asked,
+			     control_sandbox__is_default(asked) ?
+				     "; build ember's default one with "
+				     "`emberctl template build default`" :
+				     "");
 		return rc;
 	}
 	if (rc) {
-		e2b__reply_error(resp, 400, "template '%s': %s", asked, err);
+		reply__error(resp, 400, "template '%s': %s", asked, err);
 		return rc;
 	}
 	/* A mode other than none needs the template's network device. */
@@ -161,8 +159,7 @@ int control_sandbox__start(struct e2b_server *srv, const char *tname,
 		o.net_mode = NET_NONE;
 	rc = sandbox__run(&o, id, err, sizeof(err));
 	if (rc) {
-		e2b__reply_error(resp, 500, "The sandbox could not start: %s",
-				 err);
+		reply__error(resp, 500, "The sandbox could not start: %s", err);
 		return rc;
 	}
 	rc = sandbox__find(id, info, err, sizeof(err));
@@ -178,9 +175,9 @@ int control_sandbox__start(struct e2b_server *srv, const char *tname,
 			record__release(rec);
 	}
 	if (rc) {
-		e2b__reply_error(resp, 500,
-				 "The sandbox's record could not be kept: %s",
-				 strerror(-rc));
+		reply__error(resp, 500,
+			     "The sandbox's record could not be kept: %s",
+			     strerror(-rc));
 		if (info->id[0])
 			sandbox__kill(info, err, sizeof(err));
 	}

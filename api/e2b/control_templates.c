@@ -51,29 +51,28 @@ static int save_template(const struct sandbox_info *info, const char *prefix,
 	int rc;
 
 	if (info->parked || info->paused) {
-		e2b__reply_error(
-			resp, 409,
-			"The sandbox %s is paused: connect to it first",
-			info->id);
+		reply__error(resp, 409,
+			     "The sandbox %s is paused: connect to it first",
+			     info->id);
 		return -EINVAL;
 	}
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		e2b__reply_error(resp, 500, "getrandom: %s", strerror(errno));
+		reply__error(resp, 500, "getrandom: %s", strerror(errno));
 		return -EIO;
 	}
 	snprintf(name, namelen, "%s%s-%02x%02x%02x", prefix, info->id, rnd[0],
 		 rnd[1], rnd[2]);
 	rc = template__from_sandbox(info, name, err, sizeof(err));
 	if (rc && control_sandbox__vanished(info->id)) {
-		e2b__reply_error(resp, 404, "The sandbox %s was not found",
-				 info->id);
+		reply__error(resp, 404, "The sandbox %s was not found",
+			     info->id);
 		return rc;
 	}
 	if (rc) {
 		/* -EINVAL: parked meanwhile (the name is ours, valid). */
 		busy = rc == -EBUSY || rc == -EAGAIN || rc == -EINVAL;
-		e2b__reply_error(resp, busy ? 409 : 500,
-				 "The sandbox's snapshot failed: %s", err);
+		reply__error(resp, busy ? 409 : 500,
+			     "The sandbox's snapshot failed: %s", err);
 		return rc;
 	}
 	return 0;
@@ -96,8 +95,8 @@ int control_templates__fork(struct e2b_server *srv, const json_t *b,
 		json_int_t c = json_is_integer(v) ? json_integer_value(v) : 0;
 
 		if (c < 1 || c > MAX_FORKS) {
-			e2b__reply_error(resp, 400, "count must be 1-%d",
-					 MAX_FORKS);
+			reply__error(resp, 400, "count must be 1-%d",
+				     MAX_FORKS);
 			return 0;
 		}
 		count = (unsigned int)c;
@@ -131,7 +130,7 @@ int control_templates__fork(struct e2b_server *srv, const json_t *b,
 		}
 		free(one.body);
 	}
-	e2b__reply_json(resp, 201, arr);
+	reply__json(resp, 201, arr);
 	/* Forks use it as long as they live; control_templates__sweep_forks() removes it. */
 	control_templates__sweep_forks();
 rel:
@@ -150,16 +149,16 @@ int control_templates__snapshot(struct e2b_server *srv, const json_t *b,
 	(void)srv;
 	v = json_object_get(b, "name");
 	if (v && !json_is_null(v)) {
-		e2b__reply_error(resp, 400,
-				 "Not supported by ember: named snapshots (a "
-				 "snapshot's name is its snapshotID)");
+		reply__error(resp, 400,
+			     "Not supported by ember: named snapshots (a "
+			     "snapshot's name is its snapshotID)");
 		return 0;
 	}
 	if (control_sandbox__find(id, &info, resp))
 		return 0;
 	if (save_template(&info, SNAP_PREFIX, name, sizeof(name), resp))
 		return 0;
-	e2b__reply_json(
+	reply__json(
 		resp, 201,
 		json_pack("{s:s, s:[s]}", "snapshotID", name, "names", name));
 	return 0;
@@ -195,7 +194,7 @@ static int templates(const char *dflt, struct e2b_resp *resp,
 	json_t *arr;
 
 	if (template__list(&t, &n, err, sizeof(err)))
-		return e2b__reply_error(resp, 500, "%s", err);
+		return reply__error(resp, 500, "%s", err);
 	arr = json_array();
 	for (size_t i = 0; arr && i < n; i++) {
 		if (prefix && strncmp(t[i].name, prefix, strlen(prefix)))
@@ -209,7 +208,7 @@ static int templates(const char *dflt, struct e2b_resp *resp,
 				     template_json(dflt, &t[i]));
 	}
 	free(t);
-	return e2b__reply_json(resp, 200, arr);
+	return reply__json(resp, 200, arr);
 }
 
 int control_templates__list(const struct e2b_server *srv, struct e2b_resp *resp)
@@ -233,12 +232,12 @@ int control_templates__get(struct e2b_server *srv, const char *name,
 				   srv->default_template :
 				   name,
 			   &t, NULL, err, sizeof(err)))
-		return e2b__reply_error(
-			resp, 404, "The template %.128s was not found", name);
+		return reply__error(resp, 404,
+				    "The template %.128s was not found", name);
 	j = template_json(srv->default_template, &t);
 	if (j)
 		json_object_set_new(j, "builds", json_array());
-	return e2b__reply_json(resp, 200, j);
+	return reply__json(resp, 200, j);
 }
 
 int control_templates__delete(const char *name, struct e2b_resp *resp)
@@ -248,17 +247,17 @@ int control_templates__delete(const char *name, struct e2b_resp *resp)
 
 	if (strncmp(name, SNAP_PREFIX, strlen(SNAP_PREFIX)) &&
 	    strncmp(name, FORK_PREFIX, strlen(FORK_PREFIX)))
-		return e2b__reply_error(resp, 403,
-					"ember-e2b deletes only snapshots; "
-					"remove templates with `emberctl "
-					"template rm`");
+		return reply__error(resp, 403,
+				    "ember-e2b deletes only snapshots; "
+				    "remove templates with `emberctl "
+				    "template rm`");
 	rc = template__remove(name, false, err, sizeof(err));
 	if (rc == -ENOENT || rc == -EINVAL)
-		return e2b__reply_error(
-			resp, 404, "The snapshot %.128s was not found", name);
+		return reply__error(resp, 404,
+				    "The snapshot %.128s was not found", name);
 	if (rc == -EBUSY)
-		return e2b__reply_error(resp, 409, "%s", err);
+		return reply__error(resp, 409, "%s", err);
 	if (rc)
-		return e2b__reply_error(resp, 500, "%s", err);
-	return e2b__reply_empty(resp, 204);
+		return reply__error(resp, 500, "%s", err);
+	return reply__empty(resp, 204);
 }

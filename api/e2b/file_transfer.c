@@ -82,48 +82,47 @@ static int reply_failure(struct e2b_resp *resp, bool reading, int rc, int gerr,
 
 	envd_path__shown(path, p, sizeof(p));
 	if (rc == -EFBIG || (rc == -EREMOTEIO && gerr == EFBIG))
-		return e2b__reply_error(resp, 413,
-					"'%s' is larger than ember's limit "
-					"of %llu MiB per file",
-					p, EMBER_AGENT_MAX_FILE >> 20);
+		return reply__error(resp, 413,
+				    "'%s' is larger than ember's limit "
+				    "of %llu MiB per file",
+				    p, EMBER_AGENT_MAX_FILE >> 20);
 	if (rc != -EREMOTEIO)
-		return e2b__reply_error(resp, 502,
-					"the sandbox's agent failed on '%s': "
-					"%.300s",
-					p, why);
+		return reply__error(resp, 502,
+				    "the sandbox's agent failed on '%s': "
+				    "%.300s",
+				    p, why);
 	switch (gerr) {
 	case ENOENT:
-		return e2b__reply_error(resp, reading ? 404 : 500,
-					"path '%s' does not exist", p);
+		return reply__error(resp, reading ? 404 : 500,
+				    "path '%s' does not exist", p);
 	case ENOTDIR:
-		return e2b__reply_error(resp, reading ? 404 : 400,
-					reading ? "path '%s' does not exist" :
-						  "a parent of '%s' is a file",
-					p);
+		return reply__error(resp, reading ? 404 : 400,
+				    reading ? "path '%s' does not exist" :
+					      "a parent of '%s' is a file",
+				    p);
 	case EISDIR:
-		return e2b__reply_error(resp, 400, "path '%s' is a directory",
-					p);
+		return reply__error(resp, 400, "path '%s' is a directory", p);
 	case EINVAL:
-		return e2b__reply_error(resp, 400,
-					"path '%s' is not a regular file", p);
+		return reply__error(resp, 400,
+				    "path '%s' is not a regular file", p);
 	case ENXIO:
-		return e2b__reply_error(resp, 400,
-					"path '%s' is a FIFO nobody reads", p);
+		return reply__error(resp, 400,
+				    "path '%s' is a FIFO nobody reads", p);
 	case ENAMETOOLONG:
-		return e2b__reply_error(resp, 400,
-					"path '%s': file name too long", p);
+		return reply__error(resp, 400, "path '%s': file name too long",
+				    p);
 	case EACCES:
 	case EPERM:
 	case EROFS:
-		return e2b__reply_error(resp, 403, "path '%s': %s", p,
-					strerror(gerr));
+		return reply__error(resp, 403, "path '%s': %s", p,
+				    strerror(gerr));
 	case ENOSPC:
 	case EDQUOT:
-		return e2b__reply_error(resp, 507,
-					"not enough disk space for '%s'", p);
+		return reply__error(resp, 507, "not enough disk space for '%s'",
+				    p);
 	default:
-		return e2b__reply_error(resp, 500, "path '%s': %s", p,
-					strerror(gerr));
+		return reply__error(resp, 500, "path '%s': %s", p,
+				    strerror(gerr));
 	}
 }
 
@@ -140,18 +139,17 @@ static int download(struct e2b_server *srv, const struct e2b_req *r,
 	const char *q = query_n(r, "path", &qlen);
 
 	if (envd_path__resolve(q, qlen, path, err, sizeof(err)))
-		return e2b__reply_error(resp, 400, "%s", err);
+		return reply__error(resp, 400, "%s", err);
 	fd = memfd_create("ember-e2b-download", MFD_CLOEXEC);
 	if (fd < 0)
-		return e2b__reply_error(resp, 500, "memfd: %s",
-					strerror(errno));
+		return reply__error(resp, 500, "memfd: %s", strerror(errno));
 	c = guest__agent(srv, g, err, sizeof(err));
 	if (!c) {
 		close(fd);
-		return e2b__reply_error(resp, 502,
-					"cannot reach the sandbox's agent: "
-					"%.300s",
-					err);
+		return reply__error(resp, 502,
+				    "cannot reach the sandbox's agent: "
+				    "%.300s",
+				    err);
 	}
 	rc = agent_client__read_file(c, path, fd, FILE_IDLE_MS);
 	if (rc == -EREMOTEIO)
@@ -213,18 +211,18 @@ static int make_parents(struct e2b_server *srv, struct e2b_guest *g,
 			&status, err, sizeof(err));
 	if (rc < 0) {
 		free(errout);
-		e2b__reply_error(resp, 502,
-				 "cannot create the parents of '%s': %.300s",
-				 envd_path__shown(path, p, sizeof(p)), err);
+		reply__error(resp, 502,
+			     "cannot create the parents of '%s': %.300s",
+			     envd_path__shown(path, p, sizeof(p)), err);
 		return -1;
 	}
 	if (status) {
 		/* busybox: "mkdir: can't create directory 'x': Not a
 		   directory"; errout is the guest's (any bytes). */
-		e2b__reply_error(resp, 400,
-				 "cannot create the parent directories of "
-				 "'%s' (a parent is a file?)",
-				 envd_path__shown(path, p, sizeof(p)));
+		reply__error(resp, 400,
+			     "cannot create the parent directories of "
+			     "'%s' (a parent is a file?)",
+			     envd_path__shown(path, p, sizeof(p)));
 		free(errout);
 		return -1;
 	}
@@ -245,16 +243,15 @@ static int put_file(struct e2b_server *srv, struct e2b_guest *g, int fd,
 
 	for (tries = 0; tries < 2; tries++) {
 		if (lseek(fd, 0, SEEK_SET) < 0) {
-			e2b__reply_error(resp, 500, "lseek: %s",
-					 strerror(errno));
+			reply__error(resp, 500, "lseek: %s", strerror(errno));
 			return -1;
 		}
 		c = guest__agent(srv, g, err, sizeof(err));
 		if (!c) {
-			e2b__reply_error(resp, 502,
-					 "cannot reach the sandbox's agent: "
-					 "%.300s",
-					 err);
+			reply__error(resp, 502,
+				     "cannot reach the sandbox's agent: "
+				     "%.300s",
+				     err);
 			return -1;
 		}
 		rc = agent_client__write_file(c, fd, path, 0644, FILE_IDLE_MS);
@@ -328,7 +325,7 @@ static int finish_part(struct upload *u)
 	if (put_file(u->srv, u->g, u->fd, u->path, u->resp) ||
 	    add_done(u->done, u->path)) {
 		if (!u->resp->body)
-			e2b__reply_error(u->resp, 500, "out of memory");
+			reply__error(u->resp, 500, "out of memory");
 		u->failed = true;
 		return -1;
 	}
@@ -341,10 +338,10 @@ static int fail(struct upload *u, unsigned int status, const char *msg,
 	char p[ENVD_SHOWN + 1];
 
 	if (path)
-		e2b__reply_error(u->resp, status, msg,
-				 envd_path__shown(path, p, sizeof(p)));
+		reply__error(u->resp, status, msg,
+			     envd_path__shown(path, p, sizeof(p)));
 	else
-		e2b__reply_error(u->resp, status, "%s", msg);
+		reply__error(u->resp, status, "%s", msg);
 	u->failed = true;
 	return -1;
 }
@@ -512,7 +509,7 @@ static int gunzip(int fd, uint64_t len, uint64_t max, uint64_t *outlen,
 
 	ofd = memfd_create("ember-e2b-gunzip", MFD_CLOEXEC);
 	if (!in || !out || ofd < 0 || inflateInit2(&z, 15 + 32) != Z_OK) {
-		e2b__reply_error(resp, 500, "cannot set up gzip decoding");
+		reply__error(resp, 500, "cannot set up gzip decoding");
 		goto fail;
 	}
 	init = true;
@@ -525,8 +522,8 @@ static int gunzip(int fd, uint64_t len, uint64_t max, uint64_t *outlen,
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n <= 0) {
-				e2b__reply_error(resp, 500,
-						 "cannot read the upload back");
+				reply__error(resp, 500,
+					     "cannot read the upload back");
 				goto fail;
 			}
 			off += (uint64_t)n;
@@ -542,23 +539,23 @@ static int gunzip(int fd, uint64_t len, uint64_t max, uint64_t *outlen,
 		made = FEED - z.avail_out;
 		total += made;
 		if (total > max) {
-			e2b__reply_error(resp, 413,
-					 "the upload inflates to more than "
-					 "%llu MiB",
-					 (unsigned long long)(max >> 20));
+			reply__error(resp, 413,
+				     "the upload inflates to more than "
+				     "%llu MiB",
+				     (unsigned long long)(max >> 20));
 			goto fail;
 		}
 		if (made && write_all(ofd, out, made)) {
-			e2b__reply_error(resp, 507,
-					 "the upload could not be stored on "
-					 "the host");
+			reply__error(resp, 507,
+				     "the upload could not be stored on "
+				     "the host");
 			goto fail;
 		}
 	}
 	if (zrc != Z_STREAM_END) {
-		e2b__reply_error(resp, 400,
-				 "the body is not valid gzip (or it is cut "
-				 "off)");
+		reply__error(resp, 400,
+			     "the body is not valid gzip (or it is cut "
+			     "off)");
 		goto fail;
 	}
 	inflateEnd(&z);
@@ -602,7 +599,7 @@ static int upload(struct e2b_server *srv, const struct e2b_req *r,
 	u.query_path = query_n(r, "path", &u.query_len);
 	u.done = json_array();
 	if (!u.done)
-		return e2b__reply_error(resp, 500, "out of memory");
+		return reply__error(resp, 500, "out of memory");
 	if (fd < 0) {
 		/* A body kept in memory: the same path as a memfd. */
 		own = memfd_create("ember-e2b-upload", MFD_CLOEXEC);
@@ -663,7 +660,7 @@ static int upload(struct e2b_server *srv, const struct e2b_req *r,
 	}
 	if (put_file(srv, g, fd, u.path, resp) || add_done(u.done, u.path)) {
 		if (!resp->body)
-			e2b__reply_error(resp, 500, "out of memory");
+			reply__error(resp, 500, "out of memory");
 		u.failed = true;
 	}
 out:
@@ -673,7 +670,7 @@ out:
 		close(u.fd);
 	free(u.filename);
 	if (!u.failed)
-		return e2b__reply_json(resp, 200, u.done);
+		return reply__json(resp, 200, u.done);
 	json_decref(u.done);
 	return 0;
 }
@@ -684,12 +681,12 @@ int file_transfer__handle(struct e2b_server *srv, const struct e2b_req *r,
 	char err[256];
 
 	if (envd_path__user_ok(r, e2b__query(r, "username"), err, sizeof(err)))
-		return e2b__reply_error(resp, 401, "%s", err);
+		return reply__error(resp, 401, "%s", err);
 	if (!strcmp(r->method, "GET"))
 		return download(srv, r, g, resp);
 	if (!strcmp(r->method, "POST"))
 		return upload(srv, r, g, resp);
-	e2b__reply_error(resp, 405, "/files takes GET and POST");
-	e2b__reply_header(resp, "Allow", "GET, POST");
+	reply__error(resp, 405, "/files takes GET and POST");
+	reply__header(resp, "Allow", "GET, POST");
 	return 0;
 }

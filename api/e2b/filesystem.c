@@ -28,8 +28,8 @@ static int fail(struct e2b_resp *resp, bool streaming, const char *code,
 		const char *msg)
 {
 	if (streaming)
-		return e2b__reply_connect_end(resp, code, msg);
-	return e2b__reply_connect(resp, code, "%s", msg);
+		return reply__connect_end(resp, code, msg);
+	return reply__connect(resp, code, "%s", msg);
 }
 
 /*
@@ -72,18 +72,17 @@ static int reply_entry(struct e2b_resp *resp, const struct fs_op *o,
 
 	if (guest_fs__parse(o, first_entry, &e) < 0) {
 		json_decref(fallback);
-		return e2b__reply_connect(resp, "internal", "out of memory");
+		return reply__connect(resp, "internal", "out of memory");
 	}
 	if (e) {
 		json_decref(fallback);
 	} else {
 		e = fallback;
 		if (!e)
-			return e2b__reply_connect(
-				resp, "not_found",
-				"the entry went away meanwhile");
+			return reply__connect(resp, "not_found",
+					      "the entry went away meanwhile");
 	}
-	return e2b__reply_json(resp, 200, json_pack("{s:o}", "entry", e));
+	return reply__json(resp, 200, json_pack("{s:o}", "entry", e));
 }
 
 /*
@@ -102,7 +101,7 @@ static int run_on_path(struct e2b_server *srv, const struct e2b_guest *g,
 		return -1;
 	if (!fs_script__run(srv, g, op, path, NULL, o, &code, msg, sizeof(msg)))
 		return 0;
-	e2b__reply_connect(resp, code, "%s", msg);
+	reply__connect(resp, code, "%s", msg);
 	return -1;
 }
 
@@ -117,11 +116,11 @@ static int do_stat(struct e2b_server *srv, const struct e2b_guest *g,
 		return 0;
 	envd_path__shown(path, p, sizeof(p));
 	if (o.status == 3)
-		rc = e2b__reply_connect(resp, "not_found",
-					"file not found: '%s'", p);
+		rc = reply__connect(resp, "not_found", "file not found: '%s'",
+				    p);
 	else if (o.status)
-		rc = e2b__reply_connect(resp, "internal", "stat '%s': %s", p,
-					fs_script__why(&o, msg, sizeof(msg)));
+		rc = reply__connect(resp, "internal", "stat '%s': %s", p,
+				    fs_script__why(&o, msg, sizeof(msg)));
 	else
 		rc = reply_entry(resp, &o, NULL);
 	guest_fs__release(&o);
@@ -150,20 +149,20 @@ static int do_make_dir(struct e2b_server *srv, const struct e2b_guest *g,
 					   utf8__json(path, strlen(path))));
 		break;
 	case 5:
-		rc = e2b__reply_connect(resp, "already_exists",
-					"directory already exists: '%s'", p);
+		rc = reply__connect(resp, "already_exists",
+				    "directory already exists: '%s'", p);
 		break;
 	case 6:
-		rc = e2b__reply_connect(
+		rc = reply__connect(
 			resp, "invalid_argument",
 			"path already exists but it is not a directory: "
 			"'%s'",
 			p);
 		break;
 	default:
-		rc = e2b__reply_connect(resp, "internal",
-					"cannot make directory '%s': %s", p,
-					fs_script__why(&o, msg, sizeof(msg)));
+		rc = reply__connect(resp, "internal",
+				    "cannot make directory '%s': %s", p,
+				    fs_script__why(&o, msg, sizeof(msg)));
 	}
 	guest_fs__release(&o);
 	return rc;
@@ -183,20 +182,20 @@ static int do_move(struct e2b_server *srv, const struct e2b_guest *g,
 		return 0;
 	if (fs_script__run(srv, g, "move", src, dst, &o, &code, msg,
 			   sizeof(msg)))
-		return e2b__reply_connect(resp, code, "%s", msg);
+		return reply__connect(resp, code, "%s", msg);
 	envd_path__shown(src, p, sizeof(p));
 	envd_path__shown(dst, q, sizeof(q));
 	if (o.status == 3)
-		rc = e2b__reply_connect(resp, "not_found",
-					"source file not found: '%s'", p);
+		rc = reply__connect(resp, "not_found",
+				    "source file not found: '%s'", p);
 	else if (o.status == 8)
-		rc = e2b__reply_connect(resp, "invalid_argument",
-					"cannot move '%s' into itself ('%s')",
-					p, q);
+		rc = reply__connect(resp, "invalid_argument",
+				    "cannot move '%s' into itself ('%s')", p,
+				    q);
 	else if (o.status)
-		rc = e2b__reply_connect(resp, "internal",
-					"cannot move '%s' to '%s': %s", p, q,
-					fs_script__why(&o, msg, sizeof(msg)));
+		rc = reply__connect(resp, "internal",
+				    "cannot move '%s' to '%s': %s", p, q,
+				    fs_script__why(&o, msg, sizeof(msg)));
 	else
 		rc = reply_entry(resp, &o, NULL);
 	guest_fs__release(&o);
@@ -213,12 +212,11 @@ static int do_remove(struct e2b_server *srv, const struct e2b_guest *g,
 	if (run_on_path(srv, g, req, "remove", path, &o, resp))
 		return 0;
 	if (o.status)
-		rc = e2b__reply_connect(resp, "internal",
-					"cannot remove '%s': %s",
-					envd_path__shown(path, p, sizeof(p)),
-					fs_script__why(&o, msg, sizeof(msg)));
+		rc = reply__connect(resp, "internal", "cannot remove '%s': %s",
+				    envd_path__shown(path, p, sizeof(p)),
+				    fs_script__why(&o, msg, sizeof(msg)));
 	else
-		rc = e2b__reply_json(resp, 200, json_object());
+		rc = reply__json(resp, 200, json_object());
 	guest_fs__release(&o);
 	return rc;
 }
@@ -338,7 +336,7 @@ static int do_list_dir(struct e2b_server *srv, const struct e2b_guest *g,
 	if (req_path(req, "path", path, resp, false))
 		return 0;
 	if (jd && !json_is_null(jd) && connect__json_uint(jd, UINT32_MAX, &d))
-		return e2b__reply_connect(
+		return reply__connect(
 			resp, "invalid_argument",
 			"depth must be an unsigned 32-bit integer");
 	/* busybox's find takes an int; no path is deeper than this. */
@@ -346,7 +344,7 @@ static int do_list_dir(struct e2b_server *srv, const struct e2b_guest *g,
 		d = ENVD_PATH_MAX / 2;
 	snprintf(depth, sizeof(depth), "%llu", (unsigned long long)(d ? d : 1));
 	if (list(srv, g, path, depth, &l, &code, msg, sizeof(msg)))
-		return e2b__reply_connect(resp, code, "%s", msg);
+		return reply__connect(resp, code, "%s", msg);
 	arr = json_array();
 	for (size_t i = 0; arr && i < l.n; i++) {
 		if (json_array_append(arr, l.v[i].entry)) {
@@ -356,8 +354,8 @@ static int do_list_dir(struct e2b_server *srv, const struct e2b_guest *g,
 	}
 	list_release(&l);
 	if (!arr)
-		return e2b__reply_connect(resp, "internal", "out of memory");
-	return e2b__reply_json(resp, 200, json_pack("{s:o}", "entries", arr));
+		return reply__connect(resp, "internal", "out of memory");
+	return reply__json(resp, 200, json_pack("{s:o}", "entries", arr));
 }
 
 /* --- the service --------------------------------------------------------- */
@@ -372,16 +370,16 @@ int filesystem__handle(struct e2b_server *srv, const struct e2b_req *r,
 	int rc;
 
 	if (strcmp(r->method, "POST"))
-		return e2b__reply_connect(resp, "unimplemented",
-					  "Connect calls are POST requests");
+		return reply__connect(resp, "unimplemented",
+				      "Connect calls are POST requests");
 	if (!streaming && strcmp(m, "Stat") && strcmp(m, "ListDir") &&
 	    strcmp(m, "MakeDir") && strcmp(m, "Move") && strcmp(m, "Remove") &&
 	    strcmp(m, "CreateWatcher") && strcmp(m, "GetWatcherEvents") &&
 	    strcmp(m, "RemoveWatcher")) {
 		envd_path__shown(m, err, sizeof(err));
-		return e2b__reply_connect(
-			resp, "unimplemented",
-			"filesystem.Filesystem has no method %s", err);
+		return reply__connect(resp, "unimplemented",
+				      "filesystem.Filesystem has no method %s",
+				      err);
 	}
 	if (envd_path__user_ok(r, NULL, err, sizeof(err)))
 		return fail(resp, streaming, "unauthenticated", err);

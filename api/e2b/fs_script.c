@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../sandbox/guest_stat.h"
 #include "../sandbox/utf8.h"
 #include "envd_path.h"
 #include "fs_script.h"
@@ -118,11 +119,6 @@ static json_t *who(const char *s, size_t n, unsigned long id)
 	return utf8__json(s, n);
 }
 
-const char *fs_script__last(const char *path, size_t n, size_t *len)
-{
-	return guest_stat__last(path, n, len);
-}
-
 /* Set @k of @o to @v (stolen); false once anything failed. */
 static bool put(json_t *o, const char *k, json_t *v, bool ok)
 {
@@ -146,7 +142,7 @@ json_t *fs_script__entry_json(const struct fs_ent *e)
 
 	if (!j)
 		return NULL;
-	name = fs_script__last(e->path, e->plen, &nlen);
+	name = guest_stat__last(e->path, e->plen, &nlen);
 	go_mode(e->mode, perm);
 	rfc3339(e->mtime, e->nsec, when, sizeof(when));
 	snprintf(size, sizeof(size), "%lld", e->size);
@@ -173,16 +169,6 @@ json_t *fs_script__entry_json(const struct fs_ent *e)
 }
 
 /* --- running an operation ------------------------------------------------ */
-
-void fs_script__release(struct fs_op *o)
-{
-	guest_fs__release(o);
-}
-
-int fs_script__parse(const struct fs_op *o, fs_ent_fn fn, void *ctx)
-{
-	return guest_fs__parse(o, fn, ctx);
-}
 
 int fs_script__run(struct e2b_server *srv, const struct e2b_guest *g,
 		   const char *op, const char *a, const char *b,

@@ -28,17 +28,10 @@ int fs_script__run(struct e2b_server *srv, const struct e2b_guest *g,
 		   struct fs_op *o, const char **code, char *msg,
 		   size_t msglen);
 
-/* guest_fs__release(), guest_fs__parse(), by the names fs_watch.c uses. */
-void fs_script__release(struct fs_op *o);
-int fs_script__parse(const struct fs_op *o, fs_ent_fn fn, void *ctx);
-
 /* The EntryInfo of @e (a new reference), NULL when out of memory. */
 json_t *fs_script__entry_json(const struct fs_ent *e);
 
 /* The first line of @o's stderr, fit for a message, into @buf. */
 const char *fs_script__why(const struct fs_op *o, char *buf, size_t n);
-
-/* guest_stat__last(), by the name fs_watch.c uses. */
-const char *fs_script__last(const char *path, size_t n, size_t *len);
 
 #endif /* EMBER_API_E2B_FS_SCRIPT_H */

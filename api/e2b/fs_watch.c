@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sandbox/guest_fs.h"
+#include "../sandbox/guest_stat.h"
 #include "../sandbox/utf8.h"
 #include "connect_rpc.h"
 #include "envd_path.h"
@@ -86,7 +88,7 @@ static int add_snap(const struct fs_ent *e, void *ctx)
 	json_t *rel, *o;
 	int rc;
 
-	name = fs_script__last(e->path, e->plen, &nlen);
+	name = guest_stat__last(e->path, e->plen, &nlen);
 	if (agent_temp(name, nlen))
 		return 0;
 	if (e->plen <= pre)
@@ -137,14 +139,14 @@ static json_t *snapshot(struct watch *w, const char **code, char *msg,
 		*code = "internal";
 		snprintf(msg, msglen, "cannot list '%s': %s", p,
 			 fs_script__why(&o, why_buf, sizeof(why_buf)));
-	} else if (fs_script__parse(&o, add_snap, &sc)) {
+	} else if (guest_fs__parse(&o, add_snap, &sc)) {
 		*code = "internal";
 		snprintf(msg, msglen, "out of memory");
 	} else {
-		fs_script__release(&o);
+		guest_fs__release(&o);
 		return sc.snap;
 	}
-	fs_script__release(&o);
+	guest_fs__release(&o);
 	json_decref(sc.snap);
 	return NULL;
 }
@@ -353,7 +355,7 @@ int fs_watch__stream(struct e2b_server *srv, const struct e2b_req *r,
 	int rc;
 
 	if (!w)
-		return e2b__reply_connect_end(resp, code, msg);
+		return reply__connect_end(resp, code, msg);
 	snprintf(w->path, sizeof(w->path), "%s", path);
 	w->srv = srv;
 	w->gp = &w->g;
@@ -390,7 +392,7 @@ int fs_watch__stream(struct e2b_server *srv, const struct e2b_req *r,
 	start = NULL;
 	if (rc)
 		goto fail;
-	e2b__reply_stream(resp, "application/connect+json", w->s);
+	reply__stream(resp, "application/connect+json", w->s);
 	if (pthread_create(&th, NULL, watch_main, w) == 0) {
 		pthread_detach(th);
 	} else {
@@ -418,7 +420,7 @@ fail:
 	json_decref(ka);
 	free(kab);
 	watch_free(w);
-	return e2b__reply_connect_end(resp, code, msg);
+	return reply__connect_end(resp, code, msg);
 }
 
 /* --- CreateWatcher, GetWatcherEvents, RemoveWatcher ------------------------ */
@@ -493,7 +495,7 @@ int fs_watch__create(struct e2b_server *srv, const struct e2b_guest *g,
 	const char *code;
 
 	if (!w)
-		return e2b__reply_connect(resp, "internal", "out of memory");
+		return reply__connect(resp, "internal", "out of memory");
 	snprintf(w->path, sizeof(w->path), "%s", path);
 	w->srv = srv;
 	w->gp = g;
@@ -503,11 +505,11 @@ int fs_watch__create(struct e2b_server *srv, const struct e2b_guest *g,
 	w->snap = snapshot(w, &code, msg, sizeof(msg));
 	if (!w->snap) {
 		watch_free(w);
-		return e2b__reply_connect(resp, code, "%s", msg);
+		return reply__connect(resp, code, "%s", msg);
 	}
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
 		watch_free(w);
-		return e2b__reply_connect(resp, "internal", "getrandom failed");
+		return reply__connect(resp, "internal", "getrandom failed");
 	}
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(id + 2 * i, 3, "%02x", rnd[i]);
@@ -523,12 +525,12 @@ int fs_watch__create(struct e2b_server *srv, const struct e2b_guest *g,
 	pthread_mutex_unlock(&watchers_lock);
 	if (!x) {
 		watch_free(w);
-		return e2b__reply_connect(
+		return reply__connect(
 			resp, "resource_exhausted",
 			"%d watchers are being polled: remove one first",
 			MAX_WATCHERS);
 	}
-	return e2b__reply_json(resp, 200, json_pack("{s:s}", "watcherId", id));
+	return reply__json(resp, 200, json_pack("{s:s}", "watcherId", id));
 }
 
 int fs_watch__events(struct e2b_server *srv, const struct e2b_guest *g,
@@ -550,11 +552,10 @@ int fs_watch__events(struct e2b_server *srv, const struct e2b_guest *g,
 		x->w = NULL; /* busy */
 	pthread_mutex_unlock(&watchers_lock);
 	if (!x)
-		return e2b__reply_connect(resp, "not_found", "no such watcher");
+		return reply__connect(resp, "not_found", "no such watcher");
 	if (!w)
-		return e2b__reply_connect(
-			resp, "failed_precondition",
-			"the watcher is being polled already");
+		return reply__connect(resp, "failed_precondition",
+				      "the watcher is being polled already");
 	events = json_array();
 	w->srv = srv;
 	w->gp = g;
@@ -585,14 +586,14 @@ int fs_watch__events(struct e2b_server *srv, const struct e2b_guest *g,
 	watch_free(w);
 	if (!events || rc) {
 		json_decref(events);
-		return e2b__reply_connect(resp, "internal", "out of memory");
+		return reply__connect(resp, "internal", "out of memory");
 	}
 	if (!cur && !(gone && json_array_size(events))) {
 		json_decref(events);
-		return e2b__reply_connect(resp, code ? code : "internal", "%s",
-					  msg);
+		return reply__connect(resp, code ? code : "internal", "%s",
+				      msg);
 	}
-	return e2b__reply_json(resp, 200, json_pack("{s:o}", "events", events));
+	return reply__json(resp, 200, json_pack("{s:o}", "events", events));
 }
 
 int fs_watch__remove(const struct e2b_guest *g, const json_t *req,
@@ -612,6 +613,6 @@ int fs_watch__remove(const struct e2b_guest *g, const json_t *req,
 	pthread_mutex_unlock(&watchers_lock);
 	watch_free(w);
 	if (!x)
-		return e2b__reply_connect(resp, "not_found", "no such watcher");
-	return e2b__reply_json(resp, 200, json_object());
+		return reply__connect(resp, "not_found", "no such watcher");
+	return reply__json(resp, 200, json_object());
 }

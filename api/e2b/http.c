@@ -200,8 +200,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 		return send_resp(con, &resp);
 	}
 	if (rq->failed) {
-		e2b__reply_error(&resp, 507,
-				 "The upload could not be stored on the host");
+		reply__error(&resp, 507,
+			     "The upload could not be stored on the host");
 		return send_resp(con, &resp);
 	}
 	r = (struct e2b_req){

@@ -101,8 +101,7 @@ static int do_create(struct e2b_server *srv, const struct e2b_req *r,
 		interp_conn__failed(resp, rc, err);
 		goto out;
 	}
-	e2b__reply_json(resp, 200,
-			json_incref(json_object_get(ans, "context")));
+	reply__json(resp, 200, json_incref(json_object_get(ans, "context")));
 	json_decref(ans);
 out:
 	interp_client__free(c);
@@ -124,8 +123,8 @@ static int do_list(struct e2b_guest *g, struct e2b_resp *resp)
 	if (rc < 0)
 		interp_conn__failed(resp, rc, err);
 	else
-		e2b__reply_json(resp, 200,
-				json_incref(json_object_get(ans, "contexts")));
+		reply__json(resp, 200,
+			    json_incref(json_object_get(ans, "contexts")));
 	json_decref(ans);
 	interp_client__free(c);
 	return 0;
@@ -152,7 +151,7 @@ static int do_context_op(struct e2b_guest *g, const char *op, const char *id,
 	json_decref(ans);
 	if (rc == 0) {
 		/* E2B's server: FastAPI's None. */
-		e2b__reply_bytes(resp, 200, "application/json", "null", 4);
+		reply__bytes(resp, 200, "application/json", "null", 4);
 	} else if (rc == -EREMOTEIO) {
 		char why[512];
 
@@ -191,8 +190,7 @@ int interp__handle(struct e2b_server *srv, const struct e2b_req *r,
 		if (!get)
 			return interp_text__reply(resp, 405,
 						  "Method Not Allowed");
-		return e2b__reply_bytes(resp, 200, "application/json", "\"OK\"",
-					4);
+		return reply__bytes(resp, 200, "application/json", "\"OK\"", 4);
 	}
 	if (!strcmp(p, ctxs)) {
 		if (post)

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sandbox/clock.h"
 #include "../sandbox/interp_client.h"
 #include "e2b.h"
 #include "interp_conn.h"
@@ -82,7 +83,7 @@ static int execution_bad_language(struct e2b_resp *resp, const char *name)
 		return interp_text__reply(resp, 500, "out of memory");
 	}
 	sprintf(b, "%s\n{\"type\":\"end_of_execution\"}\n", a);
-	rc = e2b__reply_bytes(resp, 200, "application/x-ndjson", b, strlen(b));
+	rc = reply__bytes(resp, 200, "application/x-ndjson", b, strlen(b));
 	free(a);
 	free(b);
 	return rc;
@@ -377,17 +378,13 @@ static void *exec_main(void *arg)
 static struct exec_job *job_new(void)
 {
 	struct exec_job *j = calloc(1, sizeof(*j));
-	pthread_condattr_t ca;
 
 	if (!j)
 		return NULL;
 	j->watch_fd = -1;
 	j->client_fd = -1;
 	pthread_mutex_init(&j->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&j->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	clock__cond_init(&j->cond);
 	return j;
 }
 
@@ -530,7 +527,7 @@ int interp_exec__handle(const struct e2b_req *r, struct e2b_guest *g,
 		goto fail_stream;
 	}
 	/* The thread holds the producer's reference, the answer the other. */
-	return e2b__reply_stream(resp, NDJSON, j->s);
+	return reply__stream(resp, NDJSON, j->s);
 fail_stream:
 	e2b_stream__put(j->s); /* the connection's, never given */
 fail:

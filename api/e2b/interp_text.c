@@ -29,7 +29,7 @@ int interp_text__reply(struct e2b_resp *resp, unsigned int status,
 	if ((size_t)n >= sizeof(msg))
 		n = (int)sizeof(msg) - 1;
 	/* On failure it answers 500 itself. */
-	e2b__reply_bytes(resp, status, TEXT_PLAIN, msg, (size_t)n);
+	reply__bytes(resp, status, TEXT_PLAIN, msg, (size_t)n);
 	return 0;
 }
 

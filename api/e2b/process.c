@@ -43,8 +43,8 @@ __attribute__((format(printf, 4, 5))) static int fail(struct e2b_resp *resp,
 	e2b__vclean_text(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (!streaming)
-		return e2b__reply_connect(resp, code, "%s", msg);
-	e2b__reply_connect_end(resp, code, msg);
+		return reply__connect(resp, code, "%s", msg);
+	reply__connect_end(resp, code, msg);
 	return 0;
 }
 
@@ -307,7 +307,7 @@ static int start(struct e2b_server *srv, const struct e2b_req *r,
 	}
 	if (procs__start(p, keepalive_s(r), ms, &st, &code, err, sizeof(err)))
 		return fail(resp, true, code, "%s", err);
-	return e2b__reply_stream(resp, STREAM_TYPE, st);
+	return reply__stream(resp, STREAM_TYPE, st);
 }
 
 static int connect_proc(struct e2b_server *srv, const struct e2b_req *r,
@@ -334,7 +334,7 @@ static int connect_proc(struct e2b_server *srv, const struct e2b_req *r,
 	}
 	if (rc)
 		return fail(resp, true, "resource_exhausted", "out of memory");
-	return e2b__reply_stream(resp, STREAM_TYPE, st);
+	return reply__stream(resp, STREAM_TYPE, st);
 }
 
 static int list(struct e2b_server *srv, struct e2b_guest *g,
@@ -344,7 +344,7 @@ static int list(struct e2b_server *srv, struct e2b_guest *g,
 
 	if (!arr)
 		return fail(resp, false, "resource_exhausted", "out of memory");
-	return e2b__reply_json(resp, 200, json_pack("{s:o}", "processes", arr));
+	return reply__json(resp, 200, json_pack("{s:o}", "processes", arr));
 }
 
 static int send_input(struct e2b_server *srv, struct e2b_guest *g,
@@ -378,7 +378,7 @@ static int send_input(struct e2b_server *srv, struct e2b_guest *g,
 	free(b);
 	if (rc)
 		return fail(resp, false, code, "%s", err);
-	return e2b__reply_json(resp, 200, json_object());
+	return reply__json(resp, 200, json_object());
 }
 
 static int close_stdin(struct e2b_server *srv, struct e2b_guest *g,
@@ -394,7 +394,7 @@ static int close_stdin(struct e2b_server *srv, struct e2b_guest *g,
 	if (!had)
 		return fail(resp, false, "failed_precondition",
 			    "the process was started without stdin");
-	return e2b__reply_json(resp, 200, json_object());
+	return reply__json(resp, 200, json_object());
 }
 
 /* SendSignalRequest.signal: an enum name or number.  0 when bad. */
@@ -429,7 +429,7 @@ static int send_signal(struct e2b_server *srv, struct e2b_guest *g,
 		return 0;
 	procs__signal(p, sig);
 	procs__put(p);
-	return e2b__reply_json(resp, 200, json_object());
+	return reply__json(resp, 200, json_object());
 }
 
 int process__handle(struct e2b_server *srv, const struct e2b_req *r,

@@ -79,15 +79,11 @@ struct e2b_procs {
 struct e2b_procs *procs__new(void)
 {
 	struct e2b_procs *t = calloc(1, sizeof(*t));
-	pthread_condattr_t ca;
 
 	if (!t)
 		return NULL;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&t->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	clock__cond_init(&t->cond);
 	t->next_pid = PID_FIRST;
 	return t;
 }

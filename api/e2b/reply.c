@@ -48,7 +48,7 @@ static void set_type(struct e2b_resp *resp, const char *type)
 		 type ? type : "");
 }
 
-int e2b__reply_json(struct e2b_resp *resp, unsigned int status, json_t *j)
+int reply__json(struct e2b_resp *resp, unsigned int status, json_t *j)
 {
 	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 
@@ -73,8 +73,8 @@ int e2b__reply_json(struct e2b_resp *resp, unsigned int status, json_t *j)
 	return 0;
 }
 
-int e2b__reply_error(struct e2b_resp *resp, unsigned int status,
-		     const char *fmt, ...)
+int reply__error(struct e2b_resp *resp, unsigned int status, const char *fmt,
+		 ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -82,12 +82,12 @@ int e2b__reply_error(struct e2b_resp *resp, unsigned int status,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return e2b__reply_json(
+	return reply__json(
 		resp, status,
 		json_pack("{s:i, s:s}", "code", (int)status, "message", msg));
 }
 
-int e2b__reply_empty(struct e2b_resp *resp, unsigned int status)
+int reply__empty(struct e2b_resp *resp, unsigned int status)
 {
 	free(resp->body);
 	resp->body = NULL;
@@ -97,13 +97,13 @@ int e2b__reply_empty(struct e2b_resp *resp, unsigned int status)
 	return 0;
 }
 
-int e2b__reply_bytes(struct e2b_resp *resp, unsigned int status,
-		     const char *content_type, const void *buf, size_t len)
+int reply__bytes(struct e2b_resp *resp, unsigned int status,
+		 const char *content_type, const void *buf, size_t len)
 {
 	char *copy = malloc(len ? len : 1);
 
 	if (!copy) {
-		e2b__reply_error(resp, 500, "out of memory");
+		reply__error(resp, 500, "out of memory");
 		return -ENOMEM;
 	}
 	memcpy(copy, buf, len);
@@ -115,8 +115,7 @@ int e2b__reply_bytes(struct e2b_resp *resp, unsigned int status,
 	return 0;
 }
 
-int e2b__reply_header(struct e2b_resp *resp, const char *name,
-		      const char *value)
+int reply__header(struct e2b_resp *resp, const char *name, const char *value)
 {
 	if (resp->nheaders >= E2B_RESP_HEADERS)
 		return -ENOSPC;
@@ -129,8 +128,8 @@ int e2b__reply_header(struct e2b_resp *resp, const char *name,
 	return 0;
 }
 
-int e2b__reply_stream(struct e2b_resp *resp, const char *content_type,
-		      struct e2b_stream *s)
+int reply__stream(struct e2b_resp *resp, const char *content_type,
+		  struct e2b_stream *s)
 {
 	free(resp->body);
 	resp->body = NULL;
@@ -154,8 +153,8 @@ void e2b__clean_text(char *dst, size_t cap, const char *src)
 		dst[i] = 0;
 }
 
-int e2b__reply_connect(struct e2b_resp *resp, const char *code, const char *fmt,
-		       ...)
+int reply__connect(struct e2b_resp *resp, const char *code, const char *fmt,
+		   ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -163,20 +162,19 @@ int e2b__reply_connect(struct e2b_resp *resp, const char *code, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return e2b__reply_json(resp, connect__http_status(code),
-			       connect__error(code, msg));
+	return reply__json(resp, connect__http_status(code),
+			   connect__error(code, msg));
 }
 
-int e2b__reply_connect_end(struct e2b_resp *resp, const char *code,
-			   const char *msg)
+int reply__connect_end(struct e2b_resp *resp, const char *code, const char *msg)
 {
 	size_t n;
 	uint8_t *b = connect__end_stream(code, msg, &n);
 	int rc;
 
 	if (!b)
-		return e2b__reply_connect(resp, "internal", "out of memory");
-	rc = e2b__reply_bytes(resp, 200, "application/connect+json", b, n);
+		return reply__connect(resp, "internal", "out of memory");
+	rc = reply__bytes(resp, 200, "application/connect+json", b, n);
 	free(b);
 	return rc;
 }

@@ -69,7 +69,7 @@ const char *e2b__query(const struct e2b_req *r, const char *name);
  * Answer @status with @j (stolen; NULL: out of memory -> 500) as
  * application/json.  Returns 0.
  */
-int e2b__reply_json(struct e2b_resp *resp, unsigned int status, json_t *j);
+int reply__json(struct e2b_resp *resp, unsigned int status, json_t *j);
 
 /*
  * Answer with E2B's error shape {"code": @status, "message": ...}
@@ -77,26 +77,24 @@ int e2b__reply_json(struct e2b_resp *resp, unsigned int status, json_t *j);
  * Returns 0.
  */
 __attribute__((format(printf, 3, 4))) int
-e2b__reply_error(struct e2b_resp *resp, unsigned int status, const char *fmt,
-		 ...);
+reply__error(struct e2b_resp *resp, unsigned int status, const char *fmt, ...);
 
 /* Answer @status (204, 200...) with no body.  Returns 0. */
-int e2b__reply_empty(struct e2b_resp *resp, unsigned int status);
+int reply__empty(struct e2b_resp *resp, unsigned int status);
 
 /*
  * Answer @status with the bytes @buf (copied), @len of them, as
  * @content_type.  -ENOMEM (then a 500 is set instead).
  */
-int e2b__reply_bytes(struct e2b_resp *resp, unsigned int status,
-		     const char *content_type, const void *buf, size_t len);
+int reply__bytes(struct e2b_resp *resp, unsigned int status,
+		 const char *content_type, const void *buf, size_t len);
 
 /* Add a header to the answer; -ENOSPC past E2B_RESP_HEADERS, -E2BIG. */
-int e2b__reply_header(struct e2b_resp *resp, const char *name,
-		      const char *value);
+int reply__header(struct e2b_resp *resp, const char *name, const char *value);
 
 /* Answer 200 with @s as @content_type (the response takes a reference). */
-int e2b__reply_stream(struct e2b_resp *resp, const char *content_type,
-		      struct e2b_stream *s);
+int reply__stream(struct e2b_resp *resp, const char *content_type,
+		  struct e2b_stream *s);
 
 /*
  * Answer a unary Connect call's error: Connect's error shape
@@ -105,16 +103,15 @@ int e2b__reply_stream(struct e2b_resp *resp, const char *content_type,
  * is a 500.  Returns 0.
  */
 __attribute__((format(printf, 3, 4))) int
-e2b__reply_connect(struct e2b_resp *resp, const char *code, const char *fmt,
-		   ...);
+reply__connect(struct e2b_resp *resp, const char *code, const char *fmt, ...);
 
 /*
  * Answer a server-streaming Connect call's error: 200 as
  * application/connect+json with only the END_STREAM message carrying
  * @code and @msg (UTF-8).  0; -ENOMEM (then a 500 is set instead).
  */
-int e2b__reply_connect_end(struct e2b_resp *resp, const char *code,
-			   const char *msg);
+int reply__connect_end(struct e2b_resp *resp, const char *code,
+		       const char *msg);
 
 /*
  * @src as a message safe for JSON into @dst (@cap bytes, NUL-terminated,

@@ -44,16 +44,15 @@ static int guest_fail(const struct e2b_req *r, struct e2b_resp *resp,
 		      unsigned int status, const char *code, const char *msg)
 {
 	if (is_connect(r->path))
-		return e2b__reply_json(resp, status, connect__error(code, msg));
-	return e2b__reply_error(resp, status, "%s", msg);
+		return reply__json(resp, status, connect__error(code, msg));
+	return reply__error(resp, status, "%s", msg);
 }
 
 static int envd_env(const struct e2b_guest *g, struct e2b_resp *resp)
 {
-	return e2b__reply_json(resp, 200,
-			       json_deep_copy(g->rec.env_vars ?
-						      g->rec.env_vars :
-						      json_object()));
+	return reply__json(resp, 200,
+			   json_deep_copy(g->rec.env_vars ? g->rec.env_vars :
+							    json_object()));
 }
 
 /*
@@ -79,7 +78,7 @@ static int guest_open(const struct e2b_req *r, const char *id,
 			 "envd (%d) and the code interpreter (%d)",
 			 port_s ? port_s : "(none)", E2B_ENVD_PORT,
 			 E2B_INTERP_PORT);
-		e2b__reply_error(resp, 502, "%s", err);
+		reply__error(resp, 502, "%s", err);
 		return -1;
 	}
 	g->port = (unsigned int)port;
@@ -129,12 +128,12 @@ static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
 	else if (!strcmp(r->path, "/files"))
 		rc = file_transfer__handle(srv, r, &g, resp);
 	else if (!strcmp(r->path, "/health"))
-		rc = e2b__reply_empty(resp, 204);
+		rc = reply__empty(resp, 204);
 	else if (!strcmp(r->path, "/envs") && !strcmp(r->method, "GET"))
 		rc = envd_env(&g, resp);
 	else
-		rc = e2b__reply_error(resp, 404, "envd has no %.200s %.200s",
-				      r->method, r->path);
+		rc = reply__error(resp, 404, "envd has no %.200s %.200s",
+				  r->method, r->path);
 	record__release(&g.rec);
 	return rc;
 }
@@ -152,7 +151,7 @@ int route__check(struct e2b_server *srv, const struct e2b_req *r,
 		return 0;
 	}
 	if (!secret_eq(e2b__header(r, "X-API-KEY"), srv->api_key)) {
-		e2b__reply_error(resp, 401, "Invalid API key");
+		reply__error(resp, 401, "Invalid API key");
 		return -1;
 	}
 	return 0;
@@ -166,7 +165,7 @@ int route__request(struct e2b_server *srv, const struct e2b_req *r,
 	if (id)
 		return route_guest(srv, r, id, resp);
 	if (!secret_eq(e2b__header(r, "X-API-KEY"), srv->api_key))
-		return e2b__reply_error(resp, 401, "Invalid API key");
+		return reply__error(resp, 401, "Invalid API key");
 	return control__handle(srv, r, resp);
 }
 
@@ -186,21 +185,20 @@ void route__too_big(const struct e2b_req *r, struct e2b_resp *resp)
 		 (unsigned long long)(E2B_MAX_UPLOAD >> 20));
 	if (!e2b__header(r, "E2b-Sandbox-Id") || !is_connect(r->path)) {
 		if (port && !strcmp(port, "49999")) /* the interpreter's */
-			e2b__reply_bytes(resp, 413, "text/plain; charset=utf-8",
-					 msg, strlen(msg));
+			reply__bytes(resp, 413, "text/plain; charset=utf-8",
+				     msg, strlen(msg));
 		else
-			e2b__reply_error(resp, 413, "%s", msg);
+			reply__error(resp, 413, "%s", msg);
 		return;
 	}
 	if (!ctype || strncasecmp(ctype, "application/connect+", 20)) {
-		e2b__reply_json(resp,
-				connect__http_status("resource_exhausted"),
-				connect__error("resource_exhausted", msg));
+		reply__json(resp, connect__http_status("resource_exhausted"),
+			    connect__error("resource_exhausted", msg));
 		return;
 	}
 	/* A stream's error is in its END_STREAM message. */
 	b = connect__end_stream("resource_exhausted", msg, &n);
-	if (!b || e2b__reply_bytes(resp, 200, "application/connect+json", b, n))
-		e2b__reply_error(resp, 500, "out of memory");
+	if (!b || reply__bytes(resp, 200, "application/connect+json", b, n))
+		reply__error(resp, 500, "out of memory");
 	free(b);
 }

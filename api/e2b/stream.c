@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../sandbox/clock.h"
 #include "e2b.h"
 #include "stream.h"
 
@@ -50,7 +51,6 @@ struct e2b_stream *e2b_stream__new(const void *keepalive, size_t klen,
 				   unsigned int keepalive_ms)
 {
 	struct e2b_stream *s = calloc(1, sizeof(*s));
-	pthread_condattr_t ca;
 
 	if (!s)
 		return NULL;
@@ -67,10 +67,7 @@ struct e2b_stream *e2b_stream__new(const void *keepalive, size_t klen,
 	s->refs = 2;
 	s->client_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	clock__cond_init(&s->cond);
 	return s;
 }
 

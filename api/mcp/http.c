@@ -38,6 +38,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "../sandbox/clock.h"
 #include "../sandbox/listener.h"
 #include "jsonrpc.h"
 #include "transport.h"
@@ -145,7 +146,6 @@ out:
 static struct post_out *post_new(void)
 {
 	struct post_out *p = calloc(1, sizeof(*p));
-	pthread_condattr_t ca;
 
 	if (!p)
 		return NULL;
@@ -153,10 +153,7 @@ static struct post_out *post_new(void)
 	p->base.release = post_release;
 	p->base.refs = 1; /* the transport's */
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* sse_read()'s */
-	pthread_cond_init(&p->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	clock__cond_init(&p->cond); /* sse_read() waits on it */
 	return p;
 }
 
@@ -759,7 +756,6 @@ int http__start(const struct server_config *cfg, const char *addr,
 		.max_connections = MAX_CONNECTIONS,
 	};
 	struct http_server *h;
-	pthread_condattr_t ca;
 	int rc;
 
 	h = calloc(1, sizeof(*h));
@@ -772,10 +768,7 @@ int http__start(const struct server_config *cfg, const char *addr,
 	h->token = token;
 	h->idle_s = idle_s ? idle_s : HTTP_SESSION_IDLE_S;
 	pthread_mutex_init(&h->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* sweeper()'s */
-	pthread_cond_init(&h->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	clock__cond_init(&h->cond); /* sweeper() waits on it */
 	rc = listener__start(&lo, &h->d, &h->port, err, errlen);
 	if (rc)
 		goto fail;

@@ -71,3 +71,15 @@ int clock__send_all(int fd, const void *buf, size_t len, int64_t deadline_ms)
 	}
 	return 0;
 }
+
+int clock__cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(cond, &ca);
+	pthread_condattr_destroy(&ca);
+	return rc;
+}

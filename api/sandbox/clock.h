@@ -3,6 +3,7 @@
 #ifndef EMBER_API_CLOCK_H
 #define EMBER_API_CLOCK_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,5 +31,12 @@ int clock__wait_fd(int fd, short events, int64_t deadline_ms);
  * socket takes no more (the peer is gone).
  */
 int clock__send_all(int fd, const void *buf, size_t len, int64_t deadline_ms);
+
+/*
+ * Initialise the condition variable @cond so that pthread_cond_timedwait()
+ * on it takes CLOCK_MONOTONIC deadlines (not the wall clock, which can
+ * jump).  0, or the positive error number pthread_cond_init() returns.
+ */
+int clock__cond_init(pthread_cond_t *cond);
 
 #endif /* EMBER_API_CLOCK_H */
