@@ -4,16 +4,18 @@
 set -eu
 pkgs="build-essential make gcc clang libclang-rt-14-dev musl-tools libcmocka-dev pkg-config
 libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev curl zlib1g-dev libseccomp-dev
-libcap-ng-dev
+libcap-ng-dev libssl-dev
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
 util-linux file e2fsprogs python3 iproute2 iputils-ping
 python3-numpy python3-pandas python3-matplotlib python3-pip iptables
-qemu-system-x86 kmod"
+qemu-system-x86 kmod skopeo umoci"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		missing="$missing $p"
 done
+# skopeo and umoci: image archives and layouts -> an OCI layout -> a root
+# tree (api/sandbox/image*.c); libssl-dev: its sha256 (libcrypto).
 # qemu-system-x86 and kmod: the KVM box (tests/kvmbox/), where a host has
 # no usable /dev/kvm; its kernel is fetched by tests/kvmbox/kernel.sh.
 # Node.js: the guest's JavaScript (copied into the rootfs) and the MCP
