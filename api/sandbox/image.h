@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Images: the user's own root file system, as it comes (a docker or podman
+ * `save` archive, an OCI archive, an OCI image layout directory, a root
+ * directory or an ext4 image), made into an ext4 disk for a template, with
+ * no loop mount: skopeo normalises archives into an OCI layout, ember
+ * checks every blob's sha256 and every layer's diff_id itself, umoci
+ * applies the layers and mkfs.ext4 -d makes the disk.  The image's run
+ * defaults (Env, WorkingDir, User, Entrypoint, Cmd) come back with it.
+ *
+ * Specs: the OCI image spec v1.0 (image-layout.md, image-index.md,
+ * manifest.md, config.md, descriptor.md), Docker's `save` format
+ * (manifest.json), POSIX ustar and pax headers (tar).
+ *
+ * Every function returns 0 or a negative errno; those taking @err/@errlen
+ * leave one line there on failure (see sandbox__errf).
+ */
+#ifndef EMBER_API_IMAGE_H
+#define EMBER_API_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a SRC is, found by its content (image__sniff) or by a prefix. */
+enum image_kind {
+	IMAGE_UNKNOWN = 0,
+	IMAGE_DOCKER_ARCHIVE, /* tar holding manifest.json (docker save) */
+	IMAGE_OCI_ARCHIVE, /* tar holding oci-layout and index.json */
+	IMAGE_OCI_LAYOUT, /* directory holding oci-layout, DIR[:tag] */
+	IMAGE_ROOT_DIR, /* any other directory: a root file system */
+	IMAGE_EXT4, /* a file with the ext4 magic at byte 1080 */
+};
+
+/* The name of @k for messages ("docker-archive", ...). */
+const char *image__kind_name(enum image_kind k);
+
+/*
+ * image__sniff_bytes() - the kind of a file whose first @len bytes are
+ * @buf (pure; fuzzed).  An ext4 image needs >= 1082 bytes; a tar is walked
+ * header by header (ustar, with GNU long names and pax headers skipped)
+ * for "manifest.json" (docker) and "oci-layout" + "index.json" (OCI) at
+ * its top, within @len.  IMAGE_UNKNOWN when neither.
+ */
+enum image_kind image__sniff_bytes(const uint8_t *buf, size_t len);
+
+/*
+ * image__parse_src() - split a SRC as the user wrote it: an optional
+ * prefix ("docker-archive:", "oci-archive:", "oci:", "dir:", "ext4:")
+ * sets *@kind (else IMAGE_UNKNOWN: to be sniffed), the path goes to
+ * @path (@pathsz bytes) and, for a directory or "oci:" SRC, a ":tag"
+ * after the last '/' goes to @tag (@tagsz bytes; "" when none).  Pure.
+ * 0, -ENAMETOOLONG, or -EINVAL for an empty path.
+ */
+int image__parse_src(const char *src, enum image_kind *kind, char *path,
+		     size_t pathsz, char *tag, size_t tagsz);
+
+/*
+ * The image's run defaults, from its config's "config" object (absent
+ * ones are NULL or empty).  All strings are malloc()ed and owned by the
+ * struct: release with image_config__free().
+ */
+struct image_config {
+	char **env; /* "K=V", n_env of them */
+	size_t n_env;
+	char **entrypoint, **cmd; /* argv vectors, n_ of each */
+	size_t n_entrypoint, n_cmd;
+	char *workdir; /* NULL when unset */
+	char *user; /* "name", "uid", "uid:gid", ...; NULL when unset */
+	char digest[72]; /* "sha256:<hex>" of the manifest; "" for a dir/ext4 */
+};
+
+/* Free what @c holds and zero it (@c itself is the caller's). */
+void image_config__free(struct image_config *c);
+
+/*
+ * image_config__parse() - the run defaults and the platform from the OCI
+ * config JSON @json (@len bytes), pure: fills @c (free it even on
+ * failure).  -EPROTO with a line in @err when it is not an image config,
+ * -ENOTSUP when "architecture" is not amd64 or "os" not linux ("image is
+ * for linux/arm64; ember runs linux/amd64 guests").
+ */
+int image_config__parse(const char *json, size_t len, struct image_config *c,
+			char *err, size_t errlen);
+
+/*
+ * image_config__write() - @c as a JSON object {"env": [...], "workdir":
+ * s, "user": s, "entrypoint": [...], "cmd": [...], "digest": s} (unset
+ * ones left out) into the new file @path, mode 0644, write-then-rename.
+ */
+int image_config__write(const struct image_config *c, const char *path,
+			char *err, size_t errlen);
+
+/*
+ * image_oci__check() - check the OCI layout at @dir and pick the image
+ * tagged @tag (NULL or "": the only one in index.json): the manifest, the
+ * config and every layer must be in blobs/sha256 with the sha256 and the
+ * size their descriptors give, each layer, gunzipped when its media type
+ * says so, must hash to the config's rootfs.diff_ids[i], and the config
+ * must be linux/amd64.  Fills @c with the config's run defaults (free it
+ * even on failure).  -ENOENT (missing tag or blob), -EBADMSG (a digest or
+ * size mismatch), -EPROTO (bad JSON or media type), -ENOTSUP (platform or
+ * a compression other than gzip), each with one line naming the file.
+ */
+int image_oci__check(const char *dir, const char *tag, struct image_config *c,
+		     char *err, size_t errlen);
+
+/* How image__to_ext4() builds. */
+struct image_opts {
+	uint64_t disk_mib; /* the disk's least size in MiB; 0: what it needs */
+	int timeout_s; /* each tool's limit; 0: 600 s */
+};
+
+/*
+ * image__to_ext4() - make the ext4 disk @out_ext4 (a new file; replaced
+ * if there) from @src (see image__parse_src), working in @work (a
+ * directory that must not exist yet: it is created and always removed,
+ * whatever happens), and fill @cfg with the image's run defaults (empty
+ * for a root directory or an ext4 image; free it even on failure).
+ * Runs skopeo, umoci, mkfs.ext4 and e2fsck; as non-root, files go to root
+ * (0:0) and umoci's rootless unpack loses device nodes and security
+ * xattrs (not yet fixed up: issue 22, step a).  On failure nothing is
+ * left (neither @work nor @out_ext4) and @err names the stage, the file
+ * and the tool's last line of stderr.
+ */
+int image__to_ext4(const struct image_opts *o, const char *src,
+		   const char *work, const char *out_ext4,
+		   struct image_config *cfg, char *err, size_t errlen);
+
+#endif /* EMBER_API_IMAGE_H */

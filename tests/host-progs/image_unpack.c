@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * build/test/image-unpack SRC WORK OUT.ext4 CONFIG.json [DISK_MIB]: the
+ * sandbox library's image__to_ext4() alone, for
+ * tests/integration/image_unpack.sh, until emberctl's `template build
+ * --from-image` (issue 22, step c) calls it.  Exit 0, or 1 with the
+ * error's one line on stderr.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../../api/sandbox/image.h"
+
+int main(int argc, char **argv)
+{
+	struct image_opts o = { 0 };
+	struct image_config c;
+	char err[1024];
+	int rc;
+
+	if (argc < 5 || argc > 6) {
+		fprintf(stderr,
+			"usage: image-unpack SRC WORK OUT CONFIG [DISK_MIB]\n");
+		return 2;
+	}
+	if (argc == 6)
+		o.disk_mib = strtoull(argv[5], NULL, 10);
+	rc = image__to_ext4(&o, argv[1], argv[2], argv[3], &c, err,
+			    sizeof(err));
+	if (!rc)
+		rc = image_config__write(&c, argv[4], err, sizeof(err));
+	image_config__free(&c);
+	if (rc) {
+		fprintf(stderr, "image-unpack: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
