@@ -44,6 +44,14 @@ const char *image__kind_name(enum image_kind k);
 enum image_kind image__sniff_bytes(const uint8_t *buf, size_t len);
 
 /*
+ * image__ext4_bytes() - the size in bytes the ext4 superblock @sb (the
+ * 1024 bytes at byte 1024 of the image) gives its file system (blocks
+ * count x block size), or 0 when @sb has no ext4 magic or a block size
+ * over 64 KiB.  Pure: a shorter file is a truncated image.
+ */
+uint64_t image__ext4_bytes(const uint8_t *sb);
+
+/*
  * image__parse_src() - split a SRC as the user wrote it: an optional
  * prefix ("docker-archive:", "oci-archive:", "oci:", "dir:", "ext4:")
  * sets *@kind (else IMAGE_UNKNOWN: to be sniffed), the path goes to

@@ -211,12 +211,14 @@ struct blob_sum {
 	char digest[IMAGE_DIGEST_LEN + 1]; /* of the bytes in the file */
 	char diff_id[IMAGE_DIGEST_LEN + 1]; /* of them gunzipped, if asked */
 	uint64_t size;
+	bool gz_bad; /* the gzip stream is corrupt or cut short */
 };
 
 /*
  * Hash the blob at @path; with @gz its gunzipped bytes too (into
- * @s->diff_id).  0, -ENOENT, -EBADMSG (a bad or truncated gzip stream),
- * -ENOMEM or read(2)'s errno.
+ * @s->diff_id; a bad or truncated gzip stream sets @s->gz_bad and the
+ * raw hash goes on, so that a digest mismatch is said first).  0,
+ * -ENOENT, -ENOMEM or read(2)'s errno.
  */
 static int blob_hash(const char *path, bool gz, struct blob_sum *s)
 {
@@ -230,6 +232,7 @@ static int blob_hash(const char *path, bool gz, struct blob_sum *s)
 
 	s->size = 0;
 	s->diff_id[0] = '\0';
+	s->gz_bad = false;
 	if (!raw || !un || !in || !out ||
 	    !EVP_DigestInit_ex(raw, EVP_sha256(), NULL) ||
 	    !EVP_DigestInit_ex(un, EVP_sha256(), NULL))
@@ -247,7 +250,7 @@ static int blob_hash(const char *path, bool gz, struct blob_sum *s)
 	while ((n = read(fd, in, OCI_CHUNK)) > 0) {
 		EVP_DigestUpdate(raw, in, (size_t)n);
 		s->size += (uint64_t)n;
-		if (!gz)
+		if (!gz || s->gz_bad)
 			continue;
 		z.next_in = in;
 		z.avail_in = (uInt)n;
@@ -258,8 +261,8 @@ static int blob_hash(const char *path, bool gz, struct blob_sum *s)
 			z.avail_out = OCI_CHUNK;
 			zr = inflate(&z, Z_NO_FLUSH);
 			if (zr != Z_OK && zr != Z_STREAM_END) {
-				rc = -EBADMSG;
-				goto out;
+				s->gz_bad = true;
+				break;
 			}
 			EVP_DigestUpdate(un, out, OCI_CHUNK - z.avail_out);
 			/* Concatenated gzip members are one stream to tar. */
@@ -270,19 +273,15 @@ static int blob_hash(const char *path, bool gz, struct blob_sum *s)
 					zend = true;
 			}
 		}
-		if (zend && z.avail_in) {
-			rc = -EBADMSG;
-			goto out;
-		}
+		if (zend && z.avail_in)
+			s->gz_bad = true;
 	}
 	if (n < 0) {
 		rc = -errno;
 		goto out;
 	}
-	if (gz && !zend) {
-		rc = -EBADMSG; /* truncated */
-		goto out;
-	}
+	if (gz && !zend)
+		s->gz_bad = true; /* truncated */
 	EVP_DigestFinal_ex(raw, md, NULL);
 	hex(md, s->digest);
 	if (gz) {
@@ -338,10 +337,6 @@ static int blob_check(const char *dir, const json_t *desc, bool gz,
 	if (rc)
 		return rc;
 	rc = blob_hash(path, gz, s);
-	if (rc == -EBADMSG)
-		return sandbox__errf(err, errlen, rc,
-				     "%s: corrupt or truncated gzip layer",
-				     path);
 	if (rc)
 		return sandbox__errf(err, errlen, rc, "%s: %s", path,
 				     strerror(-rc));
@@ -353,6 +348,10 @@ static int blob_check(const char *dir, const json_t *desc, bool gz,
 				     path, s->digest,
 				     (unsigned long long)s->size, digest,
 				     (long long)size);
+	if (s->gz_bad)
+		return sandbox__errf(err, errlen, -EBADMSG,
+				     "%s: corrupt or truncated gzip layer",
+				     path);
 	return 0;
 }
 

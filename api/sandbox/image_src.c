@@ -131,6 +131,23 @@ static int mem_read(void *arg, uint64_t off, void *out, size_t n)
 	return 0;
 }
 
+uint64_t image__ext4_bytes(const uint8_t *sb)
+{
+	uint32_t lo = (uint32_t)sb[4] | (uint32_t)sb[5] << 8 |
+		      (uint32_t)sb[6] << 16 | (uint32_t)sb[7] << 24;
+	uint32_t hi = (uint32_t)sb[0x150] | (uint32_t)sb[0x151] << 8 |
+		      (uint32_t)sb[0x152] << 16 | (uint32_t)sb[0x153] << 24;
+	uint32_t log = (uint32_t)sb[0x18] | (uint32_t)sb[0x19] << 8;
+	/* INCOMPAT_64BIT (0x80 of s_feature_incompat, at 0x60). */
+	uint64_t blocks = lo | ((sb[0x60] & 0x80) ? (uint64_t)hi << 32 : 0);
+
+	if (sb[0x38] != 0x53 || sb[0x39] != 0xEF || log > 6)
+		return 0; /* blocks of 1 KiB to 64 KiB */
+	if (blocks > (UINT64_MAX >> (10 + log)))
+		return 0;
+	return blocks << (10 + log);
+}
+
 enum image_kind image__sniff_bytes(const uint8_t *buf, size_t len)
 {
 	struct mem_src m = { buf, len };

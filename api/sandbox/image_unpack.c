@@ -70,6 +70,20 @@ static void last_line(const char *path, char *why, size_t whysz)
 		*--end = '\0';
 	start = memrchr(buf, '\n', (size_t)(end - buf));
 	start = start ? start + 1 : buf;
+	/* Go tools log as time=... level=fatal msg="...": keep the msg. */
+	if ((end = strstr(start, "msg=\"")) && strlen(end) > 6) {
+		start = end + 5;
+		if (start[strlen(start) - 1] == '"')
+			start[strlen(start) - 1] = '\0';
+		/* Its quotes come escaped: \" to ". */
+		for (char *r = start, *w = start;; r++) {
+			if (r[0] == '\\' && r[1] == '"')
+				r++;
+			*w++ = *r;
+			if (!*r)
+				break;
+		}
+	}
 	/* Cut long lines: the stage and file come first in the message. */
 	if (whysz) {
 		size_t len = strnlen(start, whysz - 1);
@@ -311,16 +325,30 @@ static int make_disk(struct job *j, const char *root, const char *out)
 static int copy_ext4(struct job *j, const char *src, const char *out)
 {
 	const char *fsck[] = { "e2fsck", "-fn", src, NULL };
+	uint8_t sb[1024];
+	uint64_t want;
 	int in, o, rc;
 	struct stat st;
 
-	rc = step(j, "checking the ext4 image (e2fsck -fn)", fsck);
-	if (rc)
-		return rc;
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return sandbox__errf(j->err, j->errlen, -errno, "%s: %s", src,
 				     strerror(errno));
+	/* e2fsck -fn does not see a file cut short: its size is the test. */
+	if (pread(in, sb, sizeof(sb), 1024) != (ssize_t)sizeof(sb) ||
+	    fstat(in, &st) || !(want = image__ext4_bytes(sb)) ||
+	    (uint64_t)st.st_size < want) {
+		close(in);
+		return sandbox__errf(j->err, j->errlen, -EBADMSG,
+				     "%s: a truncated or bad ext4 image "
+				     "(e2fsck -fn would not say)",
+				     src);
+	}
+	rc = step(j, "checking the ext4 image (e2fsck -fn)", fsck);
+	if (rc) {
+		close(in);
+		return rc;
+	}
 	o = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		 0644);
 	rc = o < 0 ? -errno : files__copy_sparse(in, o);

@@ -5,9 +5,14 @@
  * tests/integration/image_unpack.sh, until emberctl's `template build
  * --from-image` (issue 22, step c) calls it.  Exit 0, or 1 with the
  * error's one line on stderr.
+ *
+ * build/test/image-unpack --check DIR CONFIG.json [TAG]: image_oci__check()
+ * alone on an OCI layout (skopeo checks digests too, so the test reaches
+ * ember's own checks this way), the run defaults into CONFIG.json.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../api/sandbox/image.h"
 
@@ -18,6 +23,13 @@ int main(int argc, char **argv)
 	char err[1024];
 	int rc;
 
+	if (argc >= 4 && argc <= 5 && !strcmp(argv[1], "--check")) {
+		rc = image_oci__check(argv[2], argc == 5 ? argv[4] : NULL, &c,
+				      err, sizeof(err));
+		if (!rc)
+			rc = image_config__write(&c, argv[3], err, sizeof(err));
+		goto out;
+	}
 	if (argc < 5 || argc > 6) {
 		fprintf(stderr,
 			"usage: image-unpack SRC WORK OUT CONFIG [DISK_MIB]\n");
@@ -29,6 +41,7 @@ int main(int argc, char **argv)
 			    sizeof(err));
 	if (!rc)
 		rc = image_config__write(&c, argv[4], err, sizeof(err));
+out:
 	image_config__free(&c);
 	if (rc) {
 		fprintf(stderr, "image-unpack: %s\n", err);

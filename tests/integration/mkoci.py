@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Offline test images for tests/integration/image_unpack.sh, by hand:
+python's tarfile, json and hashlib, no registry and no root.
+
+  mkoci.py layout DIR [--arch A] [--tag T]... [--bad-diff-id]
+                                               an OCI image layout
+  mkoci.py docker OUT.tar [--arch A]           a `docker save` archive
+
+Two layers over busybox-static: the first (tar+gzip) holds the lower
+files, the second (plain tar) a whiteout, an opaque directory, a hard
+link, a char device 1:3, a FIFO, xattrs as pax records (user.k and a
+security.capability), a 200-byte name in a ~3800-byte path, a setuid
+file and a file owned 1000:1000.  The config's run defaults are fixed:
+the test checks them.  With several --tag, each tag names its own copy
+of the manifest (with a different Cmd), so that the index holds several.
+--bad-diff-id: the config names a wrong diff_id for the second layer,
+with every digest consistent (only the diff_id check can see it).
+"""
+import gzip
+import hashlib
+import io
+import json
+import os
+import struct
+import sys
+import tarfile
+
+BUSYBOX = "/bin/busybox"
+LONG = "d" * 200
+LONG_PATH = "/".join([LONG] * 18) + "/" + "f" * 200  # ~3800 bytes
+# vfs_cap_data v2: magic|effective, permitted CAP_NET_RAW (13), 2 words.
+CAP = struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0)
+
+
+def member(name, data=b"", **kw):
+    ti = tarfile.TarInfo(name)
+    ti.size = len(data)
+    ti.mtime = 1700000000
+    ti.mode = kw.pop("mode", 0o644)
+    for k, v in kw.items():
+        setattr(ti, k, v)
+    return ti, (io.BytesIO(data) if data else None)
+
+
+def layer(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for ti, f in entries:
+            t.addfile(ti, f)
+    return buf.getvalue()
+
+
+def layers():
+    with open(BUSYBOX, "rb") as f:
+        bb = f.read()
+    d = tarfile.DIRTYPE
+    low = [
+        member("bin", type=d, mode=0o755),
+        member("bin/busybox", bb, mode=0o755),
+        member("bin/sh", type=tarfile.SYMTYPE, linkname="busybox",
+               mode=0o777),
+        member("etc", type=d, mode=0o755),
+        member("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"),
+        member("lower", type=d, mode=0o755),
+        member("lower/gone", b"whited out\n"),
+        member("lower/stays", b"stays\n"),
+        member("opq", type=d, mode=0o755),
+        member("opq/old", b"hidden by the opaque dir\n"),
+    ]
+    up = [
+        member("lower", type=d, mode=0o755),
+        member("lower/.wh.gone"),
+        member("opq", type=d, mode=0o755),
+        member("opq/.wh..wh..opq"),
+        member("opq/new", b"new\n"),
+        member("hl", type=d, mode=0o755),
+        member("hl/a", b"linked\n"),
+        member("hl/b", type=tarfile.LNKTYPE, linkname="hl/a"),
+        member("dev", type=d, mode=0o755),
+        member("dev/null2", type=tarfile.CHRTYPE, devmajor=1, devminor=3,
+               mode=0o666),
+        member("fifo", type=tarfile.FIFOTYPE, mode=0o644),
+        member("x", b"xattrs\n",
+               pax_headers={"SCHILY.xattr.user.k": "v"}),
+        member("bin/cap", b"#!/bin/sh\n", mode=0o755,
+               pax_headers={"SCHILY.xattr.security.capability":
+                            CAP.decode("latin-1")}),
+        member("bin/suid", b"#!/bin/sh\n", mode=0o4755),
+        member("home", type=d, mode=0o755),
+        member("home/u", type=d, mode=0o755, uid=1000, gid=1000),
+        member("home/u/f", b"mine\n", uid=1000, gid=1000),
+    ]
+    parts = LONG_PATH.split("/")
+    for i in range(1, len(parts)):
+        up.append(member("/".join(parts[:i]), type=d, mode=0o755))
+    up.append(member(LONG_PATH, b"long\n"))
+    return layer(low), layer(up)
+
+
+def sha(b):
+    return hashlib.sha256(b).hexdigest()
+
+
+def config(arch, diff_ids, cmd):
+    return json.dumps({
+        "architecture": arch, "os": "linux",
+        "config": {"Env": ["PATH=/bin", "FOO=bar baz"],
+                   "WorkingDir": "/srv", "User": "1000:1000",
+                   "Entrypoint": ["/bin/sh", "-c"], "Cmd": cmd},
+        "rootfs": {"type": "layers",
+                   "diff_ids": ["sha256:" + d for d in diff_ids]},
+    }, sort_keys=True).encode()
+
+
+def write_blob(d, b):
+    h = sha(b)
+    with open(os.path.join(d, "blobs", "sha256", h), "wb") as f:
+        f.write(b)
+    return {"digest": "sha256:" + h, "size": len(b)}
+
+
+def oci_layout(d, arch, tags, bad_diff_id=False):
+    os.makedirs(os.path.join(d, "blobs", "sha256"))
+    with open(os.path.join(d, "oci-layout"), "w") as f:
+        json.dump({"imageLayoutVersion": "1.0.0"}, f)
+    low, up = layers()
+    lowgz = gzip.compress(low, mtime=0)
+    ld = [dict(write_blob(d, lowgz),
+               mediaType="application/vnd.oci.image.layer.v1.tar+gzip"),
+          dict(write_blob(d, up),
+               mediaType="application/vnd.oci.image.layer.v1.tar")]
+    mans = []
+    for i, tag in enumerate(tags or ["latest"]):
+        cd = write_blob(d, config(arch, [sha(low),
+                                         sha(up + b"x" if bad_diff_id else up)],
+                                  ["echo", "image %d" % i]))
+        cd["mediaType"] = "application/vnd.oci.image.config.v1+json"
+        man = json.dumps({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": cd, "layers": ld}).encode()
+        md = dict(write_blob(d, man),
+                  mediaType="application/vnd.oci.image.manifest.v1+json")
+        md["annotations"] = {"org.opencontainers.image.ref.name": tag}
+        mans.append(md)
+    with open(os.path.join(d, "index.json"), "w") as f:
+        json.dump({"schemaVersion": 2, "manifests": mans}, f)
+
+
+def docker_archive(out, arch):
+    low, up = layers()
+    conf = config(arch, [sha(low), sha(up)], ["echo", "docker"])
+    with tarfile.open(out, "w") as t:
+        def add(name, b):
+            ti, f = member(name, b)
+            t.addfile(ti, f)
+        names = []
+        for b in (low, up):
+            t.addfile(*member(sha(b), type=tarfile.DIRTYPE, mode=0o755))
+            add(sha(b) + "/layer.tar", b)
+            names.append(sha(b) + "/layer.tar")
+        add(sha(conf) + ".json", conf)
+        add("manifest.json", json.dumps([{
+            "Config": sha(conf) + ".json", "RepoTags": ["mkoci:latest"],
+            "Layers": names}]).encode())
+
+
+def main(a):
+    arch, tags, bad = "amd64", [], False
+    kind, path = a[0], a[1]
+    rest = a[2:]
+    while rest:
+        if rest[0] == "--bad-diff-id":
+            bad = True
+            rest = rest[1:]
+            continue
+        if rest[0] == "--arch":
+            arch = rest[1]
+        elif rest[0] == "--tag":
+            tags.append(rest[1])
+        else:
+            sys.exit("mkoci.py: unknown option " + rest[0])
+        rest = rest[2:]
+    if kind == "layout":
+        oci_layout(path, arch, tags, bad)
+    elif kind == "docker":
+        docker_archive(path, arch)
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
