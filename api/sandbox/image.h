@@ -57,7 +57,7 @@ uint64_t image__ext4_bytes(const uint8_t *sb);
  * sets *@kind (else IMAGE_UNKNOWN: to be sniffed), the path goes to
  * @path (@pathsz bytes) and, for a directory or "oci:" SRC, a ":tag"
  * after the last '/' goes to @tag (@tagsz bytes; "" when none).  Pure.
- * 0, -ENAMETOOLONG, or -EINVAL for an empty path.
+ * 0, -ENAMETOOLONG, or -EINVAL for an empty path or tag.
  */
 int image__parse_src(const char *src, enum image_kind *kind, char *path,
 		     size_t pathsz, char *tag, size_t tagsz);

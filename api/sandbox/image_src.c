@@ -193,6 +193,8 @@ int image__parse_src(const char *src, enum image_kind *kind, char *path,
 	if (colon && (*kind == IMAGE_UNKNOWN || *kind == IMAGE_OCI_LAYOUT)) {
 		size_t tlen = strlen(colon + 1);
 
+		if (!tlen)
+			return -EINVAL;
 		if (tlen >= tagsz)
 			return -ENAMETOOLONG;
 		memcpy(tag, colon + 1, tlen + 1);

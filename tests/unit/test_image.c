@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The image code's pure parts (api/sandbox/image.h): SRC prefixes and
+ * tags, sniffing by content (ext4 magic, a walk of tar headers), the
+ * ext4 superblock's size, and the OCI config's run defaults and platform.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../api/sandbox/image.h"
+
+/* ---- image__parse_src ---------------------------------------------------- */
+
+static void parse(const char *src, int want_rc, enum image_kind want_kind,
+		  const char *want_path, const char *want_tag)
+{
+	char path[64], tag[16];
+	enum image_kind k;
+
+	assert_int_equal(
+		image__parse_src(src, &k, path, sizeof(path), tag, sizeof(tag)),
+		want_rc);
+	if (want_rc)
+		return;
+	assert_int_equal(k, want_kind);
+	assert_string_equal(path, want_path);
+	assert_string_equal(tag, want_tag);
+}
+
+static void test_parse_src(void **state)
+{
+	(void)state;
+	parse("img.tar", 0, IMAGE_UNKNOWN, "img.tar", "");
+	parse("/x/layout:v1", 0, IMAGE_UNKNOWN, "/x/layout", "v1");
+	parse("oci:/x/layout:v1", 0, IMAGE_OCI_LAYOUT, "/x/layout", "v1");
+	parse("oci:/x/layout", 0, IMAGE_OCI_LAYOUT, "/x/layout", "");
+	/* A colon before the last slash is part of the path. */
+	parse("/a:b/layout", 0, IMAGE_UNKNOWN, "/a:b/layout", "");
+	/* Archives and the other forms take no tag from the path. */
+	parse("docker-archive:/x/a:b.tar", 0, IMAGE_DOCKER_ARCHIVE,
+	      "/x/a:b.tar", "");
+	parse("oci-archive:o.tar", 0, IMAGE_OCI_ARCHIVE, "o.tar", "");
+	parse("dir:/srv/root", 0, IMAGE_ROOT_DIR, "/srv/root", "");
+	parse("ext4:d.img", 0, IMAGE_EXT4, "d.img", "");
+	parse("", -EINVAL, 0, NULL, NULL);
+	parse("oci:", -EINVAL, 0, NULL, NULL);
+	parse("layout:", -EINVAL, 0, NULL, NULL);
+	parse("layout:0123456789abcdefg", -ENAMETOOLONG, 0, NULL, NULL);
+	parse("/0123456789/0123456789/0123456789/0123456789/0123456789/0123456789",
+	      -ENAMETOOLONG, 0, NULL, NULL);
+}
+
+/* ---- image__sniff_bytes -------------------------------------------------- */
+
+/* A ustar header for @name (@size bytes, type @type) at @h. */
+static void tar_header(uint8_t *h, const char *name, size_t size, char type)
+{
+	unsigned int sum = 0;
+
+	memset(h, 0, 512);
+	snprintf((char *)h, 100, "%s", name);
+	snprintf((char *)h + 100, 8, "%07o", 0644);
+	snprintf((char *)h + 124, 12, "%011zo", size);
+	h[156] = (uint8_t)type;
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	memset(h + 148, ' ', 8);
+	for (int i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+/* A tar of @n files named @names, each 700 bytes; its length. */
+static size_t tar_of(uint8_t *buf, const char *const *names, size_t n)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		tar_header(buf + off, names[i], 700, '0');
+		memset(buf + off + 512, 'x', 700);
+		off += 512 + 1024;
+	}
+	memset(buf + off, 0, 1024);
+	return off + 1024;
+}
+
+static uint8_t tarbuf[16384];
+
+static void test_sniff(void **state)
+{
+	static const char *const docker[] = { "abc/layer.tar", "abc.json",
+					      "manifest.json" };
+	static const char *const oci[] = { "./oci-layout", "./index.json",
+					   "./blobs/sha256/00" };
+	static const char *const podman[] = { "manifest.json", "oci-layout",
+					      "index.json" };
+	static const char *const neither[] = { "etc/passwd", "index.json" };
+	size_t len;
+
+	(void)state;
+	len = tar_of(tarbuf, docker, 3);
+	assert_int_equal(image__sniff_bytes(tarbuf, len), IMAGE_DOCKER_ARCHIVE);
+	/* Cut before manifest.json's header: not found. */
+	assert_int_equal(image__sniff_bytes(tarbuf, 2 * 1536), IMAGE_UNKNOWN);
+	len = tar_of(tarbuf, oci, 3);
+	assert_int_equal(image__sniff_bytes(tarbuf, len), IMAGE_OCI_ARCHIVE);
+	len = tar_of(tarbuf, podman, 3);
+	assert_int_equal(image__sniff_bytes(tarbuf, len), IMAGE_OCI_ARCHIVE);
+	len = tar_of(tarbuf, neither, 2);
+	assert_int_equal(image__sniff_bytes(tarbuf, len), IMAGE_UNKNOWN);
+	/* A bad checksum ends the walk. */
+	len = tar_of(tarbuf, docker, 3);
+	tarbuf[2 * 1536 + 5] ^= 1;
+	assert_int_equal(image__sniff_bytes(tarbuf, len), IMAGE_UNKNOWN);
+	/* A directory named manifest.json is not the manifest. */
+	tar_header(tarbuf, "manifest.json", 0, '5');
+	memset(tarbuf + 512, 0, 1024);
+	assert_int_equal(image__sniff_bytes(tarbuf, 1536), IMAGE_UNKNOWN);
+	/* A size that overflows the offset stops the walk. */
+	tar_header(tarbuf, "x", 0, '0');
+	memcpy(tarbuf + 124, "77777777777", 11);
+	assert_int_equal(image__sniff_bytes(tarbuf, 1536), IMAGE_UNKNOWN);
+	/* ext4: the magic at 1080. */
+	memset(tarbuf, 0, 2048);
+	tarbuf[1080] = 0x53;
+	tarbuf[1081] = 0xEF;
+	assert_int_equal(image__sniff_bytes(tarbuf, 2048), IMAGE_EXT4);
+	assert_int_equal(image__sniff_bytes(tarbuf, 1081), IMAGE_UNKNOWN);
+	assert_int_equal(image__sniff_bytes(tarbuf, 0), IMAGE_UNKNOWN);
+}
+
+/* ---- image__ext4_bytes --------------------------------------------------- */
+
+static void test_ext4_bytes(void **state)
+{
+	uint8_t sb[1024] = { 0 };
+
+	(void)state;
+	assert_int_equal(image__ext4_bytes(sb), 0);
+	sb[0x38] = 0x53;
+	sb[0x39] = 0xEF;
+	sb[4] = 0x00;
+	sb[5] = 0x90; /* 36864 blocks */
+	sb[0x18] = 2; /* 4 KiB */
+	assert_int_equal(image__ext4_bytes(sb), 36864ull * 4096);
+	sb[0x18] = 0; /* 1 KiB */
+	assert_int_equal(image__ext4_bytes(sb), 36864ull * 1024);
+	/* The high word counts only with INCOMPAT_64BIT. */
+	sb[0x150] = 1;
+	assert_int_equal(image__ext4_bytes(sb), 36864ull * 1024);
+	sb[0x60] = 0x80;
+	assert_int_equal(image__ext4_bytes(sb), ((1ull << 32) + 36864) * 1024);
+	sb[0x18] = 7; /* 128 KiB blocks: not ext4 */
+	assert_int_equal(image__ext4_bytes(sb), 0);
+}
+
+/* ---- image_config__parse ------------------------------------------------- */
+
+static int cfg_parse(const char *json, struct image_config *c, char *err)
+{
+	memset(c, 0, sizeof(*c));
+	return image_config__parse(json, strlen(json), c, err, 256);
+}
+
+static void test_config(void **state)
+{
+	struct image_config c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+		cfg_parse("{\"architecture\":\"amd64\",\"os\":\"linux\","
+			  "\"config\":{\"Env\":[\"PATH=/bin\",\"A=b c\"],"
+			  "\"WorkingDir\":\"/srv\",\"User\":\"app\","
+			  "\"Entrypoint\":[\"/e\"],\"Cmd\":[\"x\",\"y\"]}}",
+			  &c, err),
+		0);
+	assert_int_equal(c.n_env, 2);
+	assert_string_equal(c.env[1], "A=b c");
+	assert_string_equal(c.workdir, "/srv");
+	assert_string_equal(c.user, "app");
+	assert_int_equal(c.n_entrypoint, 1);
+	assert_int_equal(c.n_cmd, 2);
+	assert_string_equal(c.cmd[1], "y");
+	image_config__free(&c);
+	assert_null(c.env);
+
+	/* No config, nulls and "": all unset. */
+	assert_int_equal(cfg_parse("{\"architecture\":\"amd64\",\"os\":"
+				   "\"linux\"}",
+				   &c, err),
+			 0);
+	assert_int_equal(c.n_env + c.n_cmd + c.n_entrypoint, 0);
+	image_config__free(&c);
+	assert_int_equal(cfg_parse("{\"architecture\":\"amd64\",\"os\":"
+				   "\"linux\",\"config\":{\"Cmd\":null,"
+				   "\"WorkingDir\":\"\",\"Env\":[]}}",
+				   &c, err),
+			 0);
+	assert_null(c.workdir);
+	assert_null(c.cmd);
+	image_config__free(&c);
+
+	/* Another platform. */
+	assert_int_equal(cfg_parse("{\"architecture\":\"arm64\",\"os\":"
+				   "\"linux\"}",
+				   &c, err),
+			 -ENOTSUP);
+	assert_non_null(strstr(err, "linux/arm64"));
+	image_config__free(&c);
+	assert_int_equal(cfg_parse("{\"architecture\":\"amd64\",\"os\":"
+				   "\"windows\"}",
+				   &c, err),
+			 -ENOTSUP);
+	image_config__free(&c);
+
+	/* Not a config. */
+	static const char *const bad[] = {
+		"",
+		"[]",
+		"{\"os\":\"linux\"}",
+		"{\"architecture\":\"amd64\"",
+		"{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":[]}",
+		"{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":"
+		"{\"Env\":[1]}}",
+		"{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":"
+		"{\"Cmd\":\"sh\"}}",
+		"{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":"
+		"{\"User\":7}}",
+		"{\"architecture\":\"amd64\",\"architecture\":\"amd64\","
+		"\"os\":\"linux\"}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cfg_parse(bad[i], &c, err), -EPROTO);
+		assert_non_null(strstr(err, "not an OCI image config"));
+		image_config__free(&c);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_src),
+		cmocka_unit_test(test_sniff),
+		cmocka_unit_test(test_ext4_bytes),
+		cmocka_unit_test(test_config),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
