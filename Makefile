@@ -191,6 +191,14 @@ $(BUILD)/fuzz/fuzz_interp_client: tests/fuzz/fuzz_interp_client.c api/sandbox/in
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/interp_client.c $(AGENT_CLIENT_SRCS) \
 		api/sandbox/clock.c api/sandbox/files.c -ljansson
+# The image code's parsers (image_src.c, image_oci.c; api/ is not in
+# LIB_SRCS).
+$(BUILD)/fuzz/fuzz_image: tests/fuzz/fuzz_image.c api/sandbox/image_src.c \
+		api/sandbox/image_oci.c api/sandbox/files.c api/sandbox/image.h \
+		api/sandbox/image_internal.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/image_src.c api/sandbox/image_oci.c \
+		api/sandbox/files.c -ljansson -lcrypto -lz
 fuzz-build: $(FUZZ_TARGETS)
 
 # Each target runs FUZZ_SECONDS on a corpus kept in build/fuzz/corpus-*.

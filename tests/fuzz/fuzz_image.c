@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * libFuzzer target: the image code's parsers of untrusted bytes
+ * (api/sandbox/image.h): the first byte picks one.
+ *   0  image__sniff_bytes() on the rest (a tar walk, the ext4 magic)
+ *   1  image_config__parse() on the rest as an OCI config's JSON
+ *   2  image__parse_src() on the rest as a NUL-terminated SRC
+ *   3  image__ext4_bytes() on the rest as a superblock (>= 1024 bytes)
+ * Oracle: the sanitizers; a parsed config is freed whole (LeakSanitizer).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/sandbox/image.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct image_config c;
+	char err[256], path[256], tag[64];
+	enum image_kind k;
+	char *s;
+
+	if (!size)
+		return 0;
+	switch (data[0] & 3) {
+	case 0:
+		image__sniff_bytes(data + 1, size - 1);
+		break;
+	case 1:
+		memset(&c, 0, sizeof(c));
+		image_config__parse((const char *)data + 1, size - 1, &c, err,
+				    sizeof(err));
+		image_config__free(&c);
+		break;
+	case 2:
+		s = strndup((const char *)data + 1, size - 1);
+		if (s)
+			image__parse_src(s, &k, path, sizeof(path), tag,
+					 sizeof(tag));
+		free(s);
+		break;
+	default:
+		if (size > 1024)
+			image__ext4_bytes(data + 1);
+		break;
+	}
+	return 0;
+}
