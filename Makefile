@@ -309,7 +309,8 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 # will add it; until then build/test/image-unpack drives it for
 # tests/integration/image_unpack.sh, and test_image the pure parts.
 IMAGE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
-		api/sandbox/image_unpack.c api/sandbox/files.c
+		api/sandbox/image_unpack.c api/sandbox/image_disk.c \
+		api/sandbox/files.c
 IMAGE_LIBS := -ljansson -lcrypto -lz
 asan: $(BUILD)/test/image-unpack
 $(BUILD)/test/image-unpack: tests/host-progs/image_unpack.c \

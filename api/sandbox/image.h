@@ -124,11 +124,14 @@ struct image_opts {
  * directory that must not exist yet: it is created and always removed,
  * whatever happens), and fill @cfg with the image's run defaults (empty
  * for a root directory or an ext4 image; free it even on failure).
- * Runs skopeo, umoci, mkfs.ext4 and e2fsck; as non-root, files go to root
- * (0:0) and umoci's rootless unpack loses device nodes and security
- * xattrs (not yet fixed up: issue 22, step a).  On failure nothing is
- * left (neither @work nor @out_ext4) and @err names the stage, the file
- * and the tool's last line of stderr.
+ * Runs skopeo, umoci, mkfs.ext4, debugfs, e2fsck and resize2fs.  As
+ * non-root, the owners are the image's (umoci's rootless record) or root's,
+ * set with debugfs; but umoci's rootless unpack loses device nodes and
+ * security.* xattrs (not yet restored: issue 22, step a).  On failure
+ * nothing is left (neither @work nor @out_ext4) and @err names the stage,
+ * the file and the tool's last line of output.  As root, skopeo keeps its
+ * blob-info cache in /var/lib/containers/cache (skopeo 1.9 cannot move
+ * it); as non-root it is in @work.
  */
 int image__to_ext4(const struct image_opts *o, const char *src,
 		   const char *work, const char *out_ext4,

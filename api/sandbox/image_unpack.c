@@ -13,9 +13,9 @@
  * TODO (issue 22, step 0 of the plan): the tool runner here is the small
  * one this file needs; lift it together with net.c's into tool.c (a stop
  * signal that kills the tool's process group, stdout to an fd).
- * TODO (step a, non-root): as non-root, mkfs.ext4 -d copies the builder's
- * owners and umoci --rootless loses device nodes and security.* xattrs;
- * the debugfs fix-up from user.rootlesscontainers is not written yet.
+ * As non-root, mkfs.ext4 -d copies the builder's owners: fix_owners()
+ * sets them with debugfs (image_disk.c).  TODO (step a, non-root): umoci
+ * --rootless loses device nodes and security.* xattrs (see image_disk.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -127,8 +127,14 @@ static int tool_run(const char *const *argv, const char *log, const char *tmp,
 		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
 		    dup2(out, 2) < 0)
 			_exit(126);
-		if (tmp)
-			setenv("TMPDIR", tmp, 1);
+		/*
+		 * skopeo's blob-info cache: under XDG_DATA_HOME as non-root
+		 * (so in @tmp, removed); root's is /var/lib/containers/cache,
+		 * which skopeo 1.9 cannot move.
+		 */
+		if (tmp && (setenv("TMPDIR", tmp, 1) ||
+			    setenv("XDG_DATA_HOME", tmp, 1)))
+			_exit(126);
 		close_range(3, ~0U, 0);
 		execvp(argv[0], (char *const *)argv);
 		dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
@@ -261,6 +267,46 @@ int image__pread_fn(void *arg, uint64_t off, void *out, size_t n)
 	return r == (ssize_t)n ? 0 : -ENODATA;
 }
 
+/*
+ * As non-root, mkfs.ext4 -d gave every file the caller's owner: the
+ * image's (or root's) through debugfs (image_disk.c).  debugfs exits 0
+ * whatever its commands did: a line of its log that is not its banner or
+ * an echoed command is an error.
+ */
+static int fix_owners(struct job *j, const char *root, const char *out)
+{
+	char script[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	const char *argv[] = { "debugfs", "-w", "-f", script, out, NULL };
+	FILE *f;
+	int rc;
+
+	if (files__pathf(script, sizeof(script), "%s/owners.debugfs", j->work))
+		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
+				     "%s: path too long", j->work);
+	rc = image__owner_script(root, script, j->err, j->errlen);
+	if (!rc)
+		rc = step(j, "setting the owners (debugfs)", argv);
+	if (rc)
+		return rc;
+	f = fopen(j->log, "re");
+	if (!f)
+		return sandbox__errf(j->err, j->errlen, -errno, "%s: %s",
+				     j->log, strerror(errno));
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "debugfs", 7) && line[0]) {
+			rc = sandbox__errf(
+				j->err, j->errlen, -EIO,
+				"setting the owners (debugfs): %.300s", line);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 /* mkfs.ext4 -d @root into @out, sized for what @root holds. */
 static int make_disk(struct job *j, const char *root, const char *out)
 {
@@ -317,8 +363,11 @@ static int make_disk(struct job *j, const char *root, const char *out)
 			size_arg,
 			NULL
 		};
-		return step(j, "making the disk (mkfs.ext4 -d)", argv);
+		rc = step(j, "making the disk (mkfs.ext4 -d)", argv);
+		if (rc || geteuid() == 0)
+			return rc;
 	}
+	return fix_owners(j, root, out);
 }
 
 /* An ext4 SRC: checked read-only, copied sparse to @out, grown. */

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "../../api/sandbox/image.h"
+#include "../../api/sandbox/image_internal.h"
 
 /* ---- image__parse_src ---------------------------------------------------- */
 
@@ -161,6 +162,37 @@ static void test_ext4_bytes(void **state)
 	assert_int_equal(image__ext4_bytes(sb), 0);
 }
 
+/* ---- image__rootless_ids ------------------------------------------------- */
+
+static void test_rootless_ids(void **state)
+{
+	static const uint8_t both[] = { 0x08, 0xe8, 0x07, 0x10, 0xe8, 0x07 };
+	static const uint8_t gid[] = { 0x10, 0x05 };
+	static const uint8_t noop[] = { 0x08, 0xff, 0xff, 0xff, 0xff, 0x0f };
+	static const uint8_t cut[] = { 0x08, 0xe8 };
+	static const uint8_t wire2[] = { 0x0a, 0x01, 0x00 };
+	static const uint8_t big[] = { 0x08, 0xff, 0xff, 0xff, 0xff, 0x1f };
+	uint32_t u, g;
+
+	(void)state;
+	assert_int_equal(image__rootless_ids(both, sizeof(both), &u, &g), 0);
+	assert_int_equal(u, 1000);
+	assert_int_equal(g, 1000);
+	assert_int_equal(image__rootless_ids(gid, sizeof(gid), &u, &g), 0);
+	assert_int_equal(u, 0);
+	assert_int_equal(g, 5);
+	assert_int_equal(image__rootless_ids(NULL, 0, &u, &g), 0);
+	assert_int_equal(u + g, 0);
+	assert_int_equal(image__rootless_ids(noop, sizeof(noop), &u, &g), 0);
+	assert_int_equal(u, 0);
+	assert_int_equal(image__rootless_ids(cut, sizeof(cut), &u, &g),
+			 -EPROTO);
+	assert_int_equal(image__rootless_ids(wire2, sizeof(wire2), &u, &g),
+			 -EPROTO);
+	assert_int_equal(image__rootless_ids(big, sizeof(big), &u, &g),
+			 -EPROTO);
+}
+
 /* ---- image_config__parse ------------------------------------------------- */
 
 static int cfg_parse(const char *json, struct image_config *c, char *err)
@@ -250,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_parse_src),
 		cmocka_unit_test(test_sniff),
 		cmocka_unit_test(test_ext4_bytes),
+		cmocka_unit_test(test_rootless_ids),
 		cmocka_unit_test(test_config),
 	};
 
