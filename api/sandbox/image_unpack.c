@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,10 +228,16 @@ static int step(struct job *j, const char *stage, const char *const *argv)
 			 j->o->timeout_s > 0 ? j->o->timeout_s : TOOL_TIMEOUT_S,
 			 why, sizeof(why));
 
-	if (rc)
-		return sandbox__errf(j->err, j->errlen, rc, "%s: %s", stage,
-				     why);
-	return 0;
+	struct statvfs vfs;
+
+	if (!rc)
+		return 0;
+	/* A full work dir also swallows the tool's own log: say so. */
+	if (statvfs(j->work, &vfs) == 0 && vfs.f_bavail == 0)
+		return sandbox__errf(j->err, j->errlen, -ENOSPC,
+				     "%s: no space left in %s (%s)", stage,
+				     j->work, why);
+	return sandbox__errf(j->err, j->errlen, rc, "%s: %s", stage, why);
 }
 
 /* The kind of the existing file or directory @path, by its content. */

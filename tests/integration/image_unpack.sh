@@ -10,7 +10,9 @@
 # one with umoci init/new/insert from a directory with busybox-static.
 # Then each bad input fails with one line and leaves nothing behind.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
+# The checks are eval'd in check(): single quotes on purpose.
+# shellcheck disable=SC2016
 . tests/lib.sh
 
 U=${EMBER_IMAGE_UNPACK:-build/test/image-unpack}
@@ -150,6 +152,7 @@ if [ $root = 1 ] && command -v setpriv >/dev/null 2>&1; then
 	nr=$TMP/nonroot
 	mkdir -p "$nr" && cp -r "$TMP/one" "$nr/one" && cp "$TMP/docker.tar" "$nr/" &&
 		chown -R 65534:65534 "$nr" && chmod 755 "$TMP"
+	cp -r "$TMP/tree" "$nr/tree" && chown -R 65534:65534 "$nr/tree"
 	for f in one docker.tar; do
 		if out=$(HOME=$nr setpriv --reuid 65534 --regid 65534 --clear-groups \
 			"$U" "$nr/$f" "$nr/work" "$nr/$f.ext4" "$nr/$f.json" 2>&1) &&
@@ -160,7 +163,13 @@ if [ $root = 1 ] && command -v setpriv >/dev/null 2>&1; then
 			not_ok "unpack as non-root: $f" "$out"
 		fi
 	done
-	left=$(find "$nr" -mindepth 1 -maxdepth 1 ! -name one ! -name docker.tar ! -name '*.json')
+	out=$(HOME=$nr setpriv --reuid 65534 --regid 65534 --clear-groups \
+		"$U" "$nr/tree" "$nr/work" "$nr/tree.ext4" "$nr/tree.json" 2>&1)
+	s=$(dbg "$nr/tree.ext4" "stat /etc/motd")
+	check "non-root root directory: files are root's" "$out $s" \
+		eval '[[ $s == *"User:     0   Group:     0"* ]]'
+	rm -f "$nr/tree.ext4"
+	left=$(find "$nr" -mindepth 1 -maxdepth 1 ! -name one ! -name docker.tar ! -name tree ! -name '*.json')
 	check "non-root: nothing left in HOME or the work dir" "$left" eval '[ -z "$left" ]'
 elif [ $root = 0 ]; then
 	echo "ok - # SKIP the root-only checks (owners 1000:1000 kept, devices, security xattrs) run as root; this run is the non-root one"
@@ -260,3 +269,34 @@ badcheck "missing tag" "no image tagged" "$TMP/two" nope
 badcheck "arm64" "linux/arm64" "$TMP/arm"
 cp -r "$TMP/one" "$TMP/noblob" && rm -f "$TMP/noblob/blobs/sha256/$big"
 badcheck "missing blob" "No such file" "$TMP/noblob"
+
+# A full disk: the work dir and the disk on a small tmpfs (root only, in a
+# mount namespace of its own, so that no mount outlives the test): 3 MiB
+# for both fills while unpacking; 1 MiB for the disk alone fills while
+# mkfs copies busybox.  full NAME SIZE WORK_DIR WANT
+full() {
+	local out rc
+	rm -rf "$TMP/small" && mkdir -p "$TMP/small"
+	out=$(unshare -m sh -c '
+		mount --make-rprivate / && mount -t tmpfs -o size=$2 tmpfs "$1" || exit 9
+		shift 2; d=$1; shift
+		"$@"; rc=$?
+		echo "left: $(ls -A "$d")"; exit $rc' sh "$TMP/small" "$2" "$TMP/small" \
+		"$U" "$TMP/docker.tar" "$3" "$TMP/small/d.ext4" \
+		"$TMP/d.json" 2>&1 </dev/null)
+	rc=$?
+	if [ $rc = 1 ] && [[ $out == *"image-unpack: "* ]] && [[ $out == *"left: " ]] &&
+		[ ! -e "$3" ] && printf '%s' "$out" | grep -qi "$4" &&
+		[ "$(printf '%s\n' "$out" | wc -l)" = 2 ]; then
+		ok "bad input: a full disk ($1)"
+	else
+		not_ok "bad input: a full disk ($1)" "exit $rc: $out"
+	fi
+}
+if [ $root = 1 ] && command -v unshare >/dev/null 2>&1 &&
+	unshare -m true 2>/dev/null; then
+	full "while unpacking" 3m "$TMP/small/work" "no space left"
+	full "while making the disk" 1m "$W" "no space left"
+else
+	echo "ok - # SKIP a full disk: needs root and unshare -m"
+fi
