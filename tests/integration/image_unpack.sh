@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# The checks are eval'd in check(): single quotes on purpose.
+# shellcheck disable=SC2016
 # The image unpacker (api/sandbox/image*.c, issue 22 step a) on this
 # host, without a VM, through build/test/image-unpack: each SRC form (an
 # OCI layout with and without :tag, an OCI archive, a docker save
@@ -11,8 +13,6 @@
 # Then each bad input fails with one line and leaves nothing behind.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-# The checks are eval'd in check(): single quotes on purpose.
-# shellcheck disable=SC2016
 . tests/lib.sh
 
 U=${EMBER_IMAGE_UNPACK:-build/test/image-unpack}
