@@ -194,11 +194,11 @@ $(BUILD)/fuzz/fuzz_interp_client: tests/fuzz/fuzz_interp_client.c api/sandbox/in
 # The image code's parsers (image_src.c, image_oci.c; api/ is not in
 # LIB_SRCS).
 $(BUILD)/fuzz/fuzz_image: tests/fuzz/fuzz_image.c api/sandbox/image_src.c \
-		api/sandbox/image_oci.c api/sandbox/files.c api/sandbox/image.h \
-		api/sandbox/image_internal.h
+		api/sandbox/image_oci.c api/sandbox/image_tar.c api/sandbox/files.c \
+		api/sandbox/image.h api/sandbox/image_internal.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/image_src.c api/sandbox/image_oci.c \
-		api/sandbox/files.c -ljansson -lcrypto -lz
+		api/sandbox/image_tar.c api/sandbox/files.c -ljansson -lcrypto -lz
 fuzz-build: $(FUZZ_TARGETS)
 
 # Each target runs FUZZ_SECONDS on a corpus kept in build/fuzz/corpus-*.
@@ -309,7 +309,7 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 # will add it; until then build/test/image-unpack drives it for
 # tests/integration/image_unpack.sh, and test_image the pure parts.
 IMAGE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
-		api/sandbox/image_unpack.c api/sandbox/image_disk.c \
+		api/sandbox/image_unpack.c api/sandbox/image_disk.c api/sandbox/image_tar.c \
 		api/sandbox/files.c
 IMAGE_LIBS := -ljansson -lcrypto -lz
 asan: $(BUILD)/test/image-unpack

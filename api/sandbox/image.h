@@ -125,9 +125,9 @@ struct image_opts {
  * whatever happens), and fill @cfg with the image's run defaults (empty
  * for a root directory or an ext4 image; free it even on failure).
  * Runs skopeo, umoci, mkfs.ext4, debugfs, e2fsck and resize2fs.  As
- * non-root, the owners are the image's (umoci's rootless record) or root's,
- * set with debugfs; but umoci's rootless unpack loses device nodes and
- * security.* xattrs (not yet restored: issue 22, step a).  On failure
+ * non-root, umoci unpacks rootless and debugfs then sets the owners (its
+ * record, else root's) and restores the device nodes and security.* /
+ * trusted.* xattrs it lost, read from the layer tars.  On failure
  * nothing is left (neither @work nor @out_ext4) and @err names the stage,
  * the file and the tool's last line of output.  As root, skopeo keeps its
  * blob-info cache in /var/lib/containers/cache (skopeo 1.9 cannot move

@@ -9,11 +9,10 @@
  * to root, and removes the xattr that mkfs copied.  The tree itself is
  * not changed (a root directory SRC is the user's).
  *
- * TODO (issue 22, step a): device nodes (umoci makes them empty regular
- * files) and security.* / trusted.* xattrs (dropped) are not restored
- * yet: their facts are in the layer tars, which image_oci.c reads for
- * the diff_ids; a pass that keeps them and writes mknod / ea_set lines
- * here is the rest of the non-root path.
+ * Device nodes (umoci makes them empty regular files) and security.* /
+ * trusted.* xattrs (dropped) come back from the layer tars, which
+ * image_oci.c scans as it hashes them (image_tar.c): rm + mknod + sif,
+ * and ea_set with the value in a file of the work dir.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -136,8 +135,68 @@ static int fix_one(const char *p, const struct stat *st, int type,
 	return 0;
 }
 
-int image__owner_script(const char *root, const char *script, char *err,
-			size_t errlen)
+/* cd to the directory of @rel, one component a line: its last one. */
+static const char *cd_parent(FILE *f, const char *rel)
+{
+	const char *c = rel + 1, *slash;
+
+	fprintf(f, "cd /\n");
+	while ((slash = strchr(c, '/'))) {
+		fprintf(f, "cd \"%.*s\"\n", (int)(slash - c), c);
+		c = slash + 1;
+	}
+	return c;
+}
+
+/* The lines for what the tars held and umoci --rootless lost. */
+static int special_lines(FILE *f, const struct image_tar *t, const char *work)
+{
+	char rel[PATH_MAX + 1], vfile[PATH_MAX], cmd[PATH_MAX + 16];
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct image_special *s = &t->v[i];
+		const char *name;
+
+		if (snprintf(rel, sizeof(rel), "/%s", s->path) >=
+			    (int)sizeof(rel) ||
+		    strpbrk(rel, "\"\n\\"))
+			return -EINVAL;
+		if (s->kind == 'x') {
+			if (files__pathf(vfile, sizeof(vfile), "%s/xattr.%zu",
+					 work, i) ||
+			    strpbrk(vfile, "\"\n\\"))
+				return -ENAMETOOLONG;
+			FILE *v = fopen(vfile, "we");
+
+			if (!v)
+				return -errno;
+			if (s->xlen && fwrite(s->xval, s->xlen, 1, v) != 1) {
+				fclose(v);
+				return -EIO;
+			}
+			if (fclose(v))
+				return -EIO;
+			snprintf(cmd, sizeof(cmd), "ea_set -f \"%s\"", vfile);
+			if (emit(f, cmd, rel, s->xname) < 0)
+				return -EIO;
+			continue;
+		}
+		name = cd_parent(f, rel);
+		if (fprintf(f,
+			    "rm \"%s\"\nmknod \"%s\" %c %u %u\n"
+			    "sif \"%s\" mode 0%o\nsif \"%s\" uid %u\n"
+			    "sif \"%s\" gid %u\ncd /\n",
+			    name, name, s->kind, s->major, s->minor, name,
+			    (s->kind == 'c' ? 020000u : 060000u) | s->mode,
+			    name, s->uid, name, s->gid) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+int image__owner_script(const char *root, const char *script,
+			const struct image_tar *special, const char *work,
+			char *err, size_t errlen)
 {
 	int rc;
 
@@ -148,6 +207,8 @@ int image__owner_script(const char *root, const char *script, char *err,
 	fix_root_len = strlen(root);
 	fix_rc = 0;
 	rc = nftw(root, fix_one, 64, FTW_PHYS | FTW_MOUNT);
+	if (!rc && !fix_rc && special)
+		fix_rc = special_lines(fix_script, special, work);
 	if (fclose(fix_script) && !fix_rc)
 		fix_rc = -EIO;
 	fix_script = NULL;

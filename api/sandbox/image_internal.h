@@ -31,14 +31,77 @@ int image__pread_fn(void *arg, uint64_t off, void *out, size_t n);
 int image__rootless_ids(const uint8_t *buf, size_t len, uint32_t *uid,
 			uint32_t *gid);
 
+/* A device node or a security.* / trusted.* xattr of the image. */
+struct image_special {
+	char *path; /* relative to the root, no leading or trailing '/' */
+	char kind; /* 'c', 'b' (device: major, minor, mode, uid, gid), 'x' */
+	uint32_t major, minor, mode, uid, gid;
+	char *xname; /* 'x': "security.capability", ... */
+	uint8_t *xval; /* 'x': its value, xlen bytes */
+	size_t xlen;
+	unsigned int layer; /* the layer it came from */
+};
+
+#define IMAGE_TAR_XATTRS 16 /* per entry, kept */
+
+enum image_tar_state {
+	IMAGE_TAR_HEADER = 0,
+	IMAGE_TAR_META, /* a pax or GNU long name header's data */
+	IMAGE_TAR_SKIP, /* an entry's data and padding */
+	IMAGE_TAR_END,
+};
+
+/*
+ * The layers' special entries, read by a pure streaming tar scanner:
+ * image_tar__init(), then for each layer in order image_tar__feed() its
+ * uncompressed bytes (any chunks) and image_tar__next_layer(); the
+ * result is v[0..n).  image_tar__free() releases all of it.
+ */
+struct image_tar {
+	struct image_special *v;
+	size_t n, cap;
+	unsigned int layer;
+	int error; /* the first error: the scan has stopped */
+	/* the parser's state */
+	enum image_tar_state state;
+	uint8_t hdr[512];
+	size_t hdr_len;
+	uint64_t left, pad;
+	uint8_t *pax;
+	size_t pax_len;
+	char pax_kind;
+	char *long_name, *px_path;
+	char *px_name[IMAGE_TAR_XATTRS];
+	uint8_t *px_val[IMAGE_TAR_XATTRS];
+	size_t px_len[IMAGE_TAR_XATTRS];
+	size_t n_px;
+};
+
+void image_tar__init(struct image_tar *t);
+/* 0, or the scan's first error (-EPROTO, -ENOMEM, -E2BIG: too many). */
+int image_tar__feed(struct image_tar *t, const uint8_t *buf, size_t len);
+void image_tar__next_layer(struct image_tar *t);
+void image_tar__free(struct image_tar *t);
+
 /*
  * image__owner_script() - write to @script the debugfs commands that give
  * each inode under @root (not @root itself) the owner that umoci recorded
  * in user.rootlesscontainers, else 0:0, and remove that xattr: for a disk
- * that mkfs.ext4 -d made from @root as non-root.  @root is not changed.
+ * that mkfs.ext4 -d made from @root as non-root; then, when @special is
+ * not NULL, make its device nodes and set its xattrs (the values in files
+ * written to @work).  @root is not changed.
  */
-int image__owner_script(const char *root, const char *script, char *err,
-			size_t errlen);
+int image__owner_script(const char *root, const char *script,
+			const struct image_tar *special, const char *work,
+			char *err, size_t errlen);
+
+/*
+ * image_oci__check() with, when @scan is not NULL, every layer's
+ * uncompressed bytes fed to @scan (an image_tar__init()ed scan).
+ */
+int image_oci__check_scan(const char *dir, const char *tag,
+			  struct image_config *c, struct image_tar *scan,
+			  char *err, size_t errlen);
 
 /* "sha256:" and 64 lowercase hex digits: no path can hide in it. */
 #define IMAGE_DIGEST_LEN (7 + 64)

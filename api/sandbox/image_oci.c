@@ -220,7 +220,8 @@ struct blob_sum {
  * raw hash goes on, so that a digest mismatch is said first).  0,
  * -ENOENT, -ENOMEM or read(2)'s errno.
  */
-static int blob_hash(const char *path, bool gz, struct blob_sum *s)
+static int blob_hash(const char *path, bool gz, struct blob_sum *s,
+		     struct image_tar *scan)
 {
 	EVP_MD_CTX *raw = EVP_MD_CTX_new(), *un = EVP_MD_CTX_new();
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -250,6 +251,8 @@ static int blob_hash(const char *path, bool gz, struct blob_sum *s)
 	while ((n = read(fd, in, OCI_CHUNK)) > 0) {
 		EVP_DigestUpdate(raw, in, (size_t)n);
 		s->size += (uint64_t)n;
+		if (!gz && scan)
+			image_tar__feed(scan, in, (size_t)n);
 		if (!gz || s->gz_bad)
 			continue;
 		z.next_in = in;
@@ -265,6 +268,9 @@ static int blob_hash(const char *path, bool gz, struct blob_sum *s)
 				break;
 			}
 			EVP_DigestUpdate(un, out, OCI_CHUNK - z.avail_out);
+			if (scan)
+				image_tar__feed(scan, out,
+						OCI_CHUNK - z.avail_out);
 			/* Concatenated gzip members are one stream to tar. */
 			if (zr == Z_STREAM_END) {
 				if (z.avail_in)
@@ -326,7 +332,8 @@ static int desc_path(const char *dir, const json_t *desc, char *path,
  * its diff_id in @s too.
  */
 static int blob_check(const char *dir, const json_t *desc, bool gz,
-		      struct blob_sum *s, char *err, size_t errlen)
+		      struct blob_sum *s, struct image_tar *scan, char *err,
+		      size_t errlen)
 {
 	char path[PATH_MAX];
 	const char *digest;
@@ -336,7 +343,7 @@ static int blob_check(const char *dir, const json_t *desc, bool gz,
 
 	if (rc)
 		return rc;
-	rc = blob_hash(path, gz, s);
+	rc = blob_hash(path, gz, s, scan);
 	if (rc)
 		return sandbox__errf(err, errlen, rc, "%s: %s", path,
 				     strerror(-rc));
@@ -377,7 +384,7 @@ static json_t *blob_json(const char *dir, const json_t *desc, char **text,
 				    (long long)size);
 		return NULL;
 	}
-	*rc = blob_check(dir, desc, false, &s, err, errlen);
+	*rc = blob_check(dir, desc, false, &s, NULL, err, errlen);
 	if (*rc)
 		return NULL;
 	*text = malloc((size_t)size + 1);
@@ -463,6 +470,13 @@ static int layer_gz(const char *mt)
 int image_oci__check(const char *dir, const char *tag, struct image_config *c,
 		     char *err, size_t errlen)
 {
+	return image_oci__check_scan(dir, tag, c, NULL, err, errlen);
+}
+
+int image_oci__check_scan(const char *dir, const char *tag,
+			  struct image_config *c, struct image_tar *scan,
+			  char *err, size_t errlen)
+{
 	char path[PATH_MAX];
 	char *mtext = NULL, *ctext = NULL;
 	size_t mlen = 0, clen = 0, i;
@@ -539,9 +553,19 @@ int image_oci__check(const char *dir, const char *tag, struct image_config *c,
 					   dir, i, lmt ? lmt : "(none)");
 			goto out;
 		}
-		rc = blob_check(dir, l, gz, &s, err, errlen);
+		rc = blob_check(dir, l, gz, &s, scan, err, errlen);
 		if (rc)
 			goto out;
+		if (scan && scan->error) {
+			rc = sandbox__errf(
+				err, errlen, scan->error,
+				"%s: layer %zu (%s): reading its tar: "
+				"%s",
+				dir, i, s.digest, strerror(-scan->error));
+			goto out;
+		}
+		if (scan)
+			image_tar__next_layer(scan);
 		if (!want || strcmp(want, s.diff_id)) {
 			rc = sandbox__errf(
 				err, errlen, -EBADMSG,

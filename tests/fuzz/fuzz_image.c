@@ -6,6 +6,8 @@
  *   1  image_config__parse() on the rest as an OCI config's JSON
  *   2  image__parse_src() on the rest as a NUL-terminated SRC
  *   3  image__ext4_bytes() on the rest as a superblock (>= 1024 bytes)
+ *   4  image_tar__feed() on the rest as two layers, fed in chunks of
+ *      1 + data[1] bytes (the scan of device nodes and security xattrs)
  * Oracle: the sanitizers; a parsed config is freed whole (LeakSanitizer).
  */
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "api/sandbox/image.h"
+#include "api/sandbox/image_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	switch (data[0] & 3) {
+	switch (data[0] % 5) {
 	case 0:
 		image__sniff_bytes(data + 1, size - 1);
 		break;
@@ -42,9 +45,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 sizeof(tag));
 		free(s);
 		break;
-	default:
+	case 3:
 		if (size > 1024)
 			image__ext4_bytes(data + 1);
+		break;
+	default:
+		if (size > 2) {
+			struct image_tar t;
+			size_t chunk = 1 + data[1], half = (size - 2) / 2;
+
+			image_tar__init(&t);
+			for (size_t o = 0; o < size - 2; o += chunk) {
+				size_t n = size - 2 - o < chunk ? size - 2 - o :
+								  chunk;
+
+				if (o <= half && o + n > half) {
+					image_tar__feed(&t, data + 2 + o,
+							half - o);
+					image_tar__next_layer(&t);
+					image_tar__feed(&t, data + 2 + half,
+							o + n - half);
+				} else {
+					image_tar__feed(&t, data + 2 + o, n);
+				}
+			}
+			image_tar__free(&t);
+		}
 		break;
 	}
 	return 0;

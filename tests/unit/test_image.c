@@ -162,6 +162,140 @@ static void test_ext4_bytes(void **state)
 	assert_int_equal(image__ext4_bytes(sb), 0);
 }
 
+/* ---- image_tar (the special entries of the layers) ----------------------- */
+
+/* Append to @buf at *@off a header for @name, type @type, data @data. */
+static void put(uint8_t *buf, size_t *off, const char *name, char type,
+		const char *data, size_t len, unsigned int maj,
+		unsigned int min)
+{
+	tar_header(buf + *off, name, len, type);
+	if (type == '3' || type == '4') {
+		unsigned int sum = 0;
+		uint8_t *h = buf + *off;
+
+		snprintf((char *)h + 329, 8, "%07o", maj);
+		snprintf((char *)h + 337, 8, "%07o", min);
+		memset(h + 148, ' ', 8);
+		for (int i = 0; i < 512; i++)
+			sum += h[i];
+		snprintf((char *)h + 148, 8, "%06o", sum);
+	}
+	*off += 512;
+	memcpy(buf + *off, data, len);
+	*off += (len + 511) & ~(size_t)511;
+}
+
+/* A pax header whose one record is "@key=@val". */
+static void put_pax(uint8_t *buf, size_t *off, const char *key, const char *val)
+{
+	char rec[256];
+	int n = (int)(strlen(key) + strlen(val) + 3), len = n + 2;
+
+	if (len >= 100)
+		len++;
+	snprintf(rec, sizeof(rec), "%d %s=%s\n", len, key, val);
+	put(buf, off, "PaxHeaders/x", 'x', rec, strlen(rec), 0, 0);
+}
+
+/* Feed @len bytes of @buf in chunks of @chunk. */
+static void feed(struct image_tar *t, const uint8_t *buf, size_t len,
+		 size_t chunk)
+{
+	for (size_t o = 0; o < len; o += chunk)
+		assert_int_equal(
+			image_tar__feed(t, buf + o,
+					len - o < chunk ? len - o : chunk),
+			0);
+	image_tar__next_layer(t);
+}
+
+static const struct image_special *find(const struct image_tar *t,
+					const char *path, char kind)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].path, path) && t->v[i].kind == kind)
+			return &t->v[i];
+	return NULL;
+}
+
+static void test_tar_scan(void **state)
+{
+	static const size_t chunks[] = { 1, 7, 512, 100000 };
+	uint8_t *l1 = tarbuf, l2[8192];
+	size_t n1 = 0, n2 = 0;
+
+	(void)state;
+	/* Lower: two devices, a capability, a device in a dir, a file. */
+	put(l1, &n1, "./dev/null", '3', "", 0, 1, 3);
+	put(l1, &n1, "dev/sda", '4', "", 0, 8, 0);
+	put_pax(l1, &n1, "SCHILY.xattr.security.capability", "CAP");
+	put_pax(l1, &n1, "SCHILY.xattr.user.k", "v"); /* not kept */
+	put(l1, &n1, "bin/ping", '0', "elf", 3, 0, 0);
+	put(l1, &n1, "opq/dev0", '3', "", 0, 1, 5);
+	put(l1, &n1, "gone/dev1", '3', "", 0, 1, 7);
+	memset(l1 + n1, 0, 1024);
+	n1 += 1024;
+	/* Upper: a whiteout of dev/sda, an opaque opq/, gone/ whited out,
+	 * an upper device in opq/, and bin/ping replaced (no xattr). */
+	put(l2, &n2, "dev/.wh.sda", '0', "", 0, 0, 0);
+	put(l2, &n2, "opq/.wh..wh..opq", '0', "", 0, 0, 0);
+	put(l2, &n2, "opq/dev9", '4', "", 0, 9, 9);
+	put(l2, &n2, ".wh.gone", '0', "", 0, 0, 0);
+	memset(l2 + n2, 0, 1024);
+	n2 += 1024;
+
+	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+		struct image_tar t;
+		const struct image_special *s;
+
+		image_tar__init(&t);
+		feed(&t, l1, n1, chunks[c]);
+		assert_int_equal(t.n, 5);
+		s = find(&t, "bin/ping", 'x');
+		assert_non_null(s);
+		assert_string_equal(s->xname, "security.capability");
+		assert_int_equal(s->xlen, 3);
+		assert_memory_equal(s->xval, "CAP", 3);
+		feed(&t, l2, n2, chunks[c]);
+		s = find(&t, "dev/null", 'c');
+		assert_non_null(s);
+		assert_int_equal(s->major, 1);
+		assert_int_equal(s->minor, 3);
+		assert_int_equal(s->mode, 0644);
+		assert_null(find(&t, "dev/sda", 'b'));
+		assert_null(find(&t, "opq/dev0", 'c'));
+		assert_null(find(&t, "gone/dev1", 'c'));
+		assert_non_null(find(&t, "opq/dev9", 'b'));
+		assert_non_null(find(&t, "bin/ping", 'x'));
+		assert_int_equal(t.n, 3);
+		image_tar__free(&t);
+	}
+	/* A later plain file at a device's path replaces it. */
+	{
+		struct image_tar t;
+
+		n2 = 0;
+		put(l2, &n2, "dev/null", '0', "x", 1, 0, 0);
+		memset(l2 + n2, 0, 1024);
+		image_tar__init(&t);
+		feed(&t, l1, n1, 512);
+		feed(&t, l2, n2 + 1024, 512);
+		assert_null(find(&t, "dev/null", 'c'));
+		image_tar__free(&t);
+	}
+	/* A bad pax record is an error; the scan stops. */
+	{
+		struct image_tar t;
+
+		n2 = 0;
+		put(l2, &n2, "PaxHeaders/x", 'x', "99 x=y\n", 7, 0, 0);
+		image_tar__init(&t);
+		assert_int_equal(image_tar__feed(&t, l2, n2), -EPROTO);
+		image_tar__free(&t);
+	}
+}
+
 /* ---- image__rootless_ids ------------------------------------------------- */
 
 static void test_rootless_ids(void **state)
@@ -283,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_sniff),
 		cmocka_unit_test(test_ext4_bytes),
 		cmocka_unit_test(test_rootless_ids),
+		cmocka_unit_test(test_tar_scan),
 		cmocka_unit_test(test_config),
 	};
 
