@@ -478,8 +478,14 @@ static int from_image(struct job *j, enum image_kind k, const char *path,
 	}
 	rc = image_oci__check_scan(oci, "img", c, j->special, j->err,
 				   j->errlen);
-	if (rc)
-		return rc;
+	if (rc) {
+		/* It names skopeo's copy in @work, which goes: name SRC. */
+		char why[WHY_MAX * 2];
+
+		snprintf(why, sizeof(why), "%s", j->err);
+		return sandbox__errf(j->err, j->errlen, rc, "checking %s: %s",
+				     path, why);
+	}
 	{
 		const char *argv[] = { "umoci", "unpack", "--image", ociref,
 				       bundle,	NULL,	  NULL };

@@ -15,6 +15,7 @@ the test checks them.  With several --tag, each tag names its own copy
 of the manifest (with a different Cmd), so that the index holds several.
 --bad-diff-id: the config names a wrong diff_id for the second layer,
 with every digest consistent (only the diff_id check can see it).
+--zstd: the second layer as tar+zstd (by the zstd command).
 """
 import gzip
 import hashlib
@@ -119,7 +120,7 @@ def write_blob(d, b):
     return {"digest": "sha256:" + h, "size": len(b)}
 
 
-def oci_layout(d, arch, tags, bad_diff_id=False):
+def oci_layout(d, arch, tags, bad_diff_id=False, zstd=False):
     os.makedirs(os.path.join(d, "blobs", "sha256"))
     with open(os.path.join(d, "oci-layout"), "w") as f:
         json.dump({"imageLayoutVersion": "1.0.0"}, f)
@@ -129,6 +130,12 @@ def oci_layout(d, arch, tags, bad_diff_id=False):
                mediaType="application/vnd.oci.image.layer.v1.tar+gzip"),
           dict(write_blob(d, up),
                mediaType="application/vnd.oci.image.layer.v1.tar")]
+    if zstd:
+        import subprocess
+        z = subprocess.run(["zstd", "-q", "-c"], input=up, check=True,
+                           capture_output=True).stdout
+        ld[1] = dict(write_blob(d, z),
+                     mediaType="application/vnd.oci.image.layer.v1.tar+zstd")
     mans = []
     for i, tag in enumerate(tags or ["latest"]):
         cd = write_blob(d, config(arch, [sha(low),
@@ -166,12 +173,13 @@ def docker_archive(out, arch):
 
 
 def main(a):
-    arch, tags, bad = "amd64", [], False
+    arch, tags, bad, zstd = "amd64", [], False, False
     kind, path = a[0], a[1]
     rest = a[2:]
     while rest:
-        if rest[0] == "--bad-diff-id":
-            bad = True
+        if rest[0] in ("--bad-diff-id", "--zstd"):
+            bad |= rest[0] == "--bad-diff-id"
+            zstd |= rest[0] == "--zstd"
             rest = rest[1:]
             continue
         if rest[0] == "--arch":
@@ -182,7 +190,7 @@ def main(a):
             sys.exit("mkoci.py: unknown option " + rest[0])
         rest = rest[2:]
     if kind == "layout":
-        oci_layout(path, arch, tags, bad)
+        oci_layout(path, arch, tags, bad, zstd)
     elif kind == "docker":
         docker_archive(path, arch)
     else:
