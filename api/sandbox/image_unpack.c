@@ -463,11 +463,13 @@ static int from_image(struct job *j, enum image_kind k, const char *path,
 		return sandbox__errf(j->err, j->errlen, rc, "%s: %s", policy,
 				     strerror(-rc));
 	{
-		const char *argv[] = {
-			"skopeo",  "--policy",	    policy,  "--override-arch",
-			"amd64",   "--override-os", "linux", "copy",
-			"--quiet", srcref,	    dstref,  NULL
-		};
+		const char *argv[] = { "skopeo",  "--tmpdir",
+				       j->tmp,	  "--policy",
+				       policy,	  "--override-arch",
+				       "amd64",	  "--override-os",
+				       "linux",	  "copy",
+				       "--quiet", srcref,
+				       dstref,	  NULL };
 		char stage[PATH_MAX + 64];
 
 		snprintf(stage, sizeof(stage), "reading %s (skopeo copy)",
