@@ -116,6 +116,13 @@ int image_oci__check(const char *dir, const char *tag, struct image_config *c,
 struct image_opts {
 	uint64_t disk_mib; /* the disk's least size in MiB; 0: what it needs */
 	int timeout_s; /* each tool's limit; 0: 600 s */
+	/*
+	 * An fd (a signalfd, a pipe's read end, an eventfd) that becomes
+	 * readable when the caller must stop: the running tool's process
+	 * group is killed and image__to_ext4() fails with -ECANCELED, after
+	 * removing its work.  -1: none.  Not read, only polled.
+	 */
+	int stop_fd;
 };
 
 /*

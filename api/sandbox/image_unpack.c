@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -97,13 +98,14 @@ static void last_line(const char *path, char *why, size_t whysz)
 /*
  * Run @argv with stdin from /dev/null and stdout and stderr to the file
  * @log (its own process group, TMPDIR=@tmp), for at most @timeout_s
- * seconds.  0 when it exited 0; else -EIO (-ETIMEDOUT, or fork's errno)
- * with the last line of @log, or how it ended, in @why.
+ * seconds, or until @stop_fd (>= 0) is readable.  0 when it exited 0;
+ * else -EIO (-ETIMEDOUT, -ECANCELED, or fork's errno) with the last line
+ * of @log, or how it ended, in @why.  The tool's whole process group is
+ * killed on a timeout or a stop, so that nothing of it outlives us.
  */
 static int tool_run(const char *const *argv, const char *log, const char *tmp,
-		    int timeout_s, char *why, size_t whysz)
+		    int timeout_s, int stop_fd, char *why, size_t whysz)
 {
-	struct timespec nap = { 0, 20 * 1000 * 1000 };
 	time_t end = time(NULL) + timeout_s;
 	int st = 0, rc = 0;
 	pid_t pid, w;
@@ -143,6 +145,8 @@ static int tool_run(const char *const *argv, const char *log, const char *tmp,
 	}
 	setpgid(pid, pid);
 	while ((w = waitpid(pid, &st, WNOHANG)) == 0) {
+		struct pollfd p = { .fd = stop_fd, .events = POLLIN };
+
 		if (time(NULL) > end) {
 			killpg(pid, SIGKILL);
 			waitpid(pid, &st, 0);
@@ -150,7 +154,13 @@ static int tool_run(const char *const *argv, const char *log, const char *tmp,
 				 argv[0], timeout_s);
 			return -ETIMEDOUT;
 		}
-		nanosleep(&nap, NULL);
+		/* 20 ms: the tools run for seconds; no SIGCHLD plumbing. */
+		if (poll(&p, 1, 20) > 0 && stop_fd >= 0) {
+			killpg(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			snprintf(why, whysz, "stopped (%s killed)", argv[0]);
+			return -ECANCELED;
+		}
 	}
 	if (w < 0)
 		return -errno;
@@ -227,7 +237,7 @@ static int step(struct job *j, const char *stage, const char *const *argv)
 	int rc =
 		tool_run(argv, j->log, j->tmp,
 			 j->o->timeout_s > 0 ? j->o->timeout_s : TOOL_TIMEOUT_S,
-			 why, sizeof(why));
+			 j->o->stop_fd, why, sizeof(why));
 
 	struct statvfs vfs;
 
@@ -444,7 +454,7 @@ static int from_image(struct job *j, enum image_kind k, const char *path,
 	char policy[PATH_MAX], srcref[PATH_MAX + 300], dstref[PATH_MAX];
 	char oci[PATH_MAX], bundle[PATH_MAX], ociref[PATH_MAX],
 		rootfs[PATH_MAX];
-	char ptmp[PATH_MAX];
+	char ptmp[PATH_MAX], link[PATH_MAX], *abs;
 	int rc;
 
 	if (files__pathf(policy, sizeof(policy), "%s/policy.json", j->work) ||
@@ -454,10 +464,18 @@ static int from_image(struct job *j, enum image_kind k, const char *path,
 	    files__pathf(ociref, sizeof(ociref), "%s:img", oci) ||
 	    files__pathf(bundle, sizeof(bundle), "%s/bundle", j->work) ||
 	    files__pathf(rootfs, sizeof(rootfs), "%s/rootfs", bundle) ||
+	    files__pathf(link, sizeof(link), "%s/src", j->work) ||
 	    files__pathf(srcref, sizeof(srcref), "%s:%s%s%s",
-			 image__kind_name(k), path, tag[0] ? ":" : "", tag))
+			 image__kind_name(k), link, tag[0] ? ":" : "", tag))
 		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
 				     "%s: path too long", j->work);
+	/* skopeo splits its references at ':': reach SRC by a plain name. */
+	abs = realpath(path, NULL);
+	rc = abs && symlink(abs, link) == 0 ? 0 : -errno;
+	free(abs);
+	if (rc)
+		return sandbox__errf(j->err, j->errlen, rc, "%s: %s", path,
+				     strerror(-rc));
 	rc = files__replace(policy, ptmp, POLICY, sizeof(POLICY) - 1, 0600, 0);
 	if (rc)
 		return sandbox__errf(j->err, j->errlen, rc, "%s: %s", policy,

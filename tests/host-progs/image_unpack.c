@@ -4,21 +4,25 @@
  * sandbox library's image__to_ext4() alone, for
  * tests/integration/image_unpack.sh, until emberctl's `template build
  * --from-image` (issue 22, step c) calls it.  Exit 0, or 1 with the
- * error's one line on stderr.
+ * error's one line on stderr.  SIGINT and SIGTERM stop it (a signalfd
+ * as image_opts.stop_fd), as emberctl will.
  *
  * build/test/image-unpack --check DIR CONFIG.json [TAG]: image_oci__check()
  * alone on an OCI layout (skopeo checks digests too, so the test reaches
  * ember's own checks this way), the run defaults into CONFIG.json.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 
 #include "../../api/sandbox/image.h"
 
 int main(int argc, char **argv)
 {
-	struct image_opts o = { 0 };
+	struct image_opts o = { .stop_fd = -1 };
+	sigset_t stop;
 	struct image_config c;
 	char err[1024];
 	int rc;
@@ -37,6 +41,11 @@ int main(int argc, char **argv)
 	}
 	if (argc == 6)
 		o.disk_mib = strtoull(argv[5], NULL, 10);
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &stop, NULL) == 0)
+		o.stop_fd = signalfd(-1, &stop, SFD_CLOEXEC);
 	rc = image__to_ext4(&o, argv[1], argv[2], argv[3], &c, err,
 			    sizeof(err));
 	if (!rc)

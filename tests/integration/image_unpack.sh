@@ -119,6 +119,10 @@ unpack oci-archive "$TMP/oci.tar" && { contents oci-archive; config oci-archive 
 unpack docker-archive "$TMP/docker.tar" &&
 	{ contents docker-archive; config docker-archive docker; }
 unpack prefixed "oci:$TMP/two:a" && config prefixed "image 0"
+# Colons in the path: skopeo splits references at them.
+cp "$TMP/docker.tar" "$TMP/a:b.tar" && cp -r "$TMP/two" "$TMP/t:w"
+unpack colon-archive "$TMP/a:b.tar" && config colon-archive docker
+unpack colon-layout "$TMP/t:w:b" && config colon-layout "image 1"
 
 # umoci's own image from a directory.
 mkdir -p "$TMP/tree/bin" "$TMP/tree/etc" &&
@@ -301,4 +305,37 @@ if [ $root = 1 ] && command -v unshare >/dev/null 2>&1 &&
 	full "while making the disk" 1m "$W" "no space left"
 else
 	echo "ok - # SKIP a full disk: needs root and unshare -m"
+fi
+
+# A stop (SIGTERM, through image_opts.stop_fd) while a tool runs: the
+# tool's process group is killed, one line, nothing left.  The tool is a
+# fake skopeo that sleeps, with a child of its own.
+mkdir -p "$TMP/fakebin"
+printf '#!/bin/sh\nsleep 60 &\necho $! >"%s"\necho $$ >>"%s"\nwait\n' \
+	"$TMP/fake.pids" "$TMP/fake.pids" >"$TMP/fakebin/skopeo"
+chmod +x "$TMP/fakebin/skopeo"
+PATH=$TMP/fakebin:$PATH "$U" "$TMP/one" "$W" "$TMP/bad.ext4" "$TMP/bad.json" \
+	>"$TMP/stop.out" 2>&1 &
+up=$!
+for _ in $(seq 100); do
+	[ "$(wc -l 2>/dev/null <"$TMP/fake.pids")" = 2 ] && break
+	sleep 0.05
+done
+kill -TERM "$up"
+wait "$up"
+rc=$?
+alive=
+# A killed process whose parent died may stay a zombie here: dead.
+for p in $(cat "$TMP/fake.pids" 2>/dev/null); do
+	st=$(ps -o stat= -p "$p" 2>/dev/null)
+	[ -n "$st" ] && [ "${st#Z}" = "$st" ] && alive="$alive $p"
+done
+if [ $rc = 1 ] && grep -q "stopped" "$TMP/stop.out" && [ -z "$alive" ] &&
+	[ -s "$TMP/fake.pids" ] && [ ! -e "$W" ] && [ ! -e "$TMP/bad.ext4.tmp" ]; then
+	ok "a stop kills the tool and leaves nothing"
+else
+	not_ok "a stop kills the tool and leaves nothing" \
+		"exit $rc: $(cat "$TMP/stop.out")" \
+		"alive:$alive; work left: $([ -e "$W" ] && echo yes || echo no)"
+	for p in $alive; do kill "$p"; done
 fi
