@@ -206,7 +206,10 @@ static void rm_tree(const char *path)
 	nftw(path, rm_one, 64, FTW_PHYS | FTW_MOUNT | FTW_DEPTH);
 }
 
-/* What walking a root tree found: bytes used and inodes. */
+/*
+ * What walking a root tree found: bytes used and inodes.  Global because
+ * nftw() passes its callback no argument; one walk at a time.
+ */
 static uint64_t walk_bytes, walk_files;
 
 static int count_one(const char *p, const struct stat *st, int type,
