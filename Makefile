@@ -191,14 +191,15 @@ $(BUILD)/fuzz/fuzz_interp_client: tests/fuzz/fuzz_interp_client.c api/sandbox/in
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/interp_client.c $(AGENT_CLIENT_SRCS) \
 		api/sandbox/clock.c api/sandbox/files.c -ljansson
-# The image code's parsers (image_src.c, image_oci.c; api/ is not in
-# LIB_SRCS).
-$(BUILD)/fuzz/fuzz_image: tests/fuzz/fuzz_image.c api/sandbox/image_src.c \
-		api/sandbox/image_oci.c api/sandbox/image_tar.c api/sandbox/files.c \
+# The image code's parsers (api/ is not in LIB_SRCS; IMAGE_SRCS is
+# defined below, hence the names here).
+FUZZ_IMAGE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
+		api/sandbox/image_tar.c api/sandbox/image_unpack.c api/sandbox/image_disk.c \
+		api/sandbox/image_guest.c api/sandbox/files.c
+$(BUILD)/fuzz/fuzz_image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SRCS) \
 		api/sandbox/image.h api/sandbox/image_internal.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/image_src.c api/sandbox/image_oci.c \
-		api/sandbox/image_tar.c api/sandbox/files.c -ljansson -lcrypto -lz
+	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_IMAGE_SRCS) -ljansson -lcrypto -lz
 fuzz-build: $(FUZZ_TARGETS)
 
 # Each target runs FUZZ_SECONDS on a corpus kept in build/fuzz/corpus-*.
@@ -245,16 +246,27 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 		api/sandbox/guest_fs.c api/sandbox/guest_stat.c
 # The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
 LISTENER_SRCS := api/sandbox/listener.c
+# Images (issue 22): SRC forms -> an ext4 disk and the run defaults, with
+# ember's guest parts added; emberctl's `template build --from-image`
+# (template_image.c), build/test/image-unpack for
+# tests/integration/image_unpack.sh, test_image for the pure parts.
+# libcrypto: sha256 of blobs and layers; zlib: gunzipped layers' diff_ids.
+IMAGE_CODE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
+		api/sandbox/image_unpack.c api/sandbox/image_disk.c api/sandbox/image_tar.c \
+		api/sandbox/image_guest.c
+IMAGE_SRCS := $(IMAGE_CODE_SRCS) api/sandbox/files.c
+IMAGE_LIBS := -ljansson -lcrypto -lz
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c \
 		api/emberctl/run.c api/emberctl/exec.c api/emberctl/cp.c \
 		api/emberctl/lifecycle.c api/emberctl/templates.c api/emberctl/code.c \
 		$(SANDBOX_SRCS) vmm/config.c snapshot/overlay.c \
-		snapshot/overlay_format.c
+		snapshot/overlay_format.c api/sandbox/template_image.c $(IMAGE_CODE_SRCS)
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
-# zlib: the overlays' CRCs.
-EMBERCTL_LIBS := -lcurl -ljansson -lz
+# zlib: the overlays' CRCs and image layers; libcrypto: the images'
+# digests.
+EMBERCTL_LIBS := -lcurl -ljansson -lz -lcrypto
 
 # A front end of the sandbox library, $(1) (its binary's name), built
 # from $(2)_SRCS and linked with $(2)_LIBS: the release binary in `all`,
@@ -303,15 +315,6 @@ $(BUILD)/test/test_net: tests/unit/test_net.c $(BUILD)/asan/api/sandbox/net.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
 
-# Images (issue 22): SRC forms -> an ext4 disk and the run defaults.
-# libcrypto: sha256 of blobs and layers; zlib: gunzipped layers' diff_ids.
-# Not in SANDBOX_SRCS yet: emberctl's `template build --from-image` (step c)
-# will add it; until then build/test/image-unpack drives it for
-# tests/integration/image_unpack.sh, and test_image the pure parts.
-IMAGE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
-		api/sandbox/image_unpack.c api/sandbox/image_disk.c api/sandbox/image_tar.c \
-		api/sandbox/files.c
-IMAGE_LIBS := -ljansson -lcrypto -lz
 asan: $(BUILD)/test/image-unpack
 $(BUILD)/test/image-unpack: tests/host-progs/image_unpack.c \
 		$(IMAGE_SRCS:%.c=$(BUILD)/asan/%.o)

@@ -63,11 +63,20 @@ static int cmd_template_build(int argc, char **argv)
 		{ "no-interp", no_argument, NULL, 'n' },
 		{ "no-net", no_argument, NULL, 'x' },
 		{ "net", optional_argument, NULL, 'N' },
+		{ "from-image", required_argument, NULL, 'I' },
+		{ "disk-mib", required_argument, NULL, 'D' },
+		{ "start-cmd", required_argument, NULL, 'S' },
+		{ "ready-cmd", required_argument, NULL, 'R' },
+		{ "ready-port", required_argument, NULL, 'P' },
+		{ "ready-timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX], err[4096];
+	char init[PATH_MAX], agent[PATH_MAX], busybox[PATH_MAX];
 	const char *kernel_opt = NULL, *rootfs_opt = NULL, *name;
+	struct template_image_opts io = { 0 };
+	unsigned int disk_mib = 0;
 	struct template_build_opts o = {
 		.mem_mib = SANDBOX_DEF_MEM,
 		.vcpus = 1,
@@ -126,6 +135,30 @@ static int cmd_template_build(int argc, char **argv)
 		case 'i':
 			if_missing = true;
 			break;
+		case 'I':
+			io.src = optarg;
+			break;
+		case 'D':
+			if (cli__parse_uint("--disk-mib", optarg, 1, 1u << 20,
+					    &disk_mib))
+				goto out;
+			break;
+		case 'S':
+			o.start_cmd = optarg;
+			break;
+		case 'R':
+			o.ready_cmd = optarg;
+			break;
+		case 'P':
+			if (cli__parse_uint("--ready-port", optarg, 1, 65535,
+					    &o.ready_port))
+				goto out;
+			break;
+		case 'T':
+			if (cli__parse_uint("--ready-timeout", optarg, 1,
+					    86400, &o.ready_timeout_s))
+				goto out;
+			break;
 		case 'h':
 			help__usage(stdout);
 			rc = 0;
@@ -150,14 +183,52 @@ static int cmd_template_build(int argc, char **argv)
 			net__mode_name(o.net_mode));
 		goto out;
 	}
+	if (io.src && rootfs_opt) {
+		fprintf(stderr, "emberctl: template build: --from-image and "
+				"--rootfs exclude each other\n");
+		goto out;
+	}
+	if (o.ready_timeout_s && !o.ready_cmd && !o.ready_port) {
+		fprintf(stderr, "emberctl: template build: --ready-timeout "
+				"goes with --ready-cmd or --ready-port\n");
+		goto out;
+	}
+	if (disk_mib && !io.src) {
+		fprintf(stderr, "emberctl: template build: --disk-mib goes "
+				"with --from-image\n");
+		goto out;
+	}
 	rc = 1;
 	if (cli__default_path("ember", NULL, "EMBER_BIN", "ember", 1, ember,
 			      sizeof(ember)) ||
 	    cli__default_path("kernel", kernel_opt, "EMBER_KERNEL",
-			      "guest/vmlinux", 0, kernel, sizeof(kernel)) ||
-	    cli__default_path("rootfs", rootfs_opt, "EMBER_ROOTFS",
-			      "guest/rootfs.ext4", 0, rootfs, sizeof(rootfs)))
+			      "guest/vmlinux", 0, kernel, sizeof(kernel)))
 		goto out;
+	if (io.src) {
+		/* ember's parts for the image's disk (image.h). */
+		if (cli__default_path("ember's guest init", NULL,
+				      "EMBER_GUEST_INIT", "guest/init", 0,
+				      init, sizeof(init)) ||
+		    cli__default_path("ember's guest agent", NULL,
+				      "EMBER_GUEST_AGENT", "guest/agent", 0,
+				      agent, sizeof(agent)) ||
+		    cli__default_path("busybox (static: apt-get install "
+				      "busybox-static)",
+				      getenv("EMBER_BUSYBOX") ? NULL :
+								"/bin/busybox",
+				      "EMBER_BUSYBOX", NULL, 1, busybox,
+				      sizeof(busybox)))
+			goto out;
+		io.init = init;
+		io.agent = agent;
+		io.busybox = busybox;
+		io.disk_mib = disk_mib;
+		snprintf(rootfs, sizeof(rootfs), "%s", io.src);
+	} else if (cli__default_path("rootfs", rootfs_opt, "EMBER_ROOTFS",
+				     "guest/rootfs.ext4", 0, rootfs,
+				     sizeof(rootfs))) {
+		goto out;
+	}
 	if (if_missing &&
 	    template__open(name, &t, NULL, err, sizeof(err)) == 0) {
 		const char *why = stale(&t, kernel, rootfs, &o);
@@ -182,7 +253,8 @@ static int cmd_template_build(int argc, char **argv)
 	o.rootfs = rootfs;
 	o.setup = setup;
 	o.sig_fd = cli__block_stops(1);
-	if (template__build(&o, name, err, sizeof(err)) < 0) {
+	if ((io.src ? template__build_image(&o, &io, name, err, sizeof(err)) :
+		      template__build(&o, name, err, sizeof(err))) < 0) {
 		cli__report(err);
 		goto out;
 	}

@@ -18,6 +18,7 @@
 #ifndef EMBER_API_IMAGE_H
 #define EMBER_API_IMAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -112,6 +113,72 @@ int image_config__write(const struct image_config *c, const char *path,
 int image_oci__check(const char *dir, const char *tag, struct image_config *c,
 		     char *err, size_t errlen);
 
+/*
+ * Where ember's guest parts go in a disk made from an image: init (booted
+ * as init=IMAGE_GUEST_INIT), the agent (found there by init), the image's
+ * run defaults (guest-init/PROTOCOL.md, "Image defaults") and, for images
+ * without the tools ember's builds use (sh, sync), a static busybox with a
+ * link per applet in IMAGE_GUEST_DIR/bin, last in PATH.
+ */
+#define IMAGE_GUEST_DIR	     "/usr/lib/ember"
+#define IMAGE_GUEST_INIT     IMAGE_GUEST_DIR "/init"
+#define IMAGE_GUEST_AGENT    IMAGE_GUEST_DIR "/ember-agent"
+#define IMAGE_GUEST_DEFAULTS IMAGE_GUEST_DIR "/defaults"
+#define IMAGE_GUEST_BIN	     IMAGE_GUEST_DIR "/bin"
+
+/* The account a template runs commands as unless its image has a USER. */
+#define IMAGE_USER_NAME "user"
+#define IMAGE_USER_HOME "/home/user"
+#define IMAGE_USER_ID	1000 /* the first free one from here */
+
+/*
+ * What image__to_ext4() adds to the disk (NULL in image_opts: nothing),
+ * all owned by root: IMAGE_GUEST_INIT and IMAGE_GUEST_AGENT from @init
+ * and @agent (static binaries: they run on glibc and musl images alike),
+ * IMAGE_GUEST_DEFAULTS from the image's config (image__defaults), and
+ * @busybox (NULL: none) with its applets' links.  With @add_user and no
+ * User in the image's config, the account IMAGE_USER_NAME (uid and gid
+ * IMAGE_USER_ID or the next free, home IMAGE_USER_HOME, in /etc/passwd
+ * and /etc/group, and sudo without a password where the image has
+ * /etc/sudoers.d) unless the image has it, and it becomes the default
+ * user.  Files of an earlier ember in IMAGE_GUEST_DIR are replaced.
+ */
+struct image_guest {
+	const char *init, *agent, *busybox;
+	bool add_user;
+};
+
+/*
+ * image__defaults() - the defaults file for an image with the run
+ * defaults @c and the default user @user (NULL: @c's, if any): records
+ * "env=K=V", "cwd=DIR", "user=SPEC", each ending in a NUL
+ * (guest-init/PROTOCOL.md, "Image defaults"), in a malloc()ed buffer
+ * *@out of *@len bytes that the caller frees.  IMAGE_GUEST_BIN is added
+ * at the end of the image's PATH.  Pure.  -ENOMEM, or -E2BIG (with a
+ * line in @err) for more than IMAGE_DEFAULTS_MAX_ENV env entries or a
+ * file over IMAGE_DEFAULTS_MAX bytes (the agent's limits).
+ */
+#define IMAGE_DEFAULTS_MAX_ENV 256
+#define IMAGE_DEFAULTS_MAX     65536
+int image__defaults(const struct image_config *c, const char *user,
+		    char **out, size_t *len, char *err, size_t errlen);
+
+/*
+ * image__user_add() - the account @name for the texts of /etc/passwd
+ * @passwd and /etc/group @group (NUL-terminated; NULL: the file is
+ * missing, and a root line is written first).  When @passwd has @name
+ * already: 1, its uid and gid in *@uid and *@gid, nothing else.  Else 0:
+ * uid = the first from IMAGE_USER_ID up that @passwd does not use, gid =
+ * the group @name's if @group has one, else the uid when free in @group,
+ * else the first free from IMAGE_USER_ID; *@new_passwd and *@new_group
+ * (malloc()ed, the caller frees) are the texts with the lines added
+ * ("@name:x:UID:GID::@home:@shell").  Pure.  -ENOMEM, -EOVERFLOW (no
+ * free id below 65534).
+ */
+int image__user_add(const char *passwd, const char *group, const char *name,
+		    const char *home, const char *shell, char **new_passwd,
+		    char **new_group, uint32_t *uid, uint32_t *gid);
+
 /* How image__to_ext4() builds. */
 struct image_opts {
 	uint64_t disk_mib; /* the disk's least size in MiB; 0: what it needs */
@@ -123,6 +190,7 @@ struct image_opts {
 	 * removing its work.  -1: none.  Not read, only polled.
 	 */
 	int stop_fd;
+	const struct image_guest *guest; /* NULL: the image as it is */
 };
 
 /*
@@ -136,7 +204,8 @@ struct image_opts {
  * record, else root's) and restores the device nodes and security.* /
  * trusted.* xattrs it lost, read from the layer tars.  On failure
  * nothing is left (neither @work nor @out_ext4) and @err names the stage,
- * the file and the tool's last line of output.  As root, skopeo keeps its
+ * the file and the tool's last line of output.  With @o->guest, ember's
+ * parts are then added (struct image_guest).  As root, skopeo keeps its
  * blob-info cache in /var/lib/containers/cache (skopeo 1.9 cannot move
  * it); as non-root it is in @work.
  */

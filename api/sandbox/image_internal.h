@@ -6,6 +6,7 @@
 #ifndef EMBER_API_IMAGE_INTERNAL_H
 #define EMBER_API_IMAGE_INTERNAL_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,6 +103,42 @@ int image__owner_script(const char *root, const char *script,
 int image_oci__check_scan(const char *dir, const char *tag,
 			  struct image_config *c, struct image_tar *scan,
 			  char *err, size_t errlen);
+
+/* One image__to_ext4() call: its options, work dir, tool log and error. */
+struct image_job {
+	const struct image_opts *o;
+	struct image_tar *special; /* as non-root: what umoci will lose */
+	const char *work;
+	char log[PATH_MAX], tmp[PATH_MAX]; /* the tools' output; TMPDIR */
+	char *err;
+	size_t errlen;
+};
+
+/*
+ * image__step() - run the tool @argv for @j (its output to j->log, at
+ * most j->o->timeout_s, stopped by j->o->stop_fd): 0, or its failure
+ * with "@stage: <the tool's last line>" in j->err (-EIO, -ETIMEDOUT,
+ * -ECANCELED, -ENOSPC when the work dir filled up).
+ */
+int image__step(struct image_job *j, const char *stage,
+		const char *const *argv);
+
+/*
+ * image__debugfs() - `debugfs -w -f @script @disk` as image__step(), and
+ * since debugfs exits 0 whatever its commands did, any line of its
+ * output that is not its banner, an echoed command or "Allocated inode"
+ * is the failure (-EIO, "@stage: LINE").
+ */
+int image__debugfs(struct image_job *j, const char *stage,
+		   const char *script, const char *disk);
+
+/*
+ * image__add_guest() - add ember's guest parts (j->o->guest) to the ext4
+ * disk @disk made from an image whose run defaults are @c: see
+ * struct image_guest.  0, or a negative errno with j->err.
+ */
+int image__add_guest(struct image_job *j, const char *disk,
+		     const struct image_config *c);
 
 /* "sha256:" and 64 lowercase hex digits: no path can hide in it. */
 #define IMAGE_DIGEST_LEN (7 + 64)

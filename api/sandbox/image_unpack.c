@@ -225,16 +225,8 @@ static int count_one(const char *p, const struct stat *st, int type,
 
 /* ---- the steps ---------------------------------------------------------- */
 
-struct job {
-	const struct image_opts *o;
-	struct image_tar *special; /* as non-root: what umoci will lose */
-	const char *work;
-	char log[PATH_MAX], tmp[PATH_MAX];
-	char *err;
-	size_t errlen;
-};
-
-static int step(struct job *j, const char *stage, const char *const *argv)
+int image__step(struct image_job *j, const char *stage,
+		const char *const *argv)
 {
 	char why[WHY_MAX];
 	int rc =
@@ -288,27 +280,16 @@ int image__pread_fn(void *arg, uint64_t off, void *out, size_t n)
 	return r == (ssize_t)n ? 0 : -ENODATA;
 }
 
-/*
- * As non-root, mkfs.ext4 -d gave every file the caller's owner: the
- * image's (or root's) through debugfs (image_disk.c).  debugfs exits 0
- * whatever its commands did: a line of its log that is not its banner or
- * an echoed command is an error.
- */
-static int fix_owners(struct job *j, const char *root, const char *out)
+int image__debugfs(struct image_job *j, const char *stage,
+		   const char *script, const char *disk)
 {
-	char script[PATH_MAX], *line = NULL;
+	const char *argv[] = { "debugfs", "-w", "-f", script, disk, NULL };
+	char *line = NULL;
 	size_t cap = 0;
-	const char *argv[] = { "debugfs", "-w", "-f", script, out, NULL };
 	FILE *f;
 	int rc;
 
-	if (files__pathf(script, sizeof(script), "%s/owners.debugfs", j->work))
-		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
-				     "%s: path too long", j->work);
-	rc = image__owner_script(root, script, j->special, j->work, j->err,
-				 j->errlen);
-	if (!rc)
-		rc = step(j, "setting the owners (debugfs)", argv);
+	rc = image__step(j, stage, argv);
 	if (rc)
 		return rc;
 	f = fopen(j->log, "re");
@@ -317,12 +298,11 @@ static int fix_owners(struct job *j, const char *root, const char *out)
 				     j->log, strerror(errno));
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
-		/* Its banner, its echo, and mknod's "Allocated inode: N". */
+		/* Its banner, its echo, and "Allocated inode: N". */
 		if (strncmp(line, "debugfs", 7) && line[0] &&
 		    strncmp(line, "Allocated inode: ", 17)) {
-			rc = sandbox__errf(
-				j->err, j->errlen, -EIO,
-				"setting the owners (debugfs): %.300s", line);
+			rc = sandbox__errf(j->err, j->errlen, -EIO,
+					   "%s: %.300s", stage, line);
 			break;
 		}
 	}
@@ -331,8 +311,27 @@ static int fix_owners(struct job *j, const char *root, const char *out)
 	return rc;
 }
 
+/*
+ * As non-root, mkfs.ext4 -d gave every file the caller's owner: the
+ * image's (or root's) through debugfs (image_disk.c).
+ */
+static int fix_owners(struct image_job *j, const char *root, const char *out)
+{
+	char script[PATH_MAX];
+	int rc;
+
+	if (files__pathf(script, sizeof(script), "%s/owners.debugfs", j->work))
+		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
+				     "%s: path too long", j->work);
+	rc = image__owner_script(root, script, j->special, j->work, j->err,
+				 j->errlen);
+	return rc ? rc :
+		    image__debugfs(j, "setting the owners (debugfs)", script,
+				   out);
+}
+
 /* mkfs.ext4 -d @root into @out, sized for what @root holds. */
-static int make_disk(struct job *j, const char *root, const char *out)
+static int make_disk(struct image_job *j, const char *root, const char *out)
 {
 	char n_arg[32], size_arg[32];
 	uint64_t mib;
@@ -387,7 +386,7 @@ static int make_disk(struct job *j, const char *root, const char *out)
 			size_arg,
 			NULL
 		};
-		rc = step(j, "making the disk (mkfs.ext4 -d)", argv);
+		rc = image__step(j, "making the disk (mkfs.ext4 -d)", argv);
 		if (rc || geteuid() == 0)
 			return rc;
 	}
@@ -395,7 +394,7 @@ static int make_disk(struct job *j, const char *root, const char *out)
 }
 
 /* An ext4 SRC: checked read-only, copied sparse to @out, grown. */
-static int copy_ext4(struct job *j, const char *src, const char *out)
+static int copy_ext4(struct image_job *j, const char *src, const char *out)
 {
 	const char *fsck[] = { "e2fsck", "-fn", src, NULL };
 	uint8_t sb[1024];
@@ -417,7 +416,7 @@ static int copy_ext4(struct job *j, const char *src, const char *out)
 				     "(e2fsck -fn would not say)",
 				     src);
 	}
-	rc = step(j, "checking the ext4 image (e2fsck -fn)", fsck);
+	rc = image__step(j, "checking the ext4 image (e2fsck -fn)", fsck);
 	if (rc) {
 		close(in);
 		return rc;
@@ -443,15 +442,15 @@ static int copy_ext4(struct job *j, const char *src, const char *out)
 		const char *grow[] = { "resize2fs", out, NULL };
 
 		/* resize2fs wants a freshly checked file system. */
-		if ((rc = step(j, "checking the copy (e2fsck -fy)", fix)) ||
-		    (rc = step(j, "growing the disk (resize2fs)", grow)))
+		if ((rc = image__step(j, "checking the copy (e2fsck -fy)", fix)) ||
+		    (rc = image__step(j, "growing the disk (resize2fs)", grow)))
 			return rc;
 	}
 	return 0;
 }
 
 /* An archive or a layout: to work/oci, checked, unpacked, the disk. */
-static int from_image(struct job *j, enum image_kind k, const char *path,
+static int from_image(struct image_job *j, enum image_kind k, const char *path,
 		      const char *tag, const char *out, struct image_config *c)
 {
 	char policy[PATH_MAX], srcref[PATH_MAX + 300], dstref[PATH_MAX];
@@ -495,7 +494,7 @@ static int from_image(struct job *j, enum image_kind k, const char *path,
 
 		snprintf(stage, sizeof(stage), "reading %s (skopeo copy)",
 			 path);
-		rc = step(j, stage, argv);
+		rc = image__step(j, stage, argv);
 		if (rc)
 			return rc;
 	}
@@ -517,7 +516,7 @@ static int from_image(struct job *j, enum image_kind k, const char *path,
 			argv[4] = "--rootless";
 			argv[5] = bundle;
 		}
-		rc = step(j, "applying the layers (umoci unpack)", argv);
+		rc = image__step(j, "applying the layers (umoci unpack)", argv);
 		if (rc)
 			return rc;
 	}
@@ -529,7 +528,7 @@ int image__to_ext4(const struct image_opts *o, const char *src,
 		   struct image_config *cfg, char *err, size_t errlen)
 {
 	char path[PATH_MAX], tag[256], tmp_out[PATH_MAX];
-	struct job j = { .o = o, .work = work, .err = err, .errlen = errlen };
+	struct image_job j = { .o = o, .work = work, .err = err, .errlen = errlen };
 	struct image_tar special;
 	enum image_kind k;
 	struct stat st;
@@ -584,6 +583,8 @@ int image__to_ext4(const struct image_opts *o, const char *src,
 		rc = from_image(&j, k, path, tag, tmp_out, cfg);
 		break;
 	}
+	if (!rc && o->guest)
+		rc = image__add_guest(&j, tmp_out, cfg);
 	if (!rc && rename(tmp_out, out_ext4))
 		rc = sandbox__errf(err, errlen, -errno, "%s: %s", out_ext4,
 				   strerror(errno));

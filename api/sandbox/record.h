@@ -60,6 +60,8 @@ struct sandbox_opts {
 	 */
 	enum net_mode net_mode;
 	bool net_dev;
+	const char *append; /* NULL, or more kernel command line words for
+			       a boot (not a restore) */
 	/*
 	 * NULL: ember runs as we do.  Else this ember-jailer (absolute)
 	 * runs it in a jail (jail.h) as @jail_uid:@jail_gid (not 0); only

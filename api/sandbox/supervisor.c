@@ -150,7 +150,8 @@ static int verdict(struct sup *s, const char *msg)
 static pid_t start_ember(struct sup *s)
 {
 	char mem[16], vcpus[16], console[PATH_MAX + 8], drive[PATH_MAX + 32],
-		vsock[PATH_MAX + 32], log[PATH_MAX], api[PATH_MAX];
+		vsock[PATH_MAX + 32], log[PATH_MAX], api[PATH_MAX],
+		append[1024];
 	pid_t parent = getpid(), pid;
 	const char *dir = s->info.dir;
 	int ns_fd = -1;
@@ -172,6 +173,12 @@ static pid_t start_ember(struct sup *s)
 		if (ns_fd < 0)
 			return ns_fd;
 	}
+	/* The guest's address where it has a network device (net.h). */
+	if (files__pathf(append, sizeof(append), "%s%s%s",
+			 s->info.net_dev ? NET_GUEST_CMDLINE : "",
+			 s->info.net_dev && s->o->append ? " " : "",
+			 s->o->append ? s->o->append : ""))
+		return -ENAMETOOLONG;
 	pid = fork();
 	if (pid != 0) {
 		if (ns_fd >= 0)
@@ -195,11 +202,11 @@ static pid_t start_ember(struct sup *s)
 				       vsock,
 				       "--api-sock",
 				       api,
+				       "--append",
+				       append,
 				       s->info.net_dev ? "--net" : NULL,
 				       "tap=" NET_TAP_NAME ",mac=" NET_GUEST_MAC
 				       ",id=" NET_IFACE_ID,
-				       "--append",
-				       NET_GUEST_CMDLINE,
 				       NULL };
 		/* A restore: the machine comes from the snapshot. */
 		const char *restore[] = { s->o->ember, "--api-sock", api,

@@ -106,7 +106,38 @@ struct template_build_opts {
 	enum net_mode net_mode; /* the build sandbox's network while the
 				   setup commands run (NET_NONE without a
 				   device) */
+	/*
+	 * NULL: the template's base disk is a sparse copy of @rootfs.  Else
+	 * this makes it: the new file @base, using the directory @work
+	 * (which must not exist; it is removed whatever happens), both in
+	 * the template being built, so that a build that dies leaves them
+	 * with it; 0, or a negative errno with one line in @err.  @rootfs
+	 * is then only recorded (the info's rootfs: what it was made from).
+	 * template_image.c makes one from the user's image.
+	 */
+	int (*make_base)(void *arg, const char *base, const char *work,
+			 char *err, size_t errlen);
+	void *make_base_arg;
+	const char *append; /* NULL, or kernel command line words for the
+			       build's boot (init=..., see image.h) */
+	/*
+	 * E2B's start and ready commands, after the setup commands: NULL,
+	 * or `sh -c @start_cmd` started in the background (a session of its
+	 * own, stdin /dev/null, output appended to TEMPLATE_START_LOG), so
+	 * that it runs on in every sandbox restored from the template; then
+	 * the build waits (at most @ready_timeout_s, 0: TEMPLATE_READY_S)
+	 * until `sh -c @ready_cmd` exits 0 (tried every 250 ms) and, with
+	 * @ready_port (1-65535; 0: none), something listens on that TCP
+	 * port.  Not ready in time: -ETIMEDOUT, the start log's last lines
+	 * on @out_fd.
+	 */
+	const char *start_cmd, *ready_cmd;
+	unsigned int ready_port;
+	unsigned int ready_timeout_s;
 };
+
+#define TEMPLATE_START_LOG "/tmp/ember-start.log"
+#define TEMPLATE_READY_S   120
 
 /*
  * The step after the setup commands: the code interpreter started and
@@ -130,6 +161,28 @@ struct template_build_opts {
  */
 int template__build(const struct template_build_opts *o, const char *name,
 		    char *err, size_t errlen);
+
+/* What a template is built from besides template_build_opts: an image. */
+struct template_image_opts {
+	const char *src; /* image__parse_src()'s SRC */
+	uint64_t disk_mib; /* the disk's least size; 0: what the image needs */
+	const char *init, *agent; /* ember's guest parts (static) */
+	const char *busybox; /* a static busybox, for images without sh */
+};
+
+/*
+ * template__build_image() - template__build() with the base disk made
+ * from the user's image @io->src (image__to_ext4(), in the template's
+ * build directory) with ember's guest parts added and the `user` account
+ * unless the image has a User (struct image_guest), booted with
+ * init=IMAGE_GUEST_INIT; the image's Env, WorkingDir and User are the
+ * defaults of every command in its sandboxes (IMAGE_GUEST_DEFAULTS).
+ * @o->rootfs is ignored (@io->src is recorded instead).  The errors of
+ * both; a stop signal on @o->sig_fd also stops the image's tools.
+ */
+int template__build_image(const struct template_build_opts *o,
+			  const struct template_image_opts *io,
+			  const char *name, char *err, size_t errlen);
 
 /*
  * template__from_sandbox() - make template @name from the live sandbox

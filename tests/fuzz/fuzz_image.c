@@ -3,11 +3,13 @@
  * libFuzzer target: the image code's parsers of untrusted bytes
  * (api/sandbox/image.h): the first byte picks one.
  *   0  image__sniff_bytes() on the rest (a tar walk, the ext4 magic)
- *   1  image_config__parse() on the rest as an OCI config's JSON
+ *   1  image_config__parse() on the rest as an OCI config's JSON, and
+ *      image__defaults() from what it parsed
  *   2  image__parse_src() on the rest as a NUL-terminated SRC
  *   3  image__ext4_bytes() on the rest as a superblock (>= 1024 bytes)
  *   4  image_tar__feed() on the rest as two layers, fed in chunks of
  *      1 + data[1] bytes (the scan of device nodes and security xattrs)
+ *   5  image__user_add() on the rest as /etc/passwd, a NUL, /etc/group
  * Oracle: the sanitizers; a parsed config is freed whole (LeakSanitizer).
  */
 #include <stdint.h>
@@ -28,14 +30,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		image__sniff_bytes(data + 1, size - 1);
 		break;
 	case 1:
 		memset(&c, 0, sizeof(c));
-		image_config__parse((const char *)data + 1, size - 1, &c, err,
-				    sizeof(err));
+		if (!image_config__parse((const char *)data + 1, size - 1, &c,
+					 err, sizeof(err))) {
+			size_t len;
+
+			if (!image__defaults(&c, NULL, &s, &len, err,
+					     sizeof(err)))
+				free(s);
+		}
 		image_config__free(&c);
 		break;
 	case 2:
@@ -49,7 +57,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (size > 1024)
 			image__ext4_bytes(data + 1);
 		break;
-	default:
+	case 5:
+		s = malloc(size + 1);
+		if (s) {
+			char *pw, *gr, *group;
+			uint32_t uid, gid;
+
+			memcpy(s, data + 1, size - 1);
+			s[size - 1] = s[size] = '\0';
+			group = s + strlen(s) + 1;
+			if (group > s + size - 1)
+				group = NULL;
+			if (!image__user_add(s, group, "user", "/home/user",
+					     "/bin/sh", &pw, &gr, &uid, &gid)) {
+				free(pw);
+				free(gr);
+			}
+			free(s);
+		}
+		break;
+	case 4:
 		if (size > 2) {
 			struct image_tar t;
 			size_t chunk = 1 + data[1], half = (size - 2) / 2;

@@ -7,6 +7,9 @@
  * error's one line on stderr.  SIGINT and SIGTERM stop it (a signalfd
  * as image_opts.stop_fd), as emberctl will.
  *
+ * With IMAGE_UNPACK_GUEST="INIT AGENT BUSYBOX" in the environment, ember's
+ * guest parts and the `user` account are added (image_opts.guest).
+ *
  * build/test/image-unpack --check DIR CONFIG.json [TAG]: image_oci__check()
  * alone on an OCI layout (skopeo checks digests too, so the test reaches
  * ember's own checks this way), the run defaults into CONFIG.json.
@@ -21,6 +24,8 @@
 
 int main(int argc, char **argv)
 {
+	static char parts[3][1024];
+	struct image_guest guest = { 0 };
 	struct image_opts o = { .stop_fd = -1 };
 	sigset_t stop;
 	struct image_config c;
@@ -38,6 +43,15 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: image-unpack SRC WORK OUT CONFIG [DISK_MIB]\n");
 		return 2;
+	}
+	if (getenv("IMAGE_UNPACK_GUEST") &&
+	    sscanf(getenv("IMAGE_UNPACK_GUEST"), "%1023s %1023s %1023s", parts[0],
+		   parts[1], parts[2]) == 3) {
+		guest.init = parts[0];
+		guest.agent = parts[1];
+		guest.busybox = parts[2];
+		guest.add_user = true;
+		o.guest = &guest;
 	}
 	if (argc == 6)
 		o.disk_mib = strtoull(argv[5], NULL, 10);

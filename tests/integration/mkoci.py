@@ -5,6 +5,7 @@ python's tarfile, json and hashlib, no registry and no root.
   mkoci.py layout DIR [--arch A] [--tag T]... [--bad-diff-id]
                                                an OCI image layout
   mkoci.py docker OUT.tar [--arch A]           a `docker save` archive
+  --user U: the config's User (default 1000:1000; "" leaves it out)
 
 Two layers over busybox-static: the first (tar+gzip) holds the lower
 files, the second (plain tar) a whiteout, an opaque directory, a hard
@@ -102,12 +103,18 @@ def sha(b):
     return hashlib.sha256(b).hexdigest()
 
 
+USER = ["1000:1000"]  # --user U ("" leaves it out)
+
+
 def config(arch, diff_ids, cmd):
+    conf = {"Env": ["PATH=/bin", "FOO=bar baz"],
+            "WorkingDir": "/srv", "User": USER[0],
+            "Entrypoint": ["/bin/sh", "-c"], "Cmd": cmd}
+    if not USER[0]:
+        del conf["User"]
     return json.dumps({
         "architecture": arch, "os": "linux",
-        "config": {"Env": ["PATH=/bin", "FOO=bar baz"],
-                   "WorkingDir": "/srv", "User": "1000:1000",
-                   "Entrypoint": ["/bin/sh", "-c"], "Cmd": cmd},
+        "config": conf,
         "rootfs": {"type": "layers",
                    "diff_ids": ["sha256:" + d for d in diff_ids]},
     }, sort_keys=True).encode()
@@ -186,6 +193,8 @@ def main(a):
             arch = rest[1]
         elif rest[0] == "--tag":
             tags.append(rest[1])
+        elif rest[0] == "--user":
+            USER[0] = rest[1]
         else:
             sys.exit("mkoci.py: unknown option " + rest[0])
         rest = rest[2:]

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -410,6 +411,139 @@ static void test_config(void **state)
 	}
 }
 
+/* image__defaults(): the records, PATH with ember's bin, the limits. */
+static void test_defaults(void **state)
+{
+	char *env[] = { "PATH=/bin", "FOO=bar baz" };
+	struct image_config c = { .env = env, .n_env = 2, .workdir = "/srv" };
+	static const char want[] = "env=PATH=/bin:" IMAGE_GUEST_BIN
+				   "\0env=FOO=bar baz\0cwd=/srv\0user=user";
+	char err[256], *out, **many;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(image__defaults(&c, "user", &out, &len, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(len, sizeof(want));
+	assert_memory_equal(out, want, sizeof(want));
+	free(out);
+
+	/* The image's own User when no account is given; none: no record. */
+	c.user = "1000:1000";
+	c.workdir = NULL;
+	c.n_env = 0;
+	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(len, sizeof("user=1000:1000"));
+	assert_string_equal(out, "user=1000:1000");
+	free(out);
+	c.user = NULL;
+	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(len, 0);
+	free(out);
+
+	/* Over the agent's limits: refused, nothing returned. */
+	many = calloc(IMAGE_DEFAULTS_MAX_ENV + 1, sizeof(*many));
+	assert_non_null(many);
+	for (size_t i = 0; i <= IMAGE_DEFAULTS_MAX_ENV; i++)
+		many[i] = "K=V";
+	c.env = many;
+	c.n_env = IMAGE_DEFAULTS_MAX_ENV + 1;
+	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
+					 sizeof(err)),
+			 -E2BIG);
+	assert_null(out);
+	assert_non_null(strstr(err, "Env entries"));
+	free(many);
+	{
+		static char big[IMAGE_DEFAULTS_MAX];
+		char *one[] = { big };
+
+		memset(big, 'a', sizeof(big) - 1);
+		big[1] = '=';
+		c.env = one;
+		c.n_env = 1;
+		assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
+						 sizeof(err)),
+				 -E2BIG);
+		assert_null(out);
+	}
+}
+
+/* image__user_add(): free ids, existing accounts and groups, no files. */
+static void test_user_add(void **state)
+{
+	char *pw, *gr;
+	uint32_t uid, gid;
+
+	(void)state;
+	/* No /etc/passwd or /etc/group: root's lines first. */
+	assert_int_equal(image__user_add(NULL, NULL, "user", "/home/user",
+					 "/bin/sh", &pw, &gr, &uid, &gid),
+			 0);
+	assert_int_equal(uid, 1000);
+	assert_int_equal(gid, 1000);
+	assert_string_equal(pw, "root:x:0:0:root:/root:/bin/sh\n"
+				"user:x:1000:1000::/home/user:/bin/sh\n");
+	assert_string_equal(gr, "root:x:0:\nuser:x:1000:\n");
+	free(pw);
+	free(gr);
+
+	/*
+	 * uid 1000 taken (no final newline), 1001 too; gid 1002 taken: the
+	 * first free gid.
+	 */
+	assert_int_equal(
+		image__user_add("root:x:0:0::/root:/bin/sh\n"
+				"a:x:1000:1000::/a:/bin/sh\nb:x:1001:5::/b:/x",
+				"root:x:0:\nc:x:1002:\n", "user", "/home/user",
+				"/bin/bash", &pw, &gr, &uid, &gid),
+		0);
+	assert_int_equal(uid, 1002);
+	assert_int_equal(gid, 1000);
+	assert_non_null(strstr(pw, "/b:/x\nuser:x:1002:1000::/home/user:"
+				   "/bin/bash\n"));
+	assert_non_null(strstr(gr, "c:x:1002:\nuser:x:1000:\n"));
+	free(pw);
+	free(gr);
+
+	/* The group exists already: its gid, the group file as it was. */
+	assert_int_equal(image__user_add("root:x:0:0::/root:/bin/sh\n",
+					 "root:x:0:\nuser:x:1500:\n", "user",
+					 "/home/user", "/bin/sh", &pw, &gr,
+					 &uid, &gid),
+			 0);
+	assert_int_equal(uid, 1000);
+	assert_int_equal(gid, 1500);
+	assert_string_equal(gr, "root:x:0:\nuser:x:1500:\n");
+	free(pw);
+	free(gr);
+
+	/* The account exists: 1, its ids, nothing to write. */
+	assert_int_equal(image__user_add("root:x:0:0::/root:/bin/sh\n"
+					 "user:x:1234:99::/home/user:/bin/sh\n",
+					 NULL, "user", "/home/user", "/bin/sh",
+					 &pw, &gr, &uid, &gid),
+			 1);
+	assert_int_equal(uid, 1234);
+	assert_int_equal(gid, 99);
+	assert_null(pw);
+	assert_null(gr);
+
+	/* A name that is a prefix of another's is not it. */
+	assert_int_equal(image__user_add("users:x:1000:1000::/h:/bin/sh\n",
+					 NULL, "user", "/home/user", "/bin/sh",
+					 &pw, &gr, &uid, &gid),
+			 0);
+	assert_int_equal(uid, 1001);
+	free(pw);
+	free(gr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +553,8 @@ int main(void)
 		cmocka_unit_test(test_rootless_ids),
 		cmocka_unit_test(test_tar_scan),
 		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_user_add),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ember's guest parts in a disk made from the user's image (image.h,
+ * struct image_guest): init, the agent, the image's run defaults, a
+ * busybox for images without a shell, and the `user` account.  All
+ * written into the ext4 file with debugfs, like the owners
+ * (image_disk.c): no mount, no root, and a root directory or ext4 SRC is
+ * never changed (the disk is our copy).
+ *
+ * debugfs is driven by scripts of commands with plain names after a cd
+ * (its mkdir of an absolute path that exists makes one inside the
+ * current directory instead of failing); what is there already is asked
+ * first, one `stat` per path (its output and errors share one log, in no
+ * reliable order).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "image.h"
+#include "image_internal.h"
+
+#define ETC_MAX (1u << 20) /* /etc/passwd or /etc/group read back */
+#define SUDOERS_NAME "ember-user"
+
+/* ---- pure: the defaults file and the account ----------------------------- */
+
+/* Append @n bytes of @s to the growing buffer *@b (*@len, *@cap). */
+static int buf_add(char **b, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t want = (*len + n + 1) * 2;
+		char *nb = realloc(*b, want);
+
+		if (!nb)
+			return -ENOMEM;
+		*b = nb;
+		*cap = want;
+	}
+	memcpy(*b + *len, s, n);
+	*len += n;
+	(*b)[*len] = '\0';
+	return 0;
+}
+
+static int buf_str(char **b, size_t *len, size_t *cap, const char *s)
+{
+	return buf_add(b, len, cap, s, strlen(s));
+}
+
+int image__defaults(const struct image_config *c, const char *user,
+		    char **out, size_t *len, char *err, size_t errlen)
+{
+	char *b = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*len = 0;
+	if (c->n_env > IMAGE_DEFAULTS_MAX_ENV)
+		return sandbox__errf(err, errlen, -E2BIG,
+				     "the image has %zu Env entries; ember "
+				     "takes %d",
+				     c->n_env, IMAGE_DEFAULTS_MAX_ENV);
+	/* An empty buffer, not NULL, for an image without defaults. */
+	rc = buf_add(&b, &n, &cap, "", 0);
+	for (size_t i = 0; i < c->n_env && !rc; i++) {
+		rc = buf_str(&b, &n, &cap, "env=");
+		if (!rc)
+			rc = buf_str(&b, &n, &cap, c->env[i]);
+		if (!rc && !strncmp(c->env[i], "PATH=", 5))
+			rc = buf_str(&b, &n, &cap, ":" IMAGE_GUEST_BIN);
+		if (!rc)
+			rc = buf_add(&b, &n, &cap, "", 1);
+	}
+	if (!rc && c->workdir && c->workdir[0]) {
+		rc = buf_str(&b, &n, &cap, "cwd=");
+		if (!rc)
+			rc = buf_str(&b, &n, &cap, c->workdir);
+		if (!rc)
+			rc = buf_add(&b, &n, &cap, "", 1);
+	}
+	if (!user && c->user && c->user[0])
+		user = c->user;
+	if (!rc && user) {
+		rc = buf_str(&b, &n, &cap, "user=");
+		if (!rc)
+			rc = buf_str(&b, &n, &cap, user);
+		if (!rc)
+			rc = buf_add(&b, &n, &cap, "", 1);
+	}
+	if (rc) {
+		free(b);
+		return sandbox__errf(err, errlen, rc, "out of memory");
+	}
+	if (n > IMAGE_DEFAULTS_MAX) {
+		free(b);
+		return sandbox__errf(err, errlen, -E2BIG,
+				     "the image's Env, WorkingDir and User "
+				     "take %zu bytes; ember takes %d",
+				     n, IMAGE_DEFAULTS_MAX);
+	}
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+/*
+ * Is @id the id (field @field, 2 or 3, of the colon-separated lines) of
+ * a line of @text, or, with @name, is @name a line's first field?
+ * Returns 1 and the line's fields 2 and 3 in *@a and *@b when found.
+ */
+static int etc_find(const char *text, const char *name, int field,
+		    uint32_t id, uint32_t *a, uint32_t *b)
+{
+	const char *l = text;
+
+	while (l && *l) {
+		const char *end = strchr(l, '\n');
+		size_t len = end ? (size_t)(end - l) : strlen(l);
+		const char *f[4] = { l, NULL, NULL, NULL };
+		int nf = 1;
+
+		for (size_t i = 0; i < len && nf < 4; i++)
+			if (l[i] == ':')
+				f[nf++] = l + i + 1;
+		if (nf == 4) {
+			unsigned long v2 = strtoul(f[2], NULL, 10);
+			unsigned long v3 = strtoul(f[3], NULL, 10);
+			size_t nlen = (size_t)(f[1] - 1 - f[0]);
+			bool hit = name ? (strlen(name) == nlen &&
+					   !strncmp(f[0], name, nlen)) :
+					  (field == 2 ? v2 : v3) == id;
+
+			if (hit) {
+				*a = (uint32_t)v2;
+				*b = (uint32_t)v3;
+				return 1;
+			}
+		}
+		l = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+/* The first id from IMAGE_USER_ID up that no line of @text has in @field. */
+static int etc_free_id(const char *text, int field, uint32_t *id)
+{
+	uint32_t a, b;
+
+	for (uint32_t i = IMAGE_USER_ID; i < 65534; i++) {
+		if (!text || !etc_find(text, NULL, field, i, &a, &b)) {
+			*id = i;
+			return 0;
+		}
+	}
+	return -EOVERFLOW;
+}
+
+/* @text (or @first when NULL), ending in a newline, then @line. */
+static char *etc_append(const char *text, const char *first, const char *line)
+{
+	const char *t = text ? text : first;
+	size_t tl = strlen(t);
+	bool nl = tl && t[tl - 1] != '\n';
+	char *out = malloc(tl + nl + strlen(line) + 1);
+
+	if (out)
+		sprintf(out, "%s%s%s", t, nl ? "\n" : "", line);
+	return out;
+}
+
+int image__user_add(const char *passwd, const char *group, const char *name,
+		    const char *home, const char *shell, char **new_passwd,
+		    char **new_group, uint32_t *uid, uint32_t *gid)
+{
+	char line[512];
+	uint32_t a, b;
+	int rc;
+
+	*new_passwd = *new_group = NULL;
+	if (passwd && etc_find(passwd, name, 0, 0, uid, gid))
+		return 1;
+	rc = etc_free_id(passwd, 2, uid);
+	if (rc)
+		return rc;
+	if (group && etc_find(group, name, 0, 0, gid, &b))
+		; /* the group is there: keep it */
+	else if (!group || !etc_find(group, NULL, 2, *uid, &a, &b))
+		*gid = *uid;
+	else if ((rc = etc_free_id(group, 2, gid)))
+		return rc;
+	snprintf(line, sizeof(line), "%s:x:%u:%u::%s:%s\n", name, *uid, *gid,
+		 home, shell);
+	*new_passwd = etc_append(passwd, "root:x:0:0:root:/root:/bin/sh\n",
+				 line);
+	if (group && etc_find(group, name, 0, 0, &a, &b))
+		*new_group = strdup(group);
+	else {
+		snprintf(line, sizeof(line), "%s:x:%u:\n", name, *gid);
+		*new_group = etc_append(group, "root:x:0:\n", line);
+	}
+	if (!*new_passwd || !*new_group) {
+		free(*new_passwd);
+		free(*new_group);
+		*new_passwd = *new_group = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- asking the disk ----------------------------------------------------- */
+
+/* One debugfs request (-R) on @disk, read-only, its output in j->log. */
+static int ask(struct image_job *j, const char *disk, const char *request)
+{
+	const char *argv[] = { "debugfs", "-R", request, disk, NULL };
+
+	return image__step(j, "reading the disk (debugfs)", argv);
+}
+
+/*
+ * What @path is on @disk (symbolic links on the way followed, not the
+ * last): 'd', 'f' (regular), 'l' (link), 'o' (other), or 0 when there is
+ * none.  Negative errno with j->err when debugfs failed.
+ */
+static int disk_type(struct image_job *j, const char *disk, const char *path)
+{
+	char req[PATH_MAX + 16], line[512];
+	int type = -EIO;
+	FILE *f;
+	int rc;
+
+	snprintf(req, sizeof(req), "stat \"%s\"", path);
+	rc = ask(j, disk, req);
+	if (rc)
+		return rc;
+	f = fopen(j->log, "re");
+	if (!f)
+		return sandbox__errf(j->err, j->errlen, -errno, "%s: %s",
+				     j->log, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		const char *t = strstr(line, "Type: ");
+
+		if (t && !strncmp(line, "Inode: ", 7)) {
+			t += 6;
+			type = !strncmp(t, "directory", 9) ? 'd' :
+			       !strncmp(t, "regular", 7)   ? 'f' :
+			       !strncmp(t, "symlink", 7)   ? 'l' :
+							     'o';
+			break;
+		}
+		if (strstr(line, "File not found by ext2_lookup")) {
+			type = 0;
+			break;
+		}
+	}
+	fclose(f);
+	if (type == -EIO)
+		return sandbox__errf(j->err, j->errlen, -EIO,
+				     "reading the disk (debugfs): cannot "
+				     "stat %s",
+				     path);
+	return type;
+}
+
+/*
+ * The regular file @path of @disk into the malloc()ed NUL-terminated
+ * *@text (NULL when there is none), by `dump` to @host.
+ */
+static int disk_read(struct image_job *j, const char *disk, const char *path,
+		     const char *host, char **text)
+{
+	char req[2 * PATH_MAX + 16];
+	struct stat st;
+	int type, fd, rc = 0;
+	ssize_t n;
+
+	*text = NULL;
+	type = disk_type(j, disk, path);
+	if (type <= 0)
+		return type;
+	if (type != 'f')
+		return sandbox__errf(j->err, j->errlen, -EINVAL,
+				     "the image's %s is not a regular file",
+				     path);
+	snprintf(req, sizeof(req), "dump \"%s\" \"%s\"", path, host);
+	rc = ask(j, disk, req);
+	if (rc)
+		return rc;
+	fd = open(host, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_size > ETC_MAX) {
+		rc = fd < 0 ? -errno : -EFBIG;
+		if (fd >= 0)
+			close(fd);
+		return sandbox__errf(j->err, j->errlen, rc,
+				     "reading the image's %s: %s", path,
+				     strerror(-rc));
+	}
+	*text = malloc((size_t)st.st_size + 1);
+	n = *text ? read(fd, *text, (size_t)st.st_size) : -1;
+	close(fd);
+	unlink(host);
+	if (n != st.st_size) {
+		free(*text);
+		*text = NULL;
+		return sandbox__errf(j->err, j->errlen, -EIO,
+				     "reading the image's %s", path);
+	}
+	(*text)[n] = '\0';
+	/* A NUL inside is no passwd file to edit line by line. */
+	if (strlen(*text) != (size_t)n) {
+		free(*text);
+		*text = NULL;
+		return sandbox__errf(j->err, j->errlen, -EINVAL,
+				     "the image's %s holds a NUL byte", path);
+	}
+	return 0;
+}
+
+/* @text into the new host file @path (mode 0600: debugfs sets the mode). */
+static int host_write(struct image_job *j, const char *path, const char *text,
+		      size_t len)
+{
+	char tmp[PATH_MAX];
+	int rc = files__pathf(tmp, sizeof(tmp), "%s.tmp", path);
+
+	if (!rc)
+		rc = files__replace(path, tmp, text, len, 0600, 0);
+	return rc ? sandbox__errf(j->err, j->errlen, rc, "%s: %s", path,
+				  strerror(-rc)) :
+		    0;
+}
+
+/* ---- the script ---------------------------------------------------------- */
+
+#define SCRIPT_DIRS 16
+
+struct script {
+	FILE *f;
+	struct image_job *j;
+	const char *disk;
+	/* the directories the script makes: not on the disk yet */
+	char *made[SCRIPT_DIRS];
+	size_t n_made;
+};
+
+static bool script_made(const struct script *s, const char *dir)
+{
+	for (size_t i = 0; i < s->n_made; i++)
+		if (!strcmp(s->made[i], dir))
+			return true;
+	return false;
+}
+
+/*
+ * `mkdir` each missing directory of the absolute @dir (root-owned,
+ * 0755), which must be a directory if it is there.
+ */
+static int ensure_dir(struct script *s, const char *dir, bool *made)
+{
+	char p[PATH_MAX];
+	size_t len = strlen(dir);
+	int type;
+
+	*made = false;
+	if (len >= sizeof(p))
+		return sandbox__errf(s->j->err, s->j->errlen, -ENAMETOOLONG,
+				     "%s: path too long", dir);
+	for (size_t i = 1; i <= len; i++) {
+		if (dir[i] != '/' && dir[i] != '\0')
+			continue;
+		memcpy(p, dir, i);
+		p[i] = '\0';
+		if (script_made(s, p)) {
+			*made = true;
+			continue;
+		}
+		type = disk_type(s->j, s->disk, p);
+		if (type < 0)
+			return type;
+		if (type == 'd')
+			continue;
+		if (type)
+			return sandbox__errf(s->j->err, s->j->errlen, -ENOTDIR,
+					     "the image's %s is not a "
+					     "directory (ember puts its "
+					     "parts in %s)",
+					     p, IMAGE_GUEST_DIR);
+		if (s->n_made == SCRIPT_DIRS ||
+		    !(s->made[s->n_made] = strdup(p)))
+			return sandbox__errf(s->j->err, s->j->errlen, -ENOMEM,
+					     "%s: too many directories", p);
+		s->n_made++;
+		{
+			const char *base = strrchr(p, '/') + 1;
+
+			fprintf(s->f, "cd \"%.*s\"\nmkdir \"%s\"\n",
+				(int)(base - p), p, base);
+			fprintf(s->f,
+				"sif \"%s\" mode 040755\nsif \"%s\" uid 0\n"
+				"sif \"%s\" gid 0\n",
+				base, base, base);
+		}
+		*made = true;
+	}
+	return 0;
+}
+
+/*
+ * Put the host file @host at @dir/@name (cd'ed there) as root's with
+ * @mode; @fresh: @dir was just made, else a file there is removed first.
+ */
+static int put(struct script *s, const char *dir, const char *name,
+	       const char *host, unsigned int mode, uint32_t uid, uint32_t gid,
+	       bool fresh)
+{
+	char p[PATH_MAX];
+
+	if (!fresh) {
+		int type;
+
+		snprintf(p, sizeof(p), "%s/%s", dir, name);
+		type = disk_type(s->j, s->disk, p);
+		if (type < 0)
+			return type;
+		if (type == 'd')
+			return sandbox__errf(s->j->err, s->j->errlen, -EISDIR,
+					     "the image's %s is a directory",
+					     p);
+		if (type)
+			fprintf(s->f, "cd \"%s\"\nrm \"%s\"\n", dir, name);
+	}
+	fprintf(s->f,
+		"cd \"%s\"\nwrite \"%s\" \"%s\"\nsif \"%s\" mode 0%o\n"
+		"sif \"%s\" uid %u\nsif \"%s\" gid %u\n",
+		dir, host, name, name, S_IFREG | mode, name, uid, name, gid);
+	return 0;
+}
+
+/* busybox's applets, a link each in IMAGE_GUEST_BIN (just made). */
+static int applets(struct script *s, const char *busybox)
+{
+	const char *argv[] = { busybox, "--list", NULL };
+	char line[128];
+	FILE *f;
+	int rc;
+
+	rc = image__step(s->j, "listing busybox's applets", argv);
+	if (rc)
+		return rc;
+	f = fopen(s->j->log, "re");
+	if (!f)
+		return sandbox__errf(s->j->err, s->j->errlen, -errno, "%s: %s",
+				     s->j->log, strerror(errno));
+	fprintf(s->f, "cd \"%s\"\n", IMAGE_GUEST_BIN);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		/* Applet names: [, [[, and [a-z0-9_.-]. */
+		if (!line[0] || strspn(line, "abcdefghijklmnopqrstuvwxyz"
+					     "0123456789_.-[") != strlen(line) ||
+		    !strcmp(line, "busybox"))
+			continue;
+		fprintf(s->f, "symlink \"%s\" busybox\n", line);
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * The account (image__user_add) and its home; sudo where the image has
+ * /etc/sudoers.d.  *@user: the default user's name.
+ */
+static int account(struct script *s, const char *busybox, const char **user)
+{
+	char pw_host[PATH_MAX], gr_host[PATH_MAX], su_host[PATH_MAX];
+	char *pw = NULL, *gr = NULL, *npw = NULL, *ngr = NULL;
+	const char *shell = IMAGE_GUEST_BIN "/sh";
+	uint32_t uid, gid;
+	bool made;
+	int rc, type;
+
+	if (files__pathf(pw_host, sizeof(pw_host), "%s/passwd", s->j->work) ||
+	    files__pathf(gr_host, sizeof(gr_host), "%s/group", s->j->work) ||
+	    files__pathf(su_host, sizeof(su_host), "%s/sudoers", s->j->work))
+		return sandbox__errf(s->j->err, s->j->errlen, -ENAMETOOLONG,
+				     "%s: path too long", s->j->work);
+	/* Its login shell: bash, else sh, else busybox's. */
+	type = disk_type(s->j, s->disk, "/bin/bash");
+	if (type == 'f' || type == 'l')
+		shell = "/bin/bash";
+	else if (type >= 0)
+		type = disk_type(s->j, s->disk, "/bin/sh");
+	if (type < 0)
+		return type;
+	if (type && strcmp(shell, "/bin/bash"))
+		shell = "/bin/sh";
+	else if (!type && !busybox)
+		shell = "/bin/sh"; /* none at all: no login */
+	rc = disk_read(s->j, s->disk, "/etc/passwd", pw_host, &pw);
+	if (!rc)
+		rc = disk_read(s->j, s->disk, "/etc/group", gr_host, &gr);
+	if (!rc)
+		rc = image__user_add(pw, gr, IMAGE_USER_NAME, IMAGE_USER_HOME,
+				     shell, &npw, &ngr, &uid, &gid);
+	if (rc < 0) {
+		if (rc == -EOVERFLOW || rc == -ENOMEM)
+			sandbox__errf(s->j->err, s->j->errlen, rc,
+				      "adding the account %s: %s",
+				      IMAGE_USER_NAME, strerror(-rc));
+		goto out;
+	}
+	*user = IMAGE_USER_NAME;
+	if (rc == 0) {
+		rc = ensure_dir(s, "/etc", &made);
+		if (!rc)
+			rc = host_write(s->j, pw_host, npw, strlen(npw));
+		if (!rc)
+			rc = put(s, "/etc", "passwd", pw_host, 0644, 0, 0,
+				 !pw);
+		if (!rc)
+			rc = host_write(s->j, gr_host, ngr, strlen(ngr));
+		if (!rc)
+			rc = put(s, "/etc", "group", gr_host, 0644, 0, 0, !gr);
+		if (rc)
+			goto out;
+	}
+	rc = ensure_dir(s, "/home", &made);
+	if (rc)
+		goto out;
+	type = disk_type(s->j, s->disk, IMAGE_USER_HOME);
+	if (type == 0)
+		fprintf(s->f,
+			"cd /home\nmkdir user\nsif user mode 040750\n"
+			"sif user uid %u\nsif user gid %u\n",
+			uid, gid);
+	else if (type < 0) {
+		rc = type;
+		goto out;
+	}
+	if (disk_type(s->j, s->disk, "/etc/sudoers.d") == 'd') {
+		static const char line[] =
+			IMAGE_USER_NAME " ALL=(ALL:ALL) NOPASSWD: ALL\n";
+
+		rc = host_write(s->j, su_host, line, sizeof(line) - 1);
+		if (!rc)
+			rc = put(s, "/etc/sudoers.d", SUDOERS_NAME, su_host,
+				 0440, 0, 0, false);
+	}
+out:
+	free(pw);
+	free(gr);
+	free(npw);
+	free(ngr);
+	return rc;
+}
+
+int image__add_guest(struct image_job *j, const char *disk,
+		     const struct image_config *c)
+{
+	const struct image_guest *g = j->o->guest;
+	char script[PATH_MAX], defaults[PATH_MAX], *text = NULL;
+	struct script s = { .j = j, .disk = disk };
+	const char *user = NULL;
+	bool made_dir, made_bin;
+	size_t len;
+	int rc;
+
+	if (files__pathf(script, sizeof(script), "%s/guest.debugfs", j->work) ||
+	    files__pathf(defaults, sizeof(defaults), "%s/defaults", j->work))
+		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
+				     "%s: path too long", j->work);
+	s.f = fopen(script, "we");
+	if (!s.f)
+		return sandbox__errf(j->err, j->errlen, -errno, "%s: %s",
+				     script, strerror(errno));
+	rc = ensure_dir(&s, IMAGE_GUEST_DIR, &made_dir);
+	if (!rc)
+		rc = put(&s, IMAGE_GUEST_DIR, "init", g->init, 0755, 0, 0,
+			 made_dir);
+	if (!rc)
+		rc = put(&s, IMAGE_GUEST_DIR, "ember-agent", g->agent, 0755, 0,
+			 0, made_dir);
+	if (!rc && g->busybox) {
+		rc = ensure_dir(&s, IMAGE_GUEST_BIN, &made_bin);
+		if (!rc)
+			rc = put(&s, IMAGE_GUEST_BIN, "busybox", g->busybox,
+				 0755, 0, 0, made_bin);
+		/* An earlier ember's bin has its links. */
+		if (!rc && made_bin)
+			rc = applets(&s, g->busybox);
+	}
+	if (!rc && g->add_user && !(c->user && c->user[0]))
+		rc = account(&s, g->busybox, &user);
+	/* As a container runtime does: the WorkingDir is made if missing. */
+	if (!rc && c->workdir && c->workdir[0] == '/' && c->workdir[1])
+		rc = ensure_dir(&s, c->workdir, &made_bin);
+	if (!rc)
+		rc = image__defaults(c, user, &text, &len, j->err, j->errlen);
+	if (!rc)
+		rc = host_write(j, defaults, text, len);
+	if (!rc)
+		rc = put(&s, IMAGE_GUEST_DIR, "defaults", defaults, 0644, 0, 0,
+			 made_dir);
+	free(text);
+	for (size_t i = 0; i < s.n_made; i++)
+		free(s.made[i]);
+	if (fclose(s.f) && !rc)
+		rc = sandbox__errf(j->err, j->errlen, -EIO, "%s: %s", script,
+				   strerror(errno));
+	if (!rc)
+		rc = image__debugfs(j, "adding ember's parts (debugfs)",
+				    script, disk);
+	return rc;
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A template from the user's image (template.h, template__build_image):
+ * the base disk made by image__to_ext4() inside the template being built,
+ * ember's parts added to it, booted with ember's init.  Apart from
+ * template_build.c so that only the front ends that take images link the
+ * image code (and libcrypto).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "files.h"
+#include "image.h"
+#include "template.h"
+
+struct image_base {
+	const struct template_image_opts *io;
+	int stop_fd;
+};
+
+/* template_build_opts.make_base: the image, as a disk, at @base. */
+static int image_base(void *arg, const char *base, const char *work,
+		      char *err, size_t errlen)
+{
+	const struct image_base *ib = arg;
+	const struct image_guest guest = {
+		.init = ib->io->init,
+		.agent = ib->io->agent,
+		.busybox = ib->io->busybox,
+		.add_user = true,
+	};
+	const struct image_opts o = {
+		.disk_mib = ib->io->disk_mib,
+		.stop_fd = ib->stop_fd,
+		.guest = &guest,
+	};
+	struct image_config c;
+	int rc;
+
+	rc = image__to_ext4(&o, ib->io->src, work, base, &c, err, errlen);
+	image_config__free(&c);
+	return rc;
+}
+
+int template__build_image(const struct template_build_opts *o,
+			  const struct template_image_opts *io,
+			  const char *name, char *err, size_t errlen)
+{
+	struct image_base ib = { .io = io, .stop_fd = o->sig_fd };
+	struct template_build_opts b = *o;
+
+	if (!io->src || !io->src[0] || !io->init || !io->agent)
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "an image template needs a SRC, "
+				     "ember's init and its agent");
+	b.rootfs = io->src;
+	b.make_base = image_base;
+	b.make_base_arg = &ib;
+	b.append = "init=" IMAGE_GUEST_INIT;
+	return template__build(&b, name, err, errlen);
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# `emberctl template build NAME --from-image SRC` (issue 22): templates
+# from images made here, offline, then checked in a sandbox restored from
+# each:
+#
+# - an OCI image layout (mkoci.py: busybox-static only, a static musl-free
+#   image without a User) with --disk-mib: ember's init and agent were
+#   brought in (booted as init=/usr/lib/ember/init), the image's Env
+#   (PATH gets ember's busybox last), WorkingDir (made: the image lacks
+#   it) and the `user` account (uid 1000, /home/user) are every command's
+#   defaults; `exec --user root` and --env still work; the layers came
+#   through (whiteout, hard link, setuid bit, a file owned 1000:1000);
+#   the disk is the size asked for;
+# - a docker archive whose config has User 1000:1000: commands run as
+#   uid 1000 without a `user` account;
+# - ember's own root file system as an ext4 SRC (glibc, python3): the
+#   account is added, python3 runs as it;
+# - bad input, each one clear error and nothing left (no template, no
+#   build directory, no sandbox): an arm64 image, a digest mismatch, a
+#   truncated archive, a missing SRC, --from-image with --rootfs.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+
+: "${EMBERCTL:=build/emberctl-asan}"
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-600}
+E=$EMBERCTL
+P=timg-$$
+IDS=()
+
+need_kvm "template --from-image"
+if [ ! -x "$E" ] || [ ! -x "$EMBER" ] || [ ! -f "$GUEST/init" ]; then
+	not_ok "template --from-image: $E, $EMBER and $GUEST/init are built" "make all asan guest"
+	exit 0
+fi
+export EMBER_BIN=$EMBER EMBER_KERNEL=$GUEST/vmlinux
+export EMBER_GUEST_INIT=$GUEST/init EMBER_GUEST_AGENT=$GUEST/agent
+export EMBER_SUPERVISOR_LOG=$TMP/supervisor.log
+export EMBER_STATE_DIR=$TMP/state
+T=$EMBER_STATE_DIR/templates
+
+cleanup() {
+	local id
+	for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
+	"$E" template rm --force "$P-oci" "$P-docker" "$P-ext4" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+show() { for f in "$@"; do echo "#   $f:"; sed 's/^/#     /' "$f" | tail -15; done; }
+ev() { eval "$*"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# Nothing of a failed build: no template, no build dir, no sandbox.
+nothing_left() {
+	[ ! -e "$T/$1" ] && [ -z "$(ls -A "$T" 2>/dev/null | grep -F ".$1.")" ] &&
+		[ "$("$E" ls 2>/dev/null | wc -l)" = 1 ]
+}
+# build NAME SRC [options]: the template; 0 or the exit status.
+build() {
+	local name=$1 src=$2 t0
+	shift 2
+	t0=$(now_ms)
+	timeout "$BOOT_TIMEOUT" "$E" template build "$name" --from-image "$src" \
+		--no-net --boot-timeout "$BOOT_TIMEOUT" "$@" \
+		>"$TMP/build.out" 2>"$TMP/build.err"
+	rc=$?
+	echo "# template build $name from $src: exit $rc in $(($(now_ms) - t0)) ms"
+	return $rc
+}
+run() {
+	id=$("$E" run --template "$1" --ttl 600 2>>"$TMP/err")
+	[ -n "$id" ] && IDS+=("$id")
+}
+x() {
+	local sb=$1
+	shift
+	"$E" exec "$sb" "$@" 2>>"$TMP/err"
+}
+
+mkdir -p "$TMP/img"
+python3 tests/integration/mkoci.py layout "$TMP/img/oci" --user "" &&
+	python3 tests/integration/mkoci.py docker "$TMP/img/docker.tar" &&
+	python3 tests/integration/mkoci.py layout "$TMP/img/arm" --arch arm64 &&
+	python3 tests/integration/mkoci.py layout "$TMP/img/bad" --bad-diff-id
+rc=$?
+check "template --from-image: mkoci.py made the test images" "exit $rc" [ $rc = 0 ]
+[ $rc = 0 ] || exit 0
+
+# ---- an OCI layout, no User: the `user` account ---------------------------
+build "$P-oci" "$TMP/img/oci" --disk-mib 200
+check "template --from-image: an OCI layout builds (--disk-mib 200)" \
+	"exit $rc; $(show "$TMP/build.err")" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/build.out")" = "$P-oci" ] && [ -f "$T/$P-oci/rootfs.ext4" ]'
+grep -q "^rootfs=$TMP/img/oci$" "$T/$P-oci/info" 2>/dev/null
+check "template --from-image: its info records the SRC" "$(cat "$T/$P-oci/info" 2>&1)" [ $? = 0 ]
+run "$P-oci"
+sb=$id
+out=$(x "$sb" -- sh -c 'echo "$PATH|$FOO|$(pwd)|$(id -u):$(id -g)|$HOME|$USER"')
+check "template --from-image: the image's Env, WorkingDir and the user account are the defaults" \
+	"got '$out'; $(show "$TMP/err")" \
+	[ "$out" = "/bin:/usr/lib/ember/bin|bar baz|/srv|1000:1000|/home/user|user" ]
+out=$(x "$sb" -- sh -c 'grep "^user:" /etc/passwd; stat -c "%u:%g %a" /home/user; ls -l /usr/lib/ember/init | cut -c1-10')
+check "template --from-image: /etc/passwd has user (1000), its home is its own, ember's init is there" \
+	"got '$out'; $(show "$TMP/err")" \
+	[ "$out" = "user:x:1000:1000::/home/user:/bin/sh
+1000:1000 750
+-rwxr-xr-x" ]
+out=$(x "$sb" --user root -- sh -c 'echo "$(id -u)|$HOME"')
+check "template --from-image: exec --user root runs as root" "got '$out'; $(show "$TMP/err")" \
+	[ "$out" = "0|/root" ]
+out=$(x "$sb" --env A=b -- sh -c 'echo "$A|$FOO|$PATH"')
+check "template --from-image: --env adds to the image's Env" "got '$out'; $(show "$TMP/err")" \
+	[ "$out" = "b|bar baz|/bin:/usr/lib/ember/bin" ]
+out=$(x "$sb" -- sh -c 'echo x >/home/user/f && cat /home/user/f && touch /etc/nope 2>/dev/null || echo refused')
+check "template --from-image: user writes its home, not /etc" "got '$out'; $(show "$TMP/err")" \
+	[ "$out" = "x
+refused" ]
+out=$(x "$sb" --user root -- sh -c '
+	ls /lower; cat /opq/new; ls /opq
+	[ "$(stat -c %i /hl/a)" = "$(stat -c %i /hl/b)" ] && echo linked
+	stat -c "%a %u:%g" /bin/suid /home/u/f
+	df -m / | awk "NR == 2 { print (\$2 >= 180 && \$2 <= 200) ? \"size ok\" : \"size \" \$2 }"')
+check "template --from-image: the layers came through (whiteout, opaque dir, hard link, setuid, owner) and the disk is 200 MiB" \
+	"got '$out'; $(show "$TMP/err")" \
+	[ "$out" = "stays
+new
+new
+linked
+4755 0:0
+644 1000:1000
+size ok" ]
+
+# ---- a docker archive with User 1000:1000 ---------------------------------
+build "$P-docker" "$TMP/img/docker.tar"
+check "template --from-image: a docker archive builds" \
+	"exit $rc; $(show "$TMP/build.err")" [ $rc = 0 ]
+run "$P-docker"
+out=$(x "$id" -- sh -c 'echo "$(id -u):$(id -g)|$(pwd)"; grep -c "^user:" /etc/passwd')
+check "template --from-image: the image's User 1000:1000 is the default, no user account added" \
+	"got '$out'; $(show "$TMP/err")" [ "$out" = "1000:1000|/srv
+0" ]
+
+# ---- ember's own root file system (glibc, python3), as an ext4 SRC --------
+build "$P-ext4" "ext4:$GUEST/rootfs.ext4"
+check "template --from-image: ember's rootfs as an ext4 SRC builds" \
+	"exit $rc; $(show "$TMP/build.err")" [ $rc = 0 ]
+run "$P-ext4"
+out=$(x "$id" -- python3 -c 'import os, pwd; print(os.getuid(), pwd.getpwuid(os.getuid()).pw_name, os.getcwd(), os.environ["HOME"])')
+check "template --from-image: python3 runs as user in a glibc image" "got '$out'; $(show "$TMP/err")" \
+	[ "$out" = "1000 user / /home/user" ]
+
+# ---- bad input: one clear error each, nothing left ------------------------
+bad() {
+	local what=$1 want=$2 name=$P-bad
+	shift 2
+	timeout "$BOOT_TIMEOUT" "$E" template build "$name" --no-net "$@" \
+		>"$TMP/bad.out" 2>"$TMP/bad.err"
+	rc=$?
+	check "template --from-image: $what is refused, nothing left" \
+		"exit $rc; $(show "$TMP/bad.err")" \
+		ev '[ $rc = 1 ] && grep -q "$want" "$TMP/bad.err" && [ "$(wc -l <"$TMP/bad.err")" = 1 ] && nothing_left "$name"'
+}
+for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
+IDS=()
+bad "an arm64 image" "linux/arm64" --from-image "$TMP/img/arm"
+bad "a layer whose diff_id does not match" "diff_id" --from-image "$TMP/img/bad"
+head -c 20000 "$TMP/img/docker.tar" >"$TMP/img/cut.tar"
+bad "a truncated docker archive" "cut.tar" --from-image "docker-archive:$TMP/img/cut.tar"
+bad "a missing SRC" "No such file or directory" --from-image "$TMP/img/none"
+timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --rootfs "$GUEST/rootfs.ext4" \
+	>/dev/null 2>"$TMP/bad.err"
+rc=$?
+check "template --from-image: with --rootfs is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
+	ev '[ $rc = 2 ] && grep -q "exclude each other" "$TMP/bad.err" && nothing_left "$P-bad"'
+check "template --from-image: no sanitizer report" "$(show "$TMP/err" "$TMP/build.err")" \
+	ev '! grep -qE "AddressSanitizer|runtime error|LeakSanitizer" "$TMP/err" "$TMP/build.err" "$TMP/bad.err"'
+exit 0
