@@ -272,8 +272,8 @@ static int build_env(const struct ember_agent_exec *e)
 			 plan.acct.home);
 		snprintf(plan.user_kv, sizeof(plan.user_kv), "USER=%s",
 			 plan.acct.name);
-		snprintf(plan.logname_kv, sizeof(plan.logname_kv),
-			 "LOGNAME=%s", plan.acct.name);
+		snprintf(plan.logname_kv, sizeof(plan.logname_kv), "LOGNAME=%s",
+			 plan.acct.name);
 		env_put(&n, plan.home_kv);
 		env_put(&n, plan.user_kv);
 		env_put(&n, plan.logname_kv);

@@ -44,8 +44,9 @@
 
 /*
  * The environment guest init gives its children, the agent among them
- * (so every EXEC without ENV fields): a host that adds variables sends
- * these too, since any ENV field replaces the whole environment.
+ * (so every EXEC's default environment starts from it; PROTOCOL.md, "The
+ * environment"): ENV fields without EMBER_AGENT_F_ENV_ADD replace it
+ * whole, with the flag they go over it.
  */
 #define EMBER_GUEST_PATH "/usr/sbin:/usr/bin:/sbin:/bin"
 #define EMBER_GUEST_HOME "/root"
@@ -653,7 +654,8 @@ static inline int ember_defaults_decode(const void *in, size_t len,
 	}
 	while (off < len) {
 		const char *r = b + off;
-		const char *nul = (const char *)__builtin_memchr(r, 0, len - off);
+		const char *nul =
+			(const char *)__builtin_memchr(r, 0, len - off);
 		const char *v;
 
 		d->record++;

@@ -441,8 +441,8 @@ static void test_exec_env_cwd(void **state)
  */
 static void test_exec_user_env_add(void **state)
 {
-	const char *argv[] = { "sh", "-c", "echo \"$FOO\" ${PATH:+path}; id -un",
-			       NULL };
+	const char *argv[] = { "sh", "-c",
+			       "echo \"$FOO\" ${PATH:+path}; id -un", NULL };
 	const char *env[] = { "FOO=bar baz", NULL };
 	struct agent_exec_req req = { .argv = argv,
 				      .env = env,
@@ -485,8 +485,8 @@ static void h_exec_user(int fd, const struct ember_agent_hdr *h)
 	int ok;
 
 	ok = h->type == EMBER_AGENT_EXEC &&
-	     ember_agent_exec_decode(hostile_pl, h->len, &e) == 0 &&
-	     e.user && !strcmp(e.user, "app:staff") && e.envc == 1 &&
+	     ember_agent_exec_decode(hostile_pl, h->len, &e) == 0 && e.user &&
+	     !strcmp(e.user, "app:staff") && e.envc == 1 &&
 	     !strcmp(e.env[0], "A=1") && e.flags == EMBER_AGENT_F_ENV_ADD;
 	ember_agent_exit_encode(p, EMBER_AGENT_EXITED, ok ? 0 : 1);
 	put_frame(fd, EMBER_AGENT_EXIT, h->stream, p, sizeof(p));

@@ -105,10 +105,9 @@ static size_t build_exec(uint8_t *b, size_t cap)
 	assert_int_equal(ember_agent_tlv_put_u32(b, cap, &off,
 						 EMBER_AGENT_T_TIMEOUT, 500),
 			 0);
-	assert_int_equal(ember_agent_tlv_put_u32(b, cap, &off,
-						 EMBER_AGENT_T_FLAGS,
-						 EMBER_AGENT_F_STDIN |
-							 EMBER_AGENT_F_ENV_ADD),
+	assert_int_equal(ember_agent_tlv_put_u32(
+				 b, cap, &off, EMBER_AGENT_T_FLAGS,
+				 EMBER_AGENT_F_STDIN | EMBER_AGENT_F_ENV_ADD),
 			 0);
 	assert_int_equal(ember_agent_tlv_put_str(b, cap, &off,
 						 EMBER_AGENT_T_USER,
@@ -201,11 +200,11 @@ static void test_defaults_decode(void **state)
 	assert_string_equal(defs.env[0], "X=a=b c");
 
 	/* Each malformed case: its error, its record and a reason. */
-#define BAD(lit, err, rec)                                     \
-	do {                                                   \
-		assert_int_equal(DEFAULTS(lit), err);          \
-		assert_int_equal(defs.record, rec);            \
-		assert_non_null(defs.why);                     \
+#define BAD(lit, err, rec)                            \
+	do {                                          \
+		assert_int_equal(DEFAULTS(lit), err); \
+		assert_int_equal(defs.record, rec);   \
+		assert_non_null(defs.why);            \
 	} while (0)
 	BAD("env=A=1", EMBER_AGENT_E_STRING, 1);
 	BAD("env=A=1\0cwd=/", EMBER_AGENT_E_STRING, 2);
@@ -273,24 +272,23 @@ static void test_defaults_encode(void **state)
 	assert_string_equal(defs.cwd, "/app");
 	assert_string_equal(defs.user, "1000:1000");
 	/* Nothing at all: an empty file. */
-	assert_int_equal(ember_defaults_encode(out, sizeof(out), NULL, NULL,
-					       NULL),
-			 0);
+	assert_int_equal(
+		ember_defaults_encode(out, sizeof(out), NULL, NULL, NULL), 0);
 	/* What the decoder would refuse is refused. */
-	assert_int_equal(ember_defaults_encode(out, sizeof(out), bad_env, NULL,
-					       NULL),
-			 EMBER_AGENT_E_FIELD);
-	assert_int_equal(ember_defaults_encode(out, sizeof(out), NULL, "rel",
-					       NULL),
-			 EMBER_AGENT_E_FIELD);
-	assert_int_equal(ember_defaults_encode(out, sizeof(out), NULL, NULL,
-					       "a:b:c"),
-			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_defaults_encode(out, sizeof(out), bad_env, NULL, NULL),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_defaults_encode(out, sizeof(out), NULL, "rel", NULL),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_defaults_encode(out, sizeof(out), NULL, NULL, "a:b:c"),
+		EMBER_AGENT_E_FIELD);
 	for (int i = 0; i < EMBER_DEFAULTS_MAX_ENV + 1; i++)
 		many[i] = "A=1";
-	assert_int_equal(ember_defaults_encode(pl, sizeof(pl), many, NULL,
-					       NULL),
-			 EMBER_AGENT_E_COUNT);
+	assert_int_equal(
+		ember_defaults_encode(pl, sizeof(pl), many, NULL, NULL),
+		EMBER_AGENT_E_COUNT);
 	many[EMBER_DEFAULTS_MAX_ENV] = NULL;
 	n = ember_defaults_encode(pl, sizeof(pl), many, NULL, NULL);
 	assert_int_equal(n, EMBER_DEFAULTS_MAX_ENV * 8);
@@ -727,8 +725,7 @@ static int agent_start(void **state, int report, int defaults)
 			_exit(126);
 		if (report && setenv("EMBER_AGENT_INIT_REPORT", a->report, 1))
 			_exit(126);
-		if (defaults &&
-		    setenv("EMBER_AGENT_DEFAULTS", a->defaults, 1))
+		if (defaults && setenv("EMBER_AGENT_DEFAULTS", a->defaults, 1))
 			_exit(126);
 		execl(AGENT_BIN, "agent-host", "--fd", "3", (char *)NULL);
 		perror(AGENT_BIN);
@@ -1497,7 +1494,8 @@ static void test_e2e_user(void **state)
 	assert_int_equal(r->error, 0);
 	assert_int_equal(r->out_len > 0, 1);
 	r->out[r->out_len - 1] = 0;
-	assert_string_equal((char *)r->out, "nobody nobody nobody /nonexistent");
+	assert_string_equal((char *)r->out,
+			    "nobody nobody nobody /nonexistent");
 	r = sh_on(a, 3, "echo $USER $HOME", env, "nobody",
 		  EMBER_AGENT_F_ENV_ADD);
 	expect_out(r, "nobody /override\n");
@@ -1696,9 +1694,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_e2e_defaults,
 						agent_setup_defaults,
 						agent_teardown),
-		cmocka_unit_test_setup_teardown(test_e2e_user,
-						agent_setup_defaults,
-						agent_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_e2e_user, agent_setup_defaults, agent_teardown),
 #undef E
 	};
 
