@@ -52,6 +52,7 @@ struct sockaddr_vm {
 };
 #endif
 
+#include "agent_exec.h"
 #include "agent_init.h"
 #include "agent_serve.h"
 
@@ -153,7 +154,7 @@ int main(int argc, char **argv)
 
 	if (argc != 3)
 		return usage();
-	if (agent_init__from_env() < 0)
+	if (agent_init__from_env() < 0 || agent_exec__from_env() < 0)
 		return 1;
 	v = strtol(argv[2], &end, 10);
 	if (*end || v < 0 || v > INT_MAX)

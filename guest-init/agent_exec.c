@@ -9,25 +9,460 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "agent_exec.h"
 
 extern char **environ;
 
 /*
- * Start @e's child: stdin @in (-1: /dev/null), stdout @out, stderr @err,
- * in a process group of its own, every signal unblocked and SIGPIPE at
- * its default.  posix_spawn(), not fork(): its vfork-style clone copies
- * no page tables and takes no copy-on-write faults in the agent, which
- * in a guest whose kernel is emulated (PVM) is a good part of starting
- * a command.  Returns the pid, or a negative errno with *@what naming
- * what failed (the cwd, or the command).
+ * The image defaults file (PROTOCOL.md, "Image defaults"); the test hook
+ * EMBER_AGENT_DEFAULTS names another (agent_exec__from_env()).  Global as
+ * the environment it comes from is.
+ */
+static const char *defaults_path = EMBER_GUEST_DEFAULTS;
+
+int agent_exec__from_env(void)
+{
+	const char *p = getenv("EMBER_AGENT_DEFAULTS");
+
+	if (p && *p) {
+		defaults_path = strdup(p);
+		if (!defaults_path)
+			return -ENOMEM;
+	}
+	if (p)
+		unsetenv("EMBER_AGENT_DEFAULTS"); /* not for the execs */
+	return 0;
+}
+
+/* The account an exec runs as (PROTOCOL.md, USER). */
+struct account {
+	uid_t uid;
+	gid_t gid;
+	int ngroups; /* supplementary groups in groups[] */
+	char name[EMBER_USER_SPEC_MAX + 1];
+	char home[PATH_MAX];
+};
+
+/*
+ * What one EXEC resolves to: the defaults file's bytes and records, the
+ * account, the environment, the command's path.  One at a time (the
+ * loop is single), hence static; the file alone is 64 KiB.
+ */
+static struct plan {
+	char file[EMBER_DEFAULTS_MAX + 1];
+	struct ember_defaults d;
+	const char *cwd; /* NULL: the agent's */
+	const char *user; /* NULL: the agent's (no change of ids) */
+	struct account acct;
+	char home_kv[PATH_MAX + 8];
+	char user_kv[EMBER_USER_SPEC_MAX + 8];
+	char logname_kv[EMBER_USER_SPEC_MAX + 16];
+	char **env; /* malloc'd, NULL-terminated; or the request's or environ */
+	int env_owned;
+	char path[PATH_MAX]; /* the command's file */
+	char msg[512]; /* why the plan failed */
+} plan;
+
+/* The account's groups, for setgroups: a user in more has the gid alone. */
+static gid_t groups[4096];
+
+/*
+ * Read the defaults file into plan.d: 0 (a missing file: no defaults), or
+ * EINVAL with plan.msg saying why it cannot be used.
+ */
+static int read_defaults(void)
+{
+	struct stat st;
+	size_t len = 0;
+	ssize_t n;
+	int fd, rc;
+
+	memset(&plan.d, 0, sizeof(plan.d));
+	fd = open(defaults_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(plan.msg, sizeof(plan.msg), "%s: %s", defaults_path,
+			 strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(plan.msg, sizeof(plan.msg), "%s: not a regular file",
+			 defaults_path);
+		goto fail;
+	}
+	while (len < sizeof(plan.file)) {
+		n = read(fd, plan.file + len, sizeof(plan.file) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(plan.msg, sizeof(plan.msg), "%s: %s",
+				 defaults_path, strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	rc = ember_defaults_decode(plan.file, len, &plan.d);
+	if (rc < 0) {
+		if (plan.d.record)
+			snprintf(plan.msg, sizeof(plan.msg),
+				 "%s: record %u: %s", defaults_path,
+				 plan.d.record, plan.d.why);
+		else
+			snprintf(plan.msg, sizeof(plan.msg), "%s: %s",
+				 defaults_path, plan.d.why);
+		memset(&plan.d, 0, sizeof(plan.d));
+		return EINVAL;
+	}
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return EINVAL;
+}
+
+/* @s all digits (and not empty): its value in *@v (at most 2^32 - 2). */
+static int numeric_id(const char *s, unsigned long *v)
+{
+	char *end;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return 0;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return errno == 0 && *v < 0xffffffffUL;
+}
+
+/*
+ * Resolve the user spec @spec (PROTOCOL.md, USER) into plan.acct: 0, or
+ * EINVAL with plan.msg ("user NAME: no such user", ...).
+ */
+static int resolve_user(const char *spec)
+{
+	char uname[EMBER_USER_SPEC_MAX + 1], gname[EMBER_USER_SPEC_MAX + 1];
+	struct account *a = &plan.acct;
+	long split = ember_user_spec_split(spec);
+	struct passwd *pw;
+	unsigned long id = 0;
+	int numeric, n;
+
+	if (split < 0) {
+		snprintf(plan.msg, sizeof(plan.msg),
+			 "user %.300s: wants NAME, UID, NAME:GROUP or UID:GID",
+			 spec);
+		return EINVAL;
+	}
+	memcpy(uname, spec, (size_t)split);
+	uname[split] = '\0';
+	gname[0] = '\0';
+	if (spec[split])
+		snprintf(gname, sizeof(gname), "%s", spec + split + 1);
+	numeric = numeric_id(uname, &id);
+	errno = 0;
+	pw = numeric ? getpwuid((uid_t)id) : getpwnam(uname);
+	if (!pw && !numeric) {
+		snprintf(plan.msg, sizeof(plan.msg), "user %s: no such user",
+			 uname);
+		return EINVAL;
+	}
+	if (pw) {
+		a->uid = pw->pw_uid;
+		a->gid = pw->pw_gid;
+		snprintf(a->name, sizeof(a->name), "%s", pw->pw_name);
+		snprintf(a->home, sizeof(a->home), "%s",
+			 pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/");
+	} else {
+		/* A uid with no account: its own number as group, / as home. */
+		a->uid = (uid_t)id;
+		a->gid = (gid_t)id;
+		snprintf(a->name, sizeof(a->name), "%s", uname);
+		snprintf(a->home, sizeof(a->home), "/");
+	}
+	if (gname[0]) {
+		struct group *gr;
+
+		if (numeric_id(gname, &id)) {
+			a->gid = (gid_t)id;
+		} else {
+			gr = getgrnam(gname);
+			if (!gr) {
+				snprintf(plan.msg, sizeof(plan.msg),
+					 "group %s: no such group", gname);
+				return EINVAL;
+			}
+			a->gid = gr->gr_gid;
+		}
+	}
+	groups[0] = a->gid;
+	a->ngroups = 1;
+	if (pw) {
+		n = (int)(sizeof(groups) / sizeof(groups[0]));
+		if (getgrouplist(a->name, a->gid, groups, &n) >= 0 && n > 0)
+			a->ngroups = n;
+		else
+			groups[0] = a->gid; /* too many: the gid alone */
+	}
+	return 0;
+}
+
+/* Set "K=V" in plan.env (@n entries), replacing an earlier K. */
+static void env_put(size_t *n, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	size_t klen = eq ? (size_t)(eq - kv) : strlen(kv);
+
+	for (size_t i = 0; i < *n; i++) {
+		if (!strncmp(plan.env[i], kv, klen) &&
+		    plan.env[i][klen] == '=') {
+			plan.env[i] = (char *)kv;
+			return;
+		}
+	}
+	plan.env[(*n)++] = (char *)kv;
+}
+
+/*
+ * The child's environment (PROTOCOL.md, "Image defaults"): the request's
+ * ENV alone when given without ENV_ADD; else the agent's, the file's env
+ * over it, the account's HOME, USER and LOGNAME when a user is in effect,
+ * then the request's ENV.  0 or ENOMEM.
+ */
+static int build_env(const struct ember_agent_exec *e)
+{
+	size_t ne = 0, n = 0;
+
+	plan.env_owned = 0;
+	if (e->env_given && !(e->flags & EMBER_AGENT_F_ENV_ADD)) {
+		plan.env = (char **)e->env;
+		return 0;
+	}
+	if (!plan.d.envc && !plan.user && !e->env_given) {
+		plan.env = environ;
+		return 0;
+	}
+	while (environ[ne])
+		ne++;
+	plan.env = calloc(ne + plan.d.envc + 3 + e->envc + 1, sizeof(char *));
+	if (!plan.env)
+		return ENOMEM;
+	plan.env_owned = 1;
+	for (size_t i = 0; i < ne; i++)
+		env_put(&n, environ[i]);
+	for (uint32_t i = 0; i < plan.d.envc; i++)
+		env_put(&n, plan.d.env[i]);
+	if (plan.user) {
+		snprintf(plan.home_kv, sizeof(plan.home_kv), "HOME=%s",
+			 plan.acct.home);
+		snprintf(plan.user_kv, sizeof(plan.user_kv), "USER=%s",
+			 plan.acct.name);
+		snprintf(plan.logname_kv, sizeof(plan.logname_kv), "LOGNAME=%s",
+			 plan.acct.name);
+		env_put(&n, plan.home_kv);
+		env_put(&n, plan.user_kv);
+		env_put(&n, plan.logname_kv);
+	}
+	for (uint32_t i = 0; i < e->envc; i++)
+		env_put(&n, e->env[i]);
+	plan.env[n] = NULL;
+	return 0;
+}
+
+static void plan_done(void)
+{
+	if (plan.env_owned)
+		free(plan.env);
+	plan.env = NULL;
+	plan.env_owned = 0;
+}
+
+/* The value of @key in the environment @env, or NULL. */
+static const char *env_get(char *const *env, const char *key)
+{
+	size_t k = strlen(key);
+
+	for (; *env; env++)
+		if (!strncmp(*env, key, k) && (*env)[k] == '=')
+			return *env + k + 1;
+	return NULL;
+}
+
+/*
+ * The file of command @name into plan.path: itself when it has a '/',
+ * else the first executable regular file of that name in the child's
+ * PATH (the agent's when the child has none), so that an image's PATH
+ * finds its commands.  0, or ENOENT / EACCES (found, not executable) /
+ * ENAMETOOLONG, as execvp(3) would say.
+ */
+static int find_command(const char *name)
+{
+	const char *dirs = env_get(plan.env, "PATH"), *p, *z;
+	size_t k = strlen(name);
+	struct stat st;
+	int err = ENOENT;
+
+	if (!*name)
+		return ENOENT;
+	if (strchr(name, '/')) {
+		if (k >= sizeof(plan.path))
+			return ENAMETOOLONG;
+		memcpy(plan.path, name, k + 1);
+		return 0;
+	}
+	if (k > NAME_MAX)
+		return ENAMETOOLONG;
+	if (!dirs)
+		dirs = getenv("PATH");
+	if (!dirs)
+		dirs = EMBER_GUEST_PATH;
+	for (p = dirs; *p; p = *z ? z + 1 : z) {
+		z = strchrnul(p, ':');
+		if (z == p || (size_t)(z - p) + k + 2 > sizeof(plan.path))
+			continue;
+		snprintf(plan.path, sizeof(plan.path), "%.*s/%s", (int)(z - p),
+			 p, name);
+		if (stat(plan.path, &st) < 0)
+			continue;
+		if (S_ISREG(st.st_mode) && access(plan.path, X_OK) == 0)
+			return 0;
+		err = EACCES;
+	}
+	return err;
+}
+
+/*
+ * What a child that changes its ids is given, and what it leaves behind
+ * when it cannot run the command: it shares the agent's memory (vfork)
+ * until its execve, so the agent reads err_no and what once it returns.
+ */
+struct child {
+	const char *path;
+	char *const *argv, *const *envp;
+	const char *cwd;
+	int in, out, err;
+	const struct account *acct;
+	volatile int err_no;
+	const char *volatile what;
+};
+
+/* @fd onto @to, clearing close-on-exec when they are one already. */
+static int move_fd(int fd, int to)
+{
+	if (fd == to)
+		return fcntl(fd, F_SETFD, 0);
+	return dup2(fd, to);
+}
+
+/*
+ * The vfork child: its own process group, SIGPIPE at its default, the
+ * pipes, then setgroups, setgid, setuid (raw system calls: libc's would
+ * reach for the agent's other threads, and this child has none of its
+ * own), the cwd as the new user, every signal unblocked, the command.
+ */
+static __attribute__((noreturn, noinline)) void child_main(struct child *k)
+{
+	sigset_t none;
+
+	setpgid(0, 0);
+	signal(SIGPIPE, SIG_DFL);
+	if (move_fd(k->in, 0) < 0 || move_fd(k->out, 1) < 0 ||
+	    move_fd(k->err, 2) < 0) {
+		k->what = "dup2";
+		goto fail;
+	}
+	if (syscall(SYS_setgroups, k->acct->ngroups, groups) < 0) {
+		k->what = "setgroups";
+		goto fail;
+	}
+	if (syscall(SYS_setgid, k->acct->gid) < 0) {
+		k->what = "setgid";
+		goto fail;
+	}
+	if (syscall(SYS_setuid, k->acct->uid) < 0) {
+		k->what = "setuid";
+		goto fail;
+	}
+	if (k->cwd && chdir(k->cwd) < 0) {
+		k->what = k->cwd;
+		goto fail;
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(k->path, k->argv, k->envp);
+	k->what = k->argv[0];
+fail:
+	k->err_no = errno ? errno : EINVAL;
+	_exit(127);
+}
+
+static __attribute__((noinline)) pid_t vfork_child(struct child *k)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		child_main(k);
+	return pid;
+}
+
+/*
+ * Start a child that runs as plan.acct: vfork, not fork, for the reason
+ * spawn_child() gives.  The pid, or a negative errno with *@what naming
+ * what failed.
+ */
+static pid_t spawn_as(const struct ember_agent_exec *e, int in, int out,
+		      int err, const char **what)
+{
+	struct child k = {
+		.path = plan.path,
+		.argv = (char *const *)e->argv,
+		.envp = plan.env,
+		.cwd = plan.cwd,
+		.in = in,
+		.out = out,
+		.err = err,
+		.acct = &plan.acct,
+	};
+	pid_t pid = vfork_child(&k);
+
+	if (pid < 0) {
+		*what = "vfork";
+		return -errno;
+	}
+	if (k.err_no) {
+		/* It ran no command: reap it here, not as an exec. */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		*what = k.what;
+		return -k.err_no;
+	}
+	return pid;
+}
+
+/*
+ * Start @e's child as plan says: stdin @in (-1: /dev/null), stdout @out,
+ * stderr @err, in a process group of its own, every signal unblocked and
+ * SIGPIPE at its default.  posix_spawn(), not fork(): its vfork-style
+ * clone copies no page tables and takes no copy-on-write faults in the
+ * agent, which in a guest whose kernel is emulated (PVM) is a good part
+ * of starting a command; a child that changes its ids takes vfork()
+ * (spawn_as()) for the same reason.  Returns the pid, or a negative
+ * errno with *@what naming what failed (the cwd, or the command).
  */
 static pid_t spawn_child(const struct ember_agent_exec *e, int in, int out,
 			 int err, const char **what)
@@ -40,17 +475,25 @@ static pid_t spawn_child(const struct ember_agent_exec *e, int in, int out,
 	pid_t pid;
 
 	/* A cwd that is not a directory is its own error (PROTOCOL.md). */
-	*what = e->cwd;
-	if (e->cwd && stat(e->cwd, &st) < 0)
+	*what = plan.cwd;
+	if (plan.cwd && stat(plan.cwd, &st) < 0)
 		return -errno;
-	if (e->cwd && !S_ISDIR(st.st_mode))
+	if (plan.cwd && !S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	*what = e->argv[0];
+	rc = find_command(e->argv[0]);
+	if (rc)
+		return -rc;
 	if (in < 0) {
 		nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (nul < 0)
 			return -errno;
 		in = nul;
+	}
+	if (plan.user) {
+		pid = spawn_as(e, in, out, err, what);
+		agent_conn__close_fd(&nul);
+		return pid;
 	}
 	sigemptyset(&none);
 	sigemptyset(&dfl);
@@ -71,8 +514,8 @@ static pid_t spawn_child(const struct ember_agent_exec *e, int in, int out,
 		rc = posix_spawn_file_actions_adddup2(&fa, out, 1);
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, err, 2);
-	if (!rc && e->cwd)
-		rc = posix_spawn_file_actions_addchdir_np(&fa, e->cwd);
+	if (!rc && plan.cwd)
+		rc = posix_spawn_file_actions_addchdir_np(&fa, plan.cwd);
 	if (!rc)
 		rc = posix_spawnattr_setflags(
 			&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
@@ -84,13 +527,40 @@ static pid_t spawn_child(const struct ember_agent_exec *e, int in, int out,
 	if (!rc)
 		rc = posix_spawnattr_setsigdefault(&at, &dfl);
 	if (!rc)
-		rc = posix_spawnp(
-			&pid, e->argv[0], &fa, &at, (char *const *)e->argv,
-			e->env_given ? (char *const *)e->env : environ);
+		rc = posix_spawn(&pid, plan.path, &fa, &at,
+				 (char *const *)e->argv, plan.env);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	agent_conn__close_fd(&nul);
 	return rc ? -rc : pid;
+}
+
+/*
+ * Resolve @e against the image defaults (PROTOCOL.md): plan's cwd, user
+ * and environment.  0, or an errno with plan.msg the ERROR's message.
+ */
+static int plan_exec(const struct ember_agent_exec *e)
+{
+	int rc;
+
+	plan.msg[0] = '\0';
+	plan.env = NULL;
+	plan.env_owned = 0;
+	rc = read_defaults();
+	if (rc)
+		return rc;
+	plan.cwd = e->cwd ? e->cwd : plan.d.cwd;
+	plan.user = e->user ? e->user : plan.d.user;
+	if (plan.user) {
+		rc = resolve_user(plan.user);
+		if (rc)
+			return rc;
+	}
+	rc = build_env(e);
+	if (rc)
+		snprintf(plan.msg, sizeof(plan.msg), "environment: %s",
+			 strerror(rc));
+	return rc;
 }
 
 void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
@@ -107,6 +577,11 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 	s = agent_conn__open_stream(c, h->stream, rc);
 	if (!s)
 		return;
+	rc = plan_exec(&e);
+	if (rc) {
+		agent_conn__send_error(c, h->stream, rc, plan.msg);
+		goto fail;
+	}
 	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
 	    ((e.flags & EMBER_AGENT_F_STDIN) && pipe2(in, O_CLOEXEC))) {
 		agent_conn__send_errno(c, h->stream, errno, "pipe");
@@ -117,6 +592,7 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 		agent_conn__send_errno(c, h->stream, (int)-pid, what);
 		goto fail;
 	}
+	plan_done();
 	setpgid(pid, pid); /* both sides: no race with an early KILL */
 	agent_conn__close_fd(&out[1]);
 	agent_conn__close_fd(&err[1]);
@@ -132,6 +608,7 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 		s->deadline_ms = agent_conn__now_ms() + e.timeout_ms;
 	return;
 fail:
+	plan_done();
 	agent_conn__close_fd(&out[0]);
 	agent_conn__close_fd(&out[1]);
 	agent_conn__close_fd(&err[0]);

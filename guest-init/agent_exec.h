@@ -11,7 +11,17 @@
 
 #include "agent_conn.h"
 
-/* EXEC @h with its @payload: start the command, or answer ERROR. */
+/*
+ * Take the test hook EMBER_AGENT_DEFAULTS=FILE from the environment (the
+ * image defaults file to read instead of EMBER_GUEST_DEFAULTS) and remove
+ * it, so that execs do not inherit it.  0 or -ENOMEM.
+ */
+int agent_exec__from_env(void);
+
+/*
+ * EXEC @h with its @payload: resolve it against the image defaults file
+ * (PROTOCOL.md, "Image defaults"), start the command, or answer ERROR.
+ */
 void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 		       const uint8_t *payload);
 

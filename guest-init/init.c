@@ -339,9 +339,25 @@ static int cmdline_word(const char *word)
 	return 0;
 }
 
+/*
+ * The agent's file: ember's parts in an image built from a user's image
+ * live under EMBER_GUEST_LIBDIR, ember's own rootfs has it in /sbin.
+ * NULL when there is none.
+ */
+static const char *agent_path(void)
+{
+	static const char *const where[] = { EMBER_GUEST_AGENT,
+					     "/sbin/ember-agent" };
+
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+		if (access(where[i], X_OK) == 0)
+			return where[i];
+	return NULL;
+}
+
 static pid_t agent_start(void)
 {
-	static const char agent[] = "/sbin/ember-agent";
+	const char *agent;
 	char port[16];
 	sigset_t none;
 	pid_t pid;
@@ -351,7 +367,10 @@ static pid_t agent_start(void)
 	 * Only when the VMM asks (it will with a vsock device): the agent
 	 * costs a process start, which is slow where kernel mode is emulated.
 	 */
-	if (!cmdline_word(EMBER_AGENT_PARAM) || access(agent, X_OK) < 0)
+	if (!cmdline_word(EMBER_AGENT_PARAM))
+		return 0;
+	agent = agent_path();
+	if (!agent)
 		return 0;
 	snprintf(port, sizeof(port), "%d", EMBER_AGENT_PORT);
 	pid = fork();
@@ -400,6 +419,30 @@ static void agent_supervise(pid_t agent)
 	}
 }
 
+/*
+ * PATH for init's children: EMBER_GUEST_PATH, and when init runs from
+ * EMBER_GUEST_LIBDIR (an image built from a user's image), its
+ * EMBER_GUEST_BINDIR last when there is one: a busybox for images
+ * without their own tools, never in front of the image's.
+ */
+static void guest_path(void)
+{
+	static const char path[] = EMBER_GUEST_PATH ":" EMBER_GUEST_BINDIR;
+	char self[64];
+	struct stat st;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t dl = sizeof(EMBER_GUEST_LIBDIR) - 1;
+
+	if (n > 0)
+		self[n] = '\0';
+	if (n > (ssize_t)dl && !strncmp(self, EMBER_GUEST_LIBDIR "/", dl + 1) &&
+	    !strchr(self + dl + 1, '/') && stat(EMBER_GUEST_BINDIR, &st) == 0 &&
+	    S_ISDIR(st.st_mode))
+		setenv("PATH", path, 1);
+	else
+		setenv("PATH", EMBER_GUEST_PATH, 1);
+}
+
 int main(void)
 {
 	static char cmd[RUN_CMD_MAX];
@@ -420,7 +463,7 @@ int main(void)
 
 	if (sethostname("ember", 5) < 0)
 		say("sethostname", errno);
-	setenv("PATH", EMBER_GUEST_PATH, 1);
+	guest_path();
 	setenv("HOME", EMBER_GUEST_HOME, 1);
 	setenv("TERM", EMBER_GUEST_TERM, 1);
 	if (chdir("/") < 0)

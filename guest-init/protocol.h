@@ -44,12 +44,25 @@
 
 /*
  * The environment guest init gives its children, the agent among them
- * (so every EXEC without ENV fields): a host that adds variables sends
- * these too, since any ENV field replaces the whole environment.
+ * (so every EXEC's default environment starts from it; PROTOCOL.md, "The
+ * environment"): ENV fields without EMBER_AGENT_F_ENV_ADD replace it
+ * whole, with the flag they go over it.
  */
 #define EMBER_GUEST_PATH "/usr/sbin:/usr/bin:/sbin:/bin"
 #define EMBER_GUEST_HOME "/root"
 #define EMBER_GUEST_TERM "linux"
+
+/*
+ * ember's parts in an image built from a user's image: init
+ * (booted as init=EMBER_GUEST_LIBDIR "/init"), the agent, a busybox in
+ * EMBER_GUEST_BINDIR (put at the end of PATH when it exists) and the
+ * image's defaults for execs (EMBER_GUEST_DEFAULTS, PROTOCOL.md "Image
+ * defaults"; ember_defaults_decode()).
+ */
+#define EMBER_GUEST_LIBDIR   "/usr/lib/ember"
+#define EMBER_GUEST_AGENT    EMBER_GUEST_LIBDIR "/ember-agent"
+#define EMBER_GUEST_BINDIR   EMBER_GUEST_LIBDIR "/bin"
+#define EMBER_GUEST_DEFAULTS EMBER_GUEST_LIBDIR "/defaults"
 
 /*
  * Base64 (RFC 4648) in its two alphabets, one codec for both:
@@ -263,10 +276,13 @@ enum ember_agent_tag {
 	EMBER_AGENT_T_MODE = 7, /* u32 permission bits (07777) */
 	EMBER_AGENT_T_TIME = 8, /* u64 seconds, u32 nanoseconds (REALTIME) */
 	EMBER_AGENT_T_ENTROPY = 9, /* 1..EMBER_AGENT_MAX_ENTROPY bytes */
+	EMBER_AGENT_T_USER = 10, /* string: name|uid[:group|gid] */
 };
 
 #define EMBER_AGENT_F_STDIN 1U /* STDIN frames follow; else /dev/null */
-#define EMBER_AGENT_F_KNOWN EMBER_AGENT_F_STDIN
+/* ENV entries go over the default environment instead of replacing it. */
+#define EMBER_AGENT_F_ENV_ADD 2U
+#define EMBER_AGENT_F_KNOWN   (EMBER_AGENT_F_STDIN | EMBER_AGENT_F_ENV_ADD)
 
 enum ember_agent_exit_kind {
 	EMBER_AGENT_EXITED = 0, /* code: exit status */
@@ -487,7 +503,8 @@ struct ember_agent_exec {
 	const char *env[EMBER_AGENT_MAX_ENV + 1];
 	uint32_t argc, envc;
 	int env_given;
-	const char *cwd; /* NULL: the agent's */
+	const char *cwd; /* NULL: the image's default, else the agent's */
+	const char *user; /* NULL: the image's default, else the agent's */
 	uint32_t timeout_ms;
 	uint32_t flags;
 };
@@ -495,8 +512,9 @@ struct ember_agent_exec {
 /*
  * Decode an EXEC payload of @len bytes at @in into @e.  Returns 0 or a
  * negative EMBER_AGENT_E_*: truncated or unknown fields, malformed strings,
- * more than EMBER_AGENT_MAX_ARGS/_ENV entries, repeated CWD/TIMEOUT/FLAGS,
- * unknown flag bits, no ARG at all.
+ * more than EMBER_AGENT_MAX_ARGS/_ENV entries, repeated CWD/USER/TIMEOUT/
+ * FLAGS, unknown flag bits, no ARG at all.  USER is not parsed here (see
+ * ember_user_spec_split()).
  */
 static inline int ember_agent_exec_decode(const void *in, size_t len,
 					  struct ember_agent_exec *e)
@@ -514,6 +532,7 @@ static inline int ember_agent_exec_decode(const void *in, size_t len,
 		case EMBER_AGENT_T_ARG:
 		case EMBER_AGENT_T_ENV:
 		case EMBER_AGENT_T_CWD:
+		case EMBER_AGENT_T_USER:
 			r = ember_agent_str_ok(val, vlen);
 			if (r < 0)
 				return r;
@@ -546,6 +565,9 @@ static inline int ember_agent_exec_decode(const void *in, size_t len,
 		case EMBER_AGENT_T_CWD:
 			e->cwd = (const char *)val;
 			break;
+		case EMBER_AGENT_T_USER:
+			e->user = (const char *)val;
+			break;
 		case EMBER_AGENT_T_TIMEOUT:
 			e->timeout_ms = ember_agent_get32(val);
 			break;
@@ -561,6 +583,184 @@ static inline int ember_agent_exec_decode(const void *in, size_t len,
 	if (e->argc == 0)
 		return EMBER_AGENT_E_MISSING;
 	return 0;
+}
+
+/*
+ * A user spec, as the OCI image config's `User`: NAME or UID, then
+ * optionally `:GROUP` or `:GID` (a name or a number each).  Returns the
+ * length of the user part (the offset of the ':', or the whole length
+ * when there is none), or -1 for a malformed spec: empty, over
+ * EMBER_USER_SPEC_MAX bytes, an empty user or group part, a second ':'.
+ * Whether the names exist is the guest's business (PROTOCOL.md, USER).
+ */
+#define EMBER_USER_SPEC_MAX 256
+
+static inline long ember_user_spec_split(const char *s)
+{
+	size_t n = __builtin_strlen(s);
+	const char *colon = __builtin_strchr(s, ':');
+
+	if (n == 0 || n > EMBER_USER_SPEC_MAX)
+		return -1;
+	if (!colon)
+		return (long)n;
+	if (colon == s || !colon[1] || __builtin_strchr(colon + 1, ':'))
+		return -1;
+	return (long)(colon - s);
+}
+
+/*
+ * The image defaults file (EMBER_GUEST_DEFAULTS, PROTOCOL.md "Image
+ * defaults"): NUL-terminated records `env=K=V`, `cwd=PATH`, `user=SPEC`.
+ */
+#define EMBER_DEFAULTS_MAX     (64U << 10) /* bytes in the file */
+#define EMBER_DEFAULTS_MAX_ENV 256 /* env records */
+
+/*
+ * A decoded defaults file.  Strings point into the file's bytes, which
+ * must outlive this: env[] are "K=V" (env[envc] is NULL), cwd the path,
+ * user the spec, NULL when absent.  On failure, why says what was wrong
+ * (a static string) and record is the 1-based number of the record at
+ * fault (0: the file as a whole).
+ */
+struct ember_defaults {
+	const char *env[EMBER_DEFAULTS_MAX_ENV + 1];
+	uint32_t envc;
+	const char *cwd;
+	const char *user;
+	const char *why;
+	uint32_t record;
+};
+
+/*
+ * Decode the @len bytes of a defaults file at @in into @d.  Returns 0 (an
+ * empty file: no defaults) or a negative EMBER_AGENT_E_* with d->why and
+ * d->record set: over EMBER_DEFAULTS_MAX bytes (_LENGTH), a last record
+ * without its NUL, an empty record (_STRING), more than
+ * EMBER_DEFAULTS_MAX_ENV env records (_COUNT), an unknown record kind, a
+ * second cwd or user, an env without `K=`, a cwd that is not absolute, a
+ * malformed user spec (_FIELD).
+ */
+static inline int ember_defaults_decode(const void *in, size_t len,
+					struct ember_defaults *d)
+{
+	const char *b = (const char *)in;
+	size_t off = 0;
+
+	__builtin_memset(d, 0, sizeof(*d));
+	if (len > EMBER_DEFAULTS_MAX) {
+		d->why = "over 64 KiB";
+		return EMBER_AGENT_E_LENGTH;
+	}
+	while (off < len) {
+		const char *r = b + off;
+		const char *nul =
+			(const char *)__builtin_memchr(r, 0, len - off);
+		const char *v;
+
+		d->record++;
+		if (!nul) {
+			d->why = "the last record has no NUL";
+			return EMBER_AGENT_E_STRING;
+		}
+		off = (size_t)(nul - b) + 1;
+		if (nul == r) {
+			d->why = "an empty record";
+			return EMBER_AGENT_E_STRING;
+		}
+		if (!__builtin_strncmp(r, "env=", 4)) {
+			v = r + 4;
+			if (*v == '=' || !__builtin_strchr(v, '=')) {
+				d->why = "env wants K=V";
+				return EMBER_AGENT_E_FIELD;
+			}
+			if (d->envc >= EMBER_DEFAULTS_MAX_ENV) {
+				d->why = "more than 256 env records";
+				return EMBER_AGENT_E_COUNT;
+			}
+			d->env[d->envc++] = v;
+		} else if (!__builtin_strncmp(r, "cwd=", 4)) {
+			v = r + 4;
+			if (d->cwd) {
+				d->why = "a second cwd";
+				return EMBER_AGENT_E_FIELD;
+			}
+			if (*v != '/') {
+				d->why = "cwd is not an absolute path";
+				return EMBER_AGENT_E_FIELD;
+			}
+			d->cwd = v;
+		} else if (!__builtin_strncmp(r, "user=", 5)) {
+			v = r + 5;
+			if (d->user) {
+				d->why = "a second user";
+				return EMBER_AGENT_E_FIELD;
+			}
+			if (ember_user_spec_split(v) < 0) {
+				d->why = "user wants NAME, UID, NAME:GROUP or "
+					 "UID:GID";
+				return EMBER_AGENT_E_FIELD;
+			}
+			d->user = v;
+		} else {
+			d->why = "unknown record (not env=, cwd= or user=)";
+			return EMBER_AGENT_E_FIELD;
+		}
+	}
+	d->record = 0;
+	d->why = 0;
+	return 0;
+}
+
+/* Append the record @kind @val and its NUL at *@off: 0 or _NOSPACE. */
+static inline int ember_defaults_put(char *out, size_t cap, size_t *off,
+				     const char *kind, const char *val)
+{
+	size_t k = __builtin_strlen(kind), n = __builtin_strlen(val);
+
+	if (*off > cap || cap - *off < k + n + 1)
+		return EMBER_AGENT_E_NOSPACE;
+	__builtin_memcpy(out + *off, kind, k);
+	__builtin_memcpy(out + *off + k, val, n + 1);
+	*off += k + n + 1;
+	return 0;
+}
+
+/*
+ * Encode a defaults file into the @cap bytes at @out: an env record for
+ * each "K=V" of @env (NULL-terminated; NULL: none), then cwd=@cwd and
+ * user=@user when not NULL.  Returns the file's length, EMBER_AGENT_E_FIELD
+ * or _COUNT for what ember_defaults_decode() would refuse (an entry
+ * without K=, a relative cwd, a malformed user spec, more than
+ * EMBER_DEFAULTS_MAX_ENV entries), or EMBER_AGENT_E_NOSPACE (over @cap or
+ * EMBER_DEFAULTS_MAX bytes).
+ */
+static inline long ember_defaults_encode(void *out, size_t cap,
+					 const char *const *env,
+					 const char *cwd, const char *user)
+{
+	char *o = (char *)out;
+	size_t off = 0, n;
+
+	if (cap > EMBER_DEFAULTS_MAX)
+		cap = EMBER_DEFAULTS_MAX;
+	for (n = 0; env && env[n]; n++) {
+		if (n >= EMBER_DEFAULTS_MAX_ENV)
+			return EMBER_AGENT_E_COUNT;
+		if (env[n][0] == '=' || !__builtin_strchr(env[n], '='))
+			return EMBER_AGENT_E_FIELD;
+		if (ember_defaults_put(o, cap, &off, "env=", env[n]) < 0)
+			return EMBER_AGENT_E_NOSPACE;
+	}
+	if (cwd && cwd[0] != '/')
+		return EMBER_AGENT_E_FIELD;
+	if (user && ember_user_spec_split(user) < 0)
+		return EMBER_AGENT_E_FIELD;
+	if (cwd && ember_defaults_put(o, cap, &off, "cwd=", cwd) < 0)
+		return EMBER_AGENT_E_NOSPACE;
+	if (user && ember_defaults_put(o, cap, &off, "user=", user) < 0)
+		return EMBER_AGENT_E_NOSPACE;
+	return (long)off;
 }
 
 /* A decoded WRITE_FILE or READ_FILE; path points into the payload. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,18 +16,6 @@
 #include "cli.h"
 #include "commands.h"
 #include "help.h"
-
-/*
- * The guest's base environment (PROTOCOL.md, ENV): sending any ENV
- * replaces the agent's whole environment, and --env adds to it instead.
- */
-static const char *const base_env[] = {
-	"PATH=" EMBER_GUEST_PATH,
-	"HOME=" EMBER_GUEST_HOME,
-	"TERM=" EMBER_GUEST_TERM,
-};
-
-#define BASE_ENV_N (sizeof(base_env) / sizeof(base_env[0]))
 
 /* Add "K=V" to @env (@n entries), replacing an earlier K. */
 static void env_set(const char **env, size_t *n, const char *kv)
@@ -79,6 +68,7 @@ struct exec_opts {
 	int interactive;
 	uint32_t timeout_ms;
 	const char *cwd;
+	const char *user;
 	char *python;
 	const char *env[EMBER_AGENT_MAX_ENV];
 	size_t envc;
@@ -92,6 +82,7 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "cwd", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "python", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -101,7 +92,7 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 	int c;
 
 	optind = 0; /* a full re-initialisation: a new vector each time */
-	while ((c = getopt_long(argc, argv, "+ie:w:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ie:w:u:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			x->interactive = 1;
@@ -129,7 +120,7 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 					optarg);
 				return EXIT_OWN;
 			}
-			if (x->envc >= EMBER_AGENT_MAX_ENV - BASE_ENV_N) {
+			if (x->envc >= EMBER_AGENT_MAX_ENV) {
 				fprintf(stderr,
 					"emberctl: too many --env options\n");
 				return EXIT_OWN;
@@ -138,6 +129,16 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 			break;
 		case 'w':
 			x->cwd = optarg;
+			break;
+		case 'u':
+			if (ember_user_spec_split(optarg) < 0) {
+				fprintf(stderr,
+					"emberctl: --user wants NAME, UID, "
+					"NAME:GROUP or UID:GID, not '%s'\n",
+					optarg);
+				return EXIT_OWN;
+			}
+			x->user = optarg;
 			break;
 		case 'p':
 			x->python = optarg;
@@ -156,7 +157,7 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 int cmd_exec(int argc, char **argv)
 {
 	struct exec_opts x = { 0 };
-	const char *env[EMBER_AGENT_MAX_ENV], **cmd, *ref, **pyargv = NULL;
+	const char *env[EMBER_AGENT_MAX_ENV + 1], **cmd, *ref, **pyargv = NULL;
 	struct agent_exec_req req = { .stdout_fd = 1, .stderr_fd = 2 };
 	struct agent_exec_result res;
 	struct agent_client *c;
@@ -197,14 +198,18 @@ int cmd_exec(int argc, char **argv)
 				"emberctl exec ID -- CMD [ARG...]\n");
 		return EXIT_OWN;
 	}
+	/*
+	 * The guest's default environment (its image's, PROTOCOL.md) with
+	 * --env over it: ENV_ADD; a later --env K= replaces an earlier one.
+	 */
 	if (x.envc) {
-		for (size_t i = 0; i < BASE_ENV_N; i++)
-			env[envc++] = base_env[i];
 		for (size_t i = 0; i < x.envc; i++)
 			env_set(env, &envc, x.env[i]);
 		env[envc] = NULL;
 		req.env = env;
+		req.env_add = true;
 	}
+	req.user = x.user;
 	req.argv = cmd;
 	req.cwd = x.cwd;
 	req.timeout_ms = x.timeout_ms;

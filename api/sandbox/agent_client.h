@@ -102,9 +102,14 @@ int agent_client__init_guest(struct agent_client *c, int timeout_ms);
 /* An exec request.  Nothing in it is kept past agent_client__exec(). */
 struct agent_exec_req {
 	const char *const *argv; /* NULL-terminated, 1-256 entries */
-	const char *const *env; /* NULL: the agent's environment; else
-				   NULL-terminated "K=V", at most 256 */
-	const char *cwd; /* NULL: the agent's (/) */
+	const char *const *env; /* NULL: the guest's default environment;
+				   else NULL-terminated "K=V", at most 256:
+				   the whole environment, or with env_add
+				   set over the default one */
+	bool env_add; /* env goes over the default environment */
+	const char *cwd; /* NULL: the guest's default (the image's, else /) */
+	const char *user; /* NULL: the guest's default (the image's, else
+			     root); else NAME, UID, NAME:GROUP or UID:GID */
 	uint32_t timeout_ms; /* in the guest; 0: none */
 	int stdin_fd; /* -1: /dev/null in the guest; else forwarded to EOF */
 	int stdout_fd; /* the child's stdout goes here, as it comes */
@@ -131,10 +136,15 @@ struct agent_exec_result {
  * EPIPE is dropped from then on and the guest process group gets SIGPIPE,
  * like a local pipeline.  With @req->timeout_ms set, the host gives up
  * 60 s after the guest should have reported the timeout (-ETIMEDOUT).
+ * The defaults (environment, cwd, user) are the guest's image defaults
+ * (guest-init/PROTOCOL.md, "Image defaults").
  * Errors: -EREMOTEIO when the agent could not start it (then
  * agent_client__guest_errno() is the guest's errno: ENOENT for a command
- * not found, EACCES...), -E2BIG (argv/env over one frame or the counts),
- * -EINVAL, -ECONNRESET, -EPROTO, -EIO (writing to a host fd).
+ * not found or a missing cwd, EACCES..., EINVAL for an unknown user or a
+ * malformed defaults file, EPROTO from an agent older than USER or
+ * ENV_ADD), -E2BIG (argv/env over one frame or the counts), -EINVAL (a
+ * malformed user spec, nothing to run), -ECONNRESET, -EPROTO, -EIO
+ * (writing to a host fd).
  */
 int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 		       struct agent_exec_result *res);

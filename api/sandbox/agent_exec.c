@@ -146,13 +146,26 @@ static int exec_signal(struct op *op)
 	return exec_kill(op, sig);
 }
 
-/* Encode @req's fields into the @cap bytes at @b: length or -E2BIG. */
+/*
+ * Encode @req's fields into the @cap bytes at @b: length, -E2BIG, or
+ * -EINVAL for a malformed user spec.
+ */
 static long exec_encode(struct agent_client *c, const struct agent_exec_req *r,
 			uint8_t *b, size_t cap)
 {
+	uint32_t flags = 0;
 	size_t off = 0, n;
 	int rc = 0;
 
+	if (r->user && ember_user_spec_split(r->user) < 0)
+		return agent_wire__fail(c, -EINVAL,
+					"user '%.100s': wants NAME, UID, "
+					"NAME:GROUP or UID:GID",
+					r->user);
+	if (r->stdin_fd >= 0)
+		flags |= EMBER_AGENT_F_STDIN;
+	if (r->env_add && r->env && r->env[0])
+		flags |= EMBER_AGENT_F_ENV_ADD;
 	for (n = 0; r->argv[n] && rc == 0; n++)
 		rc = n < EMBER_AGENT_MAX_ARGS ?
 			     ember_agent_tlv_put_str(b, cap, &off,
@@ -168,12 +181,16 @@ static long exec_encode(struct agent_client *c, const struct agent_exec_req *r,
 	if (r->cwd && rc == 0)
 		rc = ember_agent_tlv_put_str(b, cap, &off, EMBER_AGENT_T_CWD,
 					     r->cwd);
+	if (r->user && rc == 0)
+		rc = ember_agent_tlv_put_str(b, cap, &off, EMBER_AGENT_T_USER,
+					     r->user);
 	if (r->timeout_ms && rc == 0)
 		rc = ember_agent_tlv_put_u32(
 			b, cap, &off, EMBER_AGENT_T_TIMEOUT, r->timeout_ms);
-	if (r->stdin_fd >= 0 && rc == 0)
+	/* No FLAGS field when no bit is set: older agents know no more. */
+	if (flags && rc == 0)
 		rc = ember_agent_tlv_put_u32(b, cap, &off, EMBER_AGENT_T_FLAGS,
-					     EMBER_AGENT_F_STDIN);
+					     flags);
 	if (rc == EMBER_AGENT_E_COUNT)
 		return agent_wire__fail(c, -E2BIG,
 					"more than %d arguments or variables",

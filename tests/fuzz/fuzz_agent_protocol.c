@@ -5,7 +5,10 @@
  * stream cut into frames the way the agent cuts it; each payload goes
  * through every payload decoder.  Any crash or sanitizer report is a bug,
  * every decoded string must lie inside the payload, NUL-terminated, and a
- * decoded INIT must be in range and survive a re-encoding unchanged.
+ * decoded INIT must be in range and survive a re-encoding unchanged.  The
+ * whole input is also an image defaults file (ember_defaults_decode()):
+ * what decodes must re-encode to the same bytes, and what fails must say
+ * why.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +58,48 @@ static void check_init(const uint8_t *pl, size_t len)
 		abort();
 }
 
+/*
+ * @pl as a defaults file: every decoded string inside it, the counts in
+ * range, a valid user spec; the re-encoding equal to the input (the
+ * encoder writes env records first, so only when the input does too).
+ */
+static void check_defaults(const uint8_t *pl, size_t len)
+{
+	static struct ember_defaults d, d2;
+	static char again[EMBER_DEFAULTS_MAX];
+	long n;
+	int rc;
+
+	rc = ember_defaults_decode(pl, len, &d);
+	if (rc < 0) {
+		if (!d.why)
+			abort();
+		return;
+	}
+	if (rc != 0 || d.why || d.envc > EMBER_DEFAULTS_MAX_ENV ||
+	    d.env[d.envc])
+		abort();
+	for (uint32_t i = 0; i < d.envc; i++) {
+		check_str(pl, len, d.env[i]);
+		if (d.env[i][0] == '=' || !strchr(d.env[i], '='))
+			abort();
+	}
+	check_str(pl, len, d.cwd);
+	check_str(pl, len, d.user);
+	if ((d.cwd && d.cwd[0] != '/') ||
+	    (d.user && ember_user_spec_split(d.user) < 0))
+		abort();
+	n = ember_defaults_encode(again, sizeof(again), d.env, d.cwd, d.user);
+	if (n < 0 || ember_defaults_decode(again, (size_t)n, &d2) != 0 ||
+	    d2.envc != d.envc || (size_t)n != len || !d2.cwd != !d.cwd ||
+	    !d2.user != !d.user || (d.cwd && strcmp(d.cwd, d2.cwd)) ||
+	    (d.user && strcmp(d.user, d2.user)))
+		abort();
+	for (uint32_t i = 0; i < d.envc; i++)
+		if (strcmp(d.env[i], d2.env[i]))
+			abort();
+}
+
 static void payload(const uint8_t *pl, size_t len)
 {
 	struct ember_agent_file f;
@@ -74,6 +119,9 @@ static void payload(const uint8_t *pl, size_t len)
 		for (uint32_t i = 0; i < ex.envc; i++)
 			check_str(pl, len, ex.env[i]);
 		check_str(pl, len, ex.cwd);
+		check_str(pl, len, ex.user);
+		if (ex.flags & ~EMBER_AGENT_F_KNOWN)
+			abort();
 	}
 	for (int w = 0; w < 2; w++)
 		if (ember_agent_file_decode(pl, len, w, &f) == 0) {
@@ -94,7 +142,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ember_agent_hdr h;
 	size_t off = 0;
 
-	/* Whole input as one payload, then as a stream of frames. */
+	/* Whole input as a defaults file and as one payload, then as a
+	 * stream of frames. */
+	{
+		/* A copy: the decoder must not read past the file. */
+		uint8_t *f = malloc(size ? size : 1);
+
+		if (!f)
+			abort();
+		memcpy(f, data, size);
+		check_defaults(f, size);
+		free(f);
+	}
 	payload(data, size);
 	while (size - off >= EMBER_AGENT_HDR_SIZE) {
 		int rc = ember_agent_hdr_decode(data + off, size - off, &h);

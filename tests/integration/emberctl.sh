@@ -7,7 +7,8 @@
 # and resuming (ls, TTL, a failed load), the default template.  Part 2
 # boots real sandboxes (three at once: ~50 s where guest kernel mode is
 # emulated) when /dev/kvm works and ember has --vsock (templates and
-# parking with real sandboxes: snapshot.sh).  Each sandbox's state lives
+# parking with real sandboxes: snapshot.sh), users and the image defaults
+# file (exec --user, --env).  Each sandbox's state lives
 # under $TMP/state, so what is left behind is easy to see.
 set -u
 cd "$(dirname "$0")/../.."
@@ -619,6 +620,70 @@ rc=$?
 check "vm: exec -- sh -c 'echo oops >&2; exit 3': status 3, oops on stderr" \
 	"exit $rc; $(show "$TMP/o.out" "$TMP/o.err")" \
 	ev '[ $rc = 3 ] && [ "$(cat "$TMP/o.err")" = oops ] && [ ! -s "$TMP/o.out" ]'
+
+# Users and the image defaults file (guest-init/PROTOCOL.md, USER and
+# "Image defaults"), in B: the rootfs has root alone, so nobody is added.
+uex() { # NAME ARGS...: emberctl exec ARGS, stdout (one line) in $out, status in $rc
+	local n=$1
+	shift
+	$E exec "$@" >"$TMP/$n.out" 2>"$TMP/$n.err"
+	rc=$?
+	out=$(tr '\n' ' ' <"$TMP/$n.out")
+}
+uex u0 "$B" -- sh -c 'id -u; echo $HOME ${USER-none}; pwd'
+check "vm: no defaults file: root, HOME=/root, in /" \
+	"exit $rc, got: $out; $(show "$TMP/u0.err")" \
+	ev '[ $rc = 0 ] && [ "$out" = "0 /root none / " ]'
+printf 'env=FOO=bar\0cwd=/tmp\0user=nobody\0' >"$TMP/defaults"
+$E exec "$B" -- sh -c 'echo "nobody:x:65534:65534:nobody:/nonexistent:/bin/false" >>/etc/passwd &&
+	echo "nogroup:x:65534:" >>/etc/group && echo "staff:x:50:nobody" >>/etc/group &&
+	mkdir -p /usr/lib/ember' 2>"$TMP/u1.err" &&
+	$E cp "$TMP/defaults" "$B:/usr/lib/ember/defaults" 2>>"$TMP/u1.err"
+rc=$?
+check "vm: a defaults file goes into the sandbox" "exit $rc; $(show "$TMP/u1.err")" [ $rc = 0 ]
+uex u2 "$B" -- sh -c 'echo $FOO; pwd; id -u; id -g; id -G; echo $HOME $USER $LOGNAME'
+check "vm: the defaults file's env, cwd and user (nobody, its groups and HOME)" \
+	"exit $rc, got: $out; $(show "$TMP/u2.err")" \
+	ev '[ $rc = 0 ] && [ "$out" = "bar /tmp 65534 65534 65534 50 /nonexistent nobody nobody " ]'
+uex u3 --user root "$B" -- sh -c 'id -u; echo $HOME $USER $FOO; pwd'
+check "vm: --user root over the file's user: uid 0, root's HOME, the file's env and cwd" \
+	"exit $rc, got: $out; $(show "$TMP/u3.err")" \
+	ev '[ $rc = 0 ] && [ "$out" = "0 /root root bar /tmp " ]'
+uex u4 -u 1234:4321 --cwd / "$B" -- sh -c 'id -u; id -g; id -G; echo $HOME; pwd'
+check "vm: -u UID:GID without an account: those ids, no other group, HOME=/" \
+	"exit $rc, got: $out; $(show "$TMP/u4.err")" \
+	ev '[ $rc = 0 ] && [ "$out" = "1234 4321 4321 / / " ]'
+uex u5 --env X=1 --env FOO=mine "$B" -- sh -c 'echo $X $FOO $USER; echo $PATH'
+check "vm: --env adds to the defaults (ENV_ADD): PATH kept, FOO replaced, the user's USER" \
+	"exit $rc, got: $out; $(show "$TMP/u5.err")" \
+	ev '[ $rc = 0 ] && [ "$out" = "1 mine nobody /usr/sbin:/usr/bin:/sbin:/bin " ]'
+uex u6 --user nosuchuser "$B" -- true
+check "vm: an unknown --user: status 125, 'user nosuchuser: no such user'" \
+	"exit $rc; $(show "$TMP/u6.err")" \
+	ev '[ $rc = 125 ] && grep -q "user nosuchuser: no such user" "$TMP/u6.err"'
+uex u7 --user 'a:b:c' "$B" -- true
+check "vm: a malformed --user is refused by emberctl: 125" \
+	"exit $rc; $(show "$TMP/u7.err")" \
+	ev '[ $rc = 125 ] && grep -q -- "--user wants" "$TMP/u7.err"'
+printf 'env=FOO=bar\0colour=blue\0' >"$TMP/defaults.bad"
+$E cp "$TMP/defaults.bad" "$B:/usr/lib/ember/defaults" 2>"$TMP/u8.err"
+uex u8 "$B" -- true
+check "vm: a malformed defaults file: every exec fails (125), naming the file and the record" \
+	"exit $rc; $(show "$TMP/u8.err")" \
+	ev '[ $rc = 125 ] && grep -q "/usr/lib/ember/defaults: record 2: unknown record" "$TMP/u8.err"'
+printf 'cwd=/nonexistent-cwd\0' >"$TMP/defaults.cwd"
+$E cp "$TMP/defaults.cwd" "$B:/usr/lib/ember/defaults" 2>"$TMP/u9.err"
+uex u9 "$B" -- true
+check "vm: the file's cwd missing: 127, naming it" \
+	"exit $rc; $(show "$TMP/u9.err")" \
+	ev '[ $rc = 127 ] && grep -q "/nonexistent-cwd: No such file" "$TMP/u9.err"'
+: >"$TMP/defaults.empty"
+$E cp "$TMP/defaults.empty" "$B:/usr/lib/ember/defaults" 2>"$TMP/u10.err"
+uex u10 "$B" -- sh -c 'id -u; echo $HOME; pwd; rm /usr/lib/ember/defaults'
+uex u11 "$B" -- sh -c 'id -u; echo $HOME; pwd'
+check "vm: an empty defaults file, then none: root, HOME=/root, in / again" \
+	"exit $rc, got: $out; $(show "$TMP/u10.err" "$TMP/u11.err")" \
+	ev '[ $rc = 0 ] && [ "$out" = "0 /root / " ] && [ ! -s "$TMP/u10.err" ]'
 head -c 1M /dev/urandom >"$TMP/big.bin"
 $E cp "$TMP/big.bin" "$A:/root/big.bin" 2>"$TMP/cpi.err" &&
 	$E cp "$A:/root/big.bin" "$TMP/big.back" 2>"$TMP/cpo.err"

@@ -4,8 +4,8 @@
  * VM: a fake sandbox listens on a Unix socket, answers the hybrid vsock
  * handshake (`CONNECT 1024\n` -> `OK 1\n`) and hands the connection to the
  * real agent built for this host (build/test/agent-host --fd N).  Then:
- * ping, exec (output, status, signals, timeout, stdin, env, cwd, signal
- * forwarding, EPIPE), files both ways, several operations on one
+ * ping, exec (output, status, signals, timeout, stdin, env, cwd, user,
+ * ENV_ADD, signal forwarding, EPIPE), files both ways, several operations on one
  * connection, the init step (through the agent's report hook, and for
  * real); handshake failures; and a hostile fake agent whose malformed or
  * oversized frames must end the operation with an error.
@@ -431,6 +431,108 @@ static void test_exec_env_cwd(void **state)
 	assert_int_equal(run_req(f.c, &req, &R), -EREMOTEIO);
 	assert_int_equal(agent_client__guest_errno(f.c), ENOENT);
 	fake_stop(&f, 1);
+}
+
+/*
+ * USER and ENV_ADD with the real agent: ENV added over the default
+ * environment; an unknown user is the guest's EINVAL, a malformed spec
+ * refused before anything is sent; as root, the command runs as the
+ * account.
+ */
+static void test_exec_user_env_add(void **state)
+{
+	const char *argv[] = { "sh", "-c",
+			       "echo \"$FOO\" ${PATH:+path}; id -un", NULL };
+	const char *env[] = { "FOO=bar baz", NULL };
+	struct agent_exec_req req = { .argv = argv,
+				      .env = env,
+				      .env_add = true,
+				      .stdin_fd = -1,
+				      .sig_fd = -1 };
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.code, 0);
+	if (geteuid() == 0)
+		assert_string_equal(R.out, "bar baz path\nroot\n");
+	req.user = "ember-no-such-user";
+	assert_int_equal(run_req(f.c, &req, &R), -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), EINVAL);
+	assert_non_null(strstr(agent_client__error(f.c),
+			       "user ember-no-such-user: no such user"));
+	req.user = "a:b:c";
+	assert_int_equal(run_req(f.c, &req, &R), -EINVAL);
+	assert_non_null(strstr(agent_client__error(f.c), "a:b:c"));
+	/* The connection goes on. */
+	req.user = geteuid() == 0 ? "nobody" : NULL;
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.code, 0);
+	if (geteuid() == 0)
+		assert_string_equal(R.out, "bar baz path\nnobody\n");
+	fake_stop(&f, 1);
+}
+
+/*
+ * What goes on the wire: a hostile agent checks the EXEC it got and
+ * answers EXIT 0 when it is as expected, else EXIT 1.
+ */
+static void h_exec_user(int fd, const struct ember_agent_hdr *h)
+{
+	static struct ember_agent_exec e;
+	uint8_t p[EMBER_AGENT_EXIT_SIZE];
+	int ok;
+
+	ok = h->type == EMBER_AGENT_EXEC &&
+	     ember_agent_exec_decode(hostile_pl, h->len, &e) == 0 && e.user &&
+	     !strcmp(e.user, "app:staff") && e.envc == 1 &&
+	     !strcmp(e.env[0], "A=1") && e.flags == EMBER_AGENT_F_ENV_ADD;
+	ember_agent_exit_encode(p, EMBER_AGENT_EXITED, ok ? 0 : 1);
+	put_frame(fd, EMBER_AGENT_EXIT, h->stream, p, sizeof(p));
+}
+
+/* An EXEC with no user, no env: no USER field, no FLAGS field at all. */
+static void h_exec_plain(int fd, const struct ember_agent_hdr *h)
+{
+	static struct ember_agent_exec e;
+	uint8_t p[EMBER_AGENT_EXIT_SIZE];
+	int ok;
+
+	ok = h->type == EMBER_AGENT_EXEC &&
+	     ember_agent_exec_decode(hostile_pl, h->len, &e) == 0 && !e.user &&
+	     !e.env_given && e.flags == 0 &&
+	     h->len == 2 * EMBER_AGENT_TLV_HDR + 5 + 2;
+	ember_agent_exit_encode(p, EMBER_AGENT_EXITED, ok ? 0 : 1);
+	put_frame(fd, EMBER_AGENT_EXIT, h->stream, p, sizeof(p));
+}
+
+static void test_exec_user_wire(void **state)
+{
+	const char *argv[] = { "true", "x", NULL };
+	const char *env[] = { "A=1", NULL };
+	struct agent_exec_req req = { .argv = argv,
+				      .env = env,
+				      .env_add = true,
+				      .user = "app:staff",
+				      .stdin_fd = -1,
+				      .sig_fd = -1 };
+	struct fake f;
+
+	(void)state;
+	fake_start(&f, FAKE_HOSTILE, h_exec_user);
+	assert_int_equal(agent_client__connect(f.c, f.sock, 1024, TIMEOUT), 0);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.code, 0);
+	fake_stop(&f, 0);
+	/* env_add without env: nothing to add, no flag. */
+	req.env = NULL;
+	req.user = NULL;
+	fake_start(&f, FAKE_HOSTILE, h_exec_plain);
+	assert_int_equal(agent_client__connect(f.c, f.sock, 1024, TIMEOUT), 0);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.code, 0);
+	fake_stop(&f, 0);
 }
 
 static int fill_memfd(const uint8_t *data, size_t len)
@@ -1234,6 +1336,8 @@ int main(void)
 		cmocka_unit_test(test_exec_timeout),
 		cmocka_unit_test(test_exec_not_found),
 		cmocka_unit_test(test_exec_env_cwd),
+		cmocka_unit_test(test_exec_user_env_add),
+		cmocka_unit_test(test_exec_user_wire),
 		cmocka_unit_test(test_exec_stdin),
 		cmocka_unit_test(test_exec_stdin_echo),
 		cmocka_unit_test(test_exec_signal_forward),

@@ -105,9 +105,13 @@ static size_t build_exec(uint8_t *b, size_t cap)
 	assert_int_equal(ember_agent_tlv_put_u32(b, cap, &off,
 						 EMBER_AGENT_T_TIMEOUT, 500),
 			 0);
-	assert_int_equal(ember_agent_tlv_put_u32(b, cap, &off,
-						 EMBER_AGENT_T_FLAGS,
-						 EMBER_AGENT_F_STDIN),
+	assert_int_equal(ember_agent_tlv_put_u32(
+				 b, cap, &off, EMBER_AGENT_T_FLAGS,
+				 EMBER_AGENT_F_STDIN | EMBER_AGENT_F_ENV_ADD),
+			 0);
+	assert_int_equal(ember_agent_tlv_put_str(b, cap, &off,
+						 EMBER_AGENT_T_USER,
+						 "nobody:users"),
 			 0);
 	return off;
 }
@@ -129,21 +133,185 @@ static void test_exec_roundtrip(void **state)
 	assert_null(ex.env[1]);
 	assert_string_equal(ex.cwd, "/tmp");
 	assert_int_equal(ex.timeout_ms, 500);
-	assert_int_equal(ex.flags, EMBER_AGENT_F_STDIN);
+	assert_int_equal(ex.flags, EMBER_AGENT_F_STDIN | EMBER_AGENT_F_ENV_ADD);
+	assert_string_equal(ex.user, "nobody:users");
+	/* No USER: NULL, the guest's default. */
+	n = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &n, EMBER_AGENT_T_ARG, "a");
+	assert_int_equal(ember_agent_exec_decode(pl, n, &ex), 0);
+	assert_null(ex.user);
+	assert_null(ex.cwd);
+}
+
+static void test_user_spec(void **state)
+{
+	char big[EMBER_USER_SPEC_MAX + 2];
+
+	(void)state;
+	assert_int_equal(ember_user_spec_split("root"), 4);
+	assert_int_equal(ember_user_spec_split("1000"), 4);
+	assert_int_equal(ember_user_spec_split("app:staff"), 3);
+	assert_int_equal(ember_user_spec_split("1000:1000"), 4);
+	assert_int_equal(ember_user_spec_split(""), -1);
+	assert_int_equal(ember_user_spec_split(":g"), -1);
+	assert_int_equal(ember_user_spec_split("u:"), -1);
+	assert_int_equal(ember_user_spec_split("a:b:c"), -1);
+	memset(big, 'u', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(ember_user_spec_split(big), -1);
+	big[sizeof(big) - 2] = '\0';
+	assert_int_equal(ember_user_spec_split(big), EMBER_USER_SPEC_MAX);
+}
+
+static struct ember_defaults defs;
+
+/* Decode the @len bytes @f as a defaults file: the result. */
+static int defaults_of(const char *f, size_t len)
+{
+	memcpy(pl, f, len);
+	return ember_defaults_decode(pl, len, &defs);
+}
+
+#define DEFAULTS(lit) defaults_of(lit, sizeof(lit) - 1)
+
+static void test_defaults_decode(void **state)
+{
+	size_t n;
+
+	(void)state;
+	assert_int_equal(defaults_of("", 0), 0);
+	assert_int_equal(defs.envc, 0);
+	assert_null(defs.cwd);
+	assert_null(defs.user);
+	assert_null(defs.env[0]);
+	assert_int_equal(DEFAULTS("env=A=1\0cwd=/srv\0env=B=\0"
+				  "user=app:staff\0env=A=2\0"),
+			 0);
+	assert_int_equal(defs.envc, 3);
+	assert_string_equal(defs.env[0], "A=1");
+	assert_string_equal(defs.env[1], "B=");
+	assert_string_equal(defs.env[2], "A=2");
+	assert_null(defs.env[3]);
+	assert_string_equal(defs.cwd, "/srv");
+	assert_string_equal(defs.user, "app:staff");
+	assert_null(defs.why);
+	/* Values may hold '=' and anything but NUL. */
+	assert_int_equal(DEFAULTS("env=X=a=b c\0"), 0);
+	assert_string_equal(defs.env[0], "X=a=b c");
+
+	/* Each malformed case: its error, its record and a reason. */
+#define BAD(lit, err, rec)                            \
+	do {                                          \
+		assert_int_equal(DEFAULTS(lit), err); \
+		assert_int_equal(defs.record, rec);   \
+		assert_non_null(defs.why);            \
+	} while (0)
+	BAD("env=A=1", EMBER_AGENT_E_STRING, 1);
+	BAD("env=A=1\0cwd=/", EMBER_AGENT_E_STRING, 2);
+	BAD("\0", EMBER_AGENT_E_STRING, 1);
+	BAD("env=A=1\0\0", EMBER_AGENT_E_STRING, 2);
+	BAD("env=A\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("env==1\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("env=\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("cwd=/a\0cwd=/b\0", EMBER_AGENT_E_FIELD, 2);
+	BAD("cwd=rel\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("cwd=\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("user=a\0user=b\0", EMBER_AGENT_E_FIELD, 2);
+	BAD("user=\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("user=a:\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("user=a:b:c\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("path=/x\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("ENV=A=1\0", EMBER_AGENT_E_FIELD, 1);
+	BAD("env\0", EMBER_AGENT_E_FIELD, 1);
+#undef BAD
+	/* 256 env records, not 257. */
+	n = 0;
+	for (int i = 0; i < EMBER_DEFAULTS_MAX_ENV + 1; i++)
+		n += (size_t)sprintf((char *)pl + n, "env=V%d=%d", i, i) + 1;
+	assert_int_equal(ember_defaults_decode(pl, n, &defs),
+			 EMBER_AGENT_E_COUNT);
+	assert_int_equal(defs.record, EMBER_DEFAULTS_MAX_ENV + 1);
+	n -= strlen("env=V256=256") + 1;
+	assert_int_equal(ember_defaults_decode(pl, n, &defs), 0);
+	assert_int_equal(defs.envc, EMBER_DEFAULTS_MAX_ENV);
+	assert_null(defs.env[EMBER_DEFAULTS_MAX_ENV]);
+	/* 64 KiB, not a byte more. */
+	memset(pl, 'x', EMBER_DEFAULTS_MAX + 1);
+	memcpy(pl, "env=X=", 6);
+	pl[EMBER_DEFAULTS_MAX - 1] = 0;
+	assert_int_equal(ember_defaults_decode(pl, EMBER_DEFAULTS_MAX, &defs),
+			 0);
+	assert_int_equal(strlen(defs.env[0]), EMBER_DEFAULTS_MAX - 5);
+	pl[EMBER_DEFAULTS_MAX] = 0;
+	assert_int_equal(
+		ember_defaults_decode(pl, EMBER_DEFAULTS_MAX + 1, &defs),
+		EMBER_AGENT_E_LENGTH);
+	assert_int_equal(defs.record, 0);
+	assert_non_null(defs.why);
+}
+
+static void test_defaults_encode(void **state)
+{
+	const char *env[] = { "PATH=/usr/local/bin:/bin", "LANG=C.UTF-8",
+			      NULL };
+	const char *bad_env[] = { "NOEQUALS", NULL };
+	static const char *many[EMBER_DEFAULTS_MAX_ENV + 2];
+	static const char want[] = "env=PATH=/usr/local/bin:/bin\0"
+				   "env=LANG=C.UTF-8\0cwd=/app\0user=1000:1000";
+	char out[256];
+	long n;
+
+	(void)state;
+	n = ember_defaults_encode(out, sizeof(out), env, "/app", "1000:1000");
+	assert_int_equal(n, sizeof(want));
+	assert_memory_equal(out, want, sizeof(want));
+	assert_int_equal(ember_defaults_decode(out, (size_t)n, &defs), 0);
+	assert_int_equal(defs.envc, 2);
+	assert_string_equal(defs.env[0], env[0]);
+	assert_string_equal(defs.env[1], env[1]);
+	assert_string_equal(defs.cwd, "/app");
+	assert_string_equal(defs.user, "1000:1000");
+	/* Nothing at all: an empty file. */
+	assert_int_equal(
+		ember_defaults_encode(out, sizeof(out), NULL, NULL, NULL), 0);
+	/* What the decoder would refuse is refused. */
+	assert_int_equal(
+		ember_defaults_encode(out, sizeof(out), bad_env, NULL, NULL),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_defaults_encode(out, sizeof(out), NULL, "rel", NULL),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_defaults_encode(out, sizeof(out), NULL, NULL, "a:b:c"),
+		EMBER_AGENT_E_FIELD);
+	for (int i = 0; i < EMBER_DEFAULTS_MAX_ENV + 1; i++)
+		many[i] = "A=1";
+	assert_int_equal(
+		ember_defaults_encode(pl, sizeof(pl), many, NULL, NULL),
+		EMBER_AGENT_E_COUNT);
+	many[EMBER_DEFAULTS_MAX_ENV] = NULL;
+	n = ember_defaults_encode(pl, sizeof(pl), many, NULL, NULL);
+	assert_int_equal(n, EMBER_DEFAULTS_MAX_ENV * 8);
+	assert_int_equal(ember_defaults_decode(pl, (size_t)n, &defs), 0);
+	/* Too small a buffer: every cut. */
+	for (size_t cap = 0; cap < sizeof(want); cap++)
+		assert_int_equal(ember_defaults_encode(out, cap, env, "/app",
+						       "1000:1000"),
+				 EMBER_AGENT_E_NOSPACE);
 }
 
 /* Every cut of a valid list that is not at a field boundary is truncated. */
 static void test_exec_truncated(void **state)
 {
-	size_t n, bounds[] = { 11, 22, 34, 47, 59, 71 };
+	size_t n, bounds[] = { 11, 22, 34, 47, 59, 71, 92 };
 
 	(void)state;
 	n = build_exec(pl, sizeof(pl));
-	assert_int_equal(n, 71);
+	assert_int_equal(n, 92);
 	for (size_t cut = 0; cut < n; cut++) {
 		int rc = ember_agent_exec_decode(pl, cut, &ex), boundary = 0;
 
-		for (size_t i = 0; i < 6; i++)
+		for (size_t i = 0; i < 7; i++)
 			boundary |= cut == bounds[i];
 		if (cut == 0)
 			assert_int_equal(rc, EMBER_AGENT_E_MISSING);
@@ -175,7 +343,7 @@ static int decode_one(uint16_t tag, const void *v, uint32_t vlen)
 
 static void test_exec_malformed(void **state)
 {
-	uint8_t u32[4] = { 1, 0, 0, 0 }, big[4] = { 2, 0, 0, 0 };
+	uint8_t u32[4] = { 1, 0, 0, 0 }, big[4] = { 4, 0, 0, 0 };
 	size_t off;
 
 	(void)state;
@@ -198,6 +366,17 @@ static void test_exec_malformed(void **state)
 	assert_int_equal(decode_one(0, "", 0), EMBER_AGENT_E_FIELD);
 	assert_int_equal(decode_one(0xffff, "", 0), EMBER_AGENT_E_FIELD);
 	assert_int_equal(decode_one(EMBER_AGENT_T_FLAGS, u32, 4), 0);
+	assert_int_equal(decode_one(EMBER_AGENT_T_USER, "x", 1),
+			 EMBER_AGENT_E_STRING);
+	assert_int_equal(decode_one(EMBER_AGENT_T_USER, "", 0),
+			 EMBER_AGENT_E_STRING);
+	/* Repeated USER. */
+	off = 0;
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "a");
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_USER, "a");
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_USER, "b");
+	assert_int_equal(ember_agent_exec_decode(pl, off, &ex),
+			 EMBER_AGENT_E_FIELD);
 	/* Reserved bits. */
 	off = 0;
 	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "a");
@@ -496,6 +675,7 @@ struct stream_res {
 	uint32_t exit_kind;
 	int32_t exit_code;
 	uint32_t error; /* ERROR's code, 0 if none */
+	char msg[256]; /* ERROR's message */
 	int64_t done_ms;
 };
 
@@ -505,6 +685,7 @@ struct agent {
 	struct stream_res res[16];
 	char dir[64]; /* "": none; else holds the INIT report file */
 	char report[96];
+	char defaults[96]; /* the defaults file (EMBER_AGENT_DEFAULTS) */
 };
 
 static uint8_t rxbuf[BUF_MAX];
@@ -517,17 +698,23 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Start the agent; with @report, INIT reports to a file in a new dir. */
-static int agent_start(void **state, int report)
+/*
+ * Start the agent; with @report, INIT reports to a file in a new dir; with
+ * @defaults, the agent reads its image defaults from a file there (not
+ * there until a test writes it).
+ */
+static int agent_start(void **state, int report, int defaults)
 {
 	struct agent *a = calloc(1, sizeof(*a));
 	int sv[2];
 
 	assert_non_null(a);
-	if (report) {
+	if (report || defaults) {
 		snprintf(a->dir, sizeof(a->dir), "/tmp/ember-init-XXXXXX");
 		assert_non_null(mkdtemp(a->dir));
 		snprintf(a->report, sizeof(a->report), "%s/report", a->dir);
+		snprintf(a->defaults, sizeof(a->defaults), "%s/defaults",
+			 a->dir);
 	}
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
 			 0);
@@ -537,6 +724,8 @@ static int agent_start(void **state, int report)
 		if (dup2(sv[1], 3) < 0)
 			_exit(126);
 		if (report && setenv("EMBER_AGENT_INIT_REPORT", a->report, 1))
+			_exit(126);
+		if (defaults && setenv("EMBER_AGENT_DEFAULTS", a->defaults, 1))
 			_exit(126);
 		execl(AGENT_BIN, "agent-host", "--fd", "3", (char *)NULL);
 		perror(AGENT_BIN);
@@ -550,12 +739,17 @@ static int agent_start(void **state, int report)
 
 static int agent_setup(void **state)
 {
-	return agent_start(state, 0);
+	return agent_start(state, 0, 0);
 }
 
 static int agent_setup_report(void **state)
 {
-	return agent_start(state, 1);
+	return agent_start(state, 1, 0);
+}
+
+static int agent_setup_defaults(void **state)
+{
+	return agent_start(state, 0, 1);
 }
 
 static int agent_teardown(void **state)
@@ -567,6 +761,7 @@ static int agent_teardown(void **state)
 	assert_int_equal(waitpid(a->pid, &st, 0), a->pid);
 	if (a->dir[0]) {
 		unlink(a->report);
+		unlink(a->defaults);
 		rmdir(a->dir);
 	}
 	free(a);
@@ -665,6 +860,7 @@ static void take(struct agent *a)
 		assert_int_equal(ember_agent_error_decode(rxbuf, h.len,
 							  &r->error, &msg, &ml),
 				 0);
+		snprintf(r->msg, sizeof(r->msg), "%.*s", (int)ml, msg);
 		r->done = 1;
 		r->done_ms = mono_ms();
 		break;
@@ -1147,6 +1343,185 @@ static size_t read_report(const struct agent *a, char *buf, size_t cap)
 	return n;
 }
 
+/* Write the defaults file of @a: @len bytes of @f. */
+static void put_defaults(struct agent *a, const char *f, size_t len)
+{
+	int fd = open(a->defaults, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		      0644);
+
+	assert_true(fd >= 0);
+	xwrite(fd, f, len);
+	close(fd);
+}
+
+#define PUT_DEFAULTS(a, lit) put_defaults(a, lit, sizeof(lit) - 1)
+
+/*
+ * EXEC `sh -c @script` on @stream with the optional @env (NULL-terminated),
+ * @user and @flags; wait for its end.
+ */
+static struct stream_res *sh_on(struct agent *a, uint32_t stream,
+				const char *script, const char *const *env,
+				const char *user, uint32_t flags)
+{
+	size_t off = 0;
+
+	memset(&a->res[stream], 0, sizeof(a->res[stream]));
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "sh");
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "-c");
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG,
+				script);
+	for (; env && *env; env++)
+		ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ENV,
+					*env);
+	if (user)
+		ember_agent_tlv_put_str(pl, sizeof(pl), &off,
+					EMBER_AGENT_T_USER, user);
+	if (flags)
+		ember_agent_tlv_put_u32(pl, sizeof(pl), &off,
+					EMBER_AGENT_T_FLAGS, flags);
+	send_frame(a, EMBER_AGENT_EXEC, stream, pl, off);
+	wait_done(a, stream);
+	return &a->res[stream];
+}
+
+/* @r exited 0 and wrote exactly @want to stdout. */
+static void expect_out(struct stream_res *r, const char *want)
+{
+	expect_exit(r, EMBER_AGENT_EXITED, 0);
+	r->out[r->out_len < sizeof(r->out) ? r->out_len : 0] = 0;
+	assert_string_equal((char *)r->out, want);
+}
+
+/*
+ * The image defaults file (PROTOCOL.md): none, then env and cwd; ENV with
+ * and without ENV_ADD; a cwd that is missing; malformed files refusing
+ * every exec until fixed.
+ */
+static void test_e2e_defaults(void **state)
+{
+	struct agent *a = *state;
+	const char *env[] = { "FOO=req", "NEW=1", NULL };
+	struct stream_res *r;
+
+	/* No file: the agent's own environment. */
+	r = sh_on(a, 1, "echo ${FOO-unset} ${PATH:+path}", NULL, NULL, 0);
+	expect_out(r, "unset path\n");
+	PUT_DEFAULTS(a, "env=FOO=bar\0env=BAR=x y\0cwd=/tmp\0");
+	r = sh_on(a, 1, "echo $FOO $BAR ${PATH:+path}; pwd", NULL, NULL, 0);
+	expect_out(r, "bar x y path\n/tmp\n");
+	/* ENV_ADD: over the defaults; without it, the whole environment. */
+	r = sh_on(a, 1, "echo $FOO $NEW $BAR ${PATH:+path}", env, NULL,
+		  EMBER_AGENT_F_ENV_ADD);
+	expect_out(r, "req 1 x y path\n");
+	r = sh_on(a, 1, "tr '\\0' '\\n' </proc/$$/environ | sort; pwd", env,
+		  NULL, 0);
+	expect_out(r, "FOO=req\nNEW=1\n/tmp\n");
+	/* The file's cwd missing: ENOENT naming it. */
+	PUT_DEFAULTS(a, "cwd=/nonexistent/ember\0");
+	r = sh_on(a, 1, "true", NULL, NULL, 0);
+	assert_int_equal(r->error, ENOENT);
+	assert_non_null(strstr(r->msg, "/nonexistent/ember"));
+	/* Malformed: every exec fails with EINVAL naming the file. */
+	PUT_DEFAULTS(a, "env=A=1\0colour=blue\0");
+	for (int i = 0; i < 2; i++) {
+		r = sh_on(a, 2, "true", NULL, NULL, 0);
+		assert_int_equal(r->error, EINVAL);
+		assert_non_null(strstr(r->msg, a->defaults));
+		assert_non_null(strstr(r->msg, "record 2"));
+	}
+	PUT_DEFAULTS(a, "env=A=1");
+	r = sh_on(a, 2, "true", NULL, NULL, 0);
+	assert_int_equal(r->error, EINVAL);
+	assert_non_null(strstr(r->msg, "no NUL"));
+	PUT_DEFAULTS(a, "user=a:b:c\0");
+	r = sh_on(a, 2, "true", NULL, NULL, 0);
+	assert_int_equal(r->error, EINVAL);
+	/* Not a file: refused too. */
+	unlink(a->defaults);
+	assert_int_equal(mkdir(a->defaults, 0755), 0);
+	r = sh_on(a, 2, "true", NULL, NULL, 0);
+	assert_int_equal(r->error, EINVAL);
+	assert_int_equal(rmdir(a->defaults), 0);
+	/* Fixed: runs again; a PATH from the file finds commands there. */
+	PUT_DEFAULTS(a, "env=PATH=/nonexistent:/usr/bin:/bin\0");
+	r = sh_on(a, 3, "echo $PATH", NULL, NULL, 0);
+	expect_out(r, "/nonexistent:/usr/bin:/bin\n");
+}
+
+/*
+ * USER (PROTOCOL.md): unknown users and groups refused with EINVAL; as
+ * root, the child runs as the account with its HOME, USER and LOGNAME;
+ * else changing ids fails with EPERM from setgroups.
+ */
+static void test_e2e_user(void **state)
+{
+	struct agent *a = *state;
+	const char *env[] = { "HOME=/override", NULL };
+	const char *exact[] = { "X=1", NULL };
+	struct stream_res *r;
+
+	r = sh_on(a, 1, "true", NULL, "ember-no-such-user", 0);
+	assert_int_equal(r->error, EINVAL);
+	assert_string_equal(r->msg, "user ember-no-such-user: no such user");
+	r = sh_on(a, 1, "true", NULL, "root:ember-no-such-group", 0);
+	assert_int_equal(r->error, EINVAL);
+	assert_string_equal(r->msg, "group ember-no-such-group: no such group");
+	r = sh_on(a, 1, "true", NULL, "a:b:c", 0);
+	assert_int_equal(r->error, EINVAL);
+	/* The file's user is refused the same way. */
+	PUT_DEFAULTS(a, "user=ember-no-such-user\0");
+	r = sh_on(a, 1, "true", NULL, NULL, 0);
+	assert_int_equal(r->error, EINVAL);
+	assert_string_equal(r->msg, "user ember-no-such-user: no such user");
+	unlink(a->defaults);
+	if (geteuid() != 0) {
+		r = sh_on(a, 2, "id -u", NULL, "12345", 0);
+		assert_int_equal(r->error, EPERM);
+		assert_non_null(strstr(r->msg, "setgroups"));
+		return;
+	}
+	/* A uid with no account: its number as gid, / as HOME. */
+	r = sh_on(a, 2, "echo $(id -u) $(id -g) $(id -G) $HOME $USER $LOGNAME",
+		  NULL, "54321", 0);
+	expect_out(r, "54321 54321 54321 / 54321 54321\n");
+	r = sh_on(a, 2, "echo $(id -u) $(id -g) $(id -G) $HOME", NULL,
+		  "54321:777", 0);
+	expect_out(r, "54321 777 777 /\n");
+	/* By name: the account's ids and home; ENV_ADD goes over them. */
+	r = sh_on(a, 3, "echo $(id -un) $USER $LOGNAME $HOME", NULL, "nobody",
+		  0);
+	assert_int_equal(r->error, 0);
+	assert_int_equal(r->out_len > 0, 1);
+	r->out[r->out_len - 1] = 0;
+	assert_string_equal((char *)r->out,
+			    "nobody nobody nobody /nonexistent");
+	r = sh_on(a, 3, "echo $USER $HOME", env, "nobody",
+		  EMBER_AGENT_F_ENV_ADD);
+	expect_out(r, "nobody /override\n");
+	/* ENV without ENV_ADD: exactly that, nothing added. */
+	r = sh_on(a, 3, "tr '\\0' '\\n' </proc/$$/environ; id -un", exact,
+		  "nobody", 0);
+	expect_out(r, "X=1\nnobody\n");
+	/* The file's user, and the request's over it. */
+	PUT_DEFAULTS(a, "user=nobody\0cwd=/\0");
+	r = sh_on(a, 4, "id -un; echo $USER", NULL, NULL, 0);
+	expect_out(r, "nobody\nnobody\n");
+	r = sh_on(a, 4, "id -u; echo $USER $HOME", NULL, "root", 0);
+	expect_out(r, "0\nroot /root\n");
+	/* A cwd the user may not enter (mkdtemp's 0700): EACCES. */
+	{
+		char f[256];
+		int n = snprintf(f, sizeof(f), "cwd=%s", a->dir);
+
+		memcpy(f + n + 1, "user=nobody", 12);
+		put_defaults(a, f, (size_t)n + 1 + 12);
+	}
+	r = sh_on(a, 5, "true", NULL, NULL, 0);
+	assert_int_equal(r->error, EACCES);
+	assert_non_null(strstr(r->msg, a->dir));
+}
+
 /*
  * INIT through the test hook: what the agent would do, decoded from the
  * wire, for each combination of fields; the step decision; malformed
@@ -1289,6 +1664,9 @@ int main(void)
 		cmocka_unit_test(test_exec_roundtrip),
 		cmocka_unit_test(test_exec_truncated),
 		cmocka_unit_test(test_exec_malformed),
+		cmocka_unit_test(test_user_spec),
+		cmocka_unit_test(test_defaults_decode),
+		cmocka_unit_test(test_defaults_encode),
 		cmocka_unit_test(test_exec_counts),
 		cmocka_unit_test(test_encode_nospace),
 		cmocka_unit_test(test_file_decode),
@@ -1313,6 +1691,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_e2e_init_report,
 						agent_setup_report,
 						agent_teardown),
+		cmocka_unit_test_setup_teardown(test_e2e_defaults,
+						agent_setup_defaults,
+						agent_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_e2e_user, agent_setup_defaults, agent_teardown),
 #undef E
 	};
 
