@@ -77,7 +77,8 @@ $(BUILD)/test/test_agent_protocol: $(BUILD)/test/agent-host
 GUEST_CC     := musl-gcc
 GUEST_CFLAGS := -std=gnu11 -O2 -static -s -Wall -Wextra -Werror
 
-guest: $(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/initramfs.cpio $(GUEST)/rootfs.ext4
+guest: $(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/initramfs.cpio $(GUEST)/rootfs.ext4 \
+	$(GUEST)/interp/ember-interp
 
 $(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/gen_init_cpio &: guest-init/kernel.config \
 		guest-init/build-kernel.sh $(wildcard guest-init/patches/*.patch)
@@ -86,6 +87,12 @@ $(GUEST)/vmlinux $(GUEST)/bzImage $(GUEST)/gen_init_cpio &: guest-init/kernel.co
 $(GUEST)/init: guest-init/init.c guest-init/protocol.h
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ guest-init/init.c
+
+# The code interpreter's files, for templates from the user's images
+# (emberctl's guest/interp; the rootfs has its own copy).
+$(GUEST)/interp/ember-interp: $(wildcard guest-init/interp/*)
+	@mkdir -p $(dir $@)
+	cp guest-init/interp/* $(dir $@)
 
 $(GUEST)/agent: $(AGENT_SRCS) $(AGENT_HDRS)
 	@mkdir -p $(dir $@)

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
@@ -443,6 +445,27 @@ static void guest_path(void)
 		setenv("PATH", EMBER_GUEST_PATH, 1);
 }
 
+/*
+ * The loopback interface up, as on any Linux system: a server a template's
+ * start command leaves listening on 127.0.0.1 must be reachable in a guest
+ * without a network device too (the kernel's ip= brings lo up only with
+ * one).  A kernel without networking: nothing to do, silently.
+ */
+static void loopback_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+			say("lo up", errno);
+	}
+	close(fd);
+}
+
 int main(void)
 {
 	static char cmd[RUN_CMD_MAX];
@@ -463,6 +486,7 @@ int main(void)
 
 	if (sethostname("ember", 5) < 0)
 		say("sethostname", errno);
+	loopback_up();
 	guest_path();
 	setenv("HOME", EMBER_GUEST_HOME, 1);
 	setenv("TERM", EMBER_GUEST_TERM, 1);

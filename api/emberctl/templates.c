@@ -73,7 +73,8 @@ static int cmd_template_build(int argc, char **argv)
 		{ 0 },
 	};
 	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX], err[4096];
-	char init[PATH_MAX], agent[PATH_MAX], busybox[PATH_MAX];
+	char init[PATH_MAX], agent[PATH_MAX], busybox[PATH_MAX],
+		interp[PATH_MAX];
 	const char *kernel_opt = NULL, *rootfs_opt = NULL, *name;
 	struct template_image_opts io = { 0 };
 	unsigned int disk_mib = 0;
@@ -217,11 +218,15 @@ static int cmd_template_build(int argc, char **argv)
 				      getenv("EMBER_BUSYBOX") ? NULL :
 								"/bin/busybox",
 				      "EMBER_BUSYBOX", NULL, 1, busybox,
-				      sizeof(busybox)))
+				      sizeof(busybox)) ||
+		    cli__default_path("ember's code interpreter", NULL,
+				      "EMBER_GUEST_INTERP", "guest/interp", 0,
+				      interp, sizeof(interp)))
 			goto out;
 		io.init = init;
 		io.agent = agent;
 		io.busybox = busybox;
+		io.interp = o.no_interp ? NULL : interp;
 		io.disk_mib = disk_mib;
 		snprintf(rootfs, sizeof(rootfs), "%s", io.src);
 	} else if (cli__default_path("rootfs", rootfs_opt, "EMBER_ROOTFS",

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../guest-init/protocol.h"
+
 /* What a SRC is, found by its content (image__sniff) or by a prefix. */
 enum image_kind {
 	IMAGE_UNKNOWN = 0,
@@ -114,17 +116,14 @@ int image_oci__check(const char *dir, const char *tag, struct image_config *c,
 		     char *err, size_t errlen);
 
 /*
- * Where ember's guest parts go in a disk made from an image: init (booted
- * as init=IMAGE_GUEST_INIT), the agent (found there by init), the image's
- * run defaults (guest-init/PROTOCOL.md, "Image defaults") and, for images
- * without the tools ember's builds use (sh, sync), a static busybox with a
- * link per applet in IMAGE_GUEST_DIR/bin, last in PATH.
+ * Where ember's guest parts go in a disk made from an image (protocol.h,
+ * EMBER_GUEST_LIBDIR): init (booted as init=IMAGE_GUEST_INIT), the agent
+ * (EMBER_GUEST_AGENT, found there by init), the image's run defaults
+ * (EMBER_GUEST_DEFAULTS; guest-init/PROTOCOL.md, "Image defaults") and,
+ * for images without the tools ember's builds use (sh, sync), a static
+ * busybox with a link per applet in EMBER_GUEST_BINDIR, last in PATH.
  */
-#define IMAGE_GUEST_DIR	     "/usr/lib/ember"
-#define IMAGE_GUEST_INIT     IMAGE_GUEST_DIR "/init"
-#define IMAGE_GUEST_AGENT    IMAGE_GUEST_DIR "/ember-agent"
-#define IMAGE_GUEST_DEFAULTS IMAGE_GUEST_DIR "/defaults"
-#define IMAGE_GUEST_BIN	     IMAGE_GUEST_DIR "/bin"
+#define IMAGE_GUEST_INIT EMBER_GUEST_LIBDIR "/init"
 
 /* The account a template runs commands as unless its image has a USER. */
 #define IMAGE_USER_NAME "user"
@@ -133,18 +132,27 @@ int image_oci__check(const char *dir, const char *tag, struct image_config *c,
 
 /*
  * What image__to_ext4() adds to the disk (NULL in image_opts: nothing),
- * all owned by root: IMAGE_GUEST_INIT and IMAGE_GUEST_AGENT from @init
+ * all owned by root: IMAGE_GUEST_INIT and EMBER_GUEST_AGENT from @init
  * and @agent (static binaries: they run on glibc and musl images alike),
- * IMAGE_GUEST_DEFAULTS from the image's config (image__defaults), and
- * @busybox (NULL: none) with its applets' links.  With @add_user and no
+ * EMBER_GUEST_DEFAULTS from the image's config (image__defaults), and
+ * @busybox (NULL: none) with its applets' links, the interpreter
+ * (@interp) where given.  With @add_user and no
  * User in the image's config, the account IMAGE_USER_NAME (uid and gid
  * IMAGE_USER_ID or the next free, home IMAGE_USER_HOME, in /etc/passwd
  * and /etc/group, and sudo without a password where the image has
  * /etc/sudoers.d) unless the image has it, and it becomes the default
- * user.  Files of an earlier ember in IMAGE_GUEST_DIR are replaced.
+ * user.  Files of an earlier ember in EMBER_GUEST_LIBDIR are replaced.
  */
 struct image_guest {
 	const char *init, *agent, *busybox;
+	/*
+	 * NULL, or the code interpreter's directory (guest-init/interp/:
+	 * ember-interp, *.py, *.js), put in EMBER_GUEST_LIBDIR/interp with,
+	 * when there is a @busybox, EMBER_GUEST_BINDIR/ember-interp: a
+	 * busybox sh script that runs it with the image's own python3, or
+	 * says that the image has no Python (exit 69, EX_UNAVAILABLE).
+	 */
+	const char *interp;
 	bool add_user;
 };
 
@@ -153,13 +161,13 @@ struct image_guest {
  * defaults @c and the default user @user (NULL: @c's, if any): records
  * "env=K=V", "cwd=DIR", "user=SPEC", each ending in a NUL
  * (guest-init/PROTOCOL.md, "Image defaults"), in a malloc()ed buffer
- * *@out of *@len bytes that the caller frees.  IMAGE_GUEST_BIN is added
- * at the end of the image's PATH.  Pure.  -ENOMEM, or -E2BIG (with a
- * line in @err) for more than IMAGE_DEFAULTS_MAX_ENV env entries or a
- * file over IMAGE_DEFAULTS_MAX bytes (the agent's limits).
+ * *@out of *@len bytes that the caller frees (ember_defaults_encode()).
+ * EMBER_GUEST_BINDIR is added at the end of the image's PATH.  Pure.
+ * -ENOMEM; -E2BIG (with a line in @err) for more than
+ * EMBER_DEFAULTS_MAX_ENV env entries or a file over EMBER_DEFAULTS_MAX
+ * bytes (the agent's limits); -EINVAL for an Env entry without NAME=, a
+ * relative WorkingDir or a malformed User.
  */
-#define IMAGE_DEFAULTS_MAX_ENV 256
-#define IMAGE_DEFAULTS_MAX     65536
 int image__defaults(const struct image_config *c, const char *user,
 		    char **out, size_t *len, char *err, size_t errlen);
 

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../guest-init/protocol.h"
 #include "files.h"
 #include "image.h"
 #include "image_internal.h"
@@ -31,84 +32,68 @@
 
 /* ---- pure: the defaults file and the account ----------------------------- */
 
-/* Append @n bytes of @s to the growing buffer *@b (*@len, *@cap). */
-static int buf_add(char **b, size_t *len, size_t *cap, const char *s, size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t want = (*len + n + 1) * 2;
-		char *nb = realloc(*b, want);
-
-		if (!nb)
-			return -ENOMEM;
-		*b = nb;
-		*cap = want;
-	}
-	memcpy(*b + *len, s, n);
-	*len += n;
-	(*b)[*len] = '\0';
-	return 0;
-}
-
-static int buf_str(char **b, size_t *len, size_t *cap, const char *s)
-{
-	return buf_add(b, len, cap, s, strlen(s));
-}
-
 int image__defaults(const struct image_config *c, const char *user,
 		    char **out, size_t *len, char *err, size_t errlen)
 {
-	char *b = NULL;
-	size_t n = 0, cap = 0;
-	int rc = 0;
+	const char **env = NULL;
+	char *path = NULL, *b = NULL;
+	long n;
 
 	*out = NULL;
 	*len = 0;
-	if (c->n_env > IMAGE_DEFAULTS_MAX_ENV)
+	if (c->n_env > EMBER_DEFAULTS_MAX_ENV)
 		return sandbox__errf(err, errlen, -E2BIG,
 				     "the image has %zu Env entries; ember "
 				     "takes %d",
-				     c->n_env, IMAGE_DEFAULTS_MAX_ENV);
-	/* An empty buffer, not NULL, for an image without defaults. */
-	rc = buf_add(&b, &n, &cap, "", 0);
-	for (size_t i = 0; i < c->n_env && !rc; i++) {
-		rc = buf_str(&b, &n, &cap, "env=");
-		if (!rc)
-			rc = buf_str(&b, &n, &cap, c->env[i]);
-		if (!rc && !strncmp(c->env[i], "PATH=", 5))
-			rc = buf_str(&b, &n, &cap, ":" IMAGE_GUEST_BIN);
-		if (!rc)
-			rc = buf_add(&b, &n, &cap, "", 1);
-	}
-	if (!rc && c->workdir && c->workdir[0]) {
-		rc = buf_str(&b, &n, &cap, "cwd=");
-		if (!rc)
-			rc = buf_str(&b, &n, &cap, c->workdir);
-		if (!rc)
-			rc = buf_add(&b, &n, &cap, "", 1);
+				     c->n_env, EMBER_DEFAULTS_MAX_ENV);
+	env = calloc(c->n_env + 1, sizeof(*env));
+	b = malloc(EMBER_DEFAULTS_MAX);
+	if (!env || !b)
+		goto nomem;
+	for (size_t i = 0; i < c->n_env; i++) {
+		env[i] = c->env[i];
+		/* ember's busybox last: images without sh or sync. */
+		if (!strncmp(c->env[i], "PATH=", 5) && !path) {
+			if (asprintf(&path, "%s:%s", c->env[i],
+				     EMBER_GUEST_BINDIR) < 0) {
+				path = NULL;
+				goto nomem;
+			}
+			env[i] = path;
+		}
 	}
 	if (!user && c->user && c->user[0])
 		user = c->user;
-	if (!rc && user) {
-		rc = buf_str(&b, &n, &cap, "user=");
-		if (!rc)
-			rc = buf_str(&b, &n, &cap, user);
-		if (!rc)
-			rc = buf_add(&b, &n, &cap, "", 1);
-	}
-	if (rc) {
-		free(b);
-		return sandbox__errf(err, errlen, rc, "out of memory");
-	}
-	if (n > IMAGE_DEFAULTS_MAX) {
+	n = ember_defaults_encode(b, EMBER_DEFAULTS_MAX, env,
+				  c->workdir && c->workdir[0] ? c->workdir :
+								NULL,
+				  user);
+	free(env);
+	free(path);
+	if (n == EMBER_AGENT_E_NOSPACE) {
 		free(b);
 		return sandbox__errf(err, errlen, -E2BIG,
 				     "the image's Env, WorkingDir and User "
-				     "take %zu bytes; ember takes %d",
-				     n, IMAGE_DEFAULTS_MAX);
+				     "take over %u bytes (ember's limit)",
+				     EMBER_DEFAULTS_MAX);
+	}
+	if (n < 0) {
+		free(b);
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "the image's Env, WorkingDir or User "
+				     "cannot be a default: an Env entry "
+				     "without NAME=, a relative WorkingDir "
+				     "or a User that is not NAME, UID, "
+				     "NAME:GROUP or UID:GID");
 	}
 	*out = b;
-	*len = n;
+	*len = (size_t)n;
 	return 0;
+nomem:
+	free(env);
+	free(path);
+	free(b);
+	return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
 }
 
 /*
@@ -392,7 +377,7 @@ static int ensure_dir(struct script *s, const char *dir, bool *made)
 					     "the image's %s is not a "
 					     "directory (ember puts its "
 					     "parts in %s)",
-					     p, IMAGE_GUEST_DIR);
+					     p, EMBER_GUEST_LIBDIR);
 		if (s->n_made == SCRIPT_DIRS ||
 		    !(s->made[s->n_made] = strdup(p)))
 			return sandbox__errf(s->j->err, s->j->errlen, -ENOMEM,
@@ -444,7 +429,7 @@ static int put(struct script *s, const char *dir, const char *name,
 	return 0;
 }
 
-/* busybox's applets, a link each in IMAGE_GUEST_BIN (just made). */
+/* busybox's applets, a link each in EMBER_GUEST_BINDIR (just made). */
 static int applets(struct script *s, const char *busybox)
 {
 	const char *argv[] = { busybox, "--list", NULL };
@@ -459,7 +444,7 @@ static int applets(struct script *s, const char *busybox)
 	if (!f)
 		return sandbox__errf(s->j->err, s->j->errlen, -errno, "%s: %s",
 				     s->j->log, strerror(errno));
-	fprintf(s->f, "cd \"%s\"\n", IMAGE_GUEST_BIN);
+	fprintf(s->f, "cd \"%s\"\n", EMBER_GUEST_BINDIR);
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		/* Applet names: [, [[, and [a-z0-9_.-]. */
@@ -481,7 +466,7 @@ static int account(struct script *s, const char *busybox, const char **user)
 {
 	char pw_host[PATH_MAX], gr_host[PATH_MAX], su_host[PATH_MAX];
 	char *pw = NULL, *gr = NULL, *npw = NULL, *ngr = NULL;
-	const char *shell = IMAGE_GUEST_BIN "/sh";
+	const char *shell = EMBER_GUEST_BINDIR "/sh";
 	uint32_t uid, gid;
 	bool made;
 	int rc, type;
@@ -561,6 +546,60 @@ out:
 	return rc;
 }
 
+/* The files of the code interpreter (guest-init/interp/). */
+static const char *const interp_files[] = {
+	"ember-interp", "server.py", "contexts.py", "py_worker.py",
+	"js_worker.js",
+};
+
+/*
+ * EMBER_GUEST_BINDIR/ember-interp: the image's own python3 runs the
+ * interpreter (its shebang names Debian's /usr/bin/python3).
+ */
+static const char interp_wrapper[] =
+	"#!" EMBER_GUEST_BINDIR "/sh\n"
+	"# ember's code interpreter, run by the image's own python3.\n"
+	"if ! command -v python3 >/dev/null 2>&1; then\n"
+	"\techo 'ember-interp: this image has no Python (no python3 in "
+	"PATH); the code interpreter needs Python 3' >&2\n"
+	"\texit 69\n"
+	"fi\n"
+	"exec python3 " EMBER_GUEST_LIBDIR "/interp/ember-interp \"$@\"\n";
+
+/* The interpreter's files, and its wrapper where there is a busybox. */
+static int add_interp(struct script *s, const struct image_guest *g,
+		      bool made_bin)
+{
+	char dir[] = EMBER_GUEST_LIBDIR "/interp", src[PATH_MAX],
+	     wrap[PATH_MAX];
+	bool made;
+	int rc = ensure_dir(s, dir, &made);
+
+	for (size_t i = 0; !rc && i < sizeof(interp_files) / sizeof(*interp_files);
+	     i++) {
+		if (files__pathf(src, sizeof(src), "%s/%s", g->interp,
+				 interp_files[i]))
+			return sandbox__errf(s->j->err, s->j->errlen,
+					     -ENAMETOOLONG, "%s: path too long",
+					     g->interp);
+		if (access(src, R_OK))
+			return sandbox__errf(s->j->err, s->j->errlen, -errno,
+					     "the code interpreter's %s: %s",
+					     src, strerror(errno));
+		rc = put(s, dir, interp_files[i], src, i ? 0644 : 0755, 0, 0,
+			 made);
+	}
+	if (rc || !g->busybox)
+		return rc;
+	if (files__pathf(wrap, sizeof(wrap), "%s/ember-interp", s->j->work))
+		return sandbox__errf(s->j->err, s->j->errlen, -ENAMETOOLONG,
+				     "%s: path too long", s->j->work);
+	rc = host_write(s->j, wrap, interp_wrapper, sizeof(interp_wrapper) - 1);
+	return rc ? rc :
+		    put(s, EMBER_GUEST_BINDIR, "ember-interp", wrap, 0755, 0,
+			0, made_bin);
+}
+
 int image__add_guest(struct image_job *j, const char *disk,
 		     const struct image_config *c)
 {
@@ -568,7 +607,7 @@ int image__add_guest(struct image_job *j, const char *disk,
 	char script[PATH_MAX], defaults[PATH_MAX], *text = NULL;
 	struct script s = { .j = j, .disk = disk };
 	const char *user = NULL;
-	bool made_dir, made_bin;
+	bool made_dir, made_bin = false;
 	size_t len;
 	int rc;
 
@@ -580,22 +619,24 @@ int image__add_guest(struct image_job *j, const char *disk,
 	if (!s.f)
 		return sandbox__errf(j->err, j->errlen, -errno, "%s: %s",
 				     script, strerror(errno));
-	rc = ensure_dir(&s, IMAGE_GUEST_DIR, &made_dir);
+	rc = ensure_dir(&s, EMBER_GUEST_LIBDIR, &made_dir);
 	if (!rc)
-		rc = put(&s, IMAGE_GUEST_DIR, "init", g->init, 0755, 0, 0,
+		rc = put(&s, EMBER_GUEST_LIBDIR, "init", g->init, 0755, 0, 0,
 			 made_dir);
 	if (!rc)
-		rc = put(&s, IMAGE_GUEST_DIR, "ember-agent", g->agent, 0755, 0,
+		rc = put(&s, EMBER_GUEST_LIBDIR, "ember-agent", g->agent, 0755, 0,
 			 0, made_dir);
 	if (!rc && g->busybox) {
-		rc = ensure_dir(&s, IMAGE_GUEST_BIN, &made_bin);
+		rc = ensure_dir(&s, EMBER_GUEST_BINDIR, &made_bin);
 		if (!rc)
-			rc = put(&s, IMAGE_GUEST_BIN, "busybox", g->busybox,
+			rc = put(&s, EMBER_GUEST_BINDIR, "busybox", g->busybox,
 				 0755, 0, 0, made_bin);
 		/* An earlier ember's bin has its links. */
 		if (!rc && made_bin)
 			rc = applets(&s, g->busybox);
 	}
+	if (!rc && g->interp)
+		rc = add_interp(&s, g, made_bin);
 	if (!rc && g->add_user && !(c->user && c->user[0]))
 		rc = account(&s, g->busybox, &user);
 	/* As a container runtime does: the WorkingDir is made if missing. */
@@ -606,7 +647,7 @@ int image__add_guest(struct image_job *j, const char *disk,
 	if (!rc)
 		rc = host_write(j, defaults, text, len);
 	if (!rc)
-		rc = put(&s, IMAGE_GUEST_DIR, "defaults", defaults, 0644, 0, 0,
+		rc = put(&s, EMBER_GUEST_LIBDIR, "defaults", defaults, 0644, 0, 0,
 			 made_dir);
 	free(text);
 	for (size_t i = 0; i < s.n_made; i++)

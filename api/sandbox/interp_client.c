@@ -472,6 +472,7 @@ static int start_interp(const char *uds, int timeout_ms, char *err,
 	struct agent_exec_result res = { 0 };
 	struct agent_exec_req req = {
 		.argv = argv,
+		.user = "root", /* /run is root's (INTERP.md) */
 		.timeout_ms = (uint32_t)timeout_ms,
 		.stdin_fd = -1,
 		.sig_fd = -1,

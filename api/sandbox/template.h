@@ -143,8 +143,9 @@ struct template_build_opts {
  * The step after the setup commands: the code interpreter started and
  * warm (guest-init/INTERP.md) when the image has it.
  */
-#define TEMPLATE_INTERP_START \
-	"if command -v ember-interp >/dev/null; then ember-interp start; fi"
+#define TEMPLATE_INTERP_START                                       \
+	"if command -v python3 >/dev/null && "                      \
+	"command -v ember-interp >/dev/null; then ember-interp start; fi"
 
 /*
  * template__build() - build template @name: copy the rootfs into the new
@@ -168,6 +169,7 @@ struct template_image_opts {
 	uint64_t disk_mib; /* the disk's least size; 0: what the image needs */
 	const char *init, *agent; /* ember's guest parts (static) */
 	const char *busybox; /* a static busybox, for images without sh */
+	const char *interp; /* NULL, or the code interpreter's files */
 };
 
 /*
@@ -176,7 +178,7 @@ struct template_image_opts {
  * build directory) with ember's guest parts added and the `user` account
  * unless the image has a User (struct image_guest), booted with
  * init=IMAGE_GUEST_INIT; the image's Env, WorkingDir and User are the
- * defaults of every command in its sandboxes (IMAGE_GUEST_DEFAULTS).
+ * defaults of every command in its sandboxes (EMBER_GUEST_DEFAULTS).
  * @o->rootfs is ignored (@io->src is recorded instead).  The errors of
  * both; a stop signal on @o->sig_fd also stops the image's tools.
  */

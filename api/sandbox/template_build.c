@@ -44,18 +44,20 @@ static bool template__stopped(int sig_fd)
 }
 
 /*
- * Run @argv in the build sandbox @sb, its output to @out_fd,
+ * Run @argv in the build sandbox @sb as @user (NULL: the guest's default
+ * user, an image's: PROTOCOL.md "Image defaults"), its output to @out_fd,
  * at most @timeout_ms in the guest (0: no limit): 0 with how it ended in
  * @res, or the failure to run it (@err names @what).
  */
 static int template__exec(const struct template_build_opts *o,
-			  const struct sandbox_info *sb,
+			  const struct sandbox_info *sb, const char *user,
 			  const char *const *argv, int out_fd,
 			  uint32_t timeout_ms, struct agent_exec_result *res,
 			  const char *what, char *err, size_t errlen)
 {
 	struct agent_exec_req req = {
 		.argv = argv,
+		.user = user,
 		.stdin_fd = -1,
 		.stdout_fd = out_fd,
 		.stderr_fd = out_fd,
@@ -81,7 +83,8 @@ static int template__exec(const struct template_build_opts *o,
 }
 
 /*
- * Run `sh -c @cmd` in the build sandbox @sb, its output to @o->out_fd: 0
+ * Run `sh -c @cmd` in the build sandbox @sb as root (setup commands, the
+ * interpreter's start, sync), its output to @o->out_fd: 0
  * when it exited 0, else -ECANCELED (or the failure) with @err.  @what
  * names it ("setup command 2").
  */
@@ -98,7 +101,7 @@ static int template__setup(const struct template_build_opts *o,
 	snprintf(name, sizeof(name), "%s (%s)", what, cmd);
 	if (echo)
 		dprintf(o->out_fd, "+ %s\n", cmd);
-	rc = template__exec(o, sb, argv, o->out_fd, 0, &res, name, err,
+	rc = template__exec(o, sb, "root", argv, o->out_fd, 0, &res, name, err,
 			    errlen);
 	if (rc < 0)
 		return rc;
@@ -130,8 +133,8 @@ static int template__start(const struct template_build_opts *o,
 	int rc;
 
 	dprintf(o->out_fd, "+ start: %s\n", o->start_cmd);
-	rc = template__exec(o, sb, argv, o->out_fd, TEMPLATE_TRY_MS, &res,
-			    "the start command", err, errlen);
+	rc = template__exec(o, sb, NULL, argv, o->out_fd, TEMPLATE_TRY_MS,
+			    &res, "the start command", err, errlen);
 	if (rc == 0 && !(res.kind == EMBER_AGENT_EXITED && res.code == 0))
 		rc = sandbox__errf(err, errlen, -ECANCELED,
 				   "the start command (%s) could not be "
@@ -154,7 +157,7 @@ static void start_log_tail(const struct template_build_opts *o,
 		return;
 	dprintf(o->out_fd, "the start command's last output (%s):\n",
 		TEMPLATE_START_LOG);
-	template__exec(o, sb, argv, o->out_fd, TEMPLATE_TRY_MS, &res,
+	template__exec(o, sb, NULL, argv, o->out_fd, TEMPLATE_TRY_MS, &res,
 		       "the start command's log", why, sizeof(why));
 }
 
@@ -198,8 +201,9 @@ static int template__ready(const struct template_build_opts *o,
 				return sandbox__errf(err, errlen, -EINTR,
 						     "stopped");
 			}
-			rc = template__exec(o, sb, argv, null, TEMPLATE_TRY_MS,
-					    &res, what, err, errlen);
+			rc = template__exec(o, sb, NULL, argv, null,
+					    TEMPLATE_TRY_MS, &res, what, err,
+					    errlen);
 			if (rc < 0) {
 				close(null);
 				return rc;

@@ -28,6 +28,7 @@ static int image_base(void *arg, const char *base, const char *work,
 		.init = ib->io->init,
 		.agent = ib->io->agent,
 		.busybox = ib->io->busybox,
+		.interp = ib->io->interp,
 		.add_user = true,
 	};
 	const struct image_opts o = {

@@ -416,7 +416,7 @@ static void test_defaults(void **state)
 {
 	char *env[] = { "PATH=/bin", "FOO=bar baz" };
 	struct image_config c = { .env = env, .n_env = 2, .workdir = "/srv" };
-	static const char want[] = "env=PATH=/bin:" IMAGE_GUEST_BIN
+	static const char want[] = "env=PATH=/bin:" EMBER_GUEST_BINDIR
 				   "\0env=FOO=bar baz\0cwd=/srv\0user=user";
 	char err[256], *out, **many;
 	size_t len;
@@ -446,13 +446,26 @@ static void test_defaults(void **state)
 	assert_int_equal(len, 0);
 	free(out);
 
+	/* What the agent would refuse: refused here, nothing returned. */
+	c.workdir = "srv";
+	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
+					 sizeof(err)),
+			 -EINVAL);
+	assert_null(out);
+	c.workdir = NULL;
+	c.user = "a:b:c";
+	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
+					 sizeof(err)),
+			 -EINVAL);
+	c.user = NULL;
+
 	/* Over the agent's limits: refused, nothing returned. */
-	many = calloc(IMAGE_DEFAULTS_MAX_ENV + 1, sizeof(*many));
+	many = calloc(EMBER_DEFAULTS_MAX_ENV + 1, sizeof(*many));
 	assert_non_null(many);
-	for (size_t i = 0; i <= IMAGE_DEFAULTS_MAX_ENV; i++)
+	for (size_t i = 0; i <= EMBER_DEFAULTS_MAX_ENV; i++)
 		many[i] = "K=V";
 	c.env = many;
-	c.n_env = IMAGE_DEFAULTS_MAX_ENV + 1;
+	c.n_env = EMBER_DEFAULTS_MAX_ENV + 1;
 	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
 					 sizeof(err)),
 			 -E2BIG);
@@ -460,7 +473,7 @@ static void test_defaults(void **state)
 	assert_non_null(strstr(err, "Env entries"));
 	free(many);
 	{
-		static char big[IMAGE_DEFAULTS_MAX];
+		static char big[EMBER_DEFAULTS_MAX];
 		char *one[] = { big };
 
 		memset(big, 'a', sizeof(big) - 1);
