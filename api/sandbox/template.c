@@ -86,13 +86,15 @@ int template__write_info(const char *dir, const struct template_info *t)
 	if (files__pathf(tmp, sizeof(tmp), "%s/" TEMPLATE_INFO_TMP, dir) ||
 	    files__pathf(path, sizeof(path), "%s/" TEMPLATE_INFO_NAME, dir))
 		return -ENAMETOOLONG;
-	if (strchr(t->kernel, '\n') || strchr(t->rootfs, '\n'))
+	if (strchr(t->kernel, '\n') || strchr(t->rootfs, '\n') ||
+	    strchr(t->user, '\n'))
 		return -EINVAL;
 	n = snprintf(buf, sizeof(buf),
 		     "mem=%u\nvcpus=%u\ncreated=%" PRId64 "\nkernel=%s\n"
-		     "rootfs=%s\nsetup=%u\ninterp=%u\nnet=%u\n",
+		     "rootfs=%s\nsetup=%u\ninterp=%u\nnet=%u\n%s%s%s",
 		     t->mem_mib, t->vcpus, t->created, t->kernel, t->rootfs,
-		     t->setup, t->interp, t->net);
+		     t->setup, t->interp, t->net, t->user[0] ? "user=" : "",
+		     t->user, t->user[0] ? "\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
 	return files__replace(path, tmp, buf, (size_t)n, 0400, 0);
@@ -151,6 +153,10 @@ static int template__read(const char *dir, const char *name,
 		}
 		if (!strcmp(key, "rootfs")) {
 			snprintf(t->rootfs, sizeof(t->rootfs), "%s", val);
+			continue;
+		}
+		if (!strcmp(key, "user")) {
+			snprintf(t->user, sizeof(t->user), "%s", val);
 			continue;
 		}
 		errno = 0;

@@ -17,7 +17,9 @@
  *                   (the number of setup commands), interp (1: the
  *                   code interpreter was started before the snapshot),
  *                   net (1: the guest has a network device, tap0 in
- *                   its sandbox's namespace, and its address: net.h)
+ *                   its sandbox's namespace, and its address: net.h),
+ *                   user (the guest's default user, a template from an
+ *                   image's: its User or "user"; absent: root)
  *   rootfs.ext4     the disk image, raw, read-only (0400)
  *   snapshot.state  the state file of the Full snapshot (0400)
  *   memory          its memory file (sparse; 0400)
@@ -62,6 +64,7 @@ struct template_info {
 	bool net; /* the guest has a network device (net.h): each sandbox
 		     restored from it gets a namespace with tap0 */
 	uint64_t disk_bytes; /* allocated bytes of all its files */
+	char user[64]; /* its commands' default user; "": root (the agent's) */
 };
 
 /*
@@ -134,6 +137,11 @@ struct template_build_opts {
 	const char *start_cmd, *ready_cmd;
 	unsigned int ready_port;
 	unsigned int ready_timeout_s;
+	/*
+	 * NULL, or the guest's default user, recorded in the info (read
+	 * when the template is published: @make_base may fill it).
+	 */
+	const char *user;
 };
 
 #define TEMPLATE_START_LOG "/tmp/ember-start.log"

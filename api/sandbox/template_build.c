@@ -394,6 +394,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 	t.setup = (unsigned int)o->nsetup;
 	t.interp = !o->no_interp;
 	t.net = !o->no_net;
+	snprintf(t.user, sizeof(t.user), "%s", o->user ? o->user : "");
 	rc = template__publish(tmp, dir, &t, name, err, errlen);
 	if (rc < 0)
 		goto out;

@@ -17,13 +17,14 @@
 struct image_base {
 	const struct template_image_opts *io;
 	int stop_fd;
+	char user[64]; /* the default user, once the disk is made */
 };
 
 /* template_build_opts.make_base: the image, as a disk, at @base. */
 static int image_base(void *arg, const char *base, const char *work,
 		      char *err, size_t errlen)
 {
-	const struct image_base *ib = arg;
+	struct image_base *ib = arg;
 	const struct image_guest guest = {
 		.init = ib->io->init,
 		.agent = ib->io->agent,
@@ -40,6 +41,14 @@ static int image_base(void *arg, const char *base, const char *work,
 	int rc;
 
 	rc = image__to_ext4(&o, ib->io->src, work, base, &c, err, errlen);
+	/* As image__add_guest() chose it: the image's User, else ours. */
+	if (!rc && c.user && c.user[0] && strlen(c.user) >= sizeof(ib->user))
+		rc = sandbox__errf(err, errlen, -EINVAL,
+				   "the image's User is over %zu bytes",
+				   sizeof(ib->user) - 1);
+	if (!rc)
+		snprintf(ib->user, sizeof(ib->user), "%s",
+			 c.user && c.user[0] ? c.user : IMAGE_USER_NAME);
 	image_config__free(&c);
 	return rc;
 }
@@ -59,5 +68,6 @@ int template__build_image(const struct template_build_opts *o,
 	b.make_base = image_base;
 	b.make_base_arg = &ib;
 	b.append = "init=" IMAGE_GUEST_INIT;
+	b.user = ib.user; /* filled by image_base() */
 	return template__build(&b, name, err, errlen);
 }

@@ -208,6 +208,7 @@ static void save__info(struct template_info *t, const char *name,
 	snprintf(t->rootfs, sizeof(t->rootfs), "%s", src->rootfs);
 	t->setup = src->setup;
 	t->interp = src->interp;
+	snprintf(t->user, sizeof(t->user), "%s", src->user);
 }
 
 int template__from_sandbox(const struct sandbox_info *sb, const char *name,

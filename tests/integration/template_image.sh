@@ -95,8 +95,10 @@ build "$P-oci" "$TMP/img/oci" --disk-mib 200 --setup 'echo hello >/srv/x' \
 check "template --from-image: an OCI layout builds (--disk-mib 200, a setup, start and ready command)" \
 	"exit $rc; $(show "$TMP/build.err")" \
 	ev '[ $rc = 0 ] && [ "$(cat "$TMP/build.out")" = "$P-oci" ] && [ -f "$T/$P-oci/rootfs.ext4" ]'
-grep -q "^rootfs=$TMP/img/oci$" "$T/$P-oci/info" 2>/dev/null
-check "template --from-image: its info records the SRC" "$(cat "$T/$P-oci/info" 2>&1)" [ $? = 0 ]
+grep -q "^rootfs=$TMP/img/oci$" "$T/$P-oci/info" 2>/dev/null &&
+	grep -q "^user=user$" "$T/$P-oci/info"
+check "template --from-image: its info records the SRC and the default user" \
+	"$(cat "$T/$P-oci/info" 2>&1)" [ $? = 0 ]
 run "$P-oci"
 sb=$id
 out=$(x "$sb" -- sh -c 'echo "$PATH|$FOO|$(pwd)|$(id -u):$(id -g)|$HOME|$USER"')
@@ -145,8 +147,9 @@ check "template --from-image: run-code in an image without Python says so" \
 
 # ---- a docker archive with User 1000:1000 ---------------------------------
 build "$P-docker" "$TMP/img/docker.tar"
-check "template --from-image: a docker archive builds" \
-	"exit $rc; $(show "$TMP/build.err")" [ $rc = 0 ]
+check "template --from-image: a docker archive builds, its info says user=1000:1000" \
+	"exit $rc; $(show "$TMP/build.err")" \
+	ev '[ $rc = 0 ] && grep -q "^user=1000:1000$" "$T/$P-docker/info"'
 run "$P-docker"
 out=$(x "$id" -- sh -c 'echo "$(id -u):$(id -g)|$(pwd)"; grep -c "^user:" /etc/passwd')
 check "template --from-image: the image's User 1000:1000 is the default, no user account added" \
