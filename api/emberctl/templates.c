@@ -77,6 +77,7 @@ static int cmd_template_build(int argc, char **argv)
 		interp[PATH_MAX];
 	const char *kernel_opt = NULL, *rootfs_opt = NULL, *name;
 	struct template_image_opts io = { 0 };
+	struct template_times times = { 0 };
 	unsigned int disk_mib = 0;
 	struct template_build_opts o = {
 		.mem_mib = SANDBOX_DEF_MEM,
@@ -258,11 +259,14 @@ static int cmd_template_build(int argc, char **argv)
 	o.rootfs = rootfs;
 	o.setup = setup;
 	o.sig_fd = cli__block_stops(1);
+	o.times = &times;
 	if ((io.src ? template__build_image(&o, &io, name, err, sizeof(err)) :
 		      template__build(&o, name, err, sizeof(err))) < 0) {
 		cli__report(err);
 		goto out;
 	}
+	template_times__format(&times, err, sizeof(err));
+	fprintf(stderr, "emberctl: built template %s: %s\n", name, err);
 	printf("%s\n", name);
 	rc = fflush(stdout) == 0 ? 0 : 1;
 out:

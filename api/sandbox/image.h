@@ -187,6 +187,15 @@ int image__user_add(const char *passwd, const char *group, const char *name,
 		    const char *home, const char *shell, char **new_passwd,
 		    char **new_group, uint32_t *uid, uint32_t *gid);
 
+/* Where image__to_ext4()'s time went, in ms (0: the stage did not run). */
+struct image_times {
+	unsigned int read_ms; /* skopeo copy: the archive or layout read */
+	unsigned int check_ms; /* ember's digest and diff_id checks */
+	unsigned int unpack_ms; /* umoci unpack: the layers applied */
+	unsigned int disk_ms; /* mkfs.ext4 -d and the owners, or the copy */
+	unsigned int guest_ms; /* ember's parts added (struct image_guest) */
+};
+
 /* How image__to_ext4() builds. */
 struct image_opts {
 	uint64_t disk_mib; /* the disk's least size in MiB; 0: what it needs */
@@ -199,6 +208,7 @@ struct image_opts {
 	 */
 	int stop_fd;
 	const struct image_guest *guest; /* NULL: the image as it is */
+	struct image_times *times; /* NULL, or filled as the stages end */
 };
 
 /*

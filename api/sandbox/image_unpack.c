@@ -225,6 +225,31 @@ static int count_one(const char *p, const struct stat *st, int type,
 
 /* ---- the steps ---------------------------------------------------------- */
 
+/* CLOCK_MONOTONIC in ms. */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Add the ms since *@t0 to *@ms, and restart *@t0. */
+static void lap(unsigned int *ms, int64_t *t0)
+{
+	int64_t now = mono_ms();
+
+	*ms += (unsigned int)(now - *t0);
+	*t0 = now;
+}
+
+/* The stage @field of @j's image_times, or a sink when it is not timed. */
+#define LAP(j, field, t0)                                                 \
+	do {                                                              \
+		unsigned int sink_ = 0;                                   \
+		lap((j)->o->times ? &(j)->o->times->field : &sink_, t0);  \
+	} while (0)
+
 int image__step(struct image_job *j, const char *stage,
 		const char *const *argv)
 {
@@ -457,6 +482,7 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 	char oci[PATH_MAX], bundle[PATH_MAX], ociref[PATH_MAX],
 		rootfs[PATH_MAX];
 	char ptmp[PATH_MAX], link[PATH_MAX], *abs;
+	int64_t t0 = mono_ms();
 	int rc;
 
 	if (files__pathf(policy, sizeof(policy), "%s/policy.json", j->work) ||
@@ -495,11 +521,13 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 		snprintf(stage, sizeof(stage), "reading %s (skopeo copy)",
 			 path);
 		rc = image__step(j, stage, argv);
+		LAP(j, read_ms, &t0);
 		if (rc)
 			return rc;
 	}
 	rc = image_oci__check_scan(oci, "img", c, j->special, j->err,
 				   j->errlen);
+	LAP(j, check_ms, &t0);
 	if (rc) {
 		/* It names skopeo's copy in @work, which goes: name SRC. */
 		char why[WHY_MAX * 2];
@@ -517,10 +545,13 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 			argv[5] = bundle;
 		}
 		rc = image__step(j, "applying the layers (umoci unpack)", argv);
+		LAP(j, unpack_ms, &t0);
 		if (rc)
 			return rc;
 	}
-	return make_disk(j, rootfs, out);
+	rc = make_disk(j, rootfs, out);
+	LAP(j, disk_ms, &t0);
+	return rc;
 }
 
 int image__to_ext4(const struct image_opts *o, const char *src,
@@ -532,9 +563,12 @@ int image__to_ext4(const struct image_opts *o, const char *src,
 	struct image_tar special;
 	enum image_kind k;
 	struct stat st;
+	int64_t t0;
 	int rc;
 
 	memset(cfg, 0, sizeof(*cfg));
+	if (o->times)
+		memset(o->times, 0, sizeof(*o->times));
 	rc = image__parse_src(src, &k, path, sizeof(path), tag, sizeof(tag));
 	if (rc)
 		return sandbox__errf(err, errlen, rc, "bad image source: %s",
@@ -572,19 +606,25 @@ int image__to_ext4(const struct image_opts *o, const char *src,
 	image_tar__init(&special);
 	if (geteuid() != 0)
 		j.special = &special;
+	t0 = mono_ms();
 	switch (k) {
 	case IMAGE_ROOT_DIR:
 		rc = make_disk(&j, path, tmp_out);
+		LAP(&j, disk_ms, &t0);
 		break;
 	case IMAGE_EXT4:
 		rc = copy_ext4(&j, path, tmp_out);
+		LAP(&j, disk_ms, &t0);
 		break;
 	default:
 		rc = from_image(&j, k, path, tag, tmp_out, cfg);
+		t0 = mono_ms();
 		break;
 	}
-	if (!rc && o->guest)
+	if (!rc && o->guest) {
 		rc = image__add_guest(&j, tmp_out, cfg);
+		LAP(&j, guest_ms, &t0);
+	}
 	if (!rc && rename(tmp_out, out_ext4))
 		rc = sandbox__errf(err, errlen, -errno, "%s: %s", out_ext4,
 				   strerror(errno));

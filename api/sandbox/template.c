@@ -490,3 +490,59 @@ int template__begin(const char *root, const char *name, char *tmp, size_t tmpsz,
 	}
 	return 0;
 }
+
+/* " NAME X.Y s" for @ms > 0, after a ", " unless @first. */
+static size_t times__one(char *out, size_t outsz, const char *name,
+			 unsigned int ms, bool *first)
+{
+	int n;
+
+	if (!ms || !outsz)
+		return 0;
+	n = snprintf(out, outsz, "%s%s %u.%u s", *first ? "" : ", ", name,
+		     ms / 1000, ms % 1000 / 100);
+	*first = false;
+	return n < 0 ? 0 : (size_t)n < outsz ? (size_t)n : outsz - 1;
+}
+
+void template_times__format(const struct template_times *t, char *out,
+			    size_t outsz)
+{
+	static const char *const names[TEMPLATE_T_N] = {
+		[TEMPLATE_T_BASE] = "base",	[TEMPLATE_T_BOOT] = "boot",
+		[TEMPLATE_T_SETUP] = "setup",	[TEMPLATE_T_READY] = "ready",
+		[TEMPLATE_T_INTERP] = "interp", [TEMPLATE_T_SNAPSHOT] = "snapshot",
+		[TEMPLATE_T_DISK] = "disk",
+	};
+	const struct image_times *i = &t->image;
+	bool first = true, ifirst = true;
+	size_t off = 0;
+
+	if (!outsz)
+		return;
+	out[0] = '\0';
+	for (int s = 0; s < TEMPLATE_T_N; s++) {
+		off += times__one(out + off, outsz - off, names[s], t->ms[s],
+				  &first);
+		if (s != TEMPLATE_T_BASE || !(i->read_ms + i->check_ms +
+					      i->unpack_ms + i->disk_ms +
+					      i->guest_ms))
+			continue;
+		off += (size_t)snprintf(out + off, outsz - off, " (");
+		if (off >= outsz)
+			off = outsz - 1;
+		off += times__one(out + off, outsz - off, "read", i->read_ms,
+				  &ifirst);
+		off += times__one(out + off, outsz - off, "check",
+				  i->check_ms, &ifirst);
+		off += times__one(out + off, outsz - off, "unpack",
+				  i->unpack_ms, &ifirst);
+		off += times__one(out + off, outsz - off, "disk", i->disk_ms,
+				  &ifirst);
+		off += times__one(out + off, outsz - off, "guest parts",
+				  i->guest_ms, &ifirst);
+		off += (size_t)snprintf(out + off, outsz - off, ")");
+		if (off >= outsz)
+			off = outsz - 1;
+	}
+}

@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "image.h"
 #include "record.h"
 
 #define TEMPLATE_DIR_NAME   "templates"
@@ -88,6 +89,32 @@ int template__open(const char *name, struct template_info *t, int *lock_fd,
  */
 int template__list(struct template_info **out, size_t *n, char *err,
 		   size_t errlen);
+
+/* A template build's stages, for template_times. */
+enum template_stage {
+	TEMPLATE_T_BASE = 0, /* the base disk: a copy, or made from an image */
+	TEMPLATE_T_BOOT, /* the build sandbox booted, its agent answering */
+	TEMPLATE_T_SETUP, /* the setup commands */
+	TEMPLATE_T_READY, /* the start command, until ready */
+	TEMPLATE_T_INTERP, /* the code interpreter started */
+	TEMPLATE_T_SNAPSHOT, /* sync, pause, the Full snapshot, kill */
+	TEMPLATE_T_DISK, /* base + overlay flattened */
+	TEMPLATE_T_N,
+};
+
+/* Where a build's time went, in ms per stage (0: it did not run). */
+struct template_times {
+	unsigned int ms[TEMPLATE_T_N];
+	struct image_times image; /* inside TEMPLATE_T_BASE, from an image */
+};
+
+/*
+ * template_times__format() - @t as one line into @out (@outsz bytes):
+ * "base 3.1 s (read 0.2 s, check 0.1 s, ...), boot 1.2 s, ..." with the
+ * stages that ran.  Pure.
+ */
+void template_times__format(const struct template_times *t, char *out,
+			    size_t outsz);
 
 /* What template__build() needs. */
 struct template_build_opts {
@@ -142,6 +169,7 @@ struct template_build_opts {
 	 * when the template is published: @make_base may fill it).
 	 */
 	const char *user;
+	struct template_times *times; /* NULL, or added to as stages end */
 };
 
 #define TEMPLATE_START_LOG "/tmp/ember-start.log"

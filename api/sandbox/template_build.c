@@ -35,6 +35,17 @@
 
 #define TEMPLATE_AGENT_MS     10000 /* the build sandbox's agent: connect */
 
+/* Add the ms since *@t0 to @o's stage @stage (if timed); restart *@t0. */
+static void lap(const struct template_build_opts *o, enum template_stage stage,
+		int64_t *t0)
+{
+	int64_t now = clock__mono_ms();
+
+	if (o->times)
+		o->times->ms[stage] += (unsigned int)(now - *t0);
+	*t0 = now;
+}
+
 /* A stop signal is waiting on @sig_fd (-1: none). */
 static bool template__stopped(int sig_fd)
 {
@@ -286,6 +297,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 	struct sandbox_info sb;
 	struct template_info t = { 0 };
 	bool running = false;
+	int64_t t0;
 	int lock_fd = -1, rc;
 
 	rc = template__name_ok(name, err, errlen);
@@ -312,6 +324,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 				   "template path too long");
 		goto out;
 	}
+	t0 = clock__mono_ms();
 	rc = o->make_base ? make_base(o, tmp, base, err, errlen) :
 			    copy_base(o, base, err, errlen);
 	if (rc < 0)
@@ -322,12 +335,14 @@ int template__build(const struct template_build_opts *o, const char *name,
 			      why);
 		goto out;
 	}
+	lap(o, TEMPLATE_T_BASE, &t0);
 	rc = sandbox__run(&so, id, err, errlen);
 	if (rc < 0)
 		goto out;
 	rc = sandbox__find(id, &sb, err, errlen);
 	if (rc < 0)
 		goto out;
+	lap(o, TEMPLATE_T_BOOT, &t0);
 	running = true;
 	for (size_t i = 0; i < o->nsetup && rc == 0; i++) {
 		char what[48];
@@ -339,6 +354,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 					     err, errlen);
 	}
 	/* E2B's start and ready commands: its server listens in the snapshot. */
+	lap(o, TEMPLATE_T_SETUP, &t0);
 	if (rc == 0 && o->start_cmd)
 		rc = template__stopped(o->sig_fd) ?
 			     sandbox__errf(err, errlen, -EINTR, "stopped") :
@@ -349,12 +365,14 @@ int template__build(const struct template_build_opts *o, const char *name,
 	 * The code interpreter, warm in every sandbox restored from the
 	 * template (guest-init/INTERP.md), when the image has one.
 	 */
+	lap(o, TEMPLATE_T_READY, &t0);
 	if (rc == 0 && !o->no_interp)
 		rc = template__stopped(o->sig_fd) ?
 			     sandbox__errf(err, errlen, -EINTR, "stopped") :
 			     template__setup(o, &sb, TEMPLATE_INTERP_START,
 					     "the code interpreter's start",
 					     false, err, errlen);
+	lap(o, TEMPLATE_T_INTERP, &t0);
 	/* What the guest wrote is on the disk, not only in its cache. */
 	if (rc == 0)
 		rc = template__stopped(o->sig_fd) ?
@@ -378,6 +396,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 	rc = sandbox__kill(&sb, err, errlen);
 	if (rc < 0)
 		goto out;
+	lap(o, TEMPLATE_T_SNAPSHOT, &t0);
 	rc = overlay__flatten(ovl, disk, why, sizeof(why));
 	if (rc < 0) {
 		sandbox__errf(err, errlen, rc, "flattening the disk: %s", why);
@@ -385,6 +404,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 	}
 	unlink(ovl);
 	unlink(base);
+	lap(o, TEMPLATE_T_DISK, &t0);
 	snprintf(t.name, sizeof(t.name), "%s", name);
 	t.mem_mib = o->mem_mib;
 	t.vcpus = o->vcpus;

@@ -17,6 +17,7 @@
 struct image_base {
 	const struct template_image_opts *io;
 	int stop_fd;
+	struct template_times *times;
 	char user[64]; /* the default user, once the disk is made */
 };
 
@@ -36,6 +37,7 @@ static int image_base(void *arg, const char *base, const char *work,
 		.disk_mib = ib->io->disk_mib,
 		.stop_fd = ib->stop_fd,
 		.guest = &guest,
+		.times = ib->times ? &ib->times->image : NULL,
 	};
 	struct image_config c;
 	int rc;
@@ -57,7 +59,9 @@ int template__build_image(const struct template_build_opts *o,
 			  const struct template_image_opts *io,
 			  const char *name, char *err, size_t errlen)
 {
-	struct image_base ib = { .io = io, .stop_fd = o->sig_fd };
+	struct image_base ib = { .io = io,
+				 .stop_fd = o->sig_fd,
+				 .times = o->times };
 	struct template_build_opts b = *o;
 
 	if (!io->src || !io->src[0] || !io->init || !io->agent)

@@ -95,6 +95,10 @@ build "$P-oci" "$TMP/img/oci" --disk-mib 200 --setup 'echo hello >/srv/x' \
 check "template --from-image: an OCI layout builds (--disk-mib 200, a setup, start and ready command)" \
 	"exit $rc; $(show "$TMP/build.err")" \
 	ev '[ $rc = 0 ] && [ "$(cat "$TMP/build.out")" = "$P-oci" ] && [ -f "$T/$P-oci/rootfs.ext4" ]'
+grep "^emberctl: built template" "$TMP/build.err" | sed 's/^/# /'
+check "template --from-image: the builder says where the time went (image stages, boot, ready, snapshot)" \
+	"$(show "$TMP/build.err")" \
+	grep -qE "^emberctl: built template $P-oci: base [0-9.]+ s \(read [0-9.]+ s, check .*unpack .*disk .*guest parts .*\), boot [0-9.]+ s, .*ready [0-9.]+ s, .*snapshot" "$TMP/build.err"
 grep -q "^rootfs=$TMP/img/oci$" "$T/$P-oci/info" 2>/dev/null &&
 	grep -q "^user=user$" "$T/$P-oci/info"
 check "template --from-image: its info records the SRC and the default user" \
