@@ -202,7 +202,7 @@ $(BUILD)/fuzz/fuzz_interp_client: tests/fuzz/fuzz_interp_client.c api/sandbox/in
 # defined below, hence the names here).
 FUZZ_IMAGE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
 		api/sandbox/image_tar.c api/sandbox/image_unpack.c api/sandbox/image_disk.c \
-		api/sandbox/image_guest.c api/sandbox/files.c
+		api/sandbox/image_guest.c api/sandbox/image_tool.c api/sandbox/files.c
 $(BUILD)/fuzz/fuzz_image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SRCS) \
 		api/sandbox/image.h api/sandbox/image_internal.h
 	@mkdir -p $(dir $@)
@@ -260,7 +260,7 @@ LISTENER_SRCS := api/sandbox/listener.c
 # libcrypto: sha256 of blobs and layers; zlib: gunzipped layers' diff_ids.
 IMAGE_CODE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
 		api/sandbox/image_unpack.c api/sandbox/image_disk.c api/sandbox/image_tar.c \
-		api/sandbox/image_guest.c
+		api/sandbox/image_guest.c api/sandbox/image_tool.c
 IMAGE_SRCS := $(IMAGE_CODE_SRCS) api/sandbox/files.c
 IMAGE_LIBS := -ljansson -lcrypto -lz
 # Of the VMM: the configuration's limits and the disk overlays (template

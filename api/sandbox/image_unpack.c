@@ -10,9 +10,7 @@
  * A root directory goes straight to mkfs.ext4 -d; an ext4 image is
  * checked with e2fsck -fn and copied (sparse), then grown with resize2fs.
  *
- * TODO (issue 22, step 0 of the plan): the tool runner here is the small
- * one this file needs; lift it together with net.c's into tool.c (a stop
- * signal that kills the tool's process group, stdout to an fd).
+ * The tools run through image__step() (image_tool.c).
  * As non-root, mkfs.ext4 -d copies the builder's owners and umoci
  * --rootless loses device nodes and security.* xattrs: fix_owners() puts
  * them right with debugfs (image_disk.c, from image_tar.c's scan).
@@ -21,15 +19,11 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,144 +31,13 @@
 #include "image.h"
 #include "image_internal.h"
 
-#define TOOL_TIMEOUT_S 600
-#define WHY_MAX	       512
+#define WHY_MAX 512
 /* mk-rootfs.sh's room: 1/32 for metadata, and 64 MiB free. */
 #define DISK_FREE_MIB 64
 #define DISK_MAX_MIB  (1u << 20) /* 1 TiB */
 
 static const char POLICY[] =
 	"{\"default\": [{\"type\": \"insecureAcceptAnything\"}]}\n";
-
-/* ---- running a tool ----------------------------------------------------- */
-
-/* The last non-empty line of the file @path into @why. */
-static void last_line(const char *path, char *why, size_t whysz)
-{
-	char buf[4096], *end, *start;
-	ssize_t n;
-	off_t sz;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	why[0] = '\0';
-	if (fd < 0)
-		return;
-	sz = lseek(fd, 0, SEEK_END);
-	n = pread(fd, buf, sizeof(buf) - 1,
-		  sz > (off_t)sizeof(buf) - 1 ? sz - (off_t)sizeof(buf) + 1 :
-						0);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	end = buf + n;
-	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
-		*--end = '\0';
-	start = memrchr(buf, '\n', (size_t)(end - buf));
-	start = start ? start + 1 : buf;
-	/* Go tools log as time=... level=fatal msg="...": keep the msg. */
-	if ((end = strstr(start, "msg=\"")) && strlen(end) > 6) {
-		start = end + 5;
-		if (start[strlen(start) - 1] == '"')
-			start[strlen(start) - 1] = '\0';
-		/* Its quotes come escaped: \" to ". */
-		for (char *r = start, *w = start;; r++) {
-			if (r[0] == '\\' && r[1] == '"')
-				r++;
-			*w++ = *r;
-			if (!*r)
-				break;
-		}
-	}
-	/* Cut long lines: the stage and file come first in the message. */
-	if (whysz) {
-		size_t len = strnlen(start, whysz - 1);
-
-		memcpy(why, start, len);
-		why[len] = '\0';
-	}
-}
-
-/*
- * Run @argv with stdin from /dev/null and stdout and stderr to the file
- * @log (its own process group, TMPDIR=@tmp), for at most @timeout_s
- * seconds, or until @stop_fd (>= 0) is readable.  0 when it exited 0;
- * else -EIO (-ETIMEDOUT, -ECANCELED, or fork's errno) with the last line
- * of @log, or how it ended, in @why.  The tool's whole process group is
- * killed on a timeout or a stop, so that nothing of it outlives us.
- */
-static int tool_run(const char *const *argv, const char *log, const char *tmp,
-		    int timeout_s, int stop_fd, char *why, size_t whysz)
-{
-	time_t end = time(NULL) + timeout_s;
-	int st = 0, rc = 0;
-	pid_t pid, w;
-
-	why[0] = '\0';
-	pid = fork();
-	if (pid < 0) {
-		rc = -errno;
-		snprintf(why, whysz, "fork: %s", strerror(-rc));
-		return rc;
-	}
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-		int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND,
-			       0600);
-		sigset_t none;
-
-		setpgid(0, 0);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-		    dup2(out, 2) < 0)
-			_exit(126);
-		/*
-		 * skopeo's blob-info cache: under XDG_DATA_HOME as non-root
-		 * (so in @tmp, removed); root's is /var/lib/containers/cache,
-		 * which skopeo 1.9 cannot move.
-		 */
-		if (tmp && (setenv("TMPDIR", tmp, 1) ||
-			    setenv("XDG_DATA_HOME", tmp, 1)))
-			_exit(126);
-		close_range(3, ~0U, 0);
-		execvp(argv[0], (char *const *)argv);
-		dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	while ((w = waitpid(pid, &st, WNOHANG)) == 0) {
-		struct pollfd p = { .fd = stop_fd, .events = POLLIN };
-
-		if (time(NULL) > end) {
-			killpg(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			snprintf(why, whysz, "%s did not end within %d s",
-				 argv[0], timeout_s);
-			return -ETIMEDOUT;
-		}
-		/* 20 ms: the tools run for seconds; no SIGCHLD plumbing. */
-		if (poll(&p, 1, 20) > 0 && stop_fd >= 0) {
-			killpg(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			snprintf(why, whysz, "stopped (%s killed)", argv[0]);
-			return -ECANCELED;
-		}
-	}
-	if (w < 0)
-		return -errno;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	last_line(log, why, whysz);
-	if (!why[0] && WIFEXITED(st))
-		snprintf(why, whysz, "%s exited with status %d", argv[0],
-			 WEXITSTATUS(st));
-	else if (!why[0])
-		snprintf(why, whysz, "%s was killed by signal %d", argv[0],
-			 WTERMSIG(st));
-	return -EIO;
-}
 
 /* ---- the work directory ------------------------------------------------- */
 
@@ -250,27 +113,6 @@ static void lap(unsigned int *ms, int64_t *t0)
 		lap((j)->o->times ? &(j)->o->times->field : &sink_, t0);  \
 	} while (0)
 
-int image__step(struct image_job *j, const char *stage,
-		const char *const *argv)
-{
-	char why[WHY_MAX];
-	int rc =
-		tool_run(argv, j->log, j->tmp,
-			 j->o->timeout_s > 0 ? j->o->timeout_s : TOOL_TIMEOUT_S,
-			 j->o->stop_fd, why, sizeof(why));
-
-	struct statvfs vfs;
-
-	if (!rc)
-		return 0;
-	/* A full work dir also swallows the tool's own log: say so. */
-	if (statvfs(j->work, &vfs) == 0 && vfs.f_bavail == 0)
-		return sandbox__errf(j->err, j->errlen, -ENOSPC,
-				     "%s: no space left in %s (%s)", stage,
-				     j->work, why);
-	return sandbox__errf(j->err, j->errlen, rc, "%s: %s", stage, why);
-}
-
 /* The kind of the existing file or directory @path, by its content. */
 static enum image_kind sniff_path(const char *path, const struct stat *st)
 {
@@ -303,37 +145,6 @@ int image__pread_fn(void *arg, uint64_t off, void *out, size_t n)
 	ssize_t r = pread(*(int *)arg, out, n, (off_t)off);
 
 	return r == (ssize_t)n ? 0 : -ENODATA;
-}
-
-int image__debugfs(struct image_job *j, const char *stage,
-		   const char *script, const char *disk)
-{
-	const char *argv[] = { "debugfs", "-w", "-f", script, disk, NULL };
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-	int rc;
-
-	rc = image__step(j, stage, argv);
-	if (rc)
-		return rc;
-	f = fopen(j->log, "re");
-	if (!f)
-		return sandbox__errf(j->err, j->errlen, -errno, "%s: %s",
-				     j->log, strerror(errno));
-	while (getline(&line, &cap, f) > 0) {
-		line[strcspn(line, "\n")] = '\0';
-		/* Its banner, its echo, and "Allocated inode: N". */
-		if (strncmp(line, "debugfs", 7) && line[0] &&
-		    strncmp(line, "Allocated inode: ", 17)) {
-			rc = sandbox__errf(j->err, j->errlen, -EIO,
-					   "%s: %.300s", stage, line);
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-	return rc;
 }
 
 /*
