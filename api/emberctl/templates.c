@@ -2,6 +2,7 @@
 /* emberctl template build|save|ls|rm: the snapshots that `run` restores. */
 
 #include <getopt.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,6 +65,9 @@ static int cmd_template_build(int argc, char **argv)
 		{ "no-net", no_argument, NULL, 'x' },
 		{ "net", optional_argument, NULL, 'N' },
 		{ "from-image", required_argument, NULL, 'I' },
+		{ "dockerfile", required_argument, NULL, 'F' },
+		{ "context", required_argument, NULL, 'C' },
+		{ "build-arg", required_argument, NULL, 'A' },
 		{ "disk-mib", required_argument, NULL, 'D' },
 		{ "start-cmd", required_argument, NULL, 'S' },
 		{ "ready-cmd", required_argument, NULL, 'R' },
@@ -77,6 +81,9 @@ static int cmd_template_build(int argc, char **argv)
 		interp[PATH_MAX];
 	const char *kernel_opt = NULL, *rootfs_opt = NULL, *name;
 	struct template_image_opts io = { 0 };
+	struct template_docker_opts dk = { 0 };
+	char ctx[PATH_MAX];
+	const char **bargs = NULL;
 	struct template_times times = { 0 };
 	unsigned int disk_mib = 0;
 	struct template_build_opts o = {
@@ -91,9 +98,12 @@ static int cmd_template_build(int argc, char **argv)
 	bool if_missing = false;
 	int c, rc = 2;
 
-	/* --setup at most once per argument: argc bounds them. */
+	/* --setup and --build-arg at most once per argument: argc bounds them. */
 	setup = calloc((size_t)argc + 1, sizeof(*setup));
-	if (!setup) {
+	bargs = calloc((size_t)argc + 1, sizeof(*bargs));
+	if (!setup || !bargs) {
+		free(setup);
+		free(bargs);
 		cli__report("out of memory");
 		return 1;
 	}
@@ -139,6 +149,22 @@ static int cmd_template_build(int argc, char **argv)
 			break;
 		case 'I':
 			io.src = optarg;
+			break;
+		case 'F':
+			dk.dockerfile = optarg;
+			break;
+		case 'C':
+			dk.context = optarg;
+			break;
+		case 'A':
+			if (!strchr(optarg, '=') || optarg[0] == '=') {
+				fprintf(stderr,
+					"emberctl: --build-arg wants K=V, not "
+					"'%s'\n",
+					optarg);
+				goto out;
+			}
+			bargs[dk.n_build_args++] = optarg;
 			break;
 		case 'D':
 			if (cli__parse_uint("--disk-mib", optarg, 1, 1u << 20,
@@ -206,7 +232,7 @@ static int cmd_template_build(int argc, char **argv)
 	    cli__default_path("kernel", kernel_opt, "EMBER_KERNEL",
 			      "guest/vmlinux", 0, kernel, sizeof(kernel)))
 		goto out;
-	if (io.src) {
+	if (io.src || dk.dockerfile) {
 		/* ember's parts for the image's disk (image.h). */
 		if (cli__default_path("ember's guest init", NULL,
 				      "EMBER_GUEST_INIT", "guest/init", 0,
@@ -229,7 +255,16 @@ static int cmd_template_build(int argc, char **argv)
 		io.busybox = busybox;
 		io.interp = o.no_interp ? NULL : interp;
 		io.disk_mib = disk_mib;
-		snprintf(rootfs, sizeof(rootfs), "%s", io.src);
+		snprintf(rootfs, sizeof(rootfs), "%s",
+			 io.src ? io.src : dk.dockerfile);
+		if (dk.dockerfile) {
+			/* The context: else the Dockerfile's directory. */
+			snprintf(ctx, sizeof(ctx), "%s", dk.dockerfile);
+			if (!dk.context)
+				dk.context = dirname(ctx);
+			dk.build_args = bargs;
+			dk.img = io;
+		}
 	} else if (cli__default_path("rootfs", rootfs_opt, "EMBER_ROOTFS",
 				     "guest/rootfs.ext4", 0, rootfs,
 				     sizeof(rootfs))) {
@@ -260,7 +295,10 @@ static int cmd_template_build(int argc, char **argv)
 	o.setup = setup;
 	o.sig_fd = cli__block_stops(1);
 	o.times = &times;
-	if ((io.src ? template__build_image(&o, &io, name, err, sizeof(err)) :
+	if ((dk.dockerfile ?
+		     template__build_dockerfile(&o, &dk, name, err,
+						sizeof(err)) :
+	     io.src ? template__build_image(&o, &io, name, err, sizeof(err)) :
 		      template__build(&o, name, err, sizeof(err))) < 0) {
 		cli__report(err);
 		goto out;
@@ -271,6 +309,7 @@ static int cmd_template_build(int argc, char **argv)
 	rc = fflush(stdout) == 0 ? 0 : 1;
 out:
 	free(setup);
+	free(bargs);
 	return rc;
 }
 

@@ -510,6 +510,7 @@ void template_times__format(const struct template_times *t, char *out,
 {
 	static const char *const names[TEMPLATE_T_N] = {
 		[TEMPLATE_T_BASE] = "base",	[TEMPLATE_T_BOOT] = "boot",
+		[TEMPLATE_T_STEPS] = "steps",
 		[TEMPLATE_T_SETUP] = "setup",	[TEMPLATE_T_READY] = "ready",
 		[TEMPLATE_T_INTERP] = "interp", [TEMPLATE_T_SNAPSHOT] = "snapshot",
 		[TEMPLATE_T_DISK] = "disk",

@@ -94,6 +94,7 @@ int template__list(struct template_info **out, size_t *n, char *err,
 enum template_stage {
 	TEMPLATE_T_BASE = 0, /* the base disk: a copy, or made from an image */
 	TEMPLATE_T_BOOT, /* the build sandbox booted, its agent answering */
+	TEMPLATE_T_STEPS, /* a Dockerfile's steps (template_docker.c) */
 	TEMPLATE_T_SETUP, /* the setup commands */
 	TEMPLATE_T_READY, /* the start command, until ready */
 	TEMPLATE_T_INTERP, /* the code interpreter started */
@@ -170,6 +171,15 @@ struct template_build_opts {
 	 */
 	const char *user;
 	struct template_times *times; /* NULL, or added to as stages end */
+	/*
+	 * NULL, or run once the build sandbox @sb answers, before the setup
+	 * commands, with the path of its disk's overlay @ovl (over @base):
+	 * a Dockerfile's steps.  0, or a negative errno with @err (the build
+	 * ends, nothing left).
+	 */
+	int (*steps)(void *arg, const struct sandbox_info *sb,
+		     const char *ovl, char *err, size_t errlen);
+	void *steps_arg;
 };
 
 #define TEMPLATE_START_LOG "/tmp/ember-start.log"
@@ -221,6 +231,39 @@ struct template_image_opts {
 int template__build_image(const struct template_build_opts *o,
 			  const struct template_image_opts *io,
 			  const char *name, char *err, size_t errlen);
+
+/* A template from a Dockerfile: template__build_dockerfile(). */
+struct template_docker_opts {
+	const char *dockerfile; /* its path (at most 1 MiB) */
+	const char *context; /* COPY's and ADD's sources are in here */
+	const char *const *build_args; /* "K=V", n_build_args of them */
+	size_t n_build_args;
+	/* ember's parts and the disk's size; .src is unused (FROM's) */
+	struct template_image_opts img;
+};
+
+/*
+ * template__build_dockerfile() - template @name from the Dockerfile
+ * @d->dockerfile (dockerfile.h: what is supported, ignored, refused):
+ * parsed first (a bad one is one error, nothing started), its FROM (an
+ * image SRC, or template:NAME: that template's disk) made into the base
+ * disk with ember's parts as template__build_image() does, each step
+ * run in the build sandbox booted from it (RUN as the USER in effect,
+ * else the base's User, else root; COPY from @d->context through the
+ * agent; WORKDIR made), the disk after each RUN, COPY or WORKDIR kept
+ * in <state>/build-cache under the step's key, so that a rebuild starts
+ * after the last step found there ("+ step N/M (...): cached"); then
+ * the final ENV, WORKDIR and USER written as the guest's defaults, and
+ * the build goes on as template__build() (@o's setup, start and ready
+ * commands, interpreter, snapshot).  The info's rootfs is
+ * "dockerfile:PATH", its user the USER, else the base's, else "user".
+ * Errors: the parser's (-EINVAL "line N: ..."), a failing RUN
+ * (-ECANCELED, its output shown on @o->out_fd), the image code's and
+ * template__build()'s; nothing is left but the cache.
+ */
+int template__build_dockerfile(const struct template_build_opts *o,
+			       const struct template_docker_opts *d,
+			       const char *name, char *err, size_t errlen);
 
 /*
  * template__from_sandbox() - make template @name from the live sandbox

@@ -344,6 +344,12 @@ int template__build(const struct template_build_opts *o, const char *name,
 		goto out;
 	lap(o, TEMPLATE_T_BOOT, &t0);
 	running = true;
+	if (o->steps) {
+		rc = o->steps(o->steps_arg, &sb, ovl, err, errlen);
+		lap(o, TEMPLATE_T_STEPS, &t0);
+		if (rc < 0)
+			goto out;
+	}
 	for (size_t i = 0; i < o->nsetup && rc == 0; i++) {
 		char what[48];
 

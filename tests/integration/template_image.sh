@@ -45,7 +45,7 @@ T=$EMBER_STATE_DIR/templates
 cleanup() {
 	local id
 	for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
-	"$E" template rm --force "$P-oci" "$P-docker" "$P-ext4" >/dev/null 2>&1
+	"$E" template rm --force "$P-oci" "$P-docker" "$P-ext4" "$P-df" "$P-df2" >/dev/null 2>&1
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -63,11 +63,12 @@ build() {
 	local name=$1 src=$2 t0
 	shift 2
 	t0=$(now_ms)
-	timeout "$BOOT_TIMEOUT" "$E" template build "$name" --from-image "$src" \
+	timeout "$BOOT_TIMEOUT" "$E" template build "$name" ${src:+--from-image "$src"} \
 		--no-net --boot-timeout "$BOOT_TIMEOUT" "$@" \
 		>"$TMP/build.out" 2>"$TMP/build.err"
 	rc=$?
-	echo "# template build $name from $src: exit $rc in $(($(now_ms) - t0)) ms"
+	echo "# template build $name from ${src:-$*}: exit $rc in $(($(now_ms) - t0)) ms"
+	grep "^emberctl: built template" "$TMP/build.err" | sed 's/^/#   /'
 	return $rc
 }
 run() {
@@ -95,7 +96,6 @@ build "$P-oci" "$TMP/img/oci" --disk-mib 200 --setup 'echo hello >/srv/x' \
 check "template --from-image: an OCI layout builds (--disk-mib 200, a setup, start and ready command)" \
 	"exit $rc; $(show "$TMP/build.err")" \
 	ev '[ $rc = 0 ] && [ "$(cat "$TMP/build.out")" = "$P-oci" ] && [ -f "$T/$P-oci/rootfs.ext4" ]'
-grep "^emberctl: built template" "$TMP/build.err" | sed 's/^/# /'
 check "template --from-image: the builder says where the time went (image stages, boot, ready, snapshot)" \
 	"$(show "$TMP/build.err")" \
 	grep -qE "^emberctl: built template $P-oci: base [0-9.]+ s \(read [0-9.]+ s, check .*unpack .*disk .*guest parts .*\), boot [0-9.]+ s, .*ready [0-9.]+ s, .*snapshot" "$TMP/build.err"
@@ -171,6 +171,56 @@ out=$(x "$id" -- python3 -c 'import os, pwd; print(os.getuid(), pwd.getpwuid(os.
 check "template --from-image: python3 runs as user in a glibc image" "got '$out'; $(show "$TMP/err")" \
 	[ "$out" = "1000 user / /home/user" ]
 
+# ---- a Dockerfile: every supported instruction, then the step cache --------
+mkdir -p "$TMP/ctx/dir"
+echo hello-file >"$TMP/ctx/hello.txt"
+echo in-dir >"$TMP/ctx/dir/x"
+echo mine >"$TMP/ctx/owned.txt"
+cat >"$TMP/ctx/Dockerfile" <<EOF
+# syntax=docker/dockerfile:1
+FROM $TMP/img/oci
+ARG GREETING=hi
+ENV APP_HOME=/app \\
+    TWO="two words"
+WORKDIR \$APP_HOME
+COPY hello.txt ./
+COPY dir/ /app/dir/
+COPY --chown=1000:1000 --chmod=600 owned.txt /app/
+RUN echo "\$GREETING \$APP_HOME \$(pwd)" >/app/run.txt && id -u >/app/runuser.txt
+EXPOSE 8080
+USER user
+RUN ["sh", "-c", "echo step-two >/home/user/two.txt"]
+CMD ["sh"]
+EOF
+build "$P-df" "" --dockerfile "$TMP/ctx/Dockerfile" --build-arg GREETING=hello
+check "template --dockerfile: a Dockerfile with every supported instruction builds, EXPOSE noted" \
+	"exit $rc; $(show "$TMP/build.out" "$TMP/build.err")" \
+	ev '[ $rc = 0 ] && grep -q "line 11: EXPOSE .*ignored" "$TMP/build.err" && ! grep -q ": cached" "$TMP/build.err"'
+run "$P-df"
+out=$(x "$id" -- sh -c 'cat run.txt runuser.txt hello.txt dir/x; stat -c "%u %a" owned.txt; stat -c %u /home/user/two.txt; echo "$(pwd)|$(id -un)|$APP_HOME|$TWO"')
+check "template --dockerfile: ARG and ENV, WORKDIR, COPY (--chown, --chmod), RUN as root then USER, the defaults" \
+	"got '$out'; $(show "$TMP/err")" \
+	[ "$out" = "hello /app /app
+0
+hello-file
+in-dir
+1000 600
+1000
+/app|user|/app|two words" ]
+sed -i 's|step-two|step-2|' "$TMP/ctx/Dockerfile"
+build "$P-df2" "" --dockerfile "$TMP/ctx/Dockerfile" --build-arg GREETING=hello
+check "template --dockerfile: after editing the last RUN, the build says the steps before it are cached and reruns only it" \
+	"exit $rc; $(show "$TMP/build.err")" \
+	ev 'grep -q ": cached$" "$TMP/build.err" && [ $rc = 0 ] && grep -q "RUN.*step-2" "$TMP/build.err" && ! grep -q "line 10, RUN): echo" "$TMP/build.err"'
+run "$P-df2"
+out=$(x "$id" -- cat /home/user/two.txt /app/run.txt)
+check "template --dockerfile: the rebuilt template has the cached steps' files and the new step's" \
+	"got '$out'; $(show "$TMP/err")" [ "$out" = "step-2
+hello /app /app" ]
+for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
+IDS=()
+"$E" template rm "$P-df" "$P-df2" >/dev/null 2>&1
+
 # ---- bad input: one clear error each, nothing left ------------------------
 bad() {
 	local what=$1 want=$2 name=$P-bad
@@ -189,6 +239,15 @@ bad "a layer whose diff_id does not match" "diff_id" --from-image "$TMP/img/bad"
 head -c 20000 "$TMP/img/docker.tar" >"$TMP/img/cut.tar"
 bad "a truncated docker archive" "cut.tar" --from-image "docker-archive:$TMP/img/cut.tar"
 bad "a missing SRC" "No such file or directory" --from-image "$TMP/img/none"
+printf 'FROM %s\nRUN echo failing-output; exit 3\n' "$TMP/img/oci" >"$TMP/ctx/Dockerfile.fail"
+bad "a Dockerfile whose RUN fails (its output shown)" "line 2, RUN) failed: exit status 3" \
+	--dockerfile "$TMP/ctx/Dockerfile.fail"
+check "template --dockerfile: the failing RUN's output was shown" "$(show "$TMP/bad.err")" \
+	grep -qx failing-output "$TMP/bad.err"
+printf 'RUN true\n' >"$TMP/ctx/Dockerfile.nofrom"
+bad "a Dockerfile without FROM" "no FROM" --dockerfile "$TMP/ctx/Dockerfile.nofrom"
+printf 'FROM %s\nRUN true\nFROM %s\n' "$TMP/img/oci" "$TMP/img/oci" >"$TMP/ctx/Dockerfile.multi"
+bad "a multi-stage Dockerfile" "multi-stage builds are not supported" --dockerfile "$TMP/ctx/Dockerfile.multi"
 bad "a ready command that never succeeds" "the ready command (false) did not exit 0 within 2 s" \
 	--from-image "$TMP/img/oci" --start-cmd 'echo started' --ready-cmd false --ready-timeout 2
 timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --rootfs "$GUEST/rootfs.ext4" \
