@@ -207,6 +207,12 @@ $(BUILD)/fuzz/fuzz_image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SRCS) \
 		api/sandbox/image.h api/sandbox/image_internal.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_IMAGE_SRCS) -ljansson -lcrypto -lz
+# The Dockerfile parser and its keys (the files digest reads files: not fuzzed).
+$(BUILD)/fuzz/fuzz_dockerfile: tests/fuzz/fuzz_dockerfile.c api/sandbox/dockerfile.c \
+		api/sandbox/image_src.c api/sandbox/files.c api/sandbox/dockerfile.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/dockerfile.c api/sandbox/image_src.c \
+		api/sandbox/files.c -ljansson -lcrypto
 fuzz-build: $(FUZZ_TARGETS)
 
 # Each target runs FUZZ_SECONDS on a corpus kept in build/fuzz/corpus-*.
@@ -263,6 +269,11 @@ IMAGE_CODE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
 		api/sandbox/image_guest.c api/sandbox/image_tool.c
 IMAGE_SRCS := $(IMAGE_CODE_SRCS) api/sandbox/files.c
 IMAGE_LIBS := -ljansson -lcrypto -lz
+# Dockerfiles (issue 22, `template build --dockerfile`): the parser, the
+# steps' cache keys and a COPY's files digest; FROM's SRC is checked with
+# image__parse_src (image_src.c).  test_dockerfile and fuzz_dockerfile.
+DOCKERFILE_SRCS := api/sandbox/dockerfile.c
+DOCKERFILE_TEST_SRCS := $(DOCKERFILE_SRCS) api/sandbox/image_src.c api/sandbox/files.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c \
@@ -331,6 +342,10 @@ $(BUILD)/test/test_image: tests/unit/test_image.c \
 		$(IMAGE_SRCS:%.c=$(BUILD)/asan/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(IMAGE_LIBS) $(LDLIBS)
+$(BUILD)/test/test_dockerfile: tests/unit/test_dockerfile.c \
+		$(DOCKERFILE_TEST_SRCS:%.c=$(BUILD)/asan/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson -lcrypto $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------
 
 # --- ember-mcp (api/mcp/): the MCP server ---------------------------------
