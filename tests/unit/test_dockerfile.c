@@ -737,7 +737,8 @@ static void test_copy_digest(void **state)
 	char path[256];
 
 	(void)state;
-	snprintf(ctx, sizeof(ctx), "/tmp/ember-test-df.XXXXXX");
+	/* Glob characters in the context's own path match only themselves. */
+	snprintf(ctx, sizeof(ctx), "/tmp/ember-test-df[*?].XXXXXX");
 	assert_non_null(mkdtemp(ctx));
 	snprintf(path, sizeof(path), "%s/dir", ctx);
 	assert_int_equal(mkdir(path, 0755), 0);
@@ -773,6 +774,16 @@ static void test_copy_digest(void **state)
 	assert_memory_not_equal(d1, d2, 32); /* the pattern is hashed */
 	assert_int_equal(digest("FROM a\nCOPY dir/[ab] /d/\n", d2), 0);
 	assert_memory_not_equal(d1, d2, 32);
+
+	/* A '*' matches a leading '.' (as Go's filepath.Match), not ".." */
+	assert_int_equal(digest("FROM a\nCOPY dir/* /d/\n", d1), 0);
+	put_file("dir/.hidden", "h", 0644);
+	assert_int_equal(digest("FROM a\nCOPY dir/* /d/\n", d2), 0);
+	assert_memory_not_equal(d1, d2, 32);
+	assert_int_equal(digest("FROM a\nCOPY dir/.* /d/\n", d2), 0);
+	snprintf(path, sizeof(path), "%s/dir/.hidden", ctx);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(digest("FROM a\nCOPY dir/.* /d/\n", d2), -ENOENT);
 
 	/* Refused: no match, a missing file, links out, odd files. */
 	assert_int_equal(digest("FROM a\nCOPY *.nope /d/\n", d1), -ENOENT);
