@@ -586,6 +586,56 @@ static void test_ignored_refused(void **state)
 	}
 }
 
+/* A Dockerfile as people write them, end to end. */
+static void test_realistic(void **state)
+{
+	struct dockerfile df;
+	const struct dockerfile_step *s;
+
+	(void)state;
+	ok("# syntax=docker/dockerfile:1.4\n"
+	   "ARG PY=3.12\n"
+	   "FROM template:python-${PY} AS app\n"
+	   "ENV PYTHONDONTWRITEBYTECODE=1 \\\n"
+	   "    PIP_NO_CACHE_DIR=1\n"
+	   "WORKDIR /app\n"
+	   "COPY requirements.txt .\n"
+	   "RUN pip install -r requirements.txt \\\n"
+	   " && rm -rf /root/.cache\n"
+	   "COPY --chown=user:user . .\n"
+	   "USER user\n"
+	   "EXPOSE 8000\n"
+	   "HEALTHCHECK CMD curl -f http://localhost:8000/ || exit 1\n"
+	   "ENTRYPOINT [\"python\", \"-m\", \"app\"]\n"
+	   "CMD [\"--port\", \"8000\"]\n",
+	   NULL, &df);
+	assert_true(df.from_template);
+	assert_string_equal(df.from, "python-3.12");
+	assert_int_equal(df.from_line, 3);
+	assert_int_equal(df.n_steps, 8);
+	assert_int_equal(df.n_notes, 3);
+	s = &df.steps[2];
+	assert_int_equal(s->kind, DOCKERFILE_COPY);
+	assert_string_equal(s->src[0], "requirements.txt");
+	assert_string_equal(s->dest, "/app/");
+	s = &df.steps[3];
+	assert_int_equal(s->line, 8);
+	assert_string_equal(
+		s->argv[2],
+		"pip install -r requirements.txt  && rm -rf /root/.cache");
+	assert_string_equal(env_of(s->env, s->n_env, "PIP_NO_CACHE_DIR"), "1");
+	assert_string_equal(s->workdir, "/app");
+	assert_null(s->user);
+	s = &df.steps[4];
+	assert_string_equal(s->src[0], ".");
+	assert_string_equal(s->chown, "user:user");
+	assert_string_equal(df.user, "user");
+	assert_string_equal(df.entrypoint->argv[2], "app");
+	assert_string_equal(df.cmd->argv[1], "8000");
+	assert_int_equal(df.n_env, 2);
+	dockerfile__free(&df);
+}
+
 /* ---- keys ------------------------------------------------------------------ */
 
 /* The keys of @text's steps, chained from "sha256:base". */
@@ -837,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_workdir_user),
 		cmocka_unit_test(test_ignored_refused),
+		cmocka_unit_test(test_realistic),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_copy_digest),
 	};
