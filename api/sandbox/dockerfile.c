@@ -1759,6 +1759,78 @@ static int walk_source(struct walk *w, const char *path)
 	return walk_entry(w, AT_FDCWD, real, "", *rel ? rel : ".", 0);
 }
 
+/* A source's last component is "." or ".." (glob's, not Docker's). */
+static bool dot_entry(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strcmp(b, ".") || !strcmp(b, "..");
+}
+
+/*
+ * Hash the matches of the glob @src in the context @real, sorted by
+ * strcmp: like Docker's (Go's filepath.Match), a '*' matches a leading
+ * '.', never "." or "..", and '\\' escapes.
+ */
+static int walk_glob(struct walk *w, const char *real, const char *src)
+{
+	struct sbuf pat = { 0 };
+	char **v;
+	size_t n = 0;
+	glob_t g;
+	int rc = 0, grc;
+
+	for (const char *c = real; *c && !rc; c++) {
+		if (strchr("*?[\\", *c))
+			rc = sb_addc(&pat, '\\');
+		if (!rc)
+			rc = sb_addc(&pat, *c);
+	}
+	if (!rc)
+		rc = sb_addc(&pat, '/');
+	if (!rc)
+		rc = sb_add(&pat, src, strlen(src));
+	if (rc) {
+		free(pat.s);
+		return sandbox__errf(w->err, w->errlen, -ENAMETOOLONG,
+				     "line %d: %s: too long", w->line, src);
+	}
+	memset(&g, 0, sizeof(g));
+	grc = glob(pat.s, GLOB_PERIOD | GLOB_NOSORT, NULL, &g);
+	free(pat.s);
+	if (grc && grc != GLOB_NOMATCH) {
+		globfree(&g);
+		return sandbox__errf(
+			w->err, w->errlen, grc == GLOB_NOSPACE ? -ENOMEM : -EIO,
+			"line %d: %s: %s", w->line, src,
+			grc == GLOB_NOSPACE ? "out of memory" :
+					      "a directory could not be read");
+	}
+	v = grc ? NULL : calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof(char *));
+	if (!grc && !v) {
+		globfree(&g);
+		return sandbox__errf(w->err, w->errlen, -ENOMEM,
+				     "out of memory");
+	}
+	for (size_t k = 0; !grc && k < g.gl_pathc; k++)
+		if (!dot_entry(g.gl_pathv[k]))
+			v[n++] = g.gl_pathv[k];
+	if (n)
+		qsort(v, n, sizeof(char *), cmp_names);
+	else
+		rc = sandbox__errf(
+			w->err, w->errlen, -ENOENT,
+			"line %d: %s matches nothing in the build context",
+			w->line, src);
+	put_num(w->c, 'G', n);
+	for (size_t k = 0; k < n && !rc; k++)
+		rc = walk_source(w, v[k]);
+	free(v);
+	globfree(&g);
+	return rc;
+}
+
 int dockerfile__copy_digest(const char *ctx, const struct dockerfile_step *s,
 			    uint8_t out[32], char *err, size_t errlen)
 {
@@ -1795,31 +1867,10 @@ int dockerfile__copy_digest(const char *ctx, const struct dockerfile_step *s,
 					   src);
 			break;
 		}
-		if (strpbrk(src, "*?[")) {
-			glob_t g;
-			int grc;
-
-			memset(&g, 0, sizeof(g));
-			grc = glob(path, GLOB_NOESCAPE, NULL, &g);
-
-			if (grc == GLOB_NOMATCH) {
-				rc = sandbox__errf(
-					err, errlen, -ENOENT,
-					"line %d: %s matches nothing in the build context",
-					s->line, src);
-			} else if (grc) {
-				rc = sandbox__errf(err, errlen, -ENOMEM,
-						   "line %d: %s: glob failed",
-						   s->line, src);
-			} else {
-				put_num(w->c, 'G', g.gl_pathc);
-				for (size_t k = 0; k < g.gl_pathc && !rc; k++)
-					rc = walk_source(w, g.gl_pathv[k]);
-			}
-			globfree(&g);
-		} else {
+		if (strpbrk(src, "*?["))
+			rc = walk_glob(w, real, src);
+		else
 			rc = walk_source(w, path);
-		}
 	}
 	if (!rc) {
 		EVP_DigestFinal_ex(w->c, md, NULL);

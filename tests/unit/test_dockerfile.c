@@ -586,6 +586,56 @@ static void test_ignored_refused(void **state)
 	}
 }
 
+/* A Dockerfile as people write them, end to end. */
+static void test_realistic(void **state)
+{
+	struct dockerfile df;
+	const struct dockerfile_step *s;
+
+	(void)state;
+	ok("# syntax=docker/dockerfile:1.4\n"
+	   "ARG PY=3.12\n"
+	   "FROM template:python-${PY} AS app\n"
+	   "ENV PYTHONDONTWRITEBYTECODE=1 \\\n"
+	   "    PIP_NO_CACHE_DIR=1\n"
+	   "WORKDIR /app\n"
+	   "COPY requirements.txt .\n"
+	   "RUN pip install -r requirements.txt \\\n"
+	   " && rm -rf /root/.cache\n"
+	   "COPY --chown=user:user . .\n"
+	   "USER user\n"
+	   "EXPOSE 8000\n"
+	   "HEALTHCHECK CMD curl -f http://localhost:8000/ || exit 1\n"
+	   "ENTRYPOINT [\"python\", \"-m\", \"app\"]\n"
+	   "CMD [\"--port\", \"8000\"]\n",
+	   NULL, &df);
+	assert_true(df.from_template);
+	assert_string_equal(df.from, "python-3.12");
+	assert_int_equal(df.from_line, 3);
+	assert_int_equal(df.n_steps, 8);
+	assert_int_equal(df.n_notes, 3);
+	s = &df.steps[2];
+	assert_int_equal(s->kind, DOCKERFILE_COPY);
+	assert_string_equal(s->src[0], "requirements.txt");
+	assert_string_equal(s->dest, "/app/");
+	s = &df.steps[3];
+	assert_int_equal(s->line, 8);
+	assert_string_equal(
+		s->argv[2],
+		"pip install -r requirements.txt  && rm -rf /root/.cache");
+	assert_string_equal(env_of(s->env, s->n_env, "PIP_NO_CACHE_DIR"), "1");
+	assert_string_equal(s->workdir, "/app");
+	assert_null(s->user);
+	s = &df.steps[4];
+	assert_string_equal(s->src[0], ".");
+	assert_string_equal(s->chown, "user:user");
+	assert_string_equal(df.user, "user");
+	assert_string_equal(df.entrypoint->argv[2], "app");
+	assert_string_equal(df.cmd->argv[1], "8000");
+	assert_int_equal(df.n_env, 2);
+	dockerfile__free(&df);
+}
+
 /* ---- keys ------------------------------------------------------------------ */
 
 /* The keys of @text's steps, chained from "sha256:base". */
@@ -737,7 +787,8 @@ static void test_copy_digest(void **state)
 	char path[256];
 
 	(void)state;
-	snprintf(ctx, sizeof(ctx), "/tmp/ember-test-df.XXXXXX");
+	/* Glob characters in the context's own path match only themselves. */
+	snprintf(ctx, sizeof(ctx), "/tmp/ember-test-df[*?].XXXXXX");
 	assert_non_null(mkdtemp(ctx));
 	snprintf(path, sizeof(path), "%s/dir", ctx);
 	assert_int_equal(mkdir(path, 0755), 0);
@@ -773,6 +824,16 @@ static void test_copy_digest(void **state)
 	assert_memory_not_equal(d1, d2, 32); /* the pattern is hashed */
 	assert_int_equal(digest("FROM a\nCOPY dir/[ab] /d/\n", d2), 0);
 	assert_memory_not_equal(d1, d2, 32);
+
+	/* A '*' matches a leading '.' (as Go's filepath.Match), not ".." */
+	assert_int_equal(digest("FROM a\nCOPY dir/* /d/\n", d1), 0);
+	put_file("dir/.hidden", "h", 0644);
+	assert_int_equal(digest("FROM a\nCOPY dir/* /d/\n", d2), 0);
+	assert_memory_not_equal(d1, d2, 32);
+	assert_int_equal(digest("FROM a\nCOPY dir/.* /d/\n", d2), 0);
+	snprintf(path, sizeof(path), "%s/dir/.hidden", ctx);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(digest("FROM a\nCOPY dir/.* /d/\n", d2), -ENOENT);
 
 	/* Refused: no match, a missing file, links out, odd files. */
 	assert_int_equal(digest("FROM a\nCOPY *.nope /d/\n", d1), -ENOENT);
@@ -826,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_workdir_user),
 		cmocka_unit_test(test_ignored_refused),
+		cmocka_unit_test(test_realistic),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_copy_digest),
 	};
