@@ -280,7 +280,8 @@ EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c 
 		api/emberctl/run.c api/emberctl/exec.c api/emberctl/cp.c \
 		api/emberctl/lifecycle.c api/emberctl/templates.c api/emberctl/code.c \
 		$(SANDBOX_SRCS) vmm/config.c snapshot/overlay.c \
-		snapshot/overlay_format.c api/sandbox/template_image.c $(IMAGE_CODE_SRCS)
+		snapshot/overlay_format.c api/sandbox/template_image.c \
+		api/sandbox/template_docker.c $(IMAGE_CODE_SRCS) $(DOCKERFILE_SRCS)
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
 # zlib: the overlays' CRCs and image layers; libcrypto: the images'
 # digests.

@@ -250,7 +250,7 @@ struct template_docker_opts {
  * disk with ember's parts as template__build_image() does, each step
  * run in the build sandbox booted from it (RUN as the USER in effect,
  * else the base's User, else root; COPY from @d->context through the
- * agent; WORKDIR made), the disk after each RUN, COPY or WORKDIR kept
+ * agent; WORKDIR made), the disk after each RUN and COPY kept
  * in <state>/build-cache under the step's key, so that a rebuild starts
  * after the last step found there ("+ step N/M (...): cached"); then
  * the final ENV, WORKDIR and USER written as the guest's defaults, and

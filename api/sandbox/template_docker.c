@@ -6,8 +6,8 @@
  * it (never on the host: a Dockerfile is untrusted input), the disk after
  * each step that changes it kept in the build cache under the step's key
  * (dockerfile__step_key(): the base's digest, every step before, the
- * step and its files), so that a rebuild starts from the last cached
- * step.  Then the image's new defaults (ENV, WORKDIR, USER) are written
+ * step and its files) after each RUN and COPY, so that a rebuild starts
+ * after the last cached step.  Then the image's new defaults (ENV, WORKDIR, USER) are written
  * into the guest and the build goes on as template__build() does (setup
  * commands, start and ready commands, interpreter, snapshot).
  *
@@ -69,11 +69,13 @@ struct docker_build {
 	char user[64]; /* the template's default user */
 };
 
-/* A step that changes the disk: its result is cached. */
-static bool changes_disk(const struct dockerfile_step *s)
+/*
+ * A step whose result is cached: RUN and COPY.  A WORKDIR (mkdir -p) is
+ * redone after the last cached step: cheaper than a disk in the cache.
+ */
+static bool cached_step(const struct dockerfile_step *s)
 {
-	return s->kind == DOCKERFILE_RUN || s->kind == DOCKERFILE_COPY ||
-	       s->kind == DOCKERFILE_WORKDIR;
+	return s->kind == DOCKERFILE_RUN || s->kind == DOCKERFILE_COPY;
 }
 
 /* ---- the base and the keys (in the build's make_base) -------------------- */
@@ -173,7 +175,7 @@ static int step_keys(struct docker_build *b, char *err, size_t errlen)
 	}
 	b->start = 0;
 	for (size_t i = b->df.n_steps; i-- > 0;) {
-		if (!changes_disk(&b->df.steps[i]))
+		if (!cached_step(&b->df.steps[i]))
 			continue;
 		if (files__pathf(path, sizeof(path), "%s/%s.ext4", b->cache,
 				 b->keys[i]))
@@ -625,7 +627,7 @@ static int docker_steps(void *arg, const struct sandbox_info *sb,
 		default:
 			break; /* metadata: into the defaults at the end */
 		}
-		if (!rc && changes_disk(s))
+		if (!rc && cached_step(s))
 			cache_save(b, sb, ovl, b->keys[i]);
 	}
 	return rc ? rc : write_defaults(b, sb, err, errlen);
