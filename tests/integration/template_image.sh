@@ -245,7 +245,7 @@ bad "a Dockerfile whose RUN fails (its output shown)" "line 2, RUN) failed: exit
 check "template --dockerfile: the failing RUN's output was shown" "$(show "$TMP/bad.err")" \
 	grep -qx failing-output "$TMP/bad.err"
 printf 'RUN true\n' >"$TMP/ctx/Dockerfile.nofrom"
-bad "a Dockerfile without FROM" "no FROM" --dockerfile "$TMP/ctx/Dockerfile.nofrom"
+bad "a Dockerfile without FROM" "RUN before FROM" --dockerfile "$TMP/ctx/Dockerfile.nofrom"
 printf 'FROM %s\nRUN true\nFROM %s\n' "$TMP/img/oci" "$TMP/img/oci" >"$TMP/ctx/Dockerfile.multi"
 bad "a multi-stage Dockerfile" "multi-stage builds are not supported" --dockerfile "$TMP/ctx/Dockerfile.multi"
 bad "a ready command that never succeeds" "the ready command (false) did not exit 0 within 2 s" \
