@@ -255,7 +255,9 @@ static int cmd_template_build(int argc, char **argv)
 		io.busybox = busybox;
 		io.interp = o.no_interp ? NULL : interp;
 		io.disk_mib = disk_mib;
-		snprintf(rootfs, sizeof(rootfs), "%s",
+		/* As the info records it (--if-missing compares them). */
+		snprintf(rootfs, sizeof(rootfs), "%s%s",
+			 io.src ? "" : "dockerfile:",
 			 io.src ? io.src : dk.dockerfile);
 		if (dk.dockerfile) {
 			/* The context: else the Dockerfile's directory. */
