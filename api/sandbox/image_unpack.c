@@ -311,6 +311,26 @@ int image__debugfs(struct image_job *j, const char *stage,
 	return rc;
 }
 
+/* Printable, no space, quote or backslash: a debugfs word as it is. */
+static bool xattr_name_ok(const char *name)
+{
+	if (!name || !*name)
+		return false;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		if (*c <= 0x20 || *c >= 0x7f || *c == '"' || *c == '\\')
+			return false;
+	return true;
+}
+
+/* No control character: @s can be part of a one-line message. */
+static bool one_line(const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return false;
+	return true;
+}
+
 /*
  * As non-root, mkfs.ext4 -d gave every file the caller's owner: the
  * image's (or root's) through debugfs (image_disk.c).
@@ -323,6 +343,24 @@ static int fix_owners(struct image_job *j, const char *root, const char *out)
 	if (files__pathf(script, sizeof(script), "%s/owners.debugfs", j->work))
 		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
 				     "%s: path too long", j->work);
+	/*
+	 * An xattr's name goes in the script as a word of its own: a
+	 * space, quote, backslash or newline in it (a pax record's key may
+	 * hold any) would be commands of the image's, `dump` to a host
+	 * file among them.
+	 */
+	for (size_t i = 0; j->special && i < j->special->n; i++) {
+		const struct image_special *sp = &j->special->v[i];
+
+		if (sp->kind == 'x' && !xattr_name_ok(sp->xname))
+			return sandbox__errf(j->err, j->errlen, -EINVAL,
+					     "a layer has an xattr name with a "
+					     "space, quote, backslash or "
+					     "control character (on /%.200s)",
+					     one_line(sp->path) ?
+						     sp->path :
+						     "a file with an odd name");
+	}
 	rc = image__owner_script(root, script, j->special, j->work, j->err,
 				 j->errlen);
 	return rc ? rc :

@@ -20,7 +20,8 @@
 # - bad input, each one clear error and nothing left (no template, no
 #   build directory, no sandbox): an arm64 image, a digest mismatch, a
 #   truncated archive, a missing SRC, a ready command that never
-#   succeeds (the start command's output shown), --from-image with --rootfs.
+#   succeeds (the start command's output shown), --from-image with --rootfs,
+#   a WorkingDir with a newline or a quote (debugfs commands: refused).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -185,6 +186,34 @@ bad "a layer whose diff_id does not match" "diff_id" --from-image "$TMP/img/bad"
 head -c 20000 "$TMP/img/docker.tar" >"$TMP/img/cut.tar"
 bad "a truncated docker archive" "cut.tar" --from-image "docker-archive:$TMP/img/cut.tar"
 bad "a missing SRC" "No such file or directory" --from-image "$TMP/img/none"
+# The OCI layout $1 copied to $2 with the config's WorkingDir $3 (JSON).
+with_workdir() {
+	cp -r "$1" "$2" && python3 - "$2" "$3" <<'PY'
+import hashlib, json, os, sys
+d, wd = sys.argv[1], json.loads(sys.argv[2])
+blob = lambda h: os.path.join(d, "blobs", "sha256", h.split(":")[1])
+def put(b):
+    h = "sha256:" + hashlib.sha256(b).hexdigest()
+    open(blob(h), "wb").write(b)
+    return h, len(b)
+idx = json.load(open(os.path.join(d, "index.json")))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+c = json.load(open(blob(m["config"]["digest"])))
+c["config"]["WorkingDir"] = wd
+m["config"]["digest"], m["config"]["size"] = put(json.dumps(c).encode())
+idx["manifests"][0]["digest"], idx["manifests"][0]["size"] = put(json.dumps(m).encode())
+json.dump(idx, open(os.path.join(d, "index.json"), "w"))
+PY
+}
+# A quote or newline in the WorkingDir would be debugfs commands of the
+# image's (`dump` writes a host file): refused before debugfs runs.
+with_workdir "$TMP/img/oci" "$TMP/img/wd" "\"/a\\ndump /etc/passwd $TMP/pwned\\n/b\"" &&
+	bad "a WorkingDir with a newline" "WorkingDir has a quote" --from-image "$TMP/img/wd"
+check "template --from-image: the WorkingDir wrote no host file" "$(ls -l "$TMP/pwned" 2>&1)" \
+	[ ! -e "$TMP/pwned" ]
+rm -rf "$TMP/img/wd"
+with_workdir "$TMP/img/oci" "$TMP/img/wd" '"/a\"b"' &&
+	bad "a WorkingDir with a quote" "WorkingDir has a quote" --from-image "$TMP/img/wd"
 bad "a ready command that never succeeds" "the ready command (false) did not exit 0 within 2 s" \
 	--from-image "$TMP/img/oci" --start-cmd 'echo started' --ready-cmd false --ready-timeout 2
 timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --rootfs "$GUEST/rootfs.ext4" \
