@@ -221,6 +221,20 @@ timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --rootfs "$G
 rc=$?
 check "template --from-image: with --rootfs is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
 	ev '[ $rc = 2 ] && grep -q "exclude each other" "$TMP/bad.err" && nothing_left "$P-bad"'
+# Usage errors, before anything is made: an empty SRC, a SRC with a line
+# break (the info file has one record a line), an empty start command.
+for what in empty newline; do
+	a=
+	[ $what = newline ] && a=$(printf '%s/img/oci\nuser=root' "$TMP")
+	timeout 60 "$E" template build "$P-bad" --from-image "$a" >/dev/null 2>"$TMP/bad.err"
+	rc=$?
+	check "template --from-image: a SRC $what is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
+		ev '[ $rc = 2 ] && grep -q "wants a SRC, without control characters" "$TMP/bad.err" && nothing_left "$P-bad"'
+done
+timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --start-cmd '' >/dev/null 2>"$TMP/bad.err"
+rc=$?
+check "template --from-image: an empty --start-cmd is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
+	ev '[ $rc = 2 ] && grep -q "want a command" "$TMP/bad.err" && nothing_left "$P-bad"'
 check "template --from-image: no sanitizer report" "$(show "$TMP/err" "$TMP/build.err")" \
 	ev '! grep -qE "AddressSanitizer|runtime error|LeakSanitizer" "$TMP/err" "$TMP/build.err" "$TMP/bad.err"'
 exit 0
