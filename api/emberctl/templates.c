@@ -149,7 +149,8 @@ static int cmd_template_build(int argc, char **argv)
 			io.src = optarg;
 			break;
 		case 'D':
-			if (cli__parse_uint("--disk-mib", optarg, 1, 1u << 20,
+			/* A sandbox's overlay takes a 512 GiB base. */
+			if (cli__parse_uint("--disk-mib", optarg, 1, 1u << 19,
 					    &disk_mib))
 				goto out;
 			break;

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../snapshot/overlay_format.h"
 #include "files.h"
 #include "image.h"
 #include "image_internal.h"
@@ -41,7 +42,9 @@
 #define WHY_MAX	       512
 /* mk-rootfs.sh's room: 1/32 for metadata, and 64 MiB free. */
 #define DISK_FREE_MIB 64
-#define DISK_MAX_MIB  (1u << 20) /* 1 TiB */
+/* The largest base a sandbox's overlay takes (512 GiB). */
+#define DISK_MAX_MIB                                                    \
+	((OVERLAY_MAP_MAX_ENTRIES << OVERLAY_CLUSTER_BITS) >> 20)
 
 static const char POLICY[] =
 	"{\"default\": [{\"type\": \"insecureAcceptAnything\"}]}\n";
@@ -387,9 +390,9 @@ static int make_disk(struct image_job *j, const char *root, const char *out)
 		mib = j->o->disk_mib;
 	if (mib > DISK_MAX_MIB)
 		return sandbox__errf(j->err, j->errlen, -EFBIG,
-				     "%s: %llu MiB is over the %u MiB limit",
+				     "%s: %llu MiB is over the %llu MiB limit",
 				     root, (unsigned long long)mib,
-				     DISK_MAX_MIB);
+				     (unsigned long long)DISK_MAX_MIB);
 	snprintf(n_arg, sizeof(n_arg), "%llu",
 		 (unsigned long long)(walk_files * 5 / 4 + 4096));
 	snprintf(size_arg, sizeof(size_arg), "%lluM", (unsigned long long)mib);

@@ -231,6 +231,12 @@ for what in empty newline; do
 	check "template --from-image: a SRC $what is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
 		ev '[ $rc = 2 ] && grep -q "wants a SRC, without control characters" "$TMP/bad.err" && nothing_left "$P-bad"'
 done
+# Over the 512 GiB base a sandbox's overlay takes: refused before the disk
+# is made (1 TiB was taken, and refused by the overlay after mkfs).
+timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --disk-mib 524289 >/dev/null 2>"$TMP/bad.err"
+rc=$?
+check "template --from-image: --disk-mib over 512 GiB is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
+	ev '[ $rc = 2 ] && grep -q "from 1 to 524288" "$TMP/bad.err" && nothing_left "$P-bad"'
 timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --start-cmd '' >/dev/null 2>"$TMP/bad.err"
 rc=$?
 check "template --from-image: an empty --start-cmd is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
