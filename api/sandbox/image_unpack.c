@@ -17,6 +17,7 @@
  * --rootless loses device nodes and security.* xattrs: fix_owners() puts
  * them right with debugfs (image_disk.c, from image_tar.c's scan).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -490,6 +491,56 @@ static int copy_ext4(struct image_job *j, const char *src, const char *out)
 	return 0;
 }
 
+/*
+ * Every blob of the OCI layout @dir a regular file (links followed):
+ * skopeo reads a blob that is /dev/zero or a FIFO until its timeout.
+ */
+static int layout_blobs(struct image_job *j, const char *dir)
+{
+	char p[PATH_MAX];
+	struct dirent *a, *b;
+	DIR *top, *alg;
+	struct stat st;
+	int rc = 0;
+
+	if (files__pathf(p, sizeof(p), "%s/blobs", dir))
+		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
+				     "%s: path too long", dir);
+	top = opendir(p);
+	if (!top)
+		return 0; /* skopeo says what is missing */
+	while (!rc && (a = readdir(top))) {
+		if (a->d_name[0] == '.')
+			continue;
+		if (files__pathf(p, sizeof(p), "%s/blobs/%s", dir, a->d_name)) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		alg = opendir(p);
+		if (!alg)
+			continue;
+		while (!rc && (b = readdir(alg))) {
+			if (b->d_name[0] == '.')
+				continue;
+			if (files__pathf(p, sizeof(p), "%s/blobs/%s/%s", dir,
+					 a->d_name, b->d_name))
+				rc = -ENAMETOOLONG;
+			else if (stat(p, &st) == 0 && !S_ISREG(st.st_mode))
+				rc = sandbox__errf(j->err, j->errlen, -EINVAL,
+						   "%s/blobs/%.20s/%.80s: a "
+						   "blob that is not a regular "
+						   "file",
+						   dir, a->d_name, b->d_name);
+		}
+		closedir(alg);
+	}
+	closedir(top);
+	if (rc == -ENAMETOOLONG)
+		return sandbox__errf(j->err, j->errlen, rc,
+				     "%s: path too long", dir);
+	return rc;
+}
+
 /* An archive or a layout: to work/oci, checked, unpacked, the disk. */
 static int from_image(struct image_job *j, enum image_kind k, const char *path,
 		      const char *tag, const char *out, struct image_config *c)
@@ -512,6 +563,8 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 			 image__kind_name(k), link, tag[0] ? ":" : "", tag))
 		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
 				     "%s: path too long", j->work);
+	if (k == IMAGE_OCI_LAYOUT && (rc = layout_blobs(j, path)))
+		return rc;
 	/* skopeo splits its references at ':': reach SRC by a plain name. */
 	abs = realpath(path, NULL);
 	rc = abs && symlink(abs, link) == 0 ? 0 : -errno;

@@ -231,6 +231,11 @@ for what in empty newline; do
 	check "template --from-image: a SRC $what is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
 		ev '[ $rc = 2 ] && grep -q "wants a SRC, without control characters" "$TMP/bad.err" && nothing_left "$P-bad"'
 done
+# A layout whose blob is /dev/zero: skopeo would read it for its 600 s.
+cp -r "$TMP/img/oci" "$TMP/img/zero" && b=$(ls "$TMP/img/zero/blobs/sha256" | head -1) &&
+	ln -sf /dev/zero "$TMP/img/zero/blobs/sha256/$b" &&
+	bad "a layout whose blob is /dev/zero" "not a regular file" --from-image "$TMP/img/zero"
+rm -rf "$TMP/img/zero"
 # Over the 512 GiB base a sandbox's overlay takes: refused before the disk
 # is made (1 TiB was taken, and refused by the overlay after mkfs).
 timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --disk-mib 524289 >/dev/null 2>"$TMP/bad.err"
