@@ -398,11 +398,17 @@ static int ensure_dir(struct script *s, const char *dir, bool *made)
 		if (type == 'd')
 			continue;
 		if (type)
-			return sandbox__errf(s->j->err, s->j->errlen, -ENOTDIR,
-					     "the image's %s is not a "
-					     "directory (ember puts its "
-					     "parts in %s)",
-					     p, EMBER_GUEST_LIBDIR);
+			return sandbox__errf(
+				s->j->err, s->j->errlen, -ENOTDIR,
+				"the image's %s is not a directory (%s)", p,
+				!strncmp(dir, EMBER_GUEST_LIBDIR,
+					 strlen(EMBER_GUEST_LIBDIR)) ?
+					"ember puts its parts in "
+					EMBER_GUEST_LIBDIR :
+				!strcmp(dir, "/etc") || !strcmp(dir, "/home") ?
+					"ember adds the account "
+					IMAGE_USER_NAME :
+					"ember makes the WorkingDir");
 		if (s->n_made == SCRIPT_DIRS ||
 		    !(s->made[s->n_made] = strdup(p)))
 			return sandbox__errf(s->j->err, s->j->errlen, -ENOMEM,
