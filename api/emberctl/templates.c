@@ -20,6 +20,15 @@
 
 #define BUILD_TTL_S 3600 /* template build: the longest it may take */
 
+/* No control character in @s: it fits a line of the template's info. */
+static bool one_line(const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return false;
+	return true;
+}
+
 /*
  * Why the existing template @t is not what a build with @kernel, @rootfs
  * and @o would make: another kernel or rootfs, one changed since, other
@@ -167,7 +176,8 @@ static int cmd_template_build(int argc, char **argv)
 			bargs[dk.n_build_args++] = optarg;
 			break;
 		case 'D':
-			if (cli__parse_uint("--disk-mib", optarg, 1, 1u << 20,
+			/* A sandbox's overlay takes a 512 GiB base. */
+			if (cli__parse_uint("--disk-mib", optarg, 1, 1u << 19,
 					    &disk_mib))
 				goto out;
 			break;
@@ -209,6 +219,22 @@ static int cmd_template_build(int argc, char **argv)
 			"emberctl: template build: --no-net and --net "
 			"%s exclude each other\n",
 			net__mode_name(o.net_mode));
+		goto out;
+	}
+	/*
+	 * An empty SRC is no image; a line break or other control
+	 * character could not be recorded in the template's info (one
+	 * record a line), which would refuse it only after the build.
+	 */
+	if (io.src && (!io.src[0] || !one_line(io.src))) {
+		fprintf(stderr, "emberctl: template build: --from-image wants "
+				"a SRC, without control characters\n");
+		goto out;
+	}
+	if ((o.start_cmd && !o.start_cmd[0]) ||
+	    (o.ready_cmd && !o.ready_cmd[0])) {
+		fprintf(stderr, "emberctl: template build: --start-cmd and "
+				"--ready-cmd want a command, not ''\n");
 		goto out;
 	}
 	if (io.src && rootfs_opt) {

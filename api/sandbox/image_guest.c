@@ -202,6 +202,21 @@ int image__user_add(const char *passwd, const char *group, const char *name,
 
 /* ---- asking the disk ----------------------------------------------------- */
 
+/*
+ * Can @path go in a debugfs command, between double quotes?  debugfs
+ * has no escape for a '"' and a newline ends its command, so either
+ * would let the image (its WorkingDir) write commands of its own, such
+ * as `dump` to a host file; a backslash and other control characters
+ * are refused as well.
+ */
+static bool debugfs_quotable(const char *path)
+{
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+		if (*c == '"' || *c == '\\' || *c < 0x20 || *c == 0x7f)
+			return false;
+	return true;
+}
+
 /* One debugfs request (-R) on @disk, read-only, its output in j->log. */
 static int ask(struct image_job *j, const char *disk, const char *request)
 {
@@ -222,6 +237,11 @@ static int disk_type(struct image_job *j, const char *disk, const char *path)
 	FILE *f;
 	int rc;
 
+	if (!debugfs_quotable(path))
+		return sandbox__errf(j->err, j->errlen, -EINVAL,
+				     "a path with a quote, backslash or "
+				     "control character (debugfs cannot "
+				     "take it)");
 	snprintf(req, sizeof(req), "stat \"%s\"", path);
 	rc = ask(j, disk, req);
 	if (rc)
@@ -358,6 +378,11 @@ static int ensure_dir(struct script *s, const char *dir, bool *made)
 	if (len >= sizeof(p))
 		return sandbox__errf(s->j->err, s->j->errlen, -ENAMETOOLONG,
 				     "%s: path too long", dir);
+	if (!debugfs_quotable(dir))
+		return sandbox__errf(s->j->err, s->j->errlen, -EINVAL,
+				     "a directory of the image's with a "
+				     "quote, backslash or control character "
+				     "in its name: ember cannot make it");
 	for (size_t i = 1; i <= len; i++) {
 		if (dir[i] != '/' && dir[i] != '\0')
 			continue;
@@ -373,11 +398,17 @@ static int ensure_dir(struct script *s, const char *dir, bool *made)
 		if (type == 'd')
 			continue;
 		if (type)
-			return sandbox__errf(s->j->err, s->j->errlen, -ENOTDIR,
-					     "the image's %s is not a "
-					     "directory (ember puts its "
-					     "parts in %s)",
-					     p, EMBER_GUEST_LIBDIR);
+			return sandbox__errf(
+				s->j->err, s->j->errlen, -ENOTDIR,
+				"the image's %s is not a directory (%s)", p,
+				!strncmp(dir, EMBER_GUEST_LIBDIR,
+					 strlen(EMBER_GUEST_LIBDIR)) ?
+					"ember puts its parts in "
+					EMBER_GUEST_LIBDIR :
+				!strcmp(dir, "/etc") || !strcmp(dir, "/home") ?
+					"ember adds the account "
+					IMAGE_USER_NAME :
+					"ember makes the WorkingDir");
 		if (s->n_made == SCRIPT_DIRS ||
 		    !(s->made[s->n_made] = strdup(p)))
 			return sandbox__errf(s->j->err, s->j->errlen, -ENOMEM,
@@ -408,6 +439,12 @@ static int put(struct script *s, const char *dir, const char *name,
 {
 	char p[PATH_MAX];
 
+	if (!debugfs_quotable(dir) || !debugfs_quotable(name) ||
+	    !debugfs_quotable(host))
+		return sandbox__errf(s->j->err, s->j->errlen, -EINVAL,
+				     "a name with a quote, backslash or "
+				     "control character (debugfs cannot "
+				     "take it)");
 	if (!fresh) {
 		int type;
 
@@ -639,6 +676,12 @@ int image__add_guest(struct image_job *j, const char *disk,
 		rc = add_interp(&s, g, made_bin);
 	if (!rc && g->add_user && !(c->user && c->user[0]))
 		rc = account(&s, g->busybox, &user);
+	/* Not in one line, nor in debugfs's quotes (debugfs_quotable). */
+	if (!rc && c->workdir && !debugfs_quotable(c->workdir))
+		rc = sandbox__errf(j->err, j->errlen, -EINVAL,
+				   "the image's WorkingDir has a quote, "
+				   "backslash or control character: ember "
+				   "cannot make it");
 	/* As a container runtime does: the WorkingDir is made if missing. */
 	if (!rc && c->workdir && c->workdir[0] == '/' && c->workdir[1])
 		rc = ensure_dir(&s, c->workdir, &made_bin);

@@ -15,6 +15,7 @@
  * --rootless loses device nodes and security.* xattrs: fix_owners() puts
  * them right with debugfs (image_disk.c, from image_tar.c's scan).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -27,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../snapshot/overlay_format.h"
 #include "files.h"
 #include "image.h"
 #include "image_internal.h"
@@ -34,7 +36,9 @@
 #define WHY_MAX 512
 /* mk-rootfs.sh's room: 1/32 for metadata, and 64 MiB free. */
 #define DISK_FREE_MIB 64
-#define DISK_MAX_MIB  (1u << 20) /* 1 TiB */
+/* The largest base a sandbox's overlay takes (512 GiB). */
+#define DISK_MAX_MIB                                                    \
+	((OVERLAY_MAP_MAX_ENTRIES << OVERLAY_CLUSTER_BITS) >> 20)
 
 static const char POLICY[] =
 	"{\"default\": [{\"type\": \"insecureAcceptAnything\"}]}\n";
@@ -147,6 +151,26 @@ int image__pread_fn(void *arg, uint64_t off, void *out, size_t n)
 	return r == (ssize_t)n ? 0 : -ENODATA;
 }
 
+/* Printable, no space, quote or backslash: a debugfs word as it is. */
+static bool xattr_name_ok(const char *name)
+{
+	if (!name || !*name)
+		return false;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		if (*c <= 0x20 || *c >= 0x7f || *c == '"' || *c == '\\')
+			return false;
+	return true;
+}
+
+/* No control character: @s can be part of a one-line message. */
+static bool one_line(const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return false;
+	return true;
+}
+
 /*
  * As non-root, mkfs.ext4 -d gave every file the caller's owner: the
  * image's (or root's) through debugfs (image_disk.c).
@@ -159,6 +183,24 @@ static int fix_owners(struct image_job *j, const char *root, const char *out)
 	if (files__pathf(script, sizeof(script), "%s/owners.debugfs", j->work))
 		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
 				     "%s: path too long", j->work);
+	/*
+	 * An xattr's name goes in the script as a word of its own: a
+	 * space, quote, backslash or newline in it (a pax record's key may
+	 * hold any) would be commands of the image's, `dump` to a host
+	 * file among them.
+	 */
+	for (size_t i = 0; j->special && i < j->special->n; i++) {
+		const struct image_special *sp = &j->special->v[i];
+
+		if (sp->kind == 'x' && !xattr_name_ok(sp->xname))
+			return sandbox__errf(j->err, j->errlen, -EINVAL,
+					     "a layer has an xattr name with a "
+					     "space, quote, backslash or "
+					     "control character (on /%.200s)",
+					     one_line(sp->path) ?
+						     sp->path :
+						     "a file with an odd name");
+	}
 	rc = image__owner_script(root, script, j->special, j->work, j->err,
 				 j->errlen);
 	return rc ? rc :
@@ -185,9 +227,9 @@ static int make_disk(struct image_job *j, const char *root, const char *out)
 		mib = j->o->disk_mib;
 	if (mib > DISK_MAX_MIB)
 		return sandbox__errf(j->err, j->errlen, -EFBIG,
-				     "%s: %llu MiB is over the %u MiB limit",
+				     "%s: %llu MiB is over the %llu MiB limit",
 				     root, (unsigned long long)mib,
-				     DISK_MAX_MIB);
+				     (unsigned long long)DISK_MAX_MIB);
 	snprintf(n_arg, sizeof(n_arg), "%llu",
 		 (unsigned long long)(walk_files * 5 / 4 + 4096));
 	snprintf(size_arg, sizeof(size_arg), "%lluM", (unsigned long long)mib);
@@ -285,6 +327,56 @@ static int copy_ext4(struct image_job *j, const char *src, const char *out)
 	return 0;
 }
 
+/*
+ * Every blob of the OCI layout @dir a regular file (links followed):
+ * skopeo reads a blob that is /dev/zero or a FIFO until its timeout.
+ */
+static int layout_blobs(struct image_job *j, const char *dir)
+{
+	char p[PATH_MAX];
+	struct dirent *a, *b;
+	DIR *top, *alg;
+	struct stat st;
+	int rc = 0;
+
+	if (files__pathf(p, sizeof(p), "%s/blobs", dir))
+		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
+				     "%s: path too long", dir);
+	top = opendir(p);
+	if (!top)
+		return 0; /* skopeo says what is missing */
+	while (!rc && (a = readdir(top))) {
+		if (a->d_name[0] == '.')
+			continue;
+		if (files__pathf(p, sizeof(p), "%s/blobs/%s", dir, a->d_name)) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		alg = opendir(p);
+		if (!alg)
+			continue;
+		while (!rc && (b = readdir(alg))) {
+			if (b->d_name[0] == '.')
+				continue;
+			if (files__pathf(p, sizeof(p), "%s/blobs/%s/%s", dir,
+					 a->d_name, b->d_name))
+				rc = -ENAMETOOLONG;
+			else if (stat(p, &st) == 0 && !S_ISREG(st.st_mode))
+				rc = sandbox__errf(j->err, j->errlen, -EINVAL,
+						   "%s/blobs/%.20s/%.80s: a "
+						   "blob that is not a regular "
+						   "file",
+						   dir, a->d_name, b->d_name);
+		}
+		closedir(alg);
+	}
+	closedir(top);
+	if (rc == -ENAMETOOLONG)
+		return sandbox__errf(j->err, j->errlen, rc,
+				     "%s: path too long", dir);
+	return rc;
+}
+
 /* An archive or a layout: to work/oci, checked, unpacked, the disk. */
 static int from_image(struct image_job *j, enum image_kind k, const char *path,
 		      const char *tag, const char *out, struct image_config *c)
@@ -308,6 +400,8 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 			 image__kind_name(k), link, tag[0] ? ":" : "", tag))
 		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
 				     "%s: path too long", j->work);
+	if (k == IMAGE_OCI_LAYOUT && (rc = layout_blobs(j, path)))
+		return rc;
 	/* skopeo splits its references at ':': reach SRC by a plain name. */
 	abs = realpath(path, NULL);
 	rc = abs && symlink(abs, link) == 0 ? 0 : -errno;

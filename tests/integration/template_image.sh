@@ -20,7 +20,8 @@
 # - bad input, each one clear error and nothing left (no template, no
 #   build directory, no sandbox): an arm64 image, a digest mismatch, a
 #   truncated archive, a missing SRC, a ready command that never
-#   succeeds (the start command's output shown), --from-image with --rootfs.
+#   succeeds (the start command's output shown), --from-image with --rootfs,
+#   a WorkingDir with a newline or a quote (debugfs commands: refused).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -248,6 +249,34 @@ printf 'RUN true\n' >"$TMP/ctx/Dockerfile.nofrom"
 bad "a Dockerfile without FROM" "RUN before FROM" --dockerfile "$TMP/ctx/Dockerfile.nofrom"
 printf 'FROM %s\nRUN true\nFROM %s\n' "$TMP/img/oci" "$TMP/img/oci" >"$TMP/ctx/Dockerfile.multi"
 bad "a multi-stage Dockerfile" "multi-stage builds are not supported" --dockerfile "$TMP/ctx/Dockerfile.multi"
+# The OCI layout $1 copied to $2 with the config's WorkingDir $3 (JSON).
+with_workdir() {
+	cp -r "$1" "$2" && python3 - "$2" "$3" <<'PY'
+import hashlib, json, os, sys
+d, wd = sys.argv[1], json.loads(sys.argv[2])
+blob = lambda h: os.path.join(d, "blobs", "sha256", h.split(":")[1])
+def put(b):
+    h = "sha256:" + hashlib.sha256(b).hexdigest()
+    open(blob(h), "wb").write(b)
+    return h, len(b)
+idx = json.load(open(os.path.join(d, "index.json")))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+c = json.load(open(blob(m["config"]["digest"])))
+c["config"]["WorkingDir"] = wd
+m["config"]["digest"], m["config"]["size"] = put(json.dumps(c).encode())
+idx["manifests"][0]["digest"], idx["manifests"][0]["size"] = put(json.dumps(m).encode())
+json.dump(idx, open(os.path.join(d, "index.json"), "w"))
+PY
+}
+# A quote or newline in the WorkingDir would be debugfs commands of the
+# image's (`dump` writes a host file): refused before debugfs runs.
+with_workdir "$TMP/img/oci" "$TMP/img/wd" "\"/a\\ndump /etc/passwd $TMP/pwned\\n/b\"" &&
+	bad "a WorkingDir with a newline" "WorkingDir has a quote" --from-image "$TMP/img/wd"
+check "template --from-image: the WorkingDir wrote no host file" "$(ls -l "$TMP/pwned" 2>&1)" \
+	[ ! -e "$TMP/pwned" ]
+rm -rf "$TMP/img/wd"
+with_workdir "$TMP/img/oci" "$TMP/img/wd" '"/a\"b"' &&
+	bad "a WorkingDir with a quote" "WorkingDir has a quote" --from-image "$TMP/img/wd"
 bad "a ready command that never succeeds" "the ready command (false) did not exit 0 within 2 s" \
 	--from-image "$TMP/img/oci" --start-cmd 'echo started' --ready-cmd false --ready-timeout 2
 timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --rootfs "$GUEST/rootfs.ext4" \
@@ -255,6 +284,31 @@ timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --rootfs "$G
 rc=$?
 check "template --from-image: with --rootfs is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
 	ev '[ $rc = 2 ] && grep -q "exclude each other" "$TMP/bad.err" && nothing_left "$P-bad"'
+# Usage errors, before anything is made: an empty SRC, a SRC with a line
+# break (the info file has one record a line), an empty start command.
+for what in empty newline; do
+	a=
+	[ $what = newline ] && a=$(printf '%s/img/oci\nuser=root' "$TMP")
+	timeout 60 "$E" template build "$P-bad" --from-image "$a" >/dev/null 2>"$TMP/bad.err"
+	rc=$?
+	check "template --from-image: a SRC $what is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
+		ev '[ $rc = 2 ] && grep -q "wants a SRC, without control characters" "$TMP/bad.err" && nothing_left "$P-bad"'
+done
+# A layout whose blob is /dev/zero: skopeo would read it for its 600 s.
+cp -r "$TMP/img/oci" "$TMP/img/zero" && b=$(ls "$TMP/img/zero/blobs/sha256" | head -1) &&
+	ln -sf /dev/zero "$TMP/img/zero/blobs/sha256/$b" &&
+	bad "a layout whose blob is /dev/zero" "not a regular file" --from-image "$TMP/img/zero"
+rm -rf "$TMP/img/zero"
+# Over the 512 GiB base a sandbox's overlay takes: refused before the disk
+# is made (1 TiB was taken, and refused by the overlay after mkfs).
+timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --disk-mib 524289 >/dev/null 2>"$TMP/bad.err"
+rc=$?
+check "template --from-image: --disk-mib over 512 GiB is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
+	ev '[ $rc = 2 ] && grep -q "from 1 to 524288" "$TMP/bad.err" && nothing_left "$P-bad"'
+timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --start-cmd '' >/dev/null 2>"$TMP/bad.err"
+rc=$?
+check "template --from-image: an empty --start-cmd is a usage error" "exit $rc; $(show "$TMP/bad.err")" \
+	ev '[ $rc = 2 ] && grep -q "want a command" "$TMP/bad.err" && nothing_left "$P-bad"'
 check "template --from-image: no sanitizer report" "$(show "$TMP/err" "$TMP/build.err")" \
 	ev '! grep -qE "AddressSanitizer|runtime error|LeakSanitizer" "$TMP/err" "$TMP/build.err" "$TMP/bad.err"'
 exit 0
