@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -466,6 +467,40 @@ static void loopback_up(void)
 	close(fd);
 }
 
+/*
+ * The image's WorkingDir (the defaults file's cwd, PROTOCOL.md) made when
+ * it is missing, as a container runtime does at start: the disk has it,
+ * but a tmpfs mounted above (/tmp, /run) hides one made there.  Root's,
+ * 0755; silent: the exec's own chdir reports what is still wrong.
+ */
+static void default_cwd_make(void)
+{
+	static char buf[EMBER_DEFAULTS_MAX];
+	struct ember_defaults d;
+	char p[PATH_MAX];
+	ssize_t n;
+	size_t len;
+	int fd = open(EMBER_GUEST_DEFAULTS, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0 || ember_defaults_decode(buf, (size_t)n, &d) < 0 || !d.cwd)
+		return;
+	len = strlen(d.cwd);
+	if (len >= sizeof(p) || access(d.cwd, F_OK) == 0)
+		return;
+	memcpy(p, d.cwd, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		p[i] = '\0';
+		mkdir(p, 0755);
+		p[i] = d.cwd[i];
+	}
+}
+
 int main(void)
 {
 	static char cmd[RUN_CMD_MAX];
@@ -487,6 +522,7 @@ int main(void)
 	if (sethostname("ember", 5) < 0)
 		say("sethostname", errno);
 	loopback_up();
+	default_cwd_make();
 	guest_path();
 	setenv("HOME", EMBER_GUEST_HOME, 1);
 	setenv("TERM", EMBER_GUEST_TERM, 1);

@@ -46,7 +46,7 @@ T=$EMBER_STATE_DIR/templates
 cleanup() {
 	local id
 	for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
-	"$E" template rm --force "$P-oci" "$P-docker" "$P-ext4" "$P-df" "$P-df2" >/dev/null 2>&1
+	"$E" template rm --force "$P-oci" "$P-docker" "$P-ext4" "$P-df" "$P-df2" "$P-wd" >/dev/null 2>&1
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -277,6 +277,18 @@ check "template --from-image: the WorkingDir wrote no host file" "$(ls -l "$TMP/
 rm -rf "$TMP/img/wd"
 with_workdir "$TMP/img/oci" "$TMP/img/wd" '"/a\"b"' &&
 	bad "a WorkingDir with a quote" "WorkingDir has a quote" --from-image "$TMP/img/wd"
+rm -rf "$TMP/img/wd"
+# A WorkingDir under /tmp: made on the disk, hidden by the guest's tmpfs;
+# ember's init makes it at boot, as a container runtime does.
+with_workdir "$TMP/img/oci" "$TMP/img/wd" '"/tmp/app"' &&
+	build "$P-wd" "$TMP/img/wd" --no-interp
+run "$P-wd"
+out=$(x "$id" -- pwd)
+check "template --from-image: a WorkingDir under /tmp is there in the sandbox" \
+	"exit $rc, got '$out'; $(show "$TMP/build.err" "$TMP/err")" [ "$out" = /tmp/app ]
+for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
+IDS=()
+"$E" template rm "$P-wd" >/dev/null 2>&1
 bad "a ready command that never succeeds" "the ready command (false) did not exit 0 within 2 s" \
 	--from-image "$TMP/img/oci" --start-cmd 'echo started' --ready-cmd false --ready-timeout 2
 timeout 60 "$E" template build "$P-bad" --from-image "$TMP/img/oci" --rootfs "$GUEST/rootfs.ext4" \
