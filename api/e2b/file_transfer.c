@@ -258,13 +258,17 @@ static int put_as_user(struct e2b_server *srv, struct e2b_guest *g, int fd,
 			   path, &o, err, sizeof(err));
 	guest__note_pooled(g);
 	if (rc == -EREMOTEIO) {
-		reply__error(resp, 401, "cannot write '%s' as user '%.64s': "
-			     "%.300s", p, u ? u : E2B_USER, err);
+		reply__error(resp, 401,
+			     "cannot write '%s' as user '%.64s': "
+			     "%.300s",
+			     p, u ? u : E2B_USER, err);
 		return -1;
 	}
 	if (rc < 0) {
-		reply__error(resp, 502, "the sandbox's agent failed on '%s': "
-			     "%.300s", p, err);
+		reply__error(resp, 502,
+			     "the sandbox's agent failed on '%s': "
+			     "%.300s",
+			     p, err);
 		return -1;
 	}
 	fs_script__why(&o, why, sizeof(why));

@@ -106,8 +106,7 @@ char **guest__env(const struct e2b_guest *g, const json_t *extra)
 		return NULL;
 	if ((json_is_object(g->rec.env_vars) &&
 	     json_object_update(all, g->rec.env_vars)) ||
-	    (json_is_object(extra) &&
-	     json_object_update(all, (json_t *)extra)))
+	    (json_is_object(extra) && json_object_update(all, (json_t *)extra)))
 		goto out;
 	json_object_foreach(all, k, v)
 	{

@@ -483,13 +483,12 @@ static json_t *put_as_user(struct backend *b, const struct sandbox_info *sb,
 	} else {
 		n = strcspn(o.err, "\n");
 		msg = utf8__json(o.err, n);
-		res = tools__fail("writing %s in sandbox %s as %.64s: %s%s%s",
-				  path, sb->id, u,
-				  o.status < 8 && why[o.status] ?
-					  why[o.status] :
-					  "failed",
-				  n ? ": " : "",
-				  msg ? json_string_value(msg) : "");
+		res = tools__fail(
+			"writing %s in sandbox %s as %.64s: %s%s%s", path,
+			sb->id, u,
+			o.status < 8 && why[o.status] ? why[o.status] :
+							"failed",
+			n ? ": " : "", msg ? json_string_value(msg) : "");
 		json_decref(msg);
 	}
 	guest_fs__release(&o);
@@ -620,8 +619,9 @@ static int cat_as_user(struct agent_client *c, const char *user,
 		if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
 			*q = '?'; /* the guest's bytes: any */
 	snprintf(err, errlen, "%s",
-		 buf[0] ? buf :
-		 res.kind == EMBER_AGENT_TIMEOUT ? "timed out" : "cat failed");
+		 buf[0]				 ? buf :
+		 res.kind == EMBER_AGENT_TIMEOUT ? "timed out" :
+						   "cat failed");
 	close(fe);
 	return 1;
 }
@@ -659,8 +659,7 @@ static json_t *read_file(struct backend *b, const json_t *args)
 			goto out;
 		}
 	} else {
-		rc = cat_as_user(c, arg_user(args), path, fd, err,
-				 sizeof(err));
+		rc = cat_as_user(c, arg_user(args), path, fd, err, sizeof(err));
 		if (rc) {
 			res = tools__fail("reading %s in sandbox %s as %.64s: "
 					  "%s",
@@ -792,8 +791,7 @@ static json_t *list_files(struct backend *b, const json_t *args)
 	if (path[0] != '/' && asprintf(&rel, "./%s", path) < 0)
 		return NULL;
 	rc = guest_fs__run(b->pool, &sb, CONNECT_MS, arg_user(args), "list",
-			   rel ? rel : path,
-			   "1", &o, err, sizeof(err));
+			   rel ? rel : path, "1", &o, err, sizeof(err));
 	free(rel);
 	if (rc < 0)
 		return tools__fail("list_files in sandbox %s: %s", sb.id, err);

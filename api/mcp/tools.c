@@ -19,11 +19,11 @@
 	"'description':'The sandbox id that create_sandbox returned'}"
 
 /* The guest user a tool runs as or touches files as (the agent's USER). */
-#define USER_PROP                                                          \
+#define USER_PROP                                                         \
 	"'user':{'type':'string','minLength':1,'maxLength':256,"          \
 	"'description':'The guest user to act as: a name or uid, or "     \
-	"NAME:GROUP / UID:GID; root for root (default: the default user "  \
-	"of the sandbox: root in the templates of ember, in templates "    \
+	"NAME:GROUP / UID:GID; root for root (default: the default user " \
+	"of the sandbox: root in the templates of ember, in templates "   \
 	"made from an image the User of the image, else user)'}"
 
 /* A sandbox's state, in results. */

@@ -218,8 +218,8 @@ int guest_fs__run(struct pool *p, const struct sandbox_info *sb, int connect_ms,
 	rc = new_op(o, err, errlen);
 	if (rc)
 		return rc;
-	return run_script(p, sb, connect_ms, user, 0, GUEST_FS_RUN_MS, argv,
-			  o, err, errlen);
+	return run_script(p, sb, connect_ms, user, 0, GUEST_FS_RUN_MS, argv, o,
+			  err, errlen);
 }
 
 int guest_fs__put(struct pool *p, const struct sandbox_info *sb, int connect_ms,
@@ -236,6 +236,6 @@ int guest_fs__put(struct pool *p, const struct sandbox_info *sb, int connect_ms,
 	rc = new_op(o, err, errlen);
 	if (rc)
 		return rc;
-	return run_script(p, sb, connect_ms, user, in_fd, GUEST_FS_PUT_MS,
-			  argv, o, err, errlen);
+	return run_script(p, sb, connect_ms, user, in_fd, GUEST_FS_PUT_MS, argv,
+			  o, err, errlen);
 }

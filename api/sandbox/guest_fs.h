@@ -3,8 +3,11 @@
  * File operations run in a sandbox's guest (guest_fs.c): one busybox
  * script does stat, list, mkdir, move and remove, every path an argument
  * and never in the script's text, and prints the entries it touched as
- * guest_stat.h's records.  ember-e2b's filesystem service and watches and
- * ember-mcp's list_files are built on it.
+ * guest_stat.h's records; another writes a file from its stdin.  Each
+ * runs as a given guest user (the agent's USER), so that what it makes is
+ * that user's and its permissions apply.  ember-e2b's filesystem service,
+ * watches and uploads and ember-mcp's list_files and write_file are built
+ * on it.
  */
 #ifndef EMBER_API_GUEST_FS_H
 #define EMBER_API_GUEST_FS_H
