@@ -598,8 +598,9 @@ static int cat_as_user(struct agent_client *c, const char *user,
 
 	fe = memfd_create("ember-mcp-err", MFD_CLOEXEC);
 	if (fe < 0) {
-		snprintf(err, errlen, "memfd: %s", strerror(errno));
-		return -errno;
+		rc = -errno;
+		snprintf(err, errlen, "memfd: %s", strerror(-rc));
+		return rc;
 	}
 	req.stderr_fd = fe;
 	rc = agent_client__exec(c, &req, &res);
@@ -663,7 +664,10 @@ static json_t *read_file(struct backend *b, const json_t *args)
 		if (rc) {
 			res = tools__fail("reading %s in sandbox %s as %.64s: "
 					  "%s",
-					  path, sb.id, arg_user(args), err);
+					  path, sb.id,
+					  arg_user(args) ? arg_user(args) :
+							   "(the default user)",
+					  err);
 			if (rc > 0)
 				rc = 0; /* the connection is sound */
 			goto out;
