@@ -13,7 +13,8 @@
 # compiled to .pyc) and
 # the shared libraries it and its extension modules load; OUTDIR/vecstate
 # as /bin/vecstate and OUTDIR/agent as /sbin/ember-agent when present; a
-# minimal /etc.  About 64 MiB stay free.
+# minimal /etc with the accounts root and user (uid 1000, home
+# /home/user, owned by it, 0750).  About 64 MiB stay free.
 #
 # The code interpreter (guest-init/interp/, INTERP.md): its files as
 # /usr/bin/ember-interp and /usr/lib/ember/interp/; Debian's numpy, pandas
@@ -152,7 +153,8 @@ else
 	mkdir -p "$stage"
 
 	# Skeleton.
-	# home/user: the working directory E2B's SDKs expect (ember-e2b).
+	# home/user: the home of the account `user` (below), the working
+	# directory E2B's SDKs expect (ember-e2b).
 	for d in bin dev etc home home/user lib lib64 mnt proc root run sbin \
 		sys tmp usr usr/bin usr/lib usr/sbin var var/tmp; do
 		mkdir -p "$stage/$d"
@@ -227,8 +229,15 @@ else
 		die "compiling the interpreter's packages failed"
 
 	# /etc.
-	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
-	printf 'root:x:0:\n' >"$stage/etc/group"
+	# root, and `user` (uid 1000, /home/user): the account E2B's SDKs
+	# run as (ember-e2b's default user); ember's own templates still
+	# run commands as root (no defaults file).
+	sh=/bin/sh
+	if [ -n "$bash" ]; then sh=/bin/bash; fi
+	printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000::/home/user:%s\n' \
+		"$sh" >"$stage/etc/passwd"
+	printf 'root:x:0:\nuser:x:1000:\n' >"$stage/etc/group"
+	chmod 0750 "$stage/home/user"
 	printf 'ember\n' >"$stage/etc/hostname"
 	: >"$stage/etc/resolv.conf"
 	# pip: 172.16.0.1 is every sandbox's own host side (api/sandbox/net.h),
@@ -259,6 +268,10 @@ else
 			debugfs -w -f - "$tmpimg" >/dev/null 2>&1 ||
 			die "debugfs: setting owners in $tmpimg failed"
 	fi
+	# /home/user belongs to user (1000:1000), whoever builds.
+	printf 'sif /home/user uid 1000\nsif /home/user gid 1000\n' |
+		debugfs -w -f - "$tmpimg" >/dev/null 2>&1 ||
+		die "debugfs: setting the owner of /home/user in $tmpimg failed"
 	mv -f "$tmpimg" "$img"
 	rm -rf "$stage"
 	echo "mk-rootfs: ${mib} MiB, $(du -k "$img" | cut -f1) KiB allocated"

@@ -41,6 +41,8 @@
 #define E2B_MAX_BODY	     (16u << 20) /* bytes of a JSON request body */
 #define E2B_MAX_UPLOAD	     (1ull << 30) /* bytes of a /files upload */
 #define E2B_HOME	     "/home/user" /* envd's default user's home */
+#define E2B_USER	     "user" /* envd's default user */
+#define E2B_USER_MAX	     257 /* bytes of a user name, its NUL included */
 #define E2B_AGENT_TIMEOUT_MS 30000 /* a new agent connection, at most */
 #define E2B_MAX_ENV	     200 /* variables of a process (the agent's: 256) */
 #define E2B_MAX_ENV_BYTES    (256u << 10) /* a sandbox's envVars, "K=V\0"s */
@@ -61,6 +63,9 @@ struct e2b_guest {
 	struct sandbox_info info; /* running: not parked, not booting */
 	struct e2b_record rec; /* its record (record.h) */
 	unsigned int port; /* E2B_ENVD_PORT or E2B_INTERP_PORT */
+	/* The guest user a file operation runs as (envd_path__user(), set by
+	   the file services); "": the guest's default user. */
+	char user[E2B_USER_MAX];
 };
 
 /* --- stream.c: a streamed answer ------------------------------------- */
@@ -144,7 +149,8 @@ void guest__unpool_gone(const struct sandbox_info *live, size_t n,
 /*
  * The environment of a process in @g: its record's envVars, then @extra
  * (a JSON object of strings, or NULL) over them, as a NULL-terminated
- * "K=V" array; plus PATH and HOME (E2B_HOME) when not given.
+ * "K=V" array, to go over the guest's default environment (ENV_ADD:
+ * the image's Env, and HOME, USER, LOGNAME from the user's account).
  * malloc()ed as one block (free() it); NULL when out of memory.
  */
 char **guest__env(const struct e2b_guest *g, const json_t *extra);

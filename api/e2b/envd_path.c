@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "../sandbox/base64.h"
+#include "../sandbox/template.h"
 #include "envd_path.h"
 
 /* Append the component @c (@n bytes) to the path @out of *@len bytes. */
@@ -89,8 +90,13 @@ static bool printable(const char *s, size_t n)
 	return true;
 }
 
-int envd_path__user_ok(const struct e2b_req *r, const char *name, char *err,
-		       size_t errlen)
+/*
+ * The user name request @r gives: @name, else the user of its
+ * `Authorization: Basic` header, else "" (none), into @out (
+ * ENVD_USER_MAX bytes).  0, or -EACCES with @err.
+ */
+static int request_user(const struct e2b_req *r, const char *name, char *out,
+			char *err, size_t errlen)
 {
 	const char *auth, *b;
 	char dec[264];
@@ -99,8 +105,10 @@ int envd_path__user_ok(const struct e2b_req *r, const char *name, char *err,
 
 	if (!name) {
 		auth = e2b__header(r, "Authorization");
-		if (!auth || strncasecmp(auth, "Basic ", 6))
+		if (!auth || strncasecmp(auth, "Basic ", 6)) {
+			out[0] = '\0';
 			return 0;
+		}
 		for (b = auth + 6; *b == ' '; b++)
 			;
 		bl = strlen(b);
@@ -114,22 +122,54 @@ int envd_path__user_ok(const struct e2b_req *r, const char *name, char *err,
 		b = memchr(dec, ':', (size_t)n);
 		if (b)
 			dec[b - dec] = '\0';
-		if (strlen(dec) != (size_t)(b ? b - dec : n))
-			dec[0] = '\x01'; /* a NUL inside: unknown */
+		if (strlen(dec) != (size_t)(b ? b - dec : n)) {
+			snprintf(err, errlen,
+				 "malformed Authorization: Basic header (a "
+				 "NUL byte in the user)");
+			return -EACCES;
+		}
 		name = dec;
 	}
-	if (!*name || !strcmp(name, "user") || !strcmp(name, "root"))
+	if (strlen(name) >= ENVD_USER_MAX || !printable(name, strlen(name))) {
+		snprintf(err, errlen,
+			 "bad user: a user name is at most %d printable "
+			 "ASCII characters",
+			 ENVD_USER_MAX - 1);
+		return -EACCES;
+	}
+	memcpy(out, name, strlen(name) + 1); /* fits: checked above */
+	return 0;
+}
+
+int envd_path__user(const struct e2b_req *r, const char *name,
+		    const struct e2b_guest *g, char *out, const char **user,
+		    char *err, size_t errlen)
+{
+	struct template_info t;
+	char terr[256];
+	int rc;
+
+	*user = NULL;
+	rc = request_user(r, name, out, err, errlen);
+	if (rc)
+		return rc;
+	if (*out && strcmp(out, E2B_USER)) {
+		*user = out; /* "root", or any other: the guest says */
 		return 0;
-	if (printable(name, strlen(name)) && strlen(name) <= 64)
-		snprintf(err, errlen,
-			 "unknown user '%s': ember's sandboxes have the users "
-			 "\"user\" and \"root\" (everything runs as root)",
-			 name);
-	else
-		snprintf(err, errlen,
-			 "unknown user: ember's sandboxes have the users "
-			 "\"user\" and \"root\" (everything runs as root)");
-	return -EACCES;
+	}
+	/*
+	 * E2B's default user: the template's default user when it records
+	 * one (the guest applies it: no USER), else ember's own rootfs's
+	 * account "user".
+	 */
+	if (g->info.template_name[0] &&
+	    !template__open(g->info.template_name, &t, NULL, terr,
+			    sizeof(terr)) &&
+	    t.user[0])
+		return 0;
+	snprintf(out, ENVD_USER_MAX, "%s", E2B_USER);
+	*user = out;
+	return 0;
 }
 
 const char *envd_path__shown(const char *path, char *buf, size_t n)

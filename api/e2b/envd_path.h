@@ -6,11 +6,14 @@
  * way envd's permissions.ExpandAndResolve does, and the user a request
  * names.
  *
- * Users: envd runs each operation as the request's user ("user" by
- * default, uid 1000, home /home/user).  ember's guest agent runs
- * everything as root, so the user only has to be one envd would know:
- * "user" or "root" (or none) is accepted and otherwise ignored; files are
- * owned by root.  Relative paths resolve against E2B_HOME either way.
+ * Users: envd runs each operation as the request's user; ember runs it
+ * as that guest account too (the agent's USER): "root" as root, E2B's
+ * default "user" (or no user) as the template's default user when its
+ * template records one (a template from an image: the image's User, or
+ * the account "user" ember adds), else as the account "user" (uid 1000,
+ * home /home/user) of ember's own rootfs; any other name as itself (the
+ * guest refuses one it has no account for).  Relative paths resolve
+ * against E2B_HOME whatever the user.
  */
 #ifndef EMBER_API_E2B_ENVD_PATH_H
 #define EMBER_API_E2B_ENVD_PATH_H
@@ -32,14 +35,23 @@
 int envd_path__resolve(const char *in, size_t len, char *out, char *err,
 		       size_t errlen);
 
+#define ENVD_USER_MAX E2B_USER_MAX
+
 /*
- * Whether the user of request @r is one ember serves: @name (the
- * `username` query argument; NULL: look at the header instead), else the
- * user of an `Authorization: Basic base64(user:password)` header, must be
- * absent, empty, "user" or "root".  0, or -EACCES with a message in @err.
+ * envd_path__user() - the guest user request @r to sandbox @g runs as,
+ * for the agent's USER (struct agent_exec_req.user): the name is @name
+ * (the `username` query argument; NULL: the user of an `Authorization:
+ * Basic base64(user:password)` header, if any).  E2B's default user
+ * ("user", or none given) is the guest's default (*@user NULL: no USER)
+ * when @g's template records a default user (template_info.user), else
+ * "user"; any other name is itself ("root" included).  The name is
+ * copied into @out (ENVD_USER_MAX bytes) and *@user points there or is
+ * NULL.  0, or -EACCES with a message in @err: a malformed header, a
+ * name over ENVD_USER_MAX - 1 bytes or not printable ASCII.
  */
-int envd_path__user_ok(const struct e2b_req *r, const char *name, char *err,
-		       size_t errlen);
+int envd_path__user(const struct e2b_req *r, const char *name,
+		    const struct e2b_guest *g, char *out, const char **user,
+		    char *err, size_t errlen);
 
 /*
  * @path made fit to quote in a message (a JSON string must be UTF-8, and

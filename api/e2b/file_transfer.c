@@ -13,9 +13,13 @@
  *	Answers 200 [{"name","type":"file","path"}] per file written.
  *
  * Errors use E2B's REST shape {"code": status, "message"}.  Bytes move
- * through memfds and the agent's WRITE_FILE / READ_FILE (a file at most
- * EMBER_AGENT_MAX_FILE); multipart bodies are parsed by libmicrohttpd's
- * post processor, fed from the upload's memfd.
+ * through memfds and the agent's READ_FILE (downloads, read as root
+ * whatever the user) and WRITE_FILE (uploads as root), or for uploads as
+ * any other user (envd_path.h; E2B's default "user") a script run as
+ * that user with the bytes as its stdin (guest_fs__put()), so that the
+ * files and directories it makes are the user's, as envd's are; a file is
+ * at most EMBER_AGENT_MAX_FILE.  Multipart bodies are parsed by
+ * libmicrohttpd's post processor, fed from the upload's memfd.
  */
 #include <errno.h>
 #include <microhttpd.h>
@@ -34,6 +38,7 @@
 #include "../sandbox/utf8.h"
 #include "e2b.h"
 #include "envd_path.h"
+#include "fs_script.h"
 
 #define FILE_IDLE_MS 60000 /* a transfer with no byte moving */
 #define MKDIR_MS     30000 /* mkdir -p of a new file's parents */
@@ -231,8 +236,77 @@ static int make_parents(struct e2b_server *srv, struct e2b_guest *g,
 }
 
 /*
+ * Write the whole of @fd (rewound) to @path as the user @g->user (not
+ * root) through guest_fs__put(): the file and the parents it makes are
+ * the user's, and the user's permissions apply.  0, or -1 with the answer
+ * in @resp.
+ */
+static int put_as_user(struct e2b_server *srv, struct e2b_guest *g, int fd,
+		       const char *path, struct e2b_resp *resp)
+{
+	char err[512], p[ENVD_SHOWN + 1], why[ENVD_SHOWN + 1];
+	const char *u = g->user[0] ? g->user : NULL;
+	struct fs_op o;
+	int rc;
+
+	envd_path__shown(path, p, sizeof(p));
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		reply__error(resp, 500, "lseek: %s", strerror(errno));
+		return -1;
+	}
+	rc = guest_fs__put(srv->pool, &g->info, E2B_AGENT_TIMEOUT_MS, u, fd,
+			   path, &o, err, sizeof(err));
+	guest__note_pooled(g);
+	if (rc == -EREMOTEIO) {
+		reply__error(resp, 401,
+			     "cannot write '%s' as user '%.64s': "
+			     "%.300s",
+			     p, u ? u : E2B_USER, err);
+		return -1;
+	}
+	if (rc < 0) {
+		reply__error(resp, 502,
+			     "the sandbox's agent failed on '%s': "
+			     "%.300s",
+			     p, err);
+		return -1;
+	}
+	fs_script__why(&o, why, sizeof(why));
+	switch (o.status) {
+	case 0:
+		break;
+	case 3:
+		reply__error(resp, 400, "path '%s' is a directory", p);
+		break;
+	case 6:
+		reply__error(resp, 400, "path '%s' is not a regular file", p);
+		break;
+	default:
+		if (strstr(why, "Permission denied") ||
+		    strstr(why, "Read-only file system"))
+			reply__error(resp, 403, "path '%s': %s", p, why);
+		else if (strstr(why, "No space left"))
+			reply__error(resp, 507,
+				     "not enough disk space for '%s'", p);
+		else if (o.status == 4 || strstr(why, "Not a directory"))
+			reply__error(resp, 400,
+				     "cannot create the parent directories "
+				     "of '%s' (a parent is a file?)",
+				     p);
+		else
+			reply__error(resp, 500, "path '%s': %s", p, why);
+	}
+	rc = o.status ? -1 : 0;
+	guest_fs__release(&o);
+	return rc;
+}
+
+/*
  * Write the whole of @fd (rewound first) to the guest file @path,
- * creating its parents when missing.  0, or -1 with the answer in @resp.
+ * creating its parents when missing, as the request's user: root's
+ * writes go through the agent's WRITE_FILE (which writes as root), any
+ * other user's through put_as_user().  0, or -1 with the answer in
+ * @resp.
  */
 static int put_file(struct e2b_server *srv, struct e2b_guest *g, int fd,
 		    const char *path, struct e2b_resp *resp)
@@ -241,6 +315,8 @@ static int put_file(struct e2b_server *srv, struct e2b_guest *g, int fd,
 	char err[512];
 	int rc, gerr = 0, tries;
 
+	if (strcmp(g->user, "root"))
+		return put_as_user(srv, g, fd, path, resp);
 	for (tries = 0; tries < 2; tries++) {
 		if (lseek(fd, 0, SEEK_SET) < 0) {
 			reply__error(resp, 500, "lseek: %s", strerror(errno));
@@ -678,10 +754,14 @@ out:
 int file_transfer__handle(struct e2b_server *srv, const struct e2b_req *r,
 			  struct e2b_guest *g, struct e2b_resp *resp)
 {
+	const char *user;
 	char err[256];
 
-	if (envd_path__user_ok(r, e2b__query(r, "username"), err, sizeof(err)))
+	if (envd_path__user(r, e2b__query(r, "username"), g, g->user, &user,
+			    err, sizeof(err)))
 		return reply__error(resp, 401, "%s", err);
+	if (!user)
+		g->user[0] = '\0';
 	if (!strcmp(r->method, "GET"))
 		return download(srv, r, g, resp);
 	if (!strcmp(r->method, "POST"))

@@ -363,7 +363,7 @@ static int do_list_dir(struct e2b_server *srv, const struct e2b_guest *g,
 int filesystem__handle(struct e2b_server *srv, const struct e2b_req *r,
 		       struct e2b_guest *g, struct e2b_resp *resp)
 {
-	const char *m = r->path + strlen(PREFIX), *code = NULL;
+	const char *m = r->path + strlen(PREFIX), *code = NULL, *user;
 	bool streaming = !strcmp(m, "WatchDir");
 	char err[512], path[ENVD_PATH_MAX];
 	json_t *req;
@@ -381,8 +381,10 @@ int filesystem__handle(struct e2b_server *srv, const struct e2b_req *r,
 				      "filesystem.Filesystem has no method %s",
 				      err);
 	}
-	if (envd_path__user_ok(r, NULL, err, sizeof(err)))
+	if (envd_path__user(r, NULL, g, g->user, &user, err, sizeof(err)))
 		return fail(resp, streaming, "unauthenticated", err);
+	if (!user)
+		g->user[0] = '\0';
 	req = r->body ? connect__request(r->body, r->len, streaming, &code, err,
 					 sizeof(err)) :
 			NULL;

@@ -177,8 +177,9 @@ int fs_script__run(struct e2b_server *srv, const struct e2b_guest *g,
 	char err[512];
 	int rc;
 
-	rc = guest_fs__run(srv->pool, &g->info, E2B_AGENT_TIMEOUT_MS, op, a, b,
-			   o, err, sizeof(err));
+	rc = guest_fs__run(srv->pool, &g->info, E2B_AGENT_TIMEOUT_MS,
+			   g->user[0] ? g->user : NULL, op, a, b, o, err,
+			   sizeof(err));
 	/*
 	 * Its connection may be in the pool now: noted for the sweep, as
 	 * guest__agent_done() notes (a note too many costs nothing).
@@ -200,10 +201,15 @@ int fs_script__run(struct e2b_server *srv, const struct e2b_guest *g,
 			 "the listing is over %u MiB: ask for less depth",
 			 GUEST_FS_OUT_MAX >> 20);
 		break;
+	case -EREMOTEIO:
+		/* It could not start: the user (no such account). */
+		*code = "permission_denied";
+		snprintf(msg, msglen, "cannot run as user '%.64s': %.400s",
+			 g->user[0] ? g->user : "(the default)", err);
+		break;
 	default:
 		/* No agent, or it went: the sandbox is going (or gone). */
-		*code = rc == -ENOMEM || rc == -EREMOTEIO ? "internal" :
-							    "unavailable";
+		*code = rc == -ENOMEM ? "internal" : "unavailable";
 		snprintf(msg, msglen, "the sandbox's agent: %.400s", err);
 	}
 	return -1;

@@ -18,10 +18,10 @@
 
 /*
  * Run the operation @op in @g on the path @a (and @b, or NULL), as
- * guest_fs__run() says, through @srv's pool.  0 with @o filled (release
+ * guest_fs__run() says, as the user @g->user, through @srv's pool.  0 with @o filled (release
  * it), its status the script's exit.  -1 with a Connect code in *@code
  * and a message in @msg when it could not run (no agent, its timeout,
- * too much output).
+ * too much output, a user the guest does not know).
  */
 int fs_script__run(struct e2b_server *srv, const struct e2b_guest *g,
 		   const char *op, const char *a, const char *b,

@@ -14,9 +14,6 @@
 #include "../sandbox/guest_run.h"
 #include "e2b.h"
 
-#define GUEST_PATH \
-	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
 /*
  * The sandboxes whose connections went to the pool, so that
  * guest__unpool_gone() can tell which sandboxes ended on their own.
@@ -97,14 +94,6 @@ void guest__agent_done(struct e2b_server *srv, const struct e2b_guest *g,
 	pool__return(srv->pool, g->info.id, c, ok);
 }
 
-/* Set @k=@v in @o unless @o has @k (defaults under the user's values). */
-static int set_default(json_t *o, const char *k, const char *v)
-{
-	if (json_object_get(o, k))
-		return 0;
-	return json_object_set_new(o, k, json_string(v));
-}
-
 char **guest__env(const struct e2b_guest *g, const json_t *extra)
 {
 	json_t *all = json_object();
@@ -117,10 +106,7 @@ char **guest__env(const struct e2b_guest *g, const json_t *extra)
 		return NULL;
 	if ((json_is_object(g->rec.env_vars) &&
 	     json_object_update(all, g->rec.env_vars)) ||
-	    (json_is_object(extra) &&
-	     json_object_update(all, (json_t *)extra)) ||
-	    set_default(all, "PATH", GUEST_PATH) ||
-	    set_default(all, "HOME", E2B_HOME))
+	    (json_is_object(extra) && json_object_update(all, (json_t *)extra)))
 		goto out;
 	json_object_foreach(all, k, v)
 	{

@@ -16,6 +16,7 @@
 #include "../sandbox/clock.h"
 #include "connect_rpc.h"
 #include "e2b.h"
+#include "envd_path.h"
 #include "proc_stdin.h"
 #include "procs.h"
 
@@ -241,10 +242,10 @@ static int start(struct e2b_server *srv, const struct e2b_req *r,
 		 struct e2b_guest *g, const json_t *req, struct e2b_resp *resp)
 {
 	const json_t *pc = member(req, "process"), *v;
-	const char *code = "invalid_argument";
+	const char *code = "invalid_argument", *user;
+	char err[512], ubuf[ENVD_USER_MAX];
 	struct e2b_stream *st;
 	struct proc *p;
-	char err[512];
 	uint64_t ms;
 	int rc;
 
@@ -282,6 +283,15 @@ static int start(struct e2b_server *srv, const struct e2b_req *r,
 		return rc == -ENOMEM ? fail(resp, true, "resource_exhausted",
 					    "out of memory") :
 				       fail(resp, true, code, "%s", err);
+	}
+	rc = envd_path__user(r, NULL, g, ubuf, &user, err, sizeof(err));
+	if (rc) {
+		procs__proc_free(p);
+		return fail(resp, true, "unauthenticated", "%s", err);
+	}
+	if (user && !(p->user = strdup(user))) {
+		procs__proc_free(p);
+		return fail(resp, true, "resource_exhausted", "out of memory");
 	}
 	p->env = guest__env(g, member(pc, "envs"));
 	if (!p->env) {

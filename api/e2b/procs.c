@@ -16,8 +16,11 @@
  * (E2B's background commands), until it ends, is killed, its
  * Connect-Timeout-Ms lapses or its sandbox goes (procs__drop()).
  *
- * A process that asks for no cwd runs in E2B_HOME, or in / when the
- * guest has no such directory (home_cwd()).
+ * A process that asks for no cwd runs in E2B_HOME, or in the guest's
+ * default (the image's WorkingDir, else /) when the guest has no such
+ * directory (home_cwd()).  It runs as the request's user (envd_path.h),
+ * with the guest's default environment (the image's Env, the user's
+ * HOME, USER, LOGNAME) under the sandbox's and the request's variables.
  *
  * Pids are ember's own numbers (ember does not see the guest's): one
  * counter for the whole server, from PID_FIRST, so a pid names one
@@ -112,6 +115,7 @@ void procs__proc_free(struct proc *p)
 	free(p->argv);
 	free(p->env);
 	free(p->cwd);
+	free(p->user);
 	free(p);
 }
 
@@ -278,8 +282,9 @@ static void thread_done(struct e2b_procs *t)
 /* --- the exec thread ------------------------------------------------- */
 
 /*
- * The cwd of a process that asked for none: E2B_HOME, or "/" in a guest
- * without it (a template not made for E2B).  Asked once per sandbox, and
+ * The cwd of a process that asked for none: E2B_HOME, or NULL (the
+ * guest's default) in a guest without it (a template not made for E2B,
+ * or from an image with a User of its own).  Asked once per sandbox, and
  * not by a failed exec retried elsewhere: the failed one could have eaten
  * a signal or input meant for the process.  Reading the directory as a
  * file answers EISDIR without starting anything in the guest.
@@ -296,7 +301,7 @@ static const char *home_cwd(struct proc *p)
 	rc = h ? h->present : -1;
 	pthread_mutex_unlock(&t->lock);
 	if (rc >= 0)
-		return rc ? E2B_HOME : "/";
+		return rc ? E2B_HOME : NULL;
 	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return E2B_HOME;
@@ -318,9 +323,9 @@ static const char *home_cwd(struct proc *p)
 			t->homes = h;
 		}
 		pthread_mutex_unlock(&t->lock);
-		return rc ? E2B_HOME : "/";
+		return rc ? E2B_HOME : NULL;
 	}
-	return rc == -EREMOTEIO && gerr == ENOENT ? "/" : E2B_HOME;
+	return rc == -EREMOTEIO && gerr == ENOENT ? NULL : E2B_HOME;
 }
 
 static void *exec_main(void *arg)
@@ -330,7 +335,9 @@ static void *exec_main(void *arg)
 	struct agent_exec_req req = {
 		.argv = (const char *const *)p->argv,
 		.env = (const char *const *)p->env,
+		.env_add = true,
 		.cwd = p->cwd,
+		.user = p->user,
 		.stdin_fd = p->has_stdin ? p->in_r : -1,
 		.stdout_fd = p->out_w,
 		.stderr_fd = p->err_w,

@@ -40,7 +40,9 @@ struct proc {
 	char **argv; /* one block */
 	char **env; /* guest__env()'s block */
 	char *cwd;
-	bool cwd_default; /* not asked for: "/" when it is missing */
+	bool cwd_default; /* not asked for: E2B_HOME, else the guest's
+			     default when it is missing */
+	char *user; /* the agent's USER; NULL: the guest's default user */
 	int64_t deadline_ms; /* Connect-Timeout-Ms: killed then; 0: never */
 	struct sub *pending; /* new subscribers, for the reader */
 	/* The exec's outcome, set by the exec thread. */

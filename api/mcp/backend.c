@@ -79,14 +79,32 @@ void backend__kill_all(struct backend *b)
 
 /* --- the guest agent --------------------------------------------------- */
 
-/* The guest's base environment (PROTOCOL.md, ENV), as emberctl's. */
-static const char *const base_env[] = {
-	"PATH=" EMBER_GUEST_PATH,
-	"HOME=" EMBER_GUEST_HOME,
-	"TERM=" EMBER_GUEST_TERM,
-};
+/*
+ * The guest user of a tool call: its `user` argument (the agent's USER),
+ * or NULL: the guest's default user (the image's, else root).
+ */
+static const char *arg_user(const json_t *args)
+{
+	return json_string_value(json_object_get(args, "user"));
+}
 
-#define BASE_ENV_N (sizeof(base_env) / sizeof(base_env[0]))
+/*
+ * Whether the files of a call as @user (arg_user()) in @sb are root's:
+ * "root", or no user in a sandbox whose template records no default user
+ * (ember's own rootfs: root).  Those go through the agent's WRITE_FILE
+ * and READ_FILE (as root); others through commands run as the user.
+ */
+static bool files_as_root(const struct sandbox_info *sb, const char *user)
+{
+	struct template_info t;
+	char err[256];
+
+	if (user)
+		return !strcmp(user, "root") || !strcmp(user, "0");
+	return !sb->template_name[0] ||
+	       template__open(sb->template_name, &t, NULL, err, sizeof(err)) ||
+	       !t.user[0];
+}
 
 /* What an exec left: its output and how it ended. */
 struct captured {
@@ -96,20 +114,23 @@ struct captured {
 };
 
 /*
- * Run @argv in @sb through an agent connection from the pool, capturing
- * stdout and stderr (guest_run__capture()).  0 with @cap filled (release
+ * Run @argv in @sb as @user (NULL: the guest's default) through an agent
+ * connection from the pool, @env (NULL: none) over the guest's default
+ * environment, capturing stdout and stderr (guest_run__capture()).  0 with @cap filled (release
  * its strings), -EREMOTEIO when the command could not start
  * (cap->guest_errno), or another negative errno with @err.
  */
 static int capture(struct backend *b, const struct sandbox_info *sb,
 		   const char *const *argv, const char *const *env,
-		   const char *cwd, uint32_t timeout_ms, struct captured *cap,
-		   char *err, size_t errlen)
+		   const char *cwd, const char *user, uint32_t timeout_ms,
+		   struct captured *cap, char *err, size_t errlen)
 {
 	const struct guest_cmd cmd = {
 		.argv = argv,
 		.env = env,
+		.env_add = true,
 		.cwd = cwd,
+		.user = user,
 		.timeout_ms = timeout_ms,
 		.out_max = OUT_MAX,
 	};
@@ -305,12 +326,12 @@ static json_t *run_shell_code(struct backend *b, const struct sandbox_info *sb,
 	char err[1024];
 	int rc;
 
-	rc = capture(b, sb, argv, NULL, NULL, timeout_ms(args), &cap, err,
-		     sizeof(err));
+	rc = capture(b, sb, argv, NULL, NULL, arg_user(args), timeout_ms(args),
+		     &cap, err, sizeof(err));
 	if (rc == -EREMOTEIO && cap.guest_errno == ENOENT) {
 		argv[0] = "sh";
-		rc = capture(b, sb, argv, NULL, NULL, timeout_ms(args), &cap,
-			     err, sizeof(err));
+		rc = capture(b, sb, argv, NULL, NULL, arg_user(args),
+			     timeout_ms(args), &cap, err, sizeof(err));
 	}
 	if (rc < 0)
 		return tools__fail("run_code (bash) in sandbox %s: %s", sb->id,
@@ -345,6 +366,10 @@ static json_t *run_code(struct backend *b, const json_t *args)
 		return fail;
 	if (lang && !strcmp(lang, "bash"))
 		return run_shell_code(b, &sb, args);
+	if (arg_user(args))
+		return tools__fail("user: only for bash; the %s interpreter "
+				   "runs as root",
+				   lang ? lang : "python");
 	return run_interp(&sb, args);
 }
 
@@ -370,20 +395,16 @@ static json_t *run_command(struct backend *b, const json_t *args)
 	if (res)
 		return res;
 	if (jenv) {
-		if (json_object_size(jenv) > EMBER_AGENT_MAX_ENV - BASE_ENV_N)
-			return tools__fail("env: at most %zu variables",
-					   EMBER_AGENT_MAX_ENV - BASE_ENV_N);
-		env = calloc(EMBER_AGENT_MAX_ENV + 1, sizeof(*env));
+		if (json_object_size(jenv) > EMBER_AGENT_MAX_ENV)
+			return tools__fail("env: at most %d variables",
+					   EMBER_AGENT_MAX_ENV);
+		env = calloc(json_object_size(jenv) + 1, sizeof(*env));
 		owned = calloc(json_object_size(jenv) + 1, sizeof(*owned));
 		if (!env || !owned)
 			goto out;
-		for (k = 0; k < BASE_ENV_N; k++)
-			env[n++] = base_env[k];
 		json_object_foreach((json_t *)jenv, key, v)
 		{
-			size_t klen = strlen(key);
-
-			if (!klen || strchr(key, '=')) {
+			if (!*key || strchr(key, '=')) {
 				res = tools__fail("env: bad variable name "
 						  "'%.100s'",
 						  key);
@@ -392,18 +413,11 @@ static json_t *run_command(struct backend *b, const json_t *args)
 			if (asprintf(&owned[nown], "%s=%s", key,
 				     json_string_value(v)) < 0)
 				goto out;
-			/* Replace a base variable of that name. */
-			for (k = 0; k < n; k++)
-				if (!strncmp(env[k], key, klen) &&
-				    env[k][klen] == '=')
-					break;
-			env[k] = owned[nown++];
-			if (k == n)
-				n++;
+			env[n++] = owned[nown++];
 		}
 	}
-	rc = capture(b, &sb, argv, env, cwd, timeout_ms(args), &cap, err,
-		     sizeof(err));
+	rc = capture(b, &sb, argv, env, cwd, arg_user(args), timeout_ms(args),
+		     &cap, err, sizeof(err));
 	if (rc < 0) {
 		res = tools__fail("run_command in sandbox %s: %s", sb.id, err);
 		goto out;
@@ -430,6 +444,56 @@ out:
 }
 
 /* --- files ------------------------------------------------------------- */
+
+/*
+ * write_file as @user (not root): guest_fs__put(), so that the file and
+ * the parents it makes are the user's.  The tool's result.
+ */
+static json_t *put_as_user(struct backend *b, const struct sandbox_info *sb,
+			   const char *user, int fd, const char *path,
+			   size_t len)
+{
+	static const char *const why[] = {
+		[3] = "it is a directory",
+		[4] = "cannot create its parent directories",
+		[5] = "cannot open it for writing",
+		[6] = "not a regular file",
+		[7] = "writing failed",
+	};
+	const char *u = user ? user : "(the default user)";
+	char err[1024];
+	struct fs_op o;
+	json_t *res, *msg;
+	size_t n;
+	int rc;
+
+	if (path[0] != '/')
+		return tools__fail("write_file: path must be absolute as user "
+				   "%.64s",
+				   u);
+	rc = guest_fs__put(b->pool, sb, CONNECT_MS, user, fd, path, &o, err,
+			   sizeof(err));
+	if (rc < 0)
+		return tools__fail("writing %s in sandbox %s as %.64s: %s",
+				   path, sb->id, u, err);
+	if (!o.status) {
+		res = tools__ok(json_pack("{s:s, s:I}", "path", path, "bytes",
+					  (json_int_t)len),
+				NULL);
+	} else {
+		n = strcspn(o.err, "\n");
+		msg = utf8__json(o.err, n);
+		res = tools__fail(
+			"writing %s in sandbox %s as %.64s: %s%s%s", path,
+			sb->id, u,
+			o.status < 8 && why[o.status] ? why[o.status] :
+							"failed",
+			n ? ": " : "", msg ? json_string_value(msg) : "");
+		json_decref(msg);
+	}
+	guest_fs__release(&o);
+	return res;
+}
 
 static json_t *write_file(struct backend *b, const json_t *args)
 {
@@ -475,6 +539,10 @@ static json_t *write_file(struct backend *b, const json_t *args)
 		goto out;
 	}
 	lseek(fd, 0, SEEK_SET);
+	if (!files_as_root(&sb, arg_user(args))) {
+		res = put_as_user(b, &sb, arg_user(args), fd, path, len);
+		goto out;
+	}
 	c = pool__borrow(b->pool, &sb, CONNECT_MS, err, sizeof(err));
 	if (!c) {
 		res = tools__fail("%s", err);
@@ -495,6 +563,68 @@ out:
 		close(fd);
 	free(data);
 	return res;
+}
+
+/*
+ * read_file as @user (not root): `cat` run as the user, its stdout into
+ * @fd (READ_MAX + 1 bytes at most, enough to tell a file too big), so
+ * that the user's permissions apply.  0; 1 when the command failed in the
+ * guest (its stderr's first line in @err); or agent_client__exec()'s
+ * negative errno (-EREMOTEIO: it could not start, e.g. no such user).
+ */
+static int cat_as_user(struct agent_client *c, const char *user,
+		       const char *path, int fd, char *err, size_t errlen)
+{
+	static const char script[] =
+		"if [ -e \"$1\" ] && [ ! -f \"$1\" ]; then\n"
+		"	echo \"not a regular file\" >&2; exit 1\n"
+		"fi\n"
+		"exec cat -- \"$1\"\n";
+	const char *argv[] = { "/bin/sh", "-c", script, "sh", path, NULL };
+	struct agent_exec_req req = {
+		.argv = argv,
+		.cwd = "/",
+		.user = user,
+		.timeout_ms = FILE_IDLE_MS,
+		.stdin_fd = -1,
+		.stdout_fd = fd,
+		.out_max = READ_MAX + 1,
+		.sig_fd = -1,
+	};
+	struct agent_exec_result res;
+	char buf[512];
+	ssize_t n;
+	int fe, rc;
+
+	fe = memfd_create("ember-mcp-err", MFD_CLOEXEC);
+	if (fe < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "memfd: %s", strerror(-rc));
+		return rc;
+	}
+	req.stderr_fd = fe;
+	rc = agent_client__exec(c, &req, &res);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", agent_client__error(c));
+		close(fe);
+		return rc;
+	}
+	if (res.kind == EMBER_AGENT_EXITED && !res.code) {
+		close(fe);
+		return 0;
+	}
+	n = pread(fe, buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	for (char *q = buf; *q; q++)
+		if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
+			*q = '?'; /* the guest's bytes: any */
+	snprintf(err, errlen, "%s",
+		 buf[0]				 ? buf :
+		 res.kind == EMBER_AGENT_TIMEOUT ? "timed out" :
+						   "cat failed");
+	close(fe);
+	return 1;
 }
 
 static json_t *read_file(struct backend *b, const json_t *args)
@@ -522,11 +652,26 @@ static json_t *read_file(struct backend *b, const json_t *args)
 		res = tools__fail("%s", err);
 		goto out;
 	}
-	rc = agent_client__read_file(c, path, fd, FILE_IDLE_MS);
-	if (rc < 0) {
-		res = tools__fail("reading %s in sandbox %s: %s", path, sb.id,
-				  agent_client__error(c));
-		goto out;
+	if (files_as_root(&sb, arg_user(args))) {
+		rc = agent_client__read_file(c, path, fd, FILE_IDLE_MS);
+		if (rc < 0) {
+			res = tools__fail("reading %s in sandbox %s: %s", path,
+					  sb.id, agent_client__error(c));
+			goto out;
+		}
+	} else {
+		rc = cat_as_user(c, arg_user(args), path, fd, err, sizeof(err));
+		if (rc) {
+			res = tools__fail("reading %s in sandbox %s as %.64s: "
+					  "%s",
+					  path, sb.id,
+					  arg_user(args) ? arg_user(args) :
+							   "(the default user)",
+					  err);
+			if (rc > 0)
+				rc = 0; /* the connection is sound */
+			goto out;
+		}
 	}
 	if (fstat(fd, &st) < 0) {
 		res = tools__fail("memfd: %s", strerror(errno));
@@ -649,8 +794,8 @@ static json_t *list_files(struct backend *b, const json_t *args)
 	/* "./" first: a relative path must not read as an option. */
 	if (path[0] != '/' && asprintf(&rel, "./%s", path) < 0)
 		return NULL;
-	rc = guest_fs__run(b->pool, &sb, CONNECT_MS, "list", rel ? rel : path,
-			   "1", &o, err, sizeof(err));
+	rc = guest_fs__run(b->pool, &sb, CONNECT_MS, arg_user(args), "list",
+			   rel ? rel : path, "1", &o, err, sizeof(err));
 	free(rel);
 	if (rc < 0)
 		return tools__fail("list_files in sandbox %s: %s", sb.id, err);

@@ -18,6 +18,14 @@
 	"'sandbox_id':{'type':'string','minLength':1,'maxLength':12," \
 	"'description':'The sandbox id that create_sandbox returned'}"
 
+/* The guest user a tool runs as or touches files as (the agent's USER). */
+#define USER_PROP                                                         \
+	"'user':{'type':'string','minLength':1,'maxLength':256,"          \
+	"'description':'The guest user to act as: a name or uid, or "     \
+	"NAME:GROUP / UID:GID; root for root (default: the default user " \
+	"of the sandbox: root in the templates of ember, in templates "   \
+	"made from an image the User of the image, else user)'}"
+
 /* A sandbox's state, in results. */
 #define STATE_PROP \
 	"'state':{'type':'string','enum':['booting','running','paused','parked']}"
@@ -97,7 +105,9 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"'description':'Interpreter context id (default: the default context of the language)'},"
 			""
 			"'timeout':{'type':'number','minimum':0.001,'maximum':86400,"
-			"'description':'Seconds before the call is interrupted (default 300); the context keeps its state'}"
+			"'description':'Seconds before the call is interrupted (default 300); the context keeps its state'},"
+			"'user':{'type':'string','minLength':1,'maxLength':256,"
+			"'description':'bash only: the guest user to run as (default: the default user of the sandbox); the python and javascript interpreters run as root'}"
 			"},'required':['sandbox_id','code'],"
 			"'additionalProperties':false}",
 		.output_schema =
@@ -129,12 +139,13 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"'command':{'type':'string','minLength':1,"
 			"'description':'A shell command line, run with sh -c'},"
 			"'cwd':{'type':'string','minLength':1,"
-			"'description':'Working directory (default /)'},"
+			"'description':'Working directory (default: that of the image, else /)'},"
 			"'env':{'type':'object',"
 			"'additionalProperties':{'type':'string'},"
-			"'description':'Environment variables to add'},"
+			"'description':'Environment variables to add to the default environment of the guest (that of the image, with HOME, USER and LOGNAME of the user)'},"
 			"'timeout':{'type':'number','minimum':0.001,'maximum':86400,"
-			"'description':'Seconds before the command is killed (default 300)'}"
+			"'description':'Seconds before the command is killed (default 300)'},"
+			USER_PROP
 			"},'required':['sandbox_id','command'],"
 			"'additionalProperties':false}",
 		.output_schema =
@@ -154,7 +165,9 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 		.name = "write_file",
 		.title = "Write a file",
 		.description =
-			"Write a file in a sandbox (created or replaced).",
+			"Write a file in a sandbox (created or replaced, missing "
+			"parent directories made), owned by the user it is written "
+			"as.",
 		.input_schema =
 			"{'type':'object','properties':{"
 			SANDBOX_ID_PROP ","
@@ -163,7 +176,8 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"'content':{'type':'string',"
 			"'description':'The content of the file'},"
 			"'encoding':{'type':'string','enum':['text','base64'],"
-			"'description':'How content is given (default text)'}"
+			"'description':'How content is given (default text)'},"
+			USER_PROP
 			"},'required':['sandbox_id','path','content'],"
 			"'additionalProperties':false}",
 		.output_schema =
@@ -185,7 +199,8 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"'path':{'type':'string','minLength':1,"
 			"'description':'Absolute path in the sandbox'},"
 			"'encoding':{'type':'string','enum':['text','base64'],"
-			"'description':'base64 to always get base64 (default: text when possible)'}"
+			"'description':'base64 to always get base64 (default: text when possible)'},"
+			USER_PROP
 			"},'required':['sandbox_id','path'],"
 			"'additionalProperties':false}",
 		.output_schema =
@@ -207,7 +222,8 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"{'type':'object','properties':{"
 			SANDBOX_ID_PROP ","
 			"'path':{'type':'string','minLength':1,"
-			"'description':'Directory (default /root)'}"
+			"'description':'Directory (default /root)'},"
+			USER_PROP
 			"},'required':['sandbox_id'],'additionalProperties':false}",
 		.output_schema =
 			"{'type':'object','properties':{"

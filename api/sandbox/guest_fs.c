@@ -122,30 +122,43 @@ int guest_fs__entries(const struct fs_op *o, struct fs_ent **v, size_t *n)
 	return 0;
 }
 
-int guest_fs__run(struct pool *p, const struct sandbox_info *sb, int connect_ms,
-		  const char *op, const char *a, const char *b, struct fs_op *o,
-		  char *err, size_t errlen)
+/*
+ * A write as the user (guest_fs__put()): $1 the path; stdin the bytes.
+ * Exit 3: a directory; 4: the parents could not be made; 5: the file
+ * could not be opened for writing; 6: not a regular file; 7: writing
+ * failed (stderr says why).
+ */
+static const char put_script[] =
+	"PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"
+	"p=$1 d=${1%/*}\n"
+	"[ -d \"$p\" ] && exit 3\n"
+	"if [ -e \"$p\" ] && [ ! -f \"$p\" ]; then exit 6; fi\n"
+	"umask 022\n"
+	"[ -d \"${d:-/}\" ] || mkdir -p -- \"${d:-/}\" || exit 4\n"
+	"{ cat || exit 7; } >\"$p\" || exit 5\n"
+	"exit 0\n";
+
+/*
+ * Run @argv (a script's) as @user with @in_fd (0: none) as its stdin,
+ * @timeout_ms at most, its stdout (GUEST_FS_OUT_MAX at most) and status
+ * into @o, whose nonce is made here.
+ */
+static int run_script(struct pool *p, const struct sandbox_info *sb,
+		      int connect_ms, const char *user, int in_fd,
+		      uint32_t timeout_ms, const char **argv, struct fs_op *o,
+		      char *err, size_t errlen)
 {
-	const char *argv[] = { "/bin/sh", "-c",	       script, "sh", op,
-			       o->nonce,  link_script, a,      b,    NULL };
 	const struct guest_cmd cmd = {
 		.argv = argv,
 		.cwd = "/",
-		.timeout_ms = GUEST_FS_RUN_MS,
+		.user = user,
+		.in_fd = in_fd,
+		.timeout_ms = timeout_ms,
 		.out_max = GUEST_FS_OUT_MAX,
 	};
-	unsigned char rnd[GUEST_NONCE_LEN / 2];
 	struct guest_output out;
 	int rc;
 
-	memset(o, 0, sizeof(*o));
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		rc = -errno;
-		snprintf(err, errlen, "getrandom: %s", strerror(errno));
-		return rc;
-	}
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(o->nonce + 2 * i, 3, "%02x", rnd[i]);
 	rc = guest_run__capture(p, sb, connect_ms, &cmd, &out, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -164,8 +177,8 @@ int guest_fs__run(struct pool *p, const struct sandbox_info *sb, int connect_ms,
 	}
 	if (o->status == 124) { /* the agent's timeout */
 		guest_fs__release(o);
-		snprintf(err, errlen, "the operation took over %d s",
-			 GUEST_FS_RUN_MS / 1000);
+		snprintf(err, errlen, "the operation took over %u s",
+			 (unsigned int)(timeout_ms / 1000));
 		return -ETIME;
 	}
 	if (o->outlen >= GUEST_FS_OUT_MAX) {
@@ -175,4 +188,54 @@ int guest_fs__run(struct pool *p, const struct sandbox_info *sb, int connect_ms,
 		return -EFBIG;
 	}
 	return 0;
+}
+
+/* A fresh random nonce into @o (cleared first). */
+static int new_op(struct fs_op *o, char *err, size_t errlen)
+{
+	unsigned char rnd[GUEST_NONCE_LEN / 2];
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		rc = -errno;
+		snprintf(err, errlen, "getrandom: %s", strerror(errno));
+		return rc;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(o->nonce + 2 * i, 3, "%02x", rnd[i]);
+	return 0;
+}
+
+int guest_fs__run(struct pool *p, const struct sandbox_info *sb, int connect_ms,
+		  const char *user, const char *op, const char *a,
+		  const char *b, struct fs_op *o, char *err, size_t errlen)
+{
+	const char *argv[] = { "/bin/sh", "-c",	       script, "sh", op,
+			       o->nonce,  link_script, a,      b,    NULL };
+	int rc;
+
+	rc = new_op(o, err, errlen);
+	if (rc)
+		return rc;
+	return run_script(p, sb, connect_ms, user, 0, GUEST_FS_RUN_MS, argv, o,
+			  err, errlen);
+}
+
+int guest_fs__put(struct pool *p, const struct sandbox_info *sb, int connect_ms,
+		  const char *user, int in_fd, const char *path,
+		  struct fs_op *o, char *err, size_t errlen)
+{
+	const char *argv[] = { "/bin/sh", "-c", put_script, "sh", path, NULL };
+	int rc;
+
+	if (in_fd <= 0 || !path || path[0] != '/') {
+		snprintf(err, errlen, "guest_fs__put: bad arguments");
+		return -EINVAL;
+	}
+	rc = new_op(o, err, errlen);
+	if (rc)
+		return rc;
+	return run_script(p, sb, connect_ms, user, in_fd, GUEST_FS_PUT_MS, argv,
+			  o, err, errlen);
 }

@@ -3,8 +3,11 @@
  * File operations run in a sandbox's guest (guest_fs.c): one busybox
  * script does stat, list, mkdir, move and remove, every path an argument
  * and never in the script's text, and prints the entries it touched as
- * guest_stat.h's records.  ember-e2b's filesystem service and watches and
- * ember-mcp's list_files are built on it.
+ * guest_stat.h's records; another writes a file from its stdin.  Each
+ * runs as a given guest user (the agent's USER), so that what it makes is
+ * that user's and its permissions apply.  ember-e2b's filesystem service,
+ * watches and uploads and ember-mcp's list_files and write_file are built
+ * on it.
  */
 #ifndef EMBER_API_GUEST_FS_H
 #define EMBER_API_GUEST_FS_H
@@ -28,8 +31,9 @@ struct fs_op {
 
 /*
  * guest_fs__run() - run the operation @op in the live sandbox @sb on the
- * path @a (and @b, or NULL), through an agent connection from @p (a new
- * one answers a PING within @connect_ms):
+ * path @a (and @b, or NULL) as @user (the agent's USER; NULL: the guest's
+ * default user), through an agent connection from @p (a new one answers
+ * a PING within @connect_ms):
  *
  *   "stat"   @a's entry;
  *   "list"   the entries below directory @a, to depth @b ("" for all);
@@ -47,8 +51,28 @@ struct fs_op {
  * -EREMOTEIO...).
  */
 int guest_fs__run(struct pool *p, const struct sandbox_info *sb, int connect_ms,
-		  const char *op, const char *a, const char *b, struct fs_op *o,
-		  char *err, size_t errlen);
+		  const char *user, const char *op, const char *a,
+		  const char *b, struct fs_op *o, char *err, size_t errlen);
+
+/*
+ * guest_fs__put() - write everything @in_fd holds from its current offset
+ * (a regular file or memfd, > 0) into the guest file @path (absolute) as
+ * @user, through a busybox script run as that user with @in_fd as its
+ * stdin: missing parents are made (umask 022: 0755), a new file gets
+ * 0644 and an existing one is truncated and keeps its mode, all owned by
+ * @user and with @user's permissions, as envd writes for its user (the
+ * agent's WRITE_FILE has no user: it writes as root).  0 with @o filled
+ * (release it), its status the script's exit: 0 done; 3 @path is a
+ * directory; 4 its parents could not be made; 5 it could not be opened
+ * for writing; 6 it is not a regular file; 7 writing failed (stderr says
+ * why for 4, 5 and 7).  Errors as guest_fs__run()'s (-ETIME past
+ * GUEST_FS_PUT_MS; -EREMOTEIO when the script could not start: an
+ * unknown user), and -EINVAL for a bad @in_fd or a relative @path.
+ */
+#define GUEST_FS_PUT_MS 600000 /* one write, at most */
+int guest_fs__put(struct pool *p, const struct sandbox_info *sb, int connect_ms,
+		  const char *user, int in_fd, const char *path,
+		  struct fs_op *o, char *err, size_t errlen);
 
 /* Free what @o holds. */
 void guest_fs__release(struct fs_op *o);

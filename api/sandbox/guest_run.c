@@ -46,9 +46,11 @@ int guest_run__capture(struct pool *p, const struct sandbox_info *sb,
 	struct agent_exec_req req = {
 		.argv = cmd->argv,
 		.env = cmd->env,
+		.env_add = cmd->env_add,
 		.cwd = cmd->cwd,
+		.user = cmd->user,
 		.timeout_ms = cmd->timeout_ms,
-		.stdin_fd = -1,
+		.stdin_fd = cmd->in_fd > 0 ? cmd->in_fd : -1,
 		.out_max = cmd->out_max,
 		.sig_fd = -1,
 	};

@@ -9,6 +9,7 @@
 #ifndef EMBER_API_GUEST_RUN_H
 #define EMBER_API_GUEST_RUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,8 +20,17 @@
 /* A command for guest_run__capture(). */
 struct guest_cmd {
 	const char *const *argv; /* NULL-terminated */
-	const char *const *env; /* NULL: the agent's environment */
-	const char *cwd; /* NULL: the agent's (/) */
+	const char *const *env; /* NULL: the guest's default environment
+				   (PROTOCOL.md, "The environment"); else
+				   "K=V" entries, the whole environment, or
+				   with env_add over the default one */
+	bool env_add; /* env goes over the default environment */
+	const char *cwd; /* NULL: the guest's default (the image's, else /) */
+	const char *user; /* NULL: the guest's default user (the image's,
+			     else root); else the agent's USER: NAME, UID,
+			     NAME:GROUP or UID:GID */
+	int in_fd; /* > 0: forwarded to the command's stdin up to its EOF
+		      (from its current offset); 0: stdin is /dev/null */
 	uint32_t timeout_ms; /* in the guest; 0: none */
 	size_t out_max; /* bytes of stdout (and of stderr) kept; > 0 */
 };
@@ -39,7 +49,8 @@ struct guest_output {
  * and wait for its end.  0 with @o filled (free it with
  * guest_run__release()).  Errors, with the reason in @err: -EIO when no
  * agent answered, -EREMOTEIO when the command could not start
- * (o->guest_errno), -ENOMEM, or agent_client__exec()'s.  The connection
+ * (o->guest_errno: EINVAL for an unknown user, ENOENT...), -ENOMEM, or
+ * agent_client__exec()'s.  The connection
  * goes back to @p when the agent is still sound (0 or -EREMOTEIO).
  */
 int guest_run__capture(struct pool *p, const struct sandbox_info *sb,

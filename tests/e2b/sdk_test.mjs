@@ -306,6 +306,26 @@ async function main() {
 		expect(r.stdout === '/tmp\n', `pwd gave ${show(r.stdout)}`);
 	});
 
+	await check('users: commands run as user (HOME /home/user, cwd /home/user) by default, as root with {user: "root"}; files written as user are its; an unknown user fails', async () => {
+		need();
+		const d = await run(sbx, 'id -un; id -u; echo "$HOME $USER"; pwd');
+		expect(d.stdout === 'user\n1000\n/home/user user\n/home/user\n', `default: ${show(d.stdout)}`);
+		const r = await run(sbx, 'id -un; echo "$HOME"', { user: 'root' });
+		expect(r.stdout === 'root\n/root\n', `as root: ${show(r.stdout)}`);
+		await call(sbx.files.write('/home/user/e2b-owned/u.txt', 'mine', REQ), 'files.write');
+		await call(sbx.files.makeDir('/home/user/e2b-owned/d', REQ), 'files.makeDir');
+		await call(sbx.files.write('/tmp/e2b-root/r.txt', 'root\'s', { ...REQ, user: 'root' }), 'files.write as root');
+		const o = await run(sbx, 'stat -c "%n %U:%G %a" /home/user/e2b-owned /home/user/e2b-owned/u.txt /home/user/e2b-owned/d /tmp/e2b-root/r.txt');
+		expect(o.stdout === '/home/user/e2b-owned user:user 755\n/home/user/e2b-owned/u.txt user:user 644\n' +
+			'/home/user/e2b-owned/d user:user 755\n/tmp/e2b-root/r.txt root:root 644\n', `owners: ${show(o.stdout)}`);
+		expect(await call(sbx.files.read('/home/user/e2b-owned/u.txt', REQ), 'files.read') === 'mine', 'read back');
+		await expectThrow(call(sbx.files.write('/root/e2b-denied.txt', 'no', REQ), 'files.write to /root'), SandboxError,
+			(e) => expect(/ermission denied/.test(e.message), `message ${show(e.message)}`));
+		await expectThrow(run(sbx, 'true', { user: 'nosuchuser' }), SandboxError,
+			(e) => expect(/nosuchuser/.test(e.message), `message ${show(e.message)}`));
+		await run(sbx, 'rm -rf /home/user/e2b-owned');
+	});
+
 	const dir = '/home/user/e2b-test';
 	await check('files.write / files.read / files.list / files.exists', async () => {
 		need();

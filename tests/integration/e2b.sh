@@ -6,6 +6,7 @@
 # E2B_SANDBOX_URL and E2B_API_KEY pointing at it and prints its own ok /
 # not ok lines: the E2B quickstart, code with state, charts, errors,
 # contexts, commands (streams, exit codes, background, stdin, envs, cwd),
+# users (`user` by default, root on request, files owned by the user),
 # files, timeouts, list, pause and connect, fork, snapshots, kill, the
 # access token, a wrong key, an unknown sandbox.  Sandboxes restore from
 # the template "default" in $SHARED_STATE_DIR (tests/run.sh: net.sh

@@ -5,7 +5,8 @@
 # once over stdio and once over Streamable HTTP (it starts ember-mcp
 # itself: over HTTP on 127.0.0.1 with a token file) and prints its own
 # ok / not ok lines: tools, sandboxes, Python and JavaScript state, pandas,
-# charts as PNG, errors, timeouts, files, commands, ten calls at once,
+# charts as PNG, errors, timeouts, files, commands, users (root by
+# default, `user` on request: its HOME, files it owns), ten calls at once,
 # pause and resume, kill, TTL, protocol errors, the token, --confirm with
 # elicitation, and the clean-up when a client goes away.  The template
 # "default" is built first (one boot, ~10-30 s where guest kernel mode

@@ -649,6 +649,28 @@ async function main() {
 		const s = await cmd(c, sid, 'echo $FOO; pwd; echo oops >&2', { cwd: '/tmp', env: { FOO: 'bar' } });
 		expect(s.stdout === 'bar\n/tmp\n' && s.stderr === 'oops\n' && s.exit_code === 0, `got ${show(s)}`);
 	});
+	await check('users: root by default; user "user" runs as it (HOME /home/user), writes files it owns, reads and lists them; an unknown user is isError', async () => {
+		need();
+		const d = await cmd(c, sid, 'id -un; echo "$HOME"');
+		expect(d.stdout === 'root\n/root\n' && d.exit_code === 0, `default: ${show(d)}`);
+		const u = await cmd(c, sid, 'id -un; echo "$HOME $USER"; pwd', { user: 'user', cwd: '/home/user' });
+		expect(u.stdout === 'user\n/home/user user\n/home/user\n' && u.exit_code === 0, `as user: ${show(u)}`);
+		const r = await cmd(c, sid, 'id -un', { user: 'root' });
+		expect(r.stdout === 'root\n', `as root: ${show(r)}`);
+		sc(await call(c, 'write_file', { sandbox_id: sid, path: '/home/user/mcp/u.txt', content: text, user: 'user' }));
+		const o = await cmd(c, sid, 'stat -c %U:%G /home/user/mcp /home/user/mcp/u.txt');
+		expect(o.stdout === 'user:user\nuser:user\n', `owners: ${show(o)}`);
+		const back = sc(await call(c, 'read_file', { sandbox_id: sid, path: '/home/user/mcp/u.txt', user: 'user' }));
+		expect(back.content === text, `read as user: ${show(back)}`);
+		const l = sc(await call(c, 'list_files', { sandbox_id: sid, path: '/home/user/mcp', user: 'user' }));
+		expect(l.entries.length === 1 && l.entries[0].name === 'u.txt', `list as user: ${show(l)}`);
+		const denied = await call(c, 'write_file', { sandbox_id: sid, path: '/root/u.txt', content: 'x', user: 'user' });
+		expect(denied.isError && /ermission denied|cannot/.test(texts(denied)), `user writing /root: ${show(denied)}`);
+		const nr = await call(c, 'read_file', { sandbox_id: sid, path: '/root/mcp-test.txt', user: 'user' });
+		expect(nr.isError && /ermission denied/.test(texts(nr)), `user reading /root: ${show(nr)}`);
+		const bad = await call(c, 'run_command', { sandbox_id: sid, command: 'true', user: 'nosuchuser' });
+		expect(bad.isError && /nosuchuser/.test(texts(bad)), `unknown user: ${show(bad)}`);
+	});
 	await check('run_command on an unknown sandbox is isError', async () => {
 		const r = await call(c, 'run_command', { sandbox_id: 'ffffffffffff', command: 'true' });
 		expect(r.isError && texts(r), `got ${show(r)}`);
