@@ -193,8 +193,8 @@ static int cmd_template_build(int argc, char **argv)
 				goto out;
 			break;
 		case 'T':
-			if (cli__parse_uint("--ready-timeout", optarg, 1,
-					    86400, &o.ready_timeout_s))
+			if (cli__parse_uint("--ready-timeout", optarg, 1, 86400,
+					    &o.ready_timeout_s))
 				goto out;
 			break;
 		case 'h':
@@ -261,8 +261,8 @@ static int cmd_template_build(int argc, char **argv)
 	if (io.src || dk.dockerfile) {
 		/* ember's parts for the image's disk (image.h). */
 		if (cli__default_path("ember's guest init", NULL,
-				      "EMBER_GUEST_INIT", "guest/init", 0,
-				      init, sizeof(init)) ||
+				      "EMBER_GUEST_INIT", "guest/init", 0, init,
+				      sizeof(init)) ||
 		    cli__default_path("ember's guest agent", NULL,
 				      "EMBER_GUEST_AGENT", "guest/agent", 0,
 				      agent, sizeof(agent)) ||
@@ -323,9 +323,8 @@ static int cmd_template_build(int argc, char **argv)
 	o.setup = setup;
 	o.sig_fd = cli__block_stops(1);
 	o.times = &times;
-	if ((dk.dockerfile ?
-		     template__build_dockerfile(&o, &dk, name, err,
-						sizeof(err)) :
+	if ((dk.dockerfile ? template__build_dockerfile(&o, &dk, name, err,
+							sizeof(err)) :
 	     io.src ? template__build_image(&o, &io, name, err, sizeof(err)) :
 		      template__build(&o, name, err, sizeof(err))) < 0) {
 		cli__report(err);

@@ -168,8 +168,8 @@ struct image_guest {
  * bytes (the agent's limits); -EINVAL for an Env entry without NAME=, a
  * relative WorkingDir or a malformed User.
  */
-int image__defaults(const struct image_config *c, const char *user,
-		    char **out, size_t *len, char *err, size_t errlen);
+int image__defaults(const struct image_config *c, const char *user, char **out,
+		    size_t *len, char *err, size_t errlen);
 
 /*
  * image__user_add() - the account @name for the texts of /etc/passwd

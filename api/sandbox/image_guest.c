@@ -27,13 +27,13 @@
 #include "image.h"
 #include "image_internal.h"
 
-#define ETC_MAX (1u << 20) /* /etc/passwd or /etc/group read back */
+#define ETC_MAX	     (1u << 20) /* /etc/passwd or /etc/group read back */
 #define SUDOERS_NAME "ember-user"
 
 /* ---- pure: the defaults file and the account ----------------------------- */
 
-int image__defaults(const struct image_config *c, const char *user,
-		    char **out, size_t *len, char *err, size_t errlen)
+int image__defaults(const struct image_config *c, const char *user, char **out,
+		    size_t *len, char *err, size_t errlen)
 {
 	const char **env = NULL;
 	char *path = NULL, *b = NULL;
@@ -64,10 +64,9 @@ int image__defaults(const struct image_config *c, const char *user,
 	}
 	if (!user && c->user && c->user[0])
 		user = c->user;
-	n = ember_defaults_encode(b, EMBER_DEFAULTS_MAX, env,
-				  c->workdir && c->workdir[0] ? c->workdir :
-								NULL,
-				  user);
+	n = ember_defaults_encode(
+		b, EMBER_DEFAULTS_MAX, env,
+		c->workdir && c->workdir[0] ? c->workdir : NULL, user);
 	free(env);
 	free(path);
 	if (n == EMBER_AGENT_E_NOSPACE) {
@@ -101,8 +100,8 @@ nomem:
  * a line of @text, or, with @name, is @name a line's first field?
  * Returns 1 and the line's fields 2 and 3 in *@a and *@b when found.
  */
-static int etc_find(const char *text, const char *name, int field,
-		    uint32_t id, uint32_t *a, uint32_t *b)
+static int etc_find(const char *text, const char *name, int field, uint32_t id,
+		    uint32_t *a, uint32_t *b)
 {
 	const char *l = text;
 
@@ -183,8 +182,8 @@ int image__user_add(const char *passwd, const char *group, const char *name,
 		return rc;
 	snprintf(line, sizeof(line), "%s:x:%u:%u::%s:%s\n", name, *uid, *gid,
 		 home, shell);
-	*new_passwd = etc_append(passwd, "root:x:0:0:root:/root:/bin/sh\n",
-				 line);
+	*new_passwd =
+		etc_append(passwd, "root:x:0:0:root:/root:/bin/sh\n", line);
 	if (group && etc_find(group, name, 0, 0, &a, &b))
 		*new_group = strdup(group);
 	else {
@@ -403,11 +402,9 @@ static int ensure_dir(struct script *s, const char *dir, bool *made)
 				"the image's %s is not a directory (%s)", p,
 				!strncmp(dir, EMBER_GUEST_LIBDIR,
 					 strlen(EMBER_GUEST_LIBDIR)) ?
-					"ember puts its parts in "
-					EMBER_GUEST_LIBDIR :
+					"ember puts its parts in " EMBER_GUEST_LIBDIR :
 				!strcmp(dir, "/etc") || !strcmp(dir, "/home") ?
-					"ember adds the account "
-					IMAGE_USER_NAME :
+					"ember adds the account " IMAGE_USER_NAME :
 					"ember makes the WorkingDir");
 		if (s->n_made == SCRIPT_DIRS ||
 		    !(s->made[s->n_made] = strdup(p)))
@@ -485,8 +482,9 @@ static int applets(struct script *s, const char *busybox)
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		/* Applet names: [, [[, and [a-z0-9_.-]. */
-		if (!line[0] || strspn(line, "abcdefghijklmnopqrstuvwxyz"
-					     "0123456789_.-[") != strlen(line) ||
+		if (!line[0] ||
+		    strspn(line, "abcdefghijklmnopqrstuvwxyz"
+				 "0123456789_.-[") != strlen(line) ||
 		    !strcmp(line, "busybox"))
 			continue;
 		fprintf(s->f, "symlink \"%s\" busybox\n", line);
@@ -544,8 +542,7 @@ static int account(struct script *s, const char *busybox, const char **user)
 		if (!rc)
 			rc = host_write(s->j, pw_host, npw, strlen(npw));
 		if (!rc)
-			rc = put(s, "/etc", "passwd", pw_host, 0644, 0, 0,
-				 !pw);
+			rc = put(s, "/etc", "passwd", pw_host, 0644, 0, 0, !pw);
 		if (!rc)
 			rc = host_write(s->j, gr_host, ngr, strlen(ngr));
 		if (!rc)
@@ -585,8 +582,8 @@ out:
 
 /* The files of the code interpreter (guest-init/interp/). */
 static const char *const interp_files[] = {
-	"ember-interp", "server.py", "contexts.py", "py_worker.py",
-	"js_worker.js",
+	"ember-interp", "server.py",	"contexts.py",
+	"py_worker.py", "js_worker.js",
 };
 
 /*
@@ -612,8 +609,8 @@ static int add_interp(struct script *s, const struct image_guest *g,
 	bool made;
 	int rc = ensure_dir(s, dir, &made);
 
-	for (size_t i = 0; !rc && i < sizeof(interp_files) / sizeof(*interp_files);
-	     i++) {
+	for (size_t i = 0;
+	     !rc && i < sizeof(interp_files) / sizeof(*interp_files); i++) {
 		if (files__pathf(src, sizeof(src), "%s/%s", g->interp,
 				 interp_files[i]))
 			return sandbox__errf(s->j->err, s->j->errlen,
@@ -633,8 +630,8 @@ static int add_interp(struct script *s, const struct image_guest *g,
 				     "%s: path too long", s->j->work);
 	rc = host_write(s->j, wrap, interp_wrapper, sizeof(interp_wrapper) - 1);
 	return rc ? rc :
-		    put(s, EMBER_GUEST_BINDIR, "ember-interp", wrap, 0755, 0,
-			0, made_bin);
+		    put(s, EMBER_GUEST_BINDIR, "ember-interp", wrap, 0755, 0, 0,
+			made_bin);
 }
 
 int image__add_guest(struct image_job *j, const char *disk,
@@ -661,8 +658,8 @@ int image__add_guest(struct image_job *j, const char *disk,
 		rc = put(&s, EMBER_GUEST_LIBDIR, "init", g->init, 0755, 0, 0,
 			 made_dir);
 	if (!rc)
-		rc = put(&s, EMBER_GUEST_LIBDIR, "ember-agent", g->agent, 0755, 0,
-			 0, made_dir);
+		rc = put(&s, EMBER_GUEST_LIBDIR, "ember-agent", g->agent, 0755,
+			 0, 0, made_dir);
 	if (!rc && g->busybox) {
 		rc = ensure_dir(&s, EMBER_GUEST_BINDIR, &made_bin);
 		if (!rc)
@@ -690,8 +687,8 @@ int image__add_guest(struct image_job *j, const char *disk,
 	if (!rc)
 		rc = host_write(j, defaults, text, len);
 	if (!rc)
-		rc = put(&s, EMBER_GUEST_LIBDIR, "defaults", defaults, 0644, 0, 0,
-			 made_dir);
+		rc = put(&s, EMBER_GUEST_LIBDIR, "defaults", defaults, 0644, 0,
+			 0, made_dir);
 	free(text);
 	for (size_t i = 0; i < s.n_made; i++)
 		free(s.made[i]);
@@ -699,7 +696,7 @@ int image__add_guest(struct image_job *j, const char *disk,
 		rc = sandbox__errf(j->err, j->errlen, -EIO, "%s: %s", script,
 				   strerror(errno));
 	if (!rc)
-		rc = image__debugfs(j, "adding ember's parts (debugfs)",
-				    script, disk);
+		rc = image__debugfs(j, "adding ember's parts (debugfs)", script,
+				    disk);
 	return rc;
 }

@@ -129,8 +129,8 @@ int image__step(struct image_job *j, const char *stage,
  * output that is not its banner, an echoed command or "Allocated inode"
  * is the failure (-EIO, "@stage: LINE").
  */
-int image__debugfs(struct image_job *j, const char *stage,
-		   const char *script, const char *disk);
+int image__debugfs(struct image_job *j, const char *stage, const char *script,
+		   const char *disk);
 
 /*
  * image__add_guest() - add ember's guest parts (j->o->guest) to the ext4

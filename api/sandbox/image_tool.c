@@ -157,8 +157,7 @@ static int tool_run(const char *const *argv, const char *log, const char *tmp,
 
 /* ---- the job's steps ---------------------------------------------------- */
 
-int image__step(struct image_job *j, const char *stage,
-		const char *const *argv)
+int image__step(struct image_job *j, const char *stage, const char *const *argv)
 {
 	char why[WHY_MAX];
 	int rc =
@@ -178,8 +177,8 @@ int image__step(struct image_job *j, const char *stage,
 	return sandbox__errf(j->err, j->errlen, rc, "%s: %s", stage, why);
 }
 
-int image__debugfs(struct image_job *j, const char *stage,
-		   const char *script, const char *disk)
+int image__debugfs(struct image_job *j, const char *stage, const char *script,
+		   const char *disk)
 {
 	const char *argv[] = { "debugfs", "-w", "-f", script, disk, NULL };
 	char *line = NULL;

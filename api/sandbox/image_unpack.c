@@ -37,8 +37,7 @@
 /* mk-rootfs.sh's room: 1/32 for metadata, and 64 MiB free. */
 #define DISK_FREE_MIB 64
 /* The largest base a sandbox's overlay takes (512 GiB). */
-#define DISK_MAX_MIB                                                    \
-	((OVERLAY_MAP_MAX_ENTRIES << OVERLAY_CLUSTER_BITS) >> 20)
+#define DISK_MAX_MIB ((OVERLAY_MAP_MAX_ENTRIES << OVERLAY_CLUSTER_BITS) >> 20)
 
 static const char POLICY[] =
 	"{\"default\": [{\"type\": \"insecureAcceptAnything\"}]}\n";
@@ -111,10 +110,10 @@ static void lap(unsigned int *ms, int64_t *t0)
 }
 
 /* The stage @field of @j's image_times, or a sink when it is not timed. */
-#define LAP(j, field, t0)                                                 \
-	do {                                                              \
-		unsigned int sink_ = 0;                                   \
-		lap((j)->o->times ? &(j)->o->times->field : &sink_, t0);  \
+#define LAP(j, field, t0)                                                \
+	do {                                                             \
+		unsigned int sink_ = 0;                                  \
+		lap((j)->o->times ? &(j)->o->times->field : &sink_, t0); \
 	} while (0)
 
 /* The kind of the existing file or directory @path, by its content. */
@@ -320,7 +319,8 @@ static int copy_ext4(struct image_job *j, const char *src, const char *out)
 		const char *grow[] = { "resize2fs", out, NULL };
 
 		/* resize2fs wants a freshly checked file system. */
-		if ((rc = image__step(j, "checking the copy (e2fsck -fy)", fix)) ||
+		if ((rc = image__step(j, "checking the copy (e2fsck -fy)",
+				      fix)) ||
 		    (rc = image__step(j, "growing the disk (resize2fs)", grow)))
 			return rc;
 	}
@@ -372,8 +372,8 @@ static int layout_blobs(struct image_job *j, const char *dir)
 	}
 	closedir(top);
 	if (rc == -ENAMETOOLONG)
-		return sandbox__errf(j->err, j->errlen, rc,
-				     "%s: path too long", dir);
+		return sandbox__errf(j->err, j->errlen, rc, "%s: path too long",
+				     dir);
 	return rc;
 }
 
@@ -464,7 +464,9 @@ int image__to_ext4(const struct image_opts *o, const char *src,
 		   struct image_config *cfg, char *err, size_t errlen)
 {
 	char path[PATH_MAX], tag[256], tmp_out[PATH_MAX];
-	struct image_job j = { .o = o, .work = work, .err = err, .errlen = errlen };
+	struct image_job j = {
+		.o = o, .work = work, .err = err, .errlen = errlen
+	};
 	struct image_tar special;
 	enum image_kind k;
 	struct stat st;

@@ -509,10 +509,13 @@ void template_times__format(const struct template_times *t, char *out,
 			    size_t outsz)
 {
 	static const char *const names[TEMPLATE_T_N] = {
-		[TEMPLATE_T_BASE] = "base",	[TEMPLATE_T_BOOT] = "boot",
+		[TEMPLATE_T_BASE] = "base",
+		[TEMPLATE_T_BOOT] = "boot",
 		[TEMPLATE_T_STEPS] = "steps",
-		[TEMPLATE_T_SETUP] = "setup",	[TEMPLATE_T_READY] = "ready",
-		[TEMPLATE_T_INTERP] = "interp", [TEMPLATE_T_SNAPSHOT] = "snapshot",
+		[TEMPLATE_T_SETUP] = "setup",
+		[TEMPLATE_T_READY] = "ready",
+		[TEMPLATE_T_INTERP] = "interp",
+		[TEMPLATE_T_SNAPSHOT] = "snapshot",
 		[TEMPLATE_T_DISK] = "disk",
 	};
 	const struct image_times *i = &t->image;
@@ -525,17 +528,17 @@ void template_times__format(const struct template_times *t, char *out,
 	for (int s = 0; s < TEMPLATE_T_N; s++) {
 		off += times__one(out + off, outsz - off, names[s], t->ms[s],
 				  &first);
-		if (s != TEMPLATE_T_BASE || !(i->read_ms + i->check_ms +
-					      i->unpack_ms + i->disk_ms +
-					      i->guest_ms))
+		if (s != TEMPLATE_T_BASE ||
+		    !(i->read_ms + i->check_ms + i->unpack_ms + i->disk_ms +
+		      i->guest_ms))
 			continue;
 		off += (size_t)snprintf(out + off, outsz - off, " (");
 		if (off >= outsz)
 			off = outsz - 1;
 		off += times__one(out + off, outsz - off, "read", i->read_ms,
 				  &ifirst);
-		off += times__one(out + off, outsz - off, "check",
-				  i->check_ms, &ifirst);
+		off += times__one(out + off, outsz - off, "check", i->check_ms,
+				  &ifirst);
 		off += times__one(out + off, outsz - off, "unpack",
 				  i->unpack_ms, &ifirst);
 		off += times__one(out + off, outsz - off, "disk", i->disk_ms,

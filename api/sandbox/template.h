@@ -177,8 +177,8 @@ struct template_build_opts {
 	 * a Dockerfile's steps.  0, or a negative errno with @err (the build
 	 * ends, nothing left).
 	 */
-	int (*steps)(void *arg, const struct sandbox_info *sb,
-		     const char *ovl, char *err, size_t errlen);
+	int (*steps)(void *arg, const struct sandbox_info *sb, const char *ovl,
+		     char *err, size_t errlen);
 	void *steps_arg;
 };
 
@@ -189,8 +189,8 @@ struct template_build_opts {
  * The step after the setup commands: the code interpreter started and
  * warm (guest-init/INTERP.md) when the image has it.
  */
-#define TEMPLATE_INTERP_START                                       \
-	"if command -v python3 >/dev/null && "                      \
+#define TEMPLATE_INTERP_START                  \
+	"if command -v python3 >/dev/null && " \
 	"command -v ember-interp >/dev/null; then ember-interp start; fi"
 
 /*

@@ -27,13 +27,13 @@
 #include "template.h"
 #include "template_internal.h"
 
-#define TEMPLATE_BASE_NAME    "base.ext4" /* while building */
-#define TEMPLATE_OVERLAY_NAME "overlay" /* while building */
-#define TEMPLATE_WORK_NAME    "work" /* make_base's, while building */
-#define TEMPLATE_TRY_MS	      10000 /* a start or ready command's exec */
+#define TEMPLATE_BASE_NAME	"base.ext4" /* while building */
+#define TEMPLATE_OVERLAY_NAME	"overlay" /* while building */
+#define TEMPLATE_WORK_NAME	"work" /* make_base's, while building */
+#define TEMPLATE_TRY_MS		10000 /* a start or ready command's exec */
 #define TEMPLATE_READY_EVERY_MS 250
 
-#define TEMPLATE_AGENT_MS     10000 /* the build sandbox's agent: connect */
+#define TEMPLATE_AGENT_MS 10000 /* the build sandbox's agent: connect */
 
 /* Add the ms since *@t0 to @o's stage @stage (if timed); restart *@t0. */
 static void lap(const struct template_build_opts *o, enum template_stage stage,
@@ -144,8 +144,8 @@ static int template__start(const struct template_build_opts *o,
 	int rc;
 
 	dprintf(o->out_fd, "+ start: %s\n", o->start_cmd);
-	rc = template__exec(o, sb, NULL, argv, o->out_fd, TEMPLATE_TRY_MS,
-			    &res, "the start command", err, errlen);
+	rc = template__exec(o, sb, NULL, argv, o->out_fd, TEMPLATE_TRY_MS, &res,
+			    "the start command", err, errlen);
 	if (rc == 0 && !(res.kind == EMBER_AGENT_EXITED && res.code == 0))
 		rc = sandbox__errf(err, errlen, -ECANCELED,
 				   "the start command (%s) could not be "
@@ -182,8 +182,8 @@ static int template__ready(const struct template_build_opts *o,
 			   const struct sandbox_info *sb, char *err,
 			   size_t errlen)
 {
-	unsigned int limit_s = o->ready_timeout_s ? o->ready_timeout_s :
-						    TEMPLATE_READY_S;
+	unsigned int limit_s =
+		o->ready_timeout_s ? o->ready_timeout_s : TEMPLATE_READY_S;
 	int64_t end = clock__mono_ms() + (int64_t)limit_s * 1000;
 	char port_cmd[160];
 	const char *cmd[] = { o->ready_cmd, o->ready_port ? port_cmd : NULL };

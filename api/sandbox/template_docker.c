@@ -65,7 +65,8 @@ struct docker_build {
 	char (*keys)[KEY_LEN + 1]; /* one per step */
 	size_t start; /* the first step to run: those before are cached */
 	char cache[PATH_MAX];
-	char base_user[64]; /* RUN's user without a USER: "root" or the base's */
+	char base_user
+		[64]; /* RUN's user without a USER: "root" or the base's */
 	char user[64]; /* the template's default user */
 };
 
@@ -165,10 +166,9 @@ static int step_keys(struct docker_build *b, char *err, size_t errlen)
 			if (rc)
 				return rc;
 		}
-		rc = dockerfile__step_key(s, prev,
-					  s->kind == DOCKERFILE_COPY ? digest :
-								       NULL,
-					  b->keys[i]);
+		rc = dockerfile__step_key(
+			s, prev, s->kind == DOCKERFILE_COPY ? digest : NULL,
+			b->keys[i]);
 		if (rc)
 			return sandbox__errf(err, errlen, rc, "out of memory");
 		prev = b->keys[i];
@@ -215,8 +215,8 @@ static int base_from_cache(struct docker_build *b, size_t i, const char *base,
 }
 
 /* template_build_opts.make_base: the FROM image, or the cache's disk. */
-static int docker_base(void *arg, const char *base, const char *work,
-		       char *err, size_t errlen)
+static int docker_base(void *arg, const char *base, const char *work, char *err,
+		       size_t errlen)
 {
 	struct docker_build *b = arg;
 	const struct image_guest guest = {
@@ -240,8 +240,8 @@ static int docker_base(void *arg, const char *base, const char *work,
 		rc = template__open(b->df.from, &t, NULL, err, errlen);
 		if (rc)
 			return rc;
-		if (files__pathf(src, sizeof(src), "ext4:%s/" TEMPLATE_DISK_NAME,
-				 t.dir))
+		if (files__pathf(src, sizeof(src),
+				 "ext4:%s/" TEMPLATE_DISK_NAME, t.dir))
 			return sandbox__errf(err, errlen, -ENAMETOOLONG,
 					     "%s: path too long", t.dir);
 	} else {
@@ -265,9 +265,9 @@ static int docker_base(void *arg, const char *base, const char *work,
 	snprintf(b->base_user, sizeof(b->base_user), "%s",
 		 b->cfg.user && b->cfg.user[0] ? b->cfg.user : "root");
 	snprintf(b->user, sizeof(b->user), "%s",
-		 b->df.user			  ? b->df.user :
+		 b->df.user		       ? b->df.user :
 		 b->cfg.user && b->cfg.user[0] ? b->cfg.user :
-						   IMAGE_USER_NAME);
+						 IMAGE_USER_NAME);
 	return 0;
 }
 
@@ -340,10 +340,9 @@ static int step_run(const struct docker_build *b, const struct sandbox_info *sb,
 	int rc;
 
 	if (!argv || !env || !s->argc)
-		rc = sandbox__errf(err, errlen, argv && env ? -EINVAL : -ENOMEM,
-				   "%s: %s", what,
-				   argv && env ? "nothing to run" :
-						 "out of memory");
+		rc = sandbox__errf(
+			err, errlen, argv && env ? -EINVAL : -ENOMEM, "%s: %s",
+			what, argv && env ? "nothing to run" : "out of memory");
 	else
 		rc = run_in(b, sb, argv, s->user ? s->user : b->base_user,
 			    s->workdir, env, -1, what, err, errlen);
@@ -444,10 +443,9 @@ static int copy_one(const struct docker_build *b, const struct sandbox_info *sb,
 				     what, host);
 	}
 	if (!rc && (s->chown || s->chmod)) {
-		const char *chown[] = { "chown", "-R", "--", s->chown, target,
-					NULL };
-		const char *chmod[] = { "chmod", "-R", s->chmod, target,
-					NULL };
+		const char *chown[] = { "chown",  "-R",	  "--",
+					s->chown, target, NULL };
+		const char *chmod[] = { "chmod", "-R", s->chmod, target, NULL };
 
 		if (s->chown)
 			rc = run_in(b, sb, chown, "root", "/", NULL, -1, what,
@@ -600,8 +598,8 @@ static int docker_steps(void *arg, const struct sandbox_info *sb,
 		const struct dockerfile_step *s = &b->df.steps[i];
 		char what[96];
 
-		snprintf(what, sizeof(what), "step %zu/%zu (line %d, %s)", i + 1,
-			 n, s->line, dockerfile__kind_name(s->kind));
+		snprintf(what, sizeof(what), "step %zu/%zu (line %d, %s)",
+			 i + 1, n, s->line, dockerfile__kind_name(s->kind));
 		if (i < b->start) {
 			dprintf(b->o->out_fd, "+ %s: cached\n", what);
 			continue;
@@ -675,8 +673,8 @@ int template__build_dockerfile(const struct template_build_opts *o,
 		dprintf(o->out_fd, "%s: %s\n", d->dockerfile, b.df.notes[i]);
 	if (!rc)
 		rc = sandbox__state_dir(state, sizeof(state), err, errlen);
-	if (!rc && files__pathf(b.cache, sizeof(b.cache), "%s/" CACHE_DIR_NAME,
-				state))
+	if (!rc &&
+	    files__pathf(b.cache, sizeof(b.cache), "%s/" CACHE_DIR_NAME, state))
 		rc = sandbox__errf(err, errlen, -ENAMETOOLONG,
 				   "state path too long");
 	if (!rc && mkdir(b.cache, 0700) && errno != EEXIST)

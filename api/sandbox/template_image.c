@@ -22,8 +22,8 @@ struct image_base {
 };
 
 /* template_build_opts.make_base: the image, as a disk, at @base. */
-static int image_base(void *arg, const char *base, const char *work,
-		      char *err, size_t errlen)
+static int image_base(void *arg, const char *base, const char *work, char *err,
+		      size_t errlen)
 {
 	struct image_base *ib = arg;
 	const struct image_guest guest = {

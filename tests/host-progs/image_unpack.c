@@ -45,8 +45,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (getenv("IMAGE_UNPACK_GUEST") &&
-	    sscanf(getenv("IMAGE_UNPACK_GUEST"), "%1023s %1023s %1023s", parts[0],
-		   parts[1], parts[2]) == 3) {
+	    sscanf(getenv("IMAGE_UNPACK_GUEST"), "%1023s %1023s %1023s",
+		   parts[0], parts[1], parts[2]) == 3) {
 		guest.init = parts[0];
 		guest.agent = parts[1];
 		guest.busybox = parts[2];

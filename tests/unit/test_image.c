@@ -422,9 +422,8 @@ static void test_defaults(void **state)
 	size_t len;
 
 	(void)state;
-	assert_int_equal(image__defaults(&c, "user", &out, &len, err,
-					 sizeof(err)),
-			 0);
+	assert_int_equal(
+		image__defaults(&c, "user", &out, &len, err, sizeof(err)), 0);
 	assert_int_equal(len, sizeof(want));
 	assert_memory_equal(out, want, sizeof(want));
 	free(out);
@@ -433,30 +432,28 @@ static void test_defaults(void **state)
 	c.user = "1000:1000";
 	c.workdir = NULL;
 	c.n_env = 0;
-	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
-					 sizeof(err)),
-			 0);
+	assert_int_equal(
+		image__defaults(&c, NULL, &out, &len, err, sizeof(err)), 0);
 	assert_int_equal(len, sizeof("user=1000:1000"));
 	assert_string_equal(out, "user=1000:1000");
 	free(out);
 	c.user = NULL;
-	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
-					 sizeof(err)),
-			 0);
+	assert_int_equal(
+		image__defaults(&c, NULL, &out, &len, err, sizeof(err)), 0);
 	assert_int_equal(len, 0);
 	free(out);
 
 	/* What the agent would refuse: refused here, nothing returned. */
 	c.workdir = "srv";
-	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
-					 sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		image__defaults(&c, NULL, &out, &len, err, sizeof(err)),
+		-EINVAL);
 	assert_null(out);
 	c.workdir = NULL;
 	c.user = "a:b:c";
-	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
-					 sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		image__defaults(&c, NULL, &out, &len, err, sizeof(err)),
+		-EINVAL);
 	c.user = NULL;
 
 	/* Over the agent's limits: refused, nothing returned. */
@@ -466,9 +463,9 @@ static void test_defaults(void **state)
 		many[i] = "K=V";
 	c.env = many;
 	c.n_env = EMBER_DEFAULTS_MAX_ENV + 1;
-	assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
-					 sizeof(err)),
-			 -E2BIG);
+	assert_int_equal(
+		image__defaults(&c, NULL, &out, &len, err, sizeof(err)),
+		-E2BIG);
 	assert_null(out);
 	assert_non_null(strstr(err, "Env entries"));
 	free(many);
@@ -480,9 +477,9 @@ static void test_defaults(void **state)
 		big[1] = '=';
 		c.env = one;
 		c.n_env = 1;
-		assert_int_equal(image__defaults(&c, NULL, &out, &len, err,
-						 sizeof(err)),
-				 -E2BIG);
+		assert_int_equal(
+			image__defaults(&c, NULL, &out, &len, err, sizeof(err)),
+			-E2BIG);
 		assert_null(out);
 	}
 }
