@@ -225,6 +225,7 @@ int cmd_run_code(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "language", required_argument, NULL, 'l' },
 		{ "context", required_argument, NULL, 'c' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "image-dir", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
@@ -240,7 +241,7 @@ int cmd_run_code(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+l:c:t:i:jh", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "+l:c:u:t:i:jh", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'l':
@@ -248,6 +249,14 @@ int cmd_run_code(int argc, char **argv)
 			break;
 		case 'c':
 			req.context = optarg;
+			break;
+		case 'u':
+			if (!optarg[0]) {
+				say("--user wants a user (NAME, UID, "
+				    "NAME:GROUP or UID:GID)");
+				return 2;
+			}
+			req.user = optarg;
 			break;
 		case 't':
 			if (parse_seconds(optarg, &req.timeout_ms)) {
@@ -266,7 +275,7 @@ int cmd_run_code(int argc, char **argv)
 		case 'h':
 			printf("usage: emberctl run-code ID [--language "
 			       "python|javascript] [--context C]\n"
-			       "         [--timeout S] [--image-dir DIR] "
+			       "         [--user U] [--timeout S] [--image-dir DIR] "
 			       "[--json] CODE|-\n");
 			return 0;
 		default:
@@ -347,13 +356,18 @@ static int context_op(const char *ref, json_t *req)
 		puts(json_string_value(json_object_get(
 			json_object_get(ans, "context"), "id")));
 	} else if (!strcmp(op, "list_contexts")) {
-		printf("%-18s %-11s %s\n", "CONTEXT", "LANGUAGE", "CWD");
+		printf("%-18s %-11s %-10s %s\n", "CONTEXT", "LANGUAGE", "USER",
+		       "CWD");
 		json_array_foreach(json_object_get(ans, "contexts"), i, v)
 		{
-			printf("%-18s %-11s %s\n",
+			const char *u = json_string_value(
+				json_object_get(v, "user"));
+
+			printf("%-18s %-11s %-10s %s\n",
 			       json_string_value(json_object_get(v, "id")),
 			       json_string_value(
 				       json_object_get(v, "language")),
+			       u ? u : "-",
 			       json_string_value(json_object_get(v, "cwd")));
 		}
 	}
@@ -364,7 +378,7 @@ static int context_op(const char *ref, json_t *req)
 int cmd_context(int argc, char **argv)
 {
 	const char *sub = argc >= 2 ? argv[1] : "";
-	const char *lang = "python", *cwd = NULL;
+	const char *lang = "python", *cwd = NULL, *user = NULL;
 	json_t *req = NULL;
 	int i, rc;
 
@@ -376,18 +390,22 @@ int cmd_context(int argc, char **argv)
 				lang = argv[i + 1];
 			else if (!strcmp(argv[i], "--cwd"))
 				cwd = argv[i + 1];
+			else if (!strcmp(argv[i], "--user"))
+				user = argv[i + 1];
 			else
 				break;
 		}
 		if (i != argc) {
 			say("usage: emberctl context create ID [--language "
-			    "python|javascript] [--cwd DIR]");
+			    "python|javascript] [--cwd DIR] [--user U]");
 			return 2;
 		}
 		req = json_pack("{s:s, s:s}", "op", "create_context",
 				"language", lang);
 		if (req && cwd)
 			json_object_set_new(req, "cwd", json_string(cwd));
+		if (req && user)
+			json_object_set_new(req, "user", json_string(user));
 	} else if ((!strcmp(sub, "restart") || !strcmp(sub, "rm")) &&
 		   argc == 4) {
 		req = json_pack("{s:s, s:s}", "op",
@@ -396,7 +414,7 @@ int cmd_context(int argc, char **argv)
 				"context", argv[3]);
 	} else {
 		say("usage: emberctl context ls ID | create ID [--language L] "
-		    "[--cwd DIR] | restart ID CTX | rm ID CTX");
+		    "[--cwd DIR] [--user U] | restart ID CTX | rm ID CTX");
 		return 2;
 	}
 	if (!req) {

@@ -96,7 +96,7 @@ void help__usage(FILE *f)
 	      "        was made from is refused, unless --force: then those\n"
 	      "        sandboxes are killed first\n"
 	      "  run-code [--language python|javascript] [--context C]\n"
-	      "      [--timeout S] [--image-dir DIR] [--json] ID CODE|-\n"
+	      "      [--user U] [--timeout S] [--image-dir DIR] [--json] ID CODE|-\n"
 	      "        run CODE (- reads stdin) in the sandbox's code\n"
 	      "        interpreter, in a context that keeps its state between\n"
 	      "        calls (default: the language's own); output streamed,\n"

@@ -258,6 +258,7 @@ static json_t *run_interp(const struct sandbox_info *sb, const json_t *args)
 			json_string_value(json_object_get(args, "language")),
 		.context = json_string_value(json_object_get(args, "context")),
 		.timeout_ms = timeout_ms(args),
+		.user = arg_user(args),
 	};
 	struct interp_client *ic = NULL;
 	json_t *exec = NULL, *images, *r, *png;
@@ -366,10 +367,6 @@ static json_t *run_code(struct backend *b, const json_t *args)
 		return fail;
 	if (lang && !strcmp(lang, "bash"))
 		return run_shell_code(b, &sb, args);
-	if (arg_user(args))
-		return tools__fail("user: only for bash; the %s interpreter "
-				   "runs as root",
-				   lang ? lang : "python");
 	return run_interp(&sb, args);
 }
 

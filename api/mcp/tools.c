@@ -107,7 +107,7 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"'timeout':{'type':'number','minimum':0.001,'maximum':86400,"
 			"'description':'Seconds before the call is interrupted (default 300); the context keeps its state'},"
 			"'user':{'type':'string','minLength':1,'maxLength':256,"
-			"'description':'bash only: the guest user to run as (default: the default user of the sandbox); the python and javascript interpreters run as root'}"
+			"'description':'The guest user to run as (default: the default user of the sandbox; python and javascript: the default context of that user, or the user of the given context)'}"
 			"},'required':['sandbox_id','code'],"
 			"'additionalProperties':false}",
 		.output_schema =

@@ -582,7 +582,7 @@ out:
 
 /* The files of the code interpreter (guest-init/interp/). */
 static const char *const interp_files[] = {
-	"ember-interp", "server.py",	"contexts.py",
+	"ember-interp", "server.py",	"contexts.py", "accounts.py",
 	"py_worker.py", "js_worker.js",
 };
 

@@ -311,6 +311,8 @@ static int execute_req(const struct interp_exec_req *r, json_t **out, char *err,
 	if (r->context &&
 	    json_object_set_new(req, "context", json_string(r->context)))
 		goto bad;
+	if (r->user && json_object_set_new(req, "user", json_string(r->user)))
+		goto bad;
 	if (r->env) {
 		env = json_object();
 		if (!env || json_object_set_new(req, "env", env))

@@ -73,6 +73,14 @@ struct interp_exec_req {
 	const char *context; /* NULL: the language's default context */
 	uint32_t timeout_ms; /* in the guest; 0: none */
 	const char *const *env; /* NULL, or NULL-terminated "K=V" */
+	/*
+	 * NULL: the context's user (a default context: the template's
+	 * default user).  Else a guest user as the agent's EXEC USER takes
+	 * it (NAME, UID, NAME:GROUP, UID:GID): without @context, that
+	 * user's default context of the language (INTERP.md, "Users");
+	 * with one, it must be the context's user.
+	 */
+	const char *user;
 };
 
 /*

@@ -72,11 +72,12 @@ class Call:
 
 
 class Context:
-    def __init__(self, loop, cid, language, cwd):
+    def __init__(self, loop, cid, language, cwd, account=None):
         self.loop = loop
         self.id = cid
         self.language = language
         self.cwd = cwd
+        self.account = account      # accounts.Account; None: the server's
         self.queue = collections.deque()
         self.current = None
         self.pid = None
@@ -89,8 +90,20 @@ class Context:
         self.req_fd = None
         self.start()
 
+    def user(self):
+        """Who the worker runs as: the account's name, else the
+        server's own user's."""
+        if self.account is not None:
+            return self.account.name
+        try:
+            import pwd
+            return pwd.getpwuid(os.getuid()).pw_name
+        except KeyError:
+            return str(os.getuid())
+
     def describe(self):
-        return {"id": self.id, "language": self.language, "cwd": self.cwd}
+        return {"id": self.id, "language": self.language, "cwd": self.cwd,
+                "user": self.user()}
 
     # --- the worker process ------------------------------------------
 
@@ -123,13 +136,16 @@ class Context:
 
     def _fork_worker(self, pipes, inheritable, run, status):
         """Fork a worker: its pipes as fds 1-4 (inheritable by what
-        the user starts, or not), in the context's cwd, then run();
-        the child exits with status if run() returns or raises."""
+        the user starts, or not), as the context's user, in its cwd,
+        then run(); the child exits with status if run() returns or
+        raises."""
         pid = os.fork()
         if pid:
             return pid
         try:
             _child_fds(*pipes, inheritable=inheritable)
+            if self.account is not None:
+                self.account.switch()
             os.chdir(self.cwd)
             run()
         except BaseException:

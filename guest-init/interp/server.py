@@ -13,6 +13,7 @@ import socket
 import sys
 import time
 
+import accounts
 import contexts
 
 VERSION = 1
@@ -20,9 +21,17 @@ MAX_LINE = 32 << 20
 LANGUAGES = ("python", "javascript")
 
 
-def default_cwd():
-    """/home/user (the rootfs's, where E2B's SDKs expect code to run),
-    else /root, else where the server started."""
+def default_cwd(account=None):
+    """Where a context starts unless asked: the image's WorkingDir (the
+    defaults file's cwd), else for a user other than root its home, else
+    /home/user (the rootfs's, where E2B's SDKs expect code to run), else
+    /root, else where the server started."""
+    cwds = accounts.defaults().get("cwd") or []
+    if cwds and os.path.isdir(cwds[-1]):
+        return cwds[-1]
+    if account is not None and account.uid != 0 and \
+            os.path.isdir(account.home):
+        return account.home
     for d in ("/home/user", "/root"):
         if os.path.isdir(d):
             return d
@@ -139,9 +148,13 @@ class Server:
         self.listeners = [listen(a) for a in addrs]
         for s in self.listeners:
             self.sel.register(s, selectors.EVENT_READ, ("listen", s))
+        # The image's default user (accounts.py); a missing one is an
+        # error at start, never a silent root.
+        spec = accounts.default_spec()
+        self.account = accounts.resolve(spec) if spec else None
         for lang in LANGUAGES:
-            self.contexts[lang] = contexts.Context(self, lang, lang,
-                                                   default_cwd())
+            self.contexts[lang] = contexts.Context(
+                self, lang, lang, default_cwd(self.account), self.account)
 
     # --- the loop's registry, used by Conn and Context ---------------
 
@@ -206,25 +219,53 @@ class Server:
         t = req.get("timeout_ms") or 0
         if not isinstance(t, (int, float)) or t < 0:
             raise Failure("execute: timeout_ms must be a number >= 0")
+        account = self.asked_account(req)
         if req.get("context") is not None:
             ctx = self.context(req)
+            if account is not None and (ctx.account.uid if ctx.account
+                                        else os.getuid()) != account.uid:
+                raise Failure("context %s runs as %s, not %s"
+                              % (ctx.id, ctx.user(), account.name))
         else:
             lang = req.get("language") or "python"
             if lang not in LANGUAGES:
                 raise Failure("unknown language %r" % (lang,))
-            ctx = self.contexts[lang]
+            ctx = self.user_default(lang, account)
         conn.busy = ctx
         ctx.submit(contexts.Call(conn, req))
+
+    def asked_account(self, req):
+        """The request's `user` as an Account; None when absent."""
+        if req.get("user") is None:
+            return None
+        try:
+            return accounts.resolve(req.get("user"))
+        except accounts.AccountError as e:
+            raise Failure(str(e))
+
+    def user_default(self, lang, account):
+        """The default context of @lang for @account (None: the image's
+        default user): `python` / `javascript` for the default user,
+        `python:NAME` for another, made on first use."""
+        own = self.account.uid if self.account else os.getuid()
+        if account is None or account.uid == own:
+            return self.contexts[lang]
+        cid = "%s:%s" % (lang, account.name)
+        if cid not in self.contexts:
+            self.contexts[cid] = contexts.Context(
+                self, cid, lang, default_cwd(account), account)
+        return self.contexts[cid]
 
     def op_create_context(self, conn, req):
         lang = req.get("language") or "python"
         if lang not in LANGUAGES:
             raise Failure("unknown language %r" % (lang,))
-        cwd = req.get("cwd") or default_cwd()
+        account = self.asked_account(req) or self.account
+        cwd = req.get("cwd") or default_cwd(account)
         if not isinstance(cwd, str) or not os.path.isdir(cwd):
             raise Failure("cwd %r is not a directory" % (cwd,))
         cid = secrets.token_hex(8)
-        ctx = contexts.Context(self, cid, lang, cwd)
+        ctx = contexts.Context(self, cid, lang, cwd, account)
         self.contexts[cid] = ctx
         conn.send({"type": "context", "context": ctx.describe()})
 
@@ -282,4 +323,10 @@ class Server:
 def serve(addrs, on_ready=None):
     print("ember-interp: listening on %s" % ", ".join(addrs),
           file=sys.stderr, flush=True)
-    Server(addrs, on_ready).run()
+    try:
+        srv = Server(addrs, on_ready)
+    except accounts.AccountError as e:
+        print("ember-interp: the image's default user: %s" % e,
+              file=sys.stderr, flush=True)
+        sys.exit(1)
+    srv.run()

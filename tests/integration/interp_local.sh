@@ -66,6 +66,33 @@ left=$(pgrep -f "guest-init/interp/(ember-interp start --listen unix:$sock|js_wo
 check "interp: stopping the server ends its contexts" \
 	"server $pid, $workers node workers before, $left processes after" \
 	[ -n "$pid" ] && [ "$left" = 0 ]
+# Contexts as guest users: a second server whose image defaults name
+# `nobody` (accounts.py reads EMBER_INTERP_DEFAULTS); root only, as the
+# guest's interpreter is.
+if [ "$(id -u)" != 0 ]; then
+	echo "ok - # SKIP not root: interp: contexts as guest users"
+else
+	printf 'user=nobody\0cwd=/\0' >"$TMP/defaults"
+	usock=$TMP/interp-users.sock
+	out=$(EMBER_INTERP_DEFAULTS=$TMP/defaults timeout 120 "$PY" \
+		guest-init/interp/ember-interp start --listen "unix:$usock" \
+		--log "$TMP/users.log" 2>&1)
+	check "interp: a server whose defaults name nobody starts" \
+		"got: $out; $(tail -5 "$TMP/users.log" 2>/dev/null)" [ "$out" = ready ]
+	"$PY" tests/integration/interp_tool.py users "unix:$usock" nobody root 2>&1 ||
+		not_ok "interp: users: the checks ran to the end" \
+			"$(tail -20 "$TMP/users.log" 2>/dev/null)"
+	pkill -f -x "$PY guest-init/interp/ember-interp start --listen unix:$usock --log $TMP/users.log"
+	printf 'user=no-such-user\0' >"$TMP/defaults"
+	out=$(EMBER_INTERP_DEFAULTS=$TMP/defaults timeout 120 "$PY" \
+		guest-init/interp/ember-interp start --listen "unix:$TMP/bad.sock" \
+		--log "$TMP/bad.log" 2>&1)
+	check "interp: a default user the image lacks: start fails and says so" \
+		"got: $out; $(tail -5 "$TMP/bad.log" 2>/dev/null)" \
+		[ "$out" != ready ] && grep -q "^ember-interp: the image's default user: no user 'no-such-user'" "$TMP/bad.log"
+	pkill -f "ember-interp start --listen unix:$TMP/bad.sock"
+fi
+
 if grep -qE 'Traceback|Error' "$log"; then
 	not_ok "interp: the server's log has no traceback" "$(tail -20 "$log")"
 else

@@ -4,6 +4,9 @@
 written from the document, for the tests.
 
   interp_tool.py check ADDR        the protocol checks, as "ok - ..." lines
+  interp_tool.py users ADDR DEFAULT OTHER
+                                   contexts as guest users (the server's
+                                   defaults name DEFAULT), as "ok - ..."
   interp_tool.py time ADDR         round-trip timings, as "# ..." lines
   interp_tool.py run ADDR JSON     send one request, print the answer lines
 
@@ -364,6 +367,52 @@ class Checks:
                    and main_text(ev_a) == "1", [dt, ev, ev_a])
 
 
+def users(addr, default, other):
+    """Contexts as guest users (INTERP.md, "Users"): the server's
+    defaults file names @default (a name); @other is another user.  As
+    "ok - ..." lines; returns the number that failed."""
+    import pwd
+    c = Checks(addr)
+    d, o = pwd.getpwnam(default), pwd.getpwnam(other)
+    code = "import os; print(os.getuid(), os.environ['HOME'])"
+    ev = c.c.req(op="execute", code=code)
+    c.check("users: python runs as the default user (%s)" % default,
+            stdout(ev) == "%d %s\n" % (d.pw_uid, d.pw_dir), ev)
+    ev = c.c.req(op="execute", language="javascript",
+                 code="process.getuid()")
+    c.check("users: javascript runs as the default user",
+            main_text(ev) == str(d.pw_uid), ev)
+    ev = c.c.req(op="execute", code=code, user=other)
+    c.check("users: user %s gets its own default context" % other,
+            stdout(ev) == "%d %s\n" % (o.pw_uid, o.pw_dir), ev)
+    c.c.req(op="execute", code="kept = 41", user=other)
+    ev = c.c.req(op="execute", code="kept + 1", user=other)
+    c.check("users: that context keeps its state",
+            main_text(ev) == "42", ev)
+    ev = c.c.req(op="execute", code="'kept' in globals()")
+    c.check("users: the default user's context does not see it",
+            main_text(ev) == "False", ev)
+    ev = c.c.req(op="execute", code=code, user="no-such-user")
+    c.check("users: an unknown user is a failure that names it",
+            ev[-1].get("type") == "failure"
+            and "no-such-user" in ev[-1].get("message", ""), ev)
+    ev = c.c.req(op="execute", code=code, context="python", user=other)
+    c.check("users: a context asked as another user is refused",
+            ev[-1].get("type") == "failure", ev)
+    ev = c.c.req(op="create_context", user=other)
+    ctx = ev[-1].get("context") or {}
+    ev2 = c.c.req(op="execute", code=code, context=ctx.get("id"))
+    c.check("users: create_context with user: the context runs as it",
+            ctx.get("user") == other
+            and stdout(ev2) == "%d %s\n" % (o.pw_uid, o.pw_dir), [ev, ev2])
+    ev = c.c.req(op="list_contexts")
+    got = {x["id"]: x.get("user") for x in ev[-1].get("contexts", [])}
+    c.check("users: list_contexts says each context's user",
+            got.get("python") == default
+            and got.get("python:" + other) == other, ev)
+    return c.failed
+
+
 def timings(addr):
     c = Client(addr, timeout=600)
     for name, req in (
@@ -395,6 +444,8 @@ def main():
     if cmd == "check":
         Checks(addr).run()          # failures are "not ok" lines
         return 0
+    if cmd == "users" and len(sys.argv) == 5:
+        return 1 if users(addr, sys.argv[3], sys.argv[4]) else 0
     if cmd == "time":
         timings(addr)
         return 0

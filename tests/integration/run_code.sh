@@ -106,6 +106,29 @@ check "context restart forgets its state" "$(got)" ev '[ $rc = 1 ] && grep -q Na
 code --context "$ctx" "$id" '1'
 check "a removed context is unknown: exit 125, saying so" "$(got)" \
 	ev '[ $rc = 125 ] && grep -q "$ctx" "$TMP/e"'
+# Users (INTERP.md "Users"): ember's Debian template defaults to root.
+code "$id" 'import os; print(os.getuid(), os.getcwd())'
+check "run-code runs as the template's default user (root here)" "$(got)" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/o")" = "0 /home/user" ]'
+code --user user "$id" 'import os; v = 7; print(os.getuid(), os.getcwd(), os.environ["HOME"])'
+check "run-code --user user: uid 1000 in its home" "$(got)" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/o")" = "1000 /home/user /home/user" ]'
+code --user user "$id" 'v + 1'
+check "... in a context of its own that keeps its state" "$(got)" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/o")" = 8 ]'
+code --user user --language javascript "$id" 'process.getuid()'
+check "run-code --user user --language javascript: uid 1000" "$(got)" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/o")" = 1000 ]'
+code --user user "$id" 'open("/root/x", "w")'
+check "... and user cannot write root's files (PermissionError)" "$(got)" \
+	ev '[ $rc = 1 ] && grep -q PermissionError "$TMP/e"'
+code --user nosuch "$id" '1'
+check "run-code --user of a user the guest lacks: 125, naming it" "$(got)" \
+	ev '[ $rc = 125 ] && grep -q "no user .nosuch." "$TMP/e"'
+uctx=$("$E" context create "$id" --user user 2>"$TMP/cc.err")
+"$E" context ls "$id" >"$TMP/cl" 2>&1
+check "context create --user user: listed with its user" "$(cat "$TMP/cl") $(cat "$TMP/cc.err")" \
+	ev '[ -n "$uctx" ] && grep -Eq "^$uctx +python +user " "$TMP/cl" && grep -Eq "^python:user +python +user " "$TMP/cl" && grep -Eq "^python +python +root " "$TMP/cl"'
 code --json "$id" 'print("hi"); 3'
 check "--json prints the execution" "$(got)" \
 	ev '[ $rc = 0 ] && python3 -c "
