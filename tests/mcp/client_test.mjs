@@ -671,6 +671,17 @@ async function main() {
 		const bad = await call(c, 'run_command', { sandbox_id: sid, command: 'true', user: 'nosuchuser' });
 		expect(bad.isError && /nosuchuser/.test(texts(bad)), `unknown user: ${show(bad)}`);
 	});
+	await check('users: run_code python and javascript as user "user" (uid 1000), root by default; an unknown user is isError', async () => {
+		need();
+		const d = await code(c, sid, 'import os; os.getuid()');
+		expect(d.results && d.results[0] && d.results[0].text === '0', `default: ${show(d)}`);
+		const u = await code(c, sid, 'import os; (os.getuid(), os.environ["HOME"])', { user: 'user' });
+		expect(u.results && u.results[0] && u.results[0].text === "(1000, '/home/user')", `python as user: ${show(u)}`);
+		const j = await code(c, sid, 'process.getuid()', { language: 'javascript', user: 'user' });
+		expect(j.results && j.results[0] && j.results[0].text === '1000', `javascript as user: ${show(j)}`);
+		const bad = await call(c, 'run_code', { sandbox_id: sid, code: '1', user: 'nosuchuser' });
+		expect(bad.isError && /nosuchuser/.test(texts(bad)), `unknown user: ${show(bad)}`);
+	});
 	await check('run_command on an unknown sandbox is isError', async () => {
 		const r = await call(c, 'run_command', { sandbox_id: 'ffffffffffff', command: 'true' });
 		expect(r.isError && texts(r), `got ${show(r)}`);
