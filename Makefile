@@ -274,6 +274,8 @@ IMAGE_LIBS := -ljansson -lcrypto -lz
 # image__parse_src (image_src.c).  test_dockerfile and fuzz_dockerfile.
 DOCKERFILE_SRCS := api/sandbox/dockerfile.c
 DOCKERFILE_TEST_SRCS := $(DOCKERFILE_SRCS) api/sandbox/image_src.c api/sandbox/files.c
+# The build cache's bound (least recently used disks removed): test_build_cache.
+BUILD_CACHE_SRCS := api/sandbox/build_cache.c
 # Of the VMM: the configuration's limits and the disk overlays (template
 # disks, each restored sandbox's own overlay over one).
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c \
@@ -281,7 +283,8 @@ EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c 
 		api/emberctl/lifecycle.c api/emberctl/templates.c api/emberctl/code.c \
 		$(SANDBOX_SRCS) vmm/config.c snapshot/overlay.c \
 		snapshot/overlay_format.c api/sandbox/template_image.c \
-		api/sandbox/template_docker.c $(IMAGE_CODE_SRCS) $(DOCKERFILE_SRCS)
+		api/sandbox/template_docker.c $(IMAGE_CODE_SRCS) $(DOCKERFILE_SRCS) \
+		$(BUILD_CACHE_SRCS)
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
 # zlib: the overlays' CRCs and image layers; libcrypto: the images'
 # digests.
@@ -347,6 +350,10 @@ $(BUILD)/test/test_dockerfile: tests/unit/test_dockerfile.c \
 		$(DOCKERFILE_TEST_SRCS:%.c=$(BUILD)/asan/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson -lcrypto $(LDLIBS)
+$(BUILD)/test/test_build_cache: tests/unit/test_build_cache.c \
+		$(BUILD_CACHE_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/api/sandbox/files.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------
 
 # --- ember-mcp (api/mcp/): the MCP server ---------------------------------

@@ -42,6 +42,7 @@
 #include "../../guest-init/protocol.h"
 #include "../../snapshot/overlay.h"
 #include "agent_client.h"
+#include "build_cache.h"
 #include "dockerfile.h"
 #include "ember_api.h"
 #include "files.h"
@@ -204,6 +205,7 @@ static int base_from_cache(struct docker_build *b, size_t i, const char *base,
 	if (in < 0)
 		return sandbox__errf(err, errlen, -errno, "%s: %s", path,
 				     strerror(errno));
+	build_cache__touch(path); /* used now: evicted last */
 	out = open(base, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	rc = out < 0 ? -errno : files__copy_sparse(in, out);
 	if (out >= 0 && close(out) && !rc)
@@ -631,6 +633,31 @@ static int docker_steps(void *arg, const struct sandbox_info *sb,
 	return rc ? rc : write_defaults(b, sb, err, errlen);
 }
 
+/*
+ * The cache kept under its bound (build_cache.h) after a build, failed
+ * or not; what went is said.  A bad EMBER_BUILD_CACHE_MIB was refused
+ * before the build.
+ */
+static void evict(const struct docker_build *b)
+{
+	char why[512];
+	uint64_t max, kept;
+	size_t gone;
+
+	if (build_cache__limit(&max, why, sizeof(why)) < 0)
+		return;
+	if (build_cache__evict(b->cache, max, &gone, &kept, why,
+			       sizeof(why)) < 0)
+		dprintf(b->o->out_fd, "(build cache: %s)\n", why);
+	else if (gone)
+		dprintf(b->o->out_fd,
+			"(build cache: %zu least recently used step%s "
+			"removed, %llu MiB kept, bound %llu MiB)\n",
+			gone, gone == 1 ? "" : "s",
+			(unsigned long long)(kept >> 20),
+			(unsigned long long)(max >> 20));
+}
+
 /* ---- the build ------------------------------------------------------------ */
 
 int template__build_dockerfile(const struct template_build_opts *o,
@@ -669,6 +696,11 @@ int template__build_dockerfile(const struct template_build_opts *o,
 						    strerror(-rc));
 	}
 	rc = dockerfile__parse(b.text, b.len, NULL, &b.df, err, errlen);
+	if (!rc) {
+		uint64_t max;
+
+		rc = build_cache__limit(&max, err, errlen);
+	}
 	for (size_t i = 0; !rc && i < b.df.n_notes; i++)
 		dprintf(o->out_fd, "%s: %s\n", d->dockerfile, b.df.notes[i]);
 	if (!rc)
@@ -691,6 +723,7 @@ int template__build_dockerfile(const struct template_build_opts *o,
 	bo.append = "init=" IMAGE_GUEST_INIT;
 	bo.user = b.user; /* filled by docker_base() */
 	rc = template__build(&bo, name, err, errlen);
+	evict(&b);
 out:
 	dockerfile__free(&b.df);
 	image_config__free(&b.cfg);
