@@ -172,6 +172,19 @@ int image__defaults(const struct image_config *c, const char *user, char **out,
 		    size_t *len, char *err, size_t errlen);
 
 /*
+ * image__defaults_parse() - the run defaults back from the @len bytes of
+ * a defaults file at @buf (what image__defaults() wrote into a disk ember
+ * made: a template's, as `FROM template:NAME` or an ext4 SRC brings it),
+ * into @c (image_config__free() it; its fields are set only from the
+ * file): env, workdir and user; the ":" EMBER_GUEST_BINDIR that
+ * image__defaults() added to PATH is taken off again, so that a round
+ * trip adds it once.  Pure.  0 (an empty file: nothing set), -EINVAL
+ * with the decoder's reason in @err for a malformed file, -ENOMEM.
+ */
+int image__defaults_parse(const void *buf, size_t len, struct image_config *c,
+			  char *err, size_t errlen);
+
+/*
  * image__user_add() - the account @name for the texts of /etc/passwd
  * @passwd and /etc/group @group (NUL-terminated; NULL: the file is
  * missing, and a root line is written first).  When @passwd has @name

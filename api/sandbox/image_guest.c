@@ -95,6 +95,41 @@ nomem:
 	return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
 }
 
+int image__defaults_parse(const void *buf, size_t len, struct image_config *c,
+			  char *err, size_t errlen)
+{
+	static const char bindir[] = ":" EMBER_GUEST_BINDIR;
+	struct ember_defaults d;
+	size_t n;
+
+	if (ember_defaults_decode(buf, len, &d) < 0)
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "the defaults file: record %u: %s",
+				     d.record, d.why);
+	if (d.envc) {
+		c->env = calloc(d.envc, sizeof(*c->env));
+		if (!c->env)
+			goto nomem;
+	}
+	for (uint32_t i = 0; i < d.envc; i++) {
+		c->env[i] = strdup(d.env[i]);
+		if (!c->env[i])
+			goto nomem;
+		c->n_env++;
+		n = strlen(c->env[i]);
+		if (!strncmp(c->env[i], "PATH=", 5) && n >= sizeof(bindir) &&
+		    !strcmp(c->env[i] + n - (sizeof(bindir) - 1), bindir))
+			c->env[i][n - (sizeof(bindir) - 1)] = '\0';
+	}
+	if ((d.cwd && !(c->workdir = strdup(d.cwd))) ||
+	    (d.user && !(c->user = strdup(d.user))))
+		goto nomem;
+	return 0;
+nomem:
+	image_config__free(c);
+	return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
+}
+
 /*
  * Is @id the id (field @field, 2 or 3, of the colon-separated lines) of
  * a line of @text, or, with @name, is @name a line's first field?
@@ -632,6 +667,57 @@ static int add_interp(struct script *s, const struct image_guest *g,
 	return rc ? rc :
 		    put(s, EMBER_GUEST_BINDIR, "ember-interp", wrap, 0755, 0, 0,
 			made_bin);
+}
+
+int image__read_defaults(struct image_job *j, const char *disk,
+			 struct image_config *c)
+{
+	char out[PATH_MAX], cmd[PATH_MAX + 64], *buf = NULL;
+	const char *argv[] = { "debugfs", "-R", cmd, disk, NULL };
+	struct stat st;
+	ssize_t n;
+	int fd, rc;
+
+	if (files__pathf(out, sizeof(out), "%s/old-defaults", j->work) ||
+	    files__pathf(cmd, sizeof(cmd),
+			 "dump " EMBER_GUEST_DEFAULTS " \"%s\"", out))
+		return sandbox__errf(j->err, j->errlen, -ENAMETOOLONG,
+				     "%s: path too long", j->work);
+	if (strpbrk(out, "\"\n"))
+		return sandbox__errf(j->err, j->errlen, -EINVAL,
+				     "%s: a path with a quote or line break",
+				     j->work);
+	rc = image__step(j, "reading ember's defaults file", argv);
+	if (rc)
+		return rc;
+	/* debugfs says "File not found" and writes nothing: none there. */
+	fd = open(out, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 :
+					 sandbox__errf(j->err, j->errlen,
+						       -errno, "%s: %s", out,
+						       strerror(errno));
+	rc = fstat(fd, &st) ? -errno : 0;
+	if (!rc && (!S_ISREG(st.st_mode) || st.st_size > EMBER_DEFAULTS_MAX))
+		rc = -EFBIG;
+	if (!rc && !(buf = malloc((size_t)st.st_size + 1)))
+		rc = -ENOMEM;
+	if (!rc) {
+		n = pread(fd, buf, (size_t)st.st_size, 0);
+		rc = n != st.st_size ? (n < 0 ? -errno : -EIO) : 0;
+	}
+	close(fd);
+	unlink(out);
+	if (!rc)
+		rc = image__defaults_parse(buf, (size_t)st.st_size, c, j->err,
+					   j->errlen);
+	else
+		sandbox__errf(j->err, j->errlen, rc,
+			      "the image's %s: %s", EMBER_GUEST_DEFAULTS,
+			      rc == -EFBIG ? "not a file of at most 64 KiB" :
+					     strerror(-rc));
+	free(buf);
+	return rc;
 }
 
 int image__add_guest(struct image_job *j, const char *disk,

@@ -133,6 +133,16 @@ int image__debugfs(struct image_job *j, const char *stage, const char *script,
 		   const char *disk);
 
 /*
+ * image__read_defaults() - the run defaults of an ext4 disk @disk that
+ * ember made (its EMBER_GUEST_DEFAULTS, read with debugfs: nothing
+ * mounted) into @c (image__defaults_parse()); a disk without the file
+ * leaves @c as it is.  0, or a negative errno with j->err (a malformed
+ * or oversized file: -EINVAL, -EFBIG).
+ */
+int image__read_defaults(struct image_job *j, const char *disk,
+			 struct image_config *c);
+
+/*
  * image__add_guest() - add ember's guest parts (j->o->guest) to the ext4
  * disk @disk made from an image whose run defaults are @c: see
  * struct image_guest.  0, or a negative errno with j->err.

@@ -521,6 +521,9 @@ int image__to_ext4(const struct image_opts *o, const char *src,
 		break;
 	case IMAGE_EXT4:
 		rc = copy_ext4(&j, path, tmp_out);
+		/* A disk ember made keeps its Env, WorkingDir and User. */
+		if (!rc)
+			rc = image__read_defaults(&j, tmp_out, cfg);
 		LAP(&j, disk_ms, &t0);
 		break;
 	default:

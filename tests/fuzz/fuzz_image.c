@@ -10,6 +10,8 @@
  *   4  image_tar__feed() on the rest as two layers, fed in chunks of
  *      1 + data[1] bytes (the scan of device nodes and security xattrs)
  *   5  image__user_add() on the rest as /etc/passwd, a NUL, /etc/group
+ *   6  image__defaults_parse() on the rest as a defaults file read back
+ *      from a disk, then image__defaults() from what it parsed
  * Oracle: the sanitizers; a parsed config is freed whole (LeakSanitizer).
  */
 #include <stdint.h>
@@ -30,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 0:
 		image__sniff_bytes(data + 1, size - 1);
 		break;
@@ -56,6 +58,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 3:
 		if (size > 1024)
 			image__ext4_bytes(data + 1);
+		break;
+	case 6:
+		memset(&c, 0, sizeof(c));
+		if (!image__defaults_parse(data + 1, size - 1, &c, err,
+					   sizeof(err))) {
+			size_t len;
+
+			if (!image__defaults(&c, NULL, &s, &len, err,
+					     sizeof(err)))
+				free(s);
+		}
+		image_config__free(&c);
 		break;
 	case 5:
 		s = malloc(size + 1);

@@ -484,6 +484,52 @@ static void test_defaults(void **state)
 	}
 }
 
+/* image__defaults_parse(): a round trip, PATH's ember bin taken off once. */
+static void test_defaults_parse(void **state)
+{
+	char *env[] = { "PATH=/bin", "FOO=bar baz" };
+	struct image_config c = { .env = env, .n_env = 2, .workdir = "/srv" };
+	struct image_config back = { 0 };
+	char err[256], *out, *again;
+	size_t len, len2;
+
+	(void)state;
+	assert_int_equal(
+		image__defaults(&c, "user", &out, &len, err, sizeof(err)), 0);
+	assert_int_equal(image__defaults_parse(out, len, &back, err,
+					       sizeof(err)),
+			 0);
+	assert_int_equal(back.n_env, 2);
+	assert_string_equal(back.env[0], "PATH=/bin");
+	assert_string_equal(back.env[1], "FOO=bar baz");
+	assert_string_equal(back.workdir, "/srv");
+	assert_string_equal(back.user, "user");
+	/* Written again: the same bytes (ember's bin added once). */
+	assert_int_equal(
+		image__defaults(&back, NULL, &again, &len2, err, sizeof(err)),
+		0);
+	assert_int_equal(len2, len);
+	assert_memory_equal(again, out, len);
+	free(again);
+	free(out);
+	image_config__free(&back);
+
+	/* Empty: nothing set.  Malformed: -EINVAL, nothing kept. */
+	assert_int_equal(image__defaults_parse("", 0, &back, err, sizeof(err)),
+			 0);
+	assert_null(back.env);
+	assert_null(back.user);
+	assert_int_equal(image__defaults_parse("env=A=1\0bogus=x", 17, &back,
+					       err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "record"));
+	image_config__free(&back);
+	assert_int_equal(image__defaults_parse("env=A=1", 7, &back, err,
+					       sizeof(err)),
+			 -EINVAL);
+	image_config__free(&back);
+}
+
 /* image__user_add(): free ids, existing accounts and groups, no files. */
 static void test_user_add(void **state)
 {
@@ -564,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_tar_scan),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_defaults_parse),
 		cmocka_unit_test(test_user_add),
 	};
 
