@@ -258,9 +258,9 @@ static int add_line(struct dockerignore *d, const char *s, size_t len,
 		len--;
 		trim(&s, &len);
 		if (!len)
-			return sandbox__errf(err, errlen, -EINVAL,
-					     "line %zu: a '!' without a pattern",
-					     line);
+			return sandbox__errf(
+				err, errlen, -EINVAL,
+				"line %zu: a '!' without a pattern", line);
 	}
 	clean = malloc(len + 2);
 	if (!clean)
@@ -275,11 +275,12 @@ static int add_line(struct dockerignore *d, const char *s, size_t len,
 	if (rc) {
 		pattern_free(&p);
 		return sandbox__errf(err, errlen, rc,
-				     rc == -ENOMEM ? "out of memory" :
-						     "line %zu: a bad pattern (a "
-						     "'[' without ']', a '-' or "
-						     "']' out of place, a '\\' "
-						     "at the end)",
+				     rc == -ENOMEM ?
+					     "out of memory" :
+					     "line %zu: a bad pattern (a "
+					     "'[' without ']', a '-' or "
+					     "']' out of place, a '\\' "
+					     "at the end)",
 				     line);
 	}
 	d->p[d->n++] = p;
@@ -296,9 +297,8 @@ int dockerignore__parse(const char *text, size_t len, struct dockerignore **out,
 
 	*out = NULL;
 	if (len > DOCKERIGNORE_MAX)
-		return sandbox__errf(err, errlen, -E2BIG,
-				     "%s: over %u bytes", DOCKERIGNORE_NAME,
-				     DOCKERIGNORE_MAX);
+		return sandbox__errf(err, errlen, -E2BIG, "%s: over %u bytes",
+				     DOCKERIGNORE_NAME, DOCKERIGNORE_MAX);
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return sandbox__errf(err, errlen, -ENOMEM, "out of memory");
@@ -307,10 +307,9 @@ int dockerignore__parse(const char *text, size_t len, struct dockerignore **out,
 		size_t end = nl ? (size_t)(nl - text) : len;
 
 		if (++line > DOCKERIGNORE_MAX_PATS)
-			rc = sandbox__errf(err, errlen, -E2BIG,
-					   "%s: over %u lines",
-					   DOCKERIGNORE_NAME,
-					   DOCKERIGNORE_MAX_PATS);
+			rc = sandbox__errf(
+				err, errlen, -E2BIG, "%s: over %u lines",
+				DOCKERIGNORE_NAME, DOCKERIGNORE_MAX_PATS);
 		else
 			rc = add_line(d, text + i, end - i, line, err, errlen);
 		i = end + 1;
@@ -372,8 +371,8 @@ int dockerignore__load(const char *ctx, struct dockerignore **out, char *err,
  * "inside its path, before the '/' that ends it") and the final state
  * 2 * n.
  */
-#define ST_IN(i)   (2 * (i))
-#define ST_DIR(i)  (2 * (i) + 1)
+#define ST_IN(i)     (2 * (i))
+#define ST_DIR(i)    (2 * (i) + 1)
 #define ST_ACCEPT(p) (2 * (p)->n)
 
 /* Add state @s and what it reaches without a character (its closure). */

@@ -222,8 +222,8 @@ int image__user_add(const char *passwd, const char *group, const char *name,
  * the bound.  Pure: 0, or -EINVAL (with a line in @err) for a @max_mib
  * that is not such a number.
  */
-int image__unpack_room(uint64_t free_bytes, const char *max_mib,
-		       uint64_t *room, bool *capped, char *err, size_t errlen);
+int image__unpack_room(uint64_t free_bytes, const char *max_mib, uint64_t *room,
+		       bool *capped, char *err, size_t errlen);
 
 /* Where image__to_ext4()'s time went, in ms (0: the stage did not run). */
 struct image_times {

@@ -211,8 +211,8 @@ int image__parse_src(const char *src, enum image_kind *kind, char *path,
 	return 0;
 }
 
-int image__unpack_room(uint64_t free_bytes, const char *max_mib,
-		       uint64_t *room, bool *capped, char *err, size_t errlen)
+int image__unpack_room(uint64_t free_bytes, const char *max_mib, uint64_t *room,
+		       bool *capped, char *err, size_t errlen)
 {
 	uint64_t max = 0;
 

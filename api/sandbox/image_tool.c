@@ -193,8 +193,7 @@ int image__step(struct image_job *j, const char *stage, const char *const *argv)
 	if (!rc)
 		return 0;
 	/* A full work dir also swallows the tool's own log: say so. */
-	if (rc == -ENOSPC ||
-	    (statvfs(j->work, &vfs) == 0 && vfs.f_bavail == 0))
+	if (rc == -ENOSPC || (statvfs(j->work, &vfs) == 0 && vfs.f_bavail == 0))
 		return sandbox__errf(j->err, j->errlen, -ENOSPC,
 				     "%s: no space left in %s (%s)", stage,
 				     j->work, why);

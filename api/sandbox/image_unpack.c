@@ -230,11 +230,12 @@ static int room_for(struct image_job *j, const char *what, const char *path,
 	free_b = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	if (need <= free_b)
 		return 0;
-	return sandbox__errf(j->err, j->errlen, -ENOSPC,
-			     "no space left: %s needs %llu MiB, the state "
-			     "directory has %llu MiB free",
-			     what, (unsigned long long)((need + (1u << 20) - 1) >> 20),
-			     (unsigned long long)(free_b >> 20));
+	return sandbox__errf(
+		j->err, j->errlen, -ENOSPC,
+		"no space left: %s needs %llu MiB, the state "
+		"directory has %llu MiB free",
+		what, (unsigned long long)((need + (1u << 20) - 1) >> 20),
+		(unsigned long long)(free_b >> 20));
 }
 
 /* The MiB of the journal mke2fs gives a file system of @mib MiB. */
@@ -242,9 +243,10 @@ static uint64_t journal_mib(uint64_t mib)
 {
 	static const struct {
 		uint64_t below_mib, journal_mib;
-	} t[] = { { 8, 0 },	     { 128, 4 },	{ 1024, 16 },
-		  { 2048, 32 },	     { 16384, 64 },	{ 32768, 128 },
-		  { 65536, 256 },    { 131072, 512 } };
+	} t[] = {
+		{ 8, 0 },      { 128, 4 },     { 1024, 16 },   { 2048, 32 },
+		{ 16384, 64 }, { 32768, 128 }, { 65536, 256 }, { 131072, 512 }
+	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (mib < t[i].below_mib)
@@ -478,22 +480,14 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 		 * are copied as they are; skopeo checks the source's digests
 		 * as it reads, ember the diff_ids after).
 		 */
-		const char *argv[] = { "skopeo",
-				       "--tmpdir",
-				       j->tmp,
-				       "--policy",
-				       policy,
-				       "--override-arch",
-				       "amd64",
-				       "--override-os",
-				       "linux",
-				       "copy",
-				       "--quiet",
-				       "--dest-compress-format",
-				       "gzip",
-				       srcref,
-				       dstref,
-				       NULL };
+		const char *argv[] = { "skopeo",  "--tmpdir",
+				       j->tmp,	  "--policy",
+				       policy,	  "--override-arch",
+				       "amd64",	  "--override-os",
+				       "linux",	  "copy",
+				       "--quiet", "--dest-compress-format",
+				       "gzip",	  srcref,
+				       dstref,	  NULL };
 		char stage[PATH_MAX + 64];
 
 		snprintf(stage, sizeof(stage), "reading %s (skopeo copy)",
@@ -573,7 +567,8 @@ int image__src_abs(const char *src, char *out, size_t outsz)
 	/* A prefix is the kind's name and a ':' (image__parse_src). */
 	n = snprintf(out, outsz, "%s%s%s%s%s",
 		     k == IMAGE_UNKNOWN ? "" : image__kind_name(k),
-		     k == IMAGE_UNKNOWN ? "" : ":", abs, tag[0] ? ":" : "", tag);
+		     k == IMAGE_UNKNOWN ? "" : ":", abs, tag[0] ? ":" : "",
+		     tag);
 	free(abs);
 	return n < 0 || (size_t)n >= outsz ? -ENAMETOOLONG : 0;
 as_is:

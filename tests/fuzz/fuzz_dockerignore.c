@@ -25,8 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dockerignore *d = NULL;
 	char err[256], *paths, *save = NULL, *p;
 
-	if (dockerignore__parse((const char *)data, tlen, &d, err,
-				sizeof(err)))
+	if (dockerignore__parse((const char *)data, tlen, &d, err, sizeof(err)))
 		return 0;
 	if (!split) {
 		dockerignore__free(d);

@@ -21,7 +21,16 @@
 #   build directory, no sandbox): an arm64 image, a digest mismatch, a
 #   truncated archive, a missing SRC, a ready command that never
 #   succeeds (the start command's output shown), --from-image with --rootfs,
-#   a WorkingDir with a newline or a quote (debugfs commands: refused).
+#   a WorkingDir with a newline or a quote (debugfs commands: refused);
+# - --if-missing: a SRC given relative is recorded absolute (the same SRC
+#   given absolute is up to date); a new SRC that fails to build leaves
+#   the old template as it was (one error), one in use is refused before
+#   any build, a good one (an OCI layout with a zstd layer: recompressed
+#   as gzip by skopeo) replaces it;
+# - the host's disk: a small gzip of a 256 MiB tar over
+#   EMBER_IMAGE_MAX_MIB, and as root, on a 200 MiB tmpfs state directory
+#   (over its free space: refused before unpacking) and a 100 MiB one
+#   that a fake umoci fills (stopped with 16 MiB left).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh

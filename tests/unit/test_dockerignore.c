@@ -110,7 +110,9 @@ static void test_comments_trim_clean(void **state)
 	expect(" #x", V("#x"), NULL);
 	expect("/abs\n./dot\na/../b\nc//d/\n", V("abs", "dot", "b", "c/d/e"),
 	       V("a", "a/b", "c"));
-	expect("\xef\xbb\xbf" "bom", V("bom"), NULL);
+	expect("\xef\xbb\xbf"
+	       "bom",
+	       V("bom"), NULL);
 	/* A line with a NUL matches nothing, the rest still counts. */
 	{
 		static const char t[] = "x\0y\nz";
@@ -199,8 +201,8 @@ static void test_limits(void **state)
 	assert_non_null(big);
 	assert_non_null(lines);
 	memset(big, 'a', DOCKERIGNORE_MAX + 1);
-	assert_int_equal(dockerignore__parse(big, DOCKERIGNORE_MAX + 1, &d,
-					     err, sizeof(err)),
+	assert_int_equal(dockerignore__parse(big, DOCKERIGNORE_MAX + 1, &d, err,
+					     sizeof(err)),
 			 -E2BIG);
 	for (size_t i = 0; i <= DOCKERIGNORE_MAX_PATS; i++)
 		memcpy(lines + 2 * i, "a\n", 2);

@@ -568,8 +568,8 @@ static void test_unpack_room(void **state)
 					    e, sizeof(e)),
 			 0);
 	assert_true(room == 500u << 20 && !capped);
-	assert_int_equal(image__unpack_room(1000u << 20, "", &room, &capped,
-					    e, sizeof(e)),
+	assert_int_equal(image__unpack_room(1000u << 20, "", &room, &capped, e,
+					    sizeof(e)),
 			 0);
 	assert_true(room == 500u << 20 && !capped);
 	assert_int_equal(image__unpack_room(1000u << 20, "64", &room, &capped,
@@ -577,19 +577,18 @@ static void test_unpack_room(void **state)
 			 0);
 	assert_true(room == 64u << 20 && capped);
 	/* The free space is the tighter bound: it is the one said. */
-	assert_int_equal(image__unpack_room(100u << 20, "64", &room, &capped,
-					    e, sizeof(e)),
+	assert_int_equal(image__unpack_room(100u << 20, "64", &room, &capped, e,
+					    sizeof(e)),
 			 0);
 	assert_true(room == 50u << 20 && !capped);
-	assert_int_equal(image__unpack_room(UINT64_MAX, "8796093022207",
-					    &room, &capped, e, sizeof(e)),
+	assert_int_equal(image__unpack_room(UINT64_MAX, "8796093022207", &room,
+					    &capped, e, sizeof(e)),
 			 0);
 	assert_true(room == (uint64_t)8796093022207 << 20 && capped);
-	for (const char *const *b = (const char *const[]){ "0", "-1", "1x",
-							    " 1", "1.5",
-							    "99999999999999999999",
-							    "17592186044416",
-							    NULL };
+	for (const char *const *b =
+		     (const char *const[]){ "0", "-1", "1x", " 1", "1.5",
+					    "99999999999999999999",
+					    "17592186044416", NULL };
 	     *b; b++) {
 		e[0] = '\0';
 		assert_int_equal(image__unpack_room(1u << 30, *b, &room,
