@@ -261,7 +261,12 @@ struct image_opts {
  * trusted.* xattrs it lost, read from the layer tars.  On failure
  * nothing is left (neither @work nor @out_ext4) and @err names the stage,
  * the file and the tool's last line of output.  With @o->guest, ember's
- * parts are then added (struct image_guest).  As root, skopeo keeps its
+ * parts are then added (struct image_guest).  skopeo's copy recompresses
+ * zstd layers as gzip (umoci 0.4.7 cannot apply zstd).  The host's disk
+ * is bounded as said above IMAGE_MAX_ENV: -ENOSPC ("no space left: SRC
+ * needs over N MiB unpacked, the state directory has M MiB free"), -EFBIG
+ * (over EMBER_IMAGE_MAX_MIB), -EINVAL (a bad EMBER_IMAGE_MAX_MIB, before
+ * any work).  As root, skopeo keeps its
  * blob-info cache in /var/lib/containers/cache (skopeo 1.9 cannot move
  * it); as non-root it is in @work.
  */
