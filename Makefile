@@ -209,10 +209,16 @@ $(BUILD)/fuzz/fuzz_image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SRCS) \
 	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_IMAGE_SRCS) -ljansson -lcrypto -lz
 # The Dockerfile parser and its keys (the files digest reads files: not fuzzed).
 $(BUILD)/fuzz/fuzz_dockerfile: tests/fuzz/fuzz_dockerfile.c api/sandbox/dockerfile.c \
-		api/sandbox/image_src.c api/sandbox/files.c api/sandbox/dockerfile.h
+		api/sandbox/dockerignore.c api/sandbox/image_src.c api/sandbox/files.c \
+		api/sandbox/dockerfile.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/dockerfile.c api/sandbox/image_src.c \
-		api/sandbox/files.c -ljansson -lcrypto
+	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/dockerfile.c api/sandbox/dockerignore.c \
+		api/sandbox/image_src.c api/sandbox/files.c -ljansson -lcrypto
+# .dockerignore patterns: the parser and the matchers.
+$(BUILD)/fuzz/fuzz_dockerignore: tests/fuzz/fuzz_dockerignore.c api/sandbox/dockerignore.c \
+		api/sandbox/files.c api/sandbox/dockerignore.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< api/sandbox/dockerignore.c api/sandbox/files.c
 fuzz-build: $(FUZZ_TARGETS)
 
 # Each target runs FUZZ_SECONDS on a corpus kept in build/fuzz/corpus-*.
@@ -272,7 +278,7 @@ IMAGE_LIBS := -ljansson -lcrypto -lz
 # Dockerfiles (issue 22, `template build --dockerfile`): the parser, the
 # steps' cache keys and a COPY's files digest; FROM's SRC is checked with
 # image__parse_src (image_src.c).  test_dockerfile and fuzz_dockerfile.
-DOCKERFILE_SRCS := api/sandbox/dockerfile.c
+DOCKERFILE_SRCS := api/sandbox/dockerfile.c api/sandbox/dockerignore.c
 DOCKERFILE_TEST_SRCS := $(DOCKERFILE_SRCS) api/sandbox/image_src.c api/sandbox/files.c
 # The build cache's bound (least recently used disks removed): test_build_cache.
 BUILD_CACHE_SRCS := api/sandbox/build_cache.c
@@ -346,6 +352,10 @@ $(BUILD)/test/test_image: tests/unit/test_image.c \
 		$(IMAGE_SRCS:%.c=$(BUILD)/asan/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(IMAGE_LIBS) $(LDLIBS)
+$(BUILD)/test/test_dockerignore: tests/unit/test_dockerignore.c \
+		$(BUILD)/asan/api/sandbox/dockerignore.o $(BUILD)/asan/api/sandbox/files.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
 $(BUILD)/test/test_dockerfile: tests/unit/test_dockerfile.c \
 		$(DOCKERFILE_TEST_SRCS:%.c=$(BUILD)/asan/%.o)
 	@mkdir -p $(dir $@)

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "../sandbox/files.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/template.h"
 #include "cli.h"
@@ -88,7 +90,8 @@ static int cmd_template_build(int argc, char **argv)
 	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX], err[4096];
 	char init[PATH_MAX], agent[PATH_MAX], busybox[PATH_MAX],
 		interp[PATH_MAX];
-	const char *kernel_opt = NULL, *rootfs_opt = NULL, *name;
+	const char *kernel_opt = NULL, *rootfs_opt = NULL, *name, *bname;
+	char src_abs[PATH_MAX], stand_in[SANDBOX_TEMPLATE_MAX + 1] = "";
 	struct template_image_opts io = { 0 };
 	struct template_docker_opts dk = { 0 };
 	char ctx[PATH_MAX];
@@ -281,10 +284,33 @@ static int cmd_template_build(int argc, char **argv)
 		io.busybox = busybox;
 		io.interp = o.no_interp ? NULL : interp;
 		io.disk_mib = disk_mib;
-		/* As the info records it (--if-missing compares them). */
-		snprintf(rootfs, sizeof(rootfs), "%s%s",
-			 io.src ? "" : "dockerfile:",
-			 io.src ? io.src : dk.dockerfile);
+		/*
+		 * As the info records it (--if-missing compares them): the
+		 * path absolute, so that it names the same from anywhere.
+		 */
+		if (io.src) {
+			if (image__src_abs(io.src, src_abs, sizeof(src_abs))) {
+				cli__report("--from-image: SRC too long");
+				goto out;
+			}
+			io.src = src_abs;
+		} else {
+			char *abs = realpath(dk.dockerfile, NULL);
+
+			if (abs && strlen(abs) < sizeof(src_abs)) {
+				snprintf(src_abs, sizeof(src_abs), "%s", abs);
+				dk.dockerfile = src_abs;
+			}
+			free(abs);
+		}
+		if (files__pathf(rootfs, sizeof(rootfs), "%s%s",
+				 io.src ? "" : "dockerfile:",
+				 io.src ? io.src : dk.dockerfile) ||
+		    !one_line(rootfs)) {
+			cli__report("the SRC or Dockerfile path is too long or "
+				    "has a control character");
+			goto out;
+		}
 		if (dk.dockerfile) {
 			/* The context: else the Dockerfile's directory. */
 			snprintf(ctx, sizeof(ctx), "%s", dk.dockerfile);
@@ -301,21 +327,41 @@ static int cmd_template_build(int argc, char **argv)
 	if (if_missing &&
 	    template__open(name, &t, NULL, err, sizeof(err)) == 0) {
 		const char *why = stale(&t, kernel, rootfs, &o);
+		char ids[256];
+		size_t users;
 
 		if (!why) {
 			printf("%s\n", name);
 			rc = fflush(stdout) == 0 ? 0 : 1;
 			goto out;
 		}
-		fprintf(stderr,
-			"emberctl: template %s is out of date (%s): "
-			"building it again\n",
-			name, why);
-		cli__block_stops(0);
-		if (template__remove(name, false, err, sizeof(err)) < 0) {
+		/* A sandbox uses its files: the new one could not replace it. */
+		if (template__users(name, &users, ids, sizeof(ids), err,
+				    sizeof(err)) < 0) {
 			cli__report(err);
 			goto out;
 		}
+		if (users) {
+			fprintf(stderr,
+				"emberctl: template %s is out of date (%s) "
+				"but in use by %zu sandbox%s (%s): kill %s "
+				"first\n",
+				name, why, users, users == 1 ? "" : "es", ids,
+				users == 1 ? "it" : "them");
+			goto out;
+		}
+		/*
+		 * Built under a stand-in name, then put in its place in one
+		 * step (template__replace): until then, and if the build
+		 * fails, the old one stays as it is.
+		 */
+		snprintf(stand_in, sizeof(stand_in), "%.*s-rebuild-%u",
+			 SANDBOX_TEMPLATE_MAX - 17, name, (unsigned)getpid());
+		fprintf(stderr,
+			"emberctl: template %s is out of date (%s): "
+			"building it again (it stays until the new one is "
+			"built)\n",
+			name, why);
 	}
 	o.ember = ember;
 	o.kernel = kernel;
@@ -323,11 +369,28 @@ static int cmd_template_build(int argc, char **argv)
 	o.setup = setup;
 	o.sig_fd = cli__block_stops(1);
 	o.times = &times;
-	if ((dk.dockerfile ? template__build_dockerfile(&o, &dk, name, err,
+	bname = stand_in[0] ? stand_in : name;
+	if ((dk.dockerfile ? template__build_dockerfile(&o, &dk, bname, err,
 							sizeof(err)) :
-	     io.src ? template__build_image(&o, &io, name, err, sizeof(err)) :
-		      template__build(&o, name, err, sizeof(err))) < 0) {
+	     io.src ? template__build_image(&o, &io, bname, err, sizeof(err)) :
+		      template__build(&o, bname, err, sizeof(err))) < 0) {
+		/* Its first line, then whether the old one is still there. */
+		if (stand_in[0]) {
+			size_t len = strlen(err);
+
+			snprintf(err + len, sizeof(err) - len,
+				 "%s(template %s is kept as it was)",
+				 strchr(err, '\n') ? "\n" : " ", name);
+		}
 		cli__report(err);
+		goto out;
+	}
+	if (stand_in[0] &&
+	    template__replace(stand_in, name, err, sizeof(err)) < 0) {
+		char why[512];
+
+		cli__report(err);
+		template__remove(stand_in, true, why, sizeof(why));
 		goto out;
 	}
 	template_times__format(&times, err, sizeof(err));

@@ -66,6 +66,17 @@ int image__parse_src(const char *src, enum image_kind *kind, char *path,
 		     size_t pathsz, char *tag, size_t tagsz);
 
 /*
+ * image__src_abs() - @src with its path made absolute and its links
+ * resolved (realpath(3)), the prefix and the ":tag" kept as they are, into
+ * @out (@outsz bytes), so that a SRC typed relative to one directory names
+ * the same image from any other (a template's info records it; `template
+ * build --if-missing` compares it).  A SRC whose path does not resolve
+ * (missing: the build will say so) is copied as it is.  Reads the file
+ * system; 0 or -ENAMETOOLONG.
+ */
+int image__src_abs(const char *src, char *out, size_t outsz);
+
+/*
  * The image's run defaults, from its config's "config" object (absent
  * ones are NULL or empty).  All strings are malloc()ed and owned by the
  * struct: release with image_config__free().
@@ -200,6 +211,33 @@ int image__user_add(const char *passwd, const char *group, const char *name,
 		    const char *home, const char *shell, char **new_passwd,
 		    char **new_group, uint32_t *uid, uint32_t *gid);
 
+/*
+ * The host's disk: an image's layers may be a small gzip of a huge tar.
+ * Before umoci applies them, image__to_ext4() sums their tars (it reads
+ * them all anyway, for the diff_ids) and stops, with one error, as soon
+ * as they are over what the state directory's file system has free,
+ * halved (the unpacked tree and the disk made from it are there
+ * together), or over EMBER_IMAGE_MAX_MIB MiB (IMAGE_MAX_ENV: a decimal
+ * number, the most an image may take unpacked; unset: no such bound).
+ * The disk is checked the same way before mkfs.ext4 runs, and while
+ * any tool runs, one that leaves under IMAGE_FREE_FLOOR_MIB MiB free
+ * there is killed (-ENOSPC): a layer's sparse files, which tar keeps
+ * small, are not in the sum.
+ */
+#define IMAGE_MAX_ENV	     "EMBER_IMAGE_MAX_MIB"
+#define IMAGE_FREE_FLOOR_MIB 16
+
+/*
+ * image__unpack_room() - the most bytes an image's layers may unpack to
+ * where @free_bytes are free (statvfs f_bavail x f_frsize): half of them,
+ * at most @max_mib MiB (NULL or "": no bound; else IMAGE_MAX_ENV's text,
+ * a decimal number from 1), into *@room; *@capped says that @max_mib is
+ * the bound.  Pure: 0, or -EINVAL (with a line in @err) for a @max_mib
+ * that is not such a number.
+ */
+int image__unpack_room(uint64_t free_bytes, const char *max_mib, uint64_t *room,
+		       bool *capped, char *err, size_t errlen);
+
 /* Where image__to_ext4()'s time went, in ms (0: the stage did not run). */
 struct image_times {
 	unsigned int read_ms; /* skopeo copy: the archive or layout read */
@@ -236,7 +274,12 @@ struct image_opts {
  * trusted.* xattrs it lost, read from the layer tars.  On failure
  * nothing is left (neither @work nor @out_ext4) and @err names the stage,
  * the file and the tool's last line of output.  With @o->guest, ember's
- * parts are then added (struct image_guest).  As root, skopeo keeps its
+ * parts are then added (struct image_guest).  skopeo's copy recompresses
+ * zstd layers as gzip (umoci 0.4.7 cannot apply zstd).  The host's disk
+ * is bounded as said above IMAGE_MAX_ENV: -ENOSPC ("no space left: SRC
+ * needs over N MiB unpacked, the state directory has M MiB free"), -EFBIG
+ * (over EMBER_IMAGE_MAX_MIB), -EINVAL (a bad EMBER_IMAGE_MAX_MIB, before
+ * any work).  As root, skopeo keeps its
  * blob-info cache in /var/lib/containers/cache (skopeo 1.9 cannot move
  * it); as non-root it is in @work.
  */

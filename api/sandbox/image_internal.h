@@ -98,11 +98,15 @@ int image__owner_script(const char *root, const char *script,
 
 /*
  * image_oci__check() with, when @scan is not NULL, every layer's
- * uncompressed bytes fed to @scan (an image_tar__init()ed scan).
+ * uncompressed bytes fed to @scan (an image_tar__init()ed scan), and the
+ * layers' tars (gunzipped) at most @room bytes together (UINT64_MAX: no
+ * bound): past it, -EFBIG at once (nothing more is read).  *@unpacked
+ * (when not NULL) is their bytes, those read so far on a failure.
  */
 int image_oci__check_scan(const char *dir, const char *tag,
 			  struct image_config *c, struct image_tar *scan,
-			  char *err, size_t errlen);
+			  uint64_t room, uint64_t *unpacked, char *err,
+			  size_t errlen);
 
 /* One image__to_ext4() call: its options, work dir, tool log and error. */
 struct image_job {

@@ -211,6 +211,7 @@ struct blob_sum {
 	char digest[IMAGE_DIGEST_LEN + 1]; /* of the bytes in the file */
 	char diff_id[IMAGE_DIGEST_LEN + 1]; /* of them gunzipped, if asked */
 	uint64_t size;
+	uint64_t unpacked; /* bytes of the tar: gunzipped, or size */
 	bool gz_bad; /* the gzip stream is corrupt or cut short */
 };
 
@@ -218,10 +219,11 @@ struct blob_sum {
  * Hash the blob at @path; with @gz its gunzipped bytes too (into
  * @s->diff_id; a bad or truncated gzip stream sets @s->gz_bad and the
  * raw hash goes on, so that a digest mismatch is said first).  0,
- * -ENOENT, -ENOMEM or read(2)'s errno.
+ * -ENOENT, -ENOMEM or read(2)'s errno; -EFBIG as soon as its tar is over
+ * @room bytes (a small gzip can hold a huge tar: it is not read on).
  */
 static int blob_hash(const char *path, bool gz, struct blob_sum *s,
-		     struct image_tar *scan)
+		     struct image_tar *scan, uint64_t room)
 {
 	EVP_MD_CTX *raw = EVP_MD_CTX_new(), *un = EVP_MD_CTX_new();
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -232,6 +234,7 @@ static int blob_hash(const char *path, bool gz, struct blob_sum *s,
 	ssize_t n;
 
 	s->size = 0;
+	s->unpacked = 0;
 	s->diff_id[0] = '\0';
 	s->gz_bad = false;
 	if (!raw || !un || !in || !out ||
@@ -251,6 +254,12 @@ static int blob_hash(const char *path, bool gz, struct blob_sum *s,
 	while ((n = read(fd, in, OCI_CHUNK)) > 0) {
 		EVP_DigestUpdate(raw, in, (size_t)n);
 		s->size += (uint64_t)n;
+		if (!gz)
+			s->unpacked += (uint64_t)n;
+		if (s->unpacked > room) {
+			rc = -EFBIG;
+			goto out;
+		}
 		if (!gz && scan)
 			image_tar__feed(scan, in, (size_t)n);
 		if (!gz || s->gz_bad)
@@ -268,6 +277,11 @@ static int blob_hash(const char *path, bool gz, struct blob_sum *s,
 				break;
 			}
 			EVP_DigestUpdate(un, out, OCI_CHUNK - z.avail_out);
+			s->unpacked += OCI_CHUNK - z.avail_out;
+			if (s->unpacked > room) {
+				rc = -EFBIG;
+				goto out;
+			}
 			if (scan)
 				image_tar__feed(scan, out,
 						OCI_CHUNK - z.avail_out);
@@ -332,8 +346,8 @@ static int desc_path(const char *dir, const json_t *desc, char *path,
  * its diff_id in @s too.
  */
 static int blob_check(const char *dir, const json_t *desc, bool gz,
-		      struct blob_sum *s, struct image_tar *scan, char *err,
-		      size_t errlen)
+		      struct blob_sum *s, struct image_tar *scan, uint64_t room,
+		      char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	const char *digest;
@@ -343,7 +357,11 @@ static int blob_check(const char *dir, const json_t *desc, bool gz,
 
 	if (rc)
 		return rc;
-	rc = blob_hash(path, gz, s, scan);
+	rc = blob_hash(path, gz, s, scan, room);
+	if (rc == -EFBIG)
+		return sandbox__errf(err, errlen, rc,
+				     "%s: its tar is over %llu MiB", path,
+				     (unsigned long long)(room >> 20));
 	if (rc)
 		return sandbox__errf(err, errlen, rc, "%s: %s", path,
 				     strerror(-rc));
@@ -384,7 +402,7 @@ static json_t *blob_json(const char *dir, const json_t *desc, char **text,
 				    (long long)size);
 		return NULL;
 	}
-	*rc = blob_check(dir, desc, false, &s, NULL, err, errlen);
+	*rc = blob_check(dir, desc, false, &s, NULL, UINT64_MAX, err, errlen);
 	if (*rc)
 		return NULL;
 	*text = malloc((size_t)size + 1);
@@ -470,12 +488,14 @@ static int layer_gz(const char *mt)
 int image_oci__check(const char *dir, const char *tag, struct image_config *c,
 		     char *err, size_t errlen)
 {
-	return image_oci__check_scan(dir, tag, c, NULL, err, errlen);
+	return image_oci__check_scan(dir, tag, c, NULL, UINT64_MAX, NULL, err,
+				     errlen);
 }
 
 int image_oci__check_scan(const char *dir, const char *tag,
 			  struct image_config *c, struct image_tar *scan,
-			  char *err, size_t errlen)
+			  uint64_t room, uint64_t *unpacked, char *err,
+			  size_t errlen)
 {
 	char path[PATH_MAX];
 	char *mtext = NULL, *ctext = NULL;
@@ -484,10 +504,13 @@ int image_oci__check_scan(const char *dir, const char *tag,
 	json_t *diff_ids;
 	json_error_t je;
 	const char *mt;
+	uint64_t total = 0;
 	ssize_t n;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
+	if (unpacked)
+		*unpacked = 0;
 	rc = files__pathf(path, sizeof(path), "%s/index.json", dir);
 	if (rc)
 		return sandbox__errf(err, errlen, rc, "%s: path too long", dir);
@@ -553,7 +576,11 @@ int image_oci__check_scan(const char *dir, const char *tag,
 					   dir, i, lmt ? lmt : "(none)");
 			goto out;
 		}
-		rc = blob_check(dir, l, gz, &s, scan, err, errlen);
+		rc = blob_check(dir, l, gz, &s, scan, room - total, err,
+				errlen);
+		total += s.unpacked;
+		if (unpacked)
+			*unpacked = total;
 		if (rc)
 			goto out;
 		if (scan && scan->error) {

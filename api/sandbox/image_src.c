@@ -6,8 +6,10 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "files.h"
 #include "image.h"
 #include "image_internal.h"
 
@@ -206,5 +208,32 @@ int image__parse_src(const char *src, enum image_kind *kind, char *path,
 		return -ENAMETOOLONG;
 	memcpy(path, src, plen);
 	path[plen] = '\0';
+	return 0;
+}
+
+int image__unpack_room(uint64_t free_bytes, const char *max_mib, uint64_t *room,
+		       bool *capped, char *err, size_t errlen)
+{
+	uint64_t max = 0;
+
+	*room = free_bytes / 2;
+	*capped = false;
+	if (!max_mib || !*max_mib)
+		return 0;
+	for (const char *c = max_mib; *c; c++) {
+		if (*c < '0' || *c > '9' || max > (UINT64_MAX >> 20) / 10)
+			return sandbox__errf(err, errlen, -EINVAL,
+					     "%s=%.40s: not a number of MiB",
+					     IMAGE_MAX_ENV, max_mib);
+		max = max * 10 + (uint64_t)(*c - '0');
+	}
+	if (!max || max > (UINT64_MAX >> 20))
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "%s=%.40s: not a number of MiB from 1",
+				     IMAGE_MAX_ENV, max_mib);
+	if ((max << 20) <= *room) {
+		*room = max << 20;
+		*capped = true;
+	}
 	return 0;
 }

@@ -74,16 +74,30 @@ static void last_line(const char *path, char *why, size_t whysz)
 	}
 }
 
+/* Bytes free for a non-root user on @dir's file system; -1: unknown. */
+static int64_t free_bytes(const char *dir)
+{
+	struct statvfs vfs;
+
+	if (statvfs(dir, &vfs))
+		return -1;
+	return (int64_t)(vfs.f_bavail * vfs.f_frsize);
+}
+
 /*
  * Run @argv with stdin from /dev/null and stdout and stderr to the file
  * @log (its own process group, TMPDIR=@tmp), for at most @timeout_s
- * seconds, or until @stop_fd (>= 0) is readable.  0 when it exited 0;
- * else -EIO (-ETIMEDOUT, -ECANCELED, or fork's errno) with the last line
- * of @log, or how it ended, in @why.  The tool's whole process group is
- * killed on a timeout or a stop, so that nothing of it outlives us.
+ * seconds, or until @stop_fd (>= 0) is readable, or until @watch's file
+ * system has under IMAGE_FREE_FLOOR_MIB MiB free (-ENOSPC: a tool
+ * filling the host's disk is stopped before it is full).  0 when it
+ * exited 0; else -EIO (-ETIMEDOUT, -ECANCELED, -ENOSPC, or fork's errno)
+ * with the last line of @log, or how it ended, in @why.  The tool's whole
+ * process group is killed on a timeout, a stop or a full disk, so that
+ * nothing of it outlives us.
  */
 static int tool_run(const char *const *argv, const char *log, const char *tmp,
-		    int timeout_s, int stop_fd, char *why, size_t whysz)
+		    const char *watch, int timeout_s, int stop_fd, char *why,
+		    size_t whysz)
 {
 	time_t end = time(NULL) + timeout_s;
 	int st = 0, rc = 0;
@@ -125,7 +139,16 @@ static int tool_run(const char *const *argv, const char *log, const char *tmp,
 	setpgid(pid, pid);
 	while ((w = waitpid(pid, &st, WNOHANG)) == 0) {
 		struct pollfd p = { .fd = stop_fd, .events = POLLIN };
+		int64_t left = watch ? free_bytes(watch) : -1;
 
+		if (left >= 0 && left < ((int64_t)IMAGE_FREE_FLOOR_MIB << 20)) {
+			killpg(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			snprintf(why, whysz,
+				 "%s stopped with under %d MiB left free",
+				 argv[0], IMAGE_FREE_FLOOR_MIB);
+			return -ENOSPC;
+		}
 		if (time(NULL) > end) {
 			killpg(pid, SIGKILL);
 			waitpid(pid, &st, 0);
@@ -161,7 +184,7 @@ int image__step(struct image_job *j, const char *stage, const char *const *argv)
 {
 	char why[WHY_MAX];
 	int rc =
-		tool_run(argv, j->log, j->tmp,
+		tool_run(argv, j->log, j->tmp, j->work,
 			 j->o->timeout_s > 0 ? j->o->timeout_s : TOOL_TIMEOUT_S,
 			 j->o->stop_fd, why, sizeof(why));
 
@@ -170,7 +193,7 @@ int image__step(struct image_job *j, const char *stage, const char *const *argv)
 	if (!rc)
 		return 0;
 	/* A full work dir also swallows the tool's own log: say so. */
-	if (statvfs(j->work, &vfs) == 0 && vfs.f_bavail == 0)
+	if (rc == -ENOSPC || (statvfs(j->work, &vfs) == 0 && vfs.f_bavail == 0))
 		return sandbox__errf(j->err, j->errlen, -ENOSPC,
 				     "%s: no space left in %s (%s)", stage,
 				     j->work, why);

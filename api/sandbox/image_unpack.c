@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -207,6 +208,52 @@ static int fix_owners(struct image_job *j, const char *root, const char *out)
 				   out);
 }
 
+/*
+ * -ENOSPC with one line when @need bytes are more than the file system of
+ * the directory of @path has free: said before a tool fills it.
+ */
+static int room_for(struct image_job *j, const char *what, const char *path,
+		    uint64_t need)
+{
+	char dir[PATH_MAX], *slash;
+	struct statvfs vfs;
+	uint64_t free_b;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (statvfs(dir, &vfs))
+		return 0; /* the tool will say */
+	free_b = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (need <= free_b)
+		return 0;
+	return sandbox__errf(
+		j->err, j->errlen, -ENOSPC,
+		"no space left: %s needs %llu MiB, the state "
+		"directory has %llu MiB free",
+		what, (unsigned long long)((need + (1u << 20) - 1) >> 20),
+		(unsigned long long)(free_b >> 20));
+}
+
+/* The MiB of the journal mke2fs gives a file system of @mib MiB. */
+static uint64_t journal_mib(uint64_t mib)
+{
+	static const struct {
+		uint64_t below_mib, journal_mib;
+	} t[] = {
+		{ 8, 0 },      { 128, 4 },     { 1024, 16 },   { 2048, 32 },
+		{ 16384, 64 }, { 32768, 128 }, { 65536, 256 }, { 131072, 512 }
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (mib < t[i].below_mib)
+			return t[i].journal_mib;
+	return 1024;
+}
+
 /* mkfs.ext4 -d @root into @out, sized for what @root holds. */
 static int make_disk(struct image_job *j, const char *root, const char *out)
 {
@@ -229,6 +276,12 @@ static int make_disk(struct image_job *j, const char *root, const char *out)
 				     "%s: %llu MiB is over the %llu MiB limit",
 				     root, (unsigned long long)mib,
 				     (unsigned long long)DISK_MAX_MIB);
+	/* What mkfs writes: the files, inode tables, journal (sparse else). */
+	rc = room_for(j, "the disk", out,
+		      walk_bytes + (walk_files * 5 / 4 + 4096) * 256 +
+			      ((journal_mib(mib) + 4) << 20));
+	if (rc)
+		return rc;
 	snprintf(n_arg, sizeof(n_arg), "%llu",
 		 (unsigned long long)(walk_files * 5 / 4 + 4096));
 	snprintf(size_arg, sizeof(size_arg), "%lluM", (unsigned long long)mib);
@@ -294,6 +347,10 @@ static int copy_ext4(struct image_job *j, const char *src, const char *out)
 				     src);
 	}
 	rc = image__step(j, "checking the ext4 image (e2fsck -fn)", fsck);
+	/* The copy is sparse: what the image has allocated. */
+	if (!rc)
+		rc = room_for(j, "the disk (a copy of the ext4 image)", out,
+			      (uint64_t)st.st_blocks * 512);
 	if (rc) {
 		close(in);
 		return rc;
@@ -386,6 +443,9 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 		rootfs[PATH_MAX];
 	char ptmp[PATH_MAX], link[PATH_MAX], *abs;
 	int64_t t0 = mono_ms();
+	uint64_t room, unpacked = 0, free_b;
+	struct statvfs vfs;
+	bool capped;
 	int rc;
 
 	if (files__pathf(policy, sizeof(policy), "%s/policy.json", j->work) ||
@@ -414,12 +474,19 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 		return sandbox__errf(j->err, j->errlen, rc, "%s: %s", policy,
 				     strerror(-rc));
 	{
+		/*
+		 * --dest-compress-format gzip: zstd layers, which umoci 0.4.7
+		 * cannot apply, become gzip ones (gzip and plain tar layers
+		 * are copied as they are; skopeo checks the source's digests
+		 * as it reads, ember the diff_ids after).
+		 */
 		const char *argv[] = { "skopeo",  "--tmpdir",
 				       j->tmp,	  "--policy",
 				       policy,	  "--override-arch",
 				       "amd64",	  "--override-os",
 				       "linux",	  "copy",
-				       "--quiet", srcref,
+				       "--quiet", "--dest-compress-format",
+				       "gzip",	  srcref,
 				       dstref,	  NULL };
 		char stage[PATH_MAX + 64];
 
@@ -430,9 +497,30 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 		if (rc)
 			return rc;
 	}
-	rc = image_oci__check_scan(oci, "img", c, j->special, j->err,
-				   j->errlen);
+	/* Its layers' tars, summed as they are read, fit the host's disk. */
+	free_b = statvfs(j->work, &vfs) ? UINT64_MAX :
+					  (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	rc = image__unpack_room(free_b, getenv(IMAGE_MAX_ENV), &room, &capped,
+				j->err, j->errlen);
+	if (rc)
+		return rc;
+	rc = image_oci__check_scan(oci, "img", c, j->special, room, &unpacked,
+				   j->err, j->errlen);
 	LAP(j, check_ms, &t0);
+	if (rc == -EFBIG && capped)
+		return sandbox__errf(j->err, j->errlen, rc,
+				     "%s needs over %llu MiB unpacked, over "
+				     "%s=%s",
+				     path, (unsigned long long)(room >> 20),
+				     IMAGE_MAX_ENV, getenv(IMAGE_MAX_ENV));
+	if (rc == -EFBIG)
+		return sandbox__errf(j->err, j->errlen, -ENOSPC,
+				     "no space left: %s needs over %llu MiB "
+				     "unpacked, the state directory has %llu "
+				     "MiB free (half for the layers, half for "
+				     "the disk made from them)",
+				     path, (unsigned long long)(room >> 20),
+				     (unsigned long long)(free_b >> 20));
 	if (rc) {
 		/* It names skopeo's copy in @work, which goes: name SRC. */
 		char why[WHY_MAX * 2];
@@ -457,6 +545,35 @@ static int from_image(struct image_job *j, enum image_kind k, const char *path,
 	rc = make_disk(j, rootfs, out);
 	LAP(j, disk_ms, &t0);
 	return rc;
+}
+
+int image__src_abs(const char *src, char *out, size_t outsz)
+{
+	char path[PATH_MAX], tag[256], *abs = NULL;
+	enum image_kind k;
+	struct stat st;
+	int n;
+
+	if (image__parse_src(src, &k, path, sizeof(path), tag, sizeof(tag)))
+		goto as_is;
+	/* As image__to_ext4() reads it: "a:b" naming a file is that file. */
+	if (tag[0] && k == IMAGE_UNKNOWN && stat(src, &st) == 0) {
+		snprintf(path, sizeof(path), "%s", src);
+		tag[0] = '\0';
+	}
+	abs = realpath(path, NULL);
+	if (!abs)
+		goto as_is;
+	/* A prefix is the kind's name and a ':' (image__parse_src). */
+	n = snprintf(out, outsz, "%s%s%s%s%s",
+		     k == IMAGE_UNKNOWN ? "" : image__kind_name(k),
+		     k == IMAGE_UNKNOWN ? "" : ":", abs, tag[0] ? ":" : "",
+		     tag);
+	free(abs);
+	return n < 0 || (size_t)n >= outsz ? -ENAMETOOLONG : 0;
+as_is:
+	n = snprintf(out, outsz, "%s", src);
+	return n < 0 || (size_t)n >= outsz ? -ENAMETOOLONG : 0;
 }
 
 int image__to_ext4(const struct image_opts *o, const char *src,
@@ -490,6 +607,16 @@ int image__to_ext4(const struct image_opts *o, const char *src,
 				     strerror(errno));
 	if (k == IMAGE_UNKNOWN)
 		k = sniff_path(path, &st);
+	{
+		uint64_t room;
+		bool capped;
+
+		/* A bad bound is said before any work. */
+		rc = image__unpack_room(0, getenv(IMAGE_MAX_ENV), &room,
+					&capped, err, errlen);
+		if (rc)
+			return rc;
+	}
 	if (k == IMAGE_UNKNOWN)
 		return sandbox__errf(
 			err, errlen, -EINVAL,

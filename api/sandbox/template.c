@@ -413,6 +413,133 @@ out:
 	return rc;
 }
 
+/*
+ * The lock of the template directory @dir, flock()ed exclusive (waiting
+ * for the sandboxes being made from it): the fd, or a negative errno
+ * (-ENOENT: no lock file).
+ */
+static int template__lock_ex(const char *dir)
+{
+	char lock[PATH_MAX];
+	int fd, rc;
+
+	if (files__pathf(lock, sizeof(lock), "%s/" TEMPLATE_LOCK_NAME, dir))
+		return -ENAMETOOLONG;
+	fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* 0 when no sandbox (live or parked) was made from @name, else -EBUSY. */
+static int template__unused(const char *name, char *err, size_t errlen)
+{
+	char ids[256];
+	size_t n;
+	int rc = template__users(name, &n, ids, sizeof(ids), err, errlen);
+
+	if (rc == 0 && n)
+		rc = sandbox__errf(err, errlen, -EBUSY,
+				   "template %s is in use by %zu sandbox%s "
+				   "(%s): kill %s first",
+				   name, n, n == 1 ? "" : "es", ids,
+				   n == 1 ? "it" : "them");
+	return rc;
+}
+
+int template__replace(const char *from, const char *name, char *err,
+		      size_t errlen)
+{
+	char root[PATH_MAX], src[PATH_MAX], dir[PATH_MAX], hidden[PATH_MAX],
+		dead[PATH_MAX];
+	bool old;
+	int from_fd = -1, old_fd = -1, rc;
+
+	rc = template__dir(from, root, src, err, errlen);
+	if (rc == 0)
+		rc = template__dir(name, root, dir, err, errlen);
+	if (rc)
+		return rc;
+	if (!strcmp(from, name))
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "template %s cannot replace itself", name);
+	if (files__pathf(hidden, sizeof(hidden), "%s/.%s.new", root, from) ||
+	    files__pathf(dead, sizeof(dead), "%s/.%s.dead", root, name))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "template path too long");
+	from_fd = template__lock_ex(src);
+	if (from_fd < 0)
+		return sandbox__errf(err, errlen, from_fd,
+				     from_fd == -ENOENT ? "no template %s" :
+							  "template %s: %s",
+				     from, strerror(-from_fd));
+	/* From here on no sandbox is being made from either. */
+	old_fd = template__lock_ex(dir);
+	old = old_fd >= 0 || access(dir, F_OK) == 0;
+	if (old_fd < 0 && old_fd != -ENOENT) {
+		rc = sandbox__errf(err, errlen, old_fd, "template %s: %s", name,
+				   strerror(-old_fd));
+		goto out;
+	}
+	rc = template__unused(from, err, errlen);
+	if (rc == 0 && old)
+		rc = template__unused(name, err, errlen);
+	if (rc)
+		goto out;
+	/*
+	 * Hidden while it moves: listings skip .NAME.new, and the lock we
+	 * hold keeps a reaper off it (and off the old one, once there).
+	 */
+	if (rename(src, hidden)) {
+		rc = sandbox__errf(err, errlen, -errno, "%s: %s", src,
+				   strerror(errno));
+		goto out;
+	}
+	if (!old) {
+		/* Without RENAME_NOREPLACE, rename() (a race to lose). */
+		if (renameat2(AT_FDCWD, hidden, AT_FDCWD, dir,
+			      RENAME_NOREPLACE) == 0 ||
+		    (errno == EINVAL && rename(hidden, dir) == 0))
+			rc = 0;
+		else
+			rc = -errno;
+	} else if (renameat2(AT_FDCWD, hidden, AT_FDCWD, dir,
+			     RENAME_EXCHANGE) == 0) {
+		rc = 0; /* the old one is at @hidden now */
+	} else if (errno == EINVAL || errno == ENOSYS) {
+		/* No exchange on this file system: the old one aside first. */
+		template__reap_hidden(root, strrchr(dead, '/') + 1);
+		rc = rename(dir, dead) ? -errno : 0;
+		if (rc == 0 && rename(hidden, dir)) {
+			rc = -errno;
+			rename(dead, dir);
+		}
+		if (rc == 0)
+			files__rm_tree(dead);
+		old = false;
+	} else {
+		rc = -errno;
+	}
+	if (rc) {
+		rename(hidden, src); /* @from as it was, the caller's */
+		sandbox__errf(err, errlen, rc, "template %s in place of %s: %s",
+			      from, name, strerror(-rc));
+		goto out;
+	}
+	if (old)
+		files__rm_tree(hidden);
+out:
+	if (old_fd >= 0)
+		close(old_fd);
+	close(from_fd);
+	return rc;
+}
+
 int template__seal(const char *dir, const char *name)
 {
 	char path[PATH_MAX];

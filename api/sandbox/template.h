@@ -299,6 +299,22 @@ int template__users(const char *name, size_t *n, char *ids, size_t idslen,
 		    char *err, size_t errlen);
 
 /*
+ * template__replace() - make the template @from (just built under that
+ * name, as a stand-in) the template @name, in one step: under both their
+ * locks taken exclusive (no sandbox is being made from either), and with
+ * no sandbox made from either (live or parked: they use their template's
+ * files), @from's directory and @name's are exchanged (renameat2(2)
+ * RENAME_EXCHANGE; where the file system cannot, @name is moved aside
+ * just before), and the old template is removed.  A sandbox made from
+ * @name meanwhile gets either the old template or the new one, whole;
+ * @name need not exist.  -EBUSY (a sandbox uses one of them: nothing is
+ * changed, @from is left for the caller to remove), -ENOENT (no template
+ * @from), other negative errno, each with @err.
+ */
+int template__replace(const char *from, const char *name, char *err,
+		      size_t errlen);
+
+/*
  * template__remove() - remove template @name.  While a sandbox made from
  * it lives or is parked, -EBUSY (saying which), unless @force: then
  * those sandboxes are killed first.  -ENOENT when there is no such

@@ -21,7 +21,16 @@
 #   build directory, no sandbox): an arm64 image, a digest mismatch, a
 #   truncated archive, a missing SRC, a ready command that never
 #   succeeds (the start command's output shown), --from-image with --rootfs,
-#   a WorkingDir with a newline or a quote (debugfs commands: refused).
+#   a WorkingDir with a newline or a quote (debugfs commands: refused);
+# - --if-missing: a SRC given relative is recorded absolute (the same SRC
+#   given absolute is up to date); a new SRC that fails to build leaves
+#   the old template as it was (one error), one in use is refused before
+#   any build, a good one (an OCI layout with a zstd layer: recompressed
+#   as gzip by skopeo) replaces it;
+# - the host's disk: a small gzip of a 256 MiB tar over
+#   EMBER_IMAGE_MAX_MIB, and as root, on a 200 MiB tmpfs state directory
+#   (over its free space: refused before unpacking) and a 100 MiB one
+#   that a fake umoci fills (stopped with 16 MiB left).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -47,6 +56,8 @@ cleanup() {
 	local id
 	for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
 	"$E" template rm --force "$P-oci" "$P-docker" "$P-ext4" "$P-df" "$P-df2" "$P-wd" >/dev/null 2>&1
+	# A test's tmpfs, should unshare's mount namespace not have held it.
+	umount "$TMP/small" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -92,7 +103,10 @@ check "template --from-image: mkoci.py made the test images" "exit $rc" [ $rc = 
 [ $rc = 0 ] || exit 0
 
 # ---- an OCI layout, no User: the `user` account ---------------------------
-build "$P-oci" "$TMP/img/oci" --disk-mib 200 --setup 'echo hello >/srv/x' \
+# Named relative to here: the info records it absolute (--if-missing
+# compares it, from any directory).
+TMPR=$(realpath "$TMP")
+build "$P-oci" "$(realpath --relative-to=. "$TMP/img/oci")" --disk-mib 200 --setup 'echo hello >/srv/x' \
 	--start-cmd 'httpd -f -p 8080 -h /srv' --ready-port 8080
 check "template --from-image: an OCI layout builds (--disk-mib 200, a setup, start and ready command)" \
 	"exit $rc; $(show "$TMP/build.err")" \
@@ -100,9 +114,9 @@ check "template --from-image: an OCI layout builds (--disk-mib 200, a setup, sta
 check "template --from-image: the builder says where the time went (image stages, boot, ready, snapshot)" \
 	"$(show "$TMP/build.err")" \
 	grep -qE "^emberctl: built template $P-oci: base [0-9.]+ s \(read [0-9.]+ s, check .*unpack .*disk .*guest parts .*\), boot [0-9.]+ s, .*ready [0-9.]+ s, .*snapshot" "$TMP/build.err"
-grep -q "^rootfs=$TMP/img/oci$" "$T/$P-oci/info" 2>/dev/null &&
+grep -q "^rootfs=$TMPR/img/oci$" "$T/$P-oci/info" 2>/dev/null &&
 	grep -q "^user=user$" "$T/$P-oci/info"
-check "template --from-image: its info records the SRC and the default user" \
+check "template --from-image: its info records the SRC (given relative) as an absolute path, and the default user" \
 	"$(cat "$T/$P-oci/info" 2>&1)" [ $? = 0 ]
 run "$P-oci"
 sb=$id
@@ -240,6 +254,136 @@ bad "a layer whose diff_id does not match" "diff_id" --from-image "$TMP/img/bad"
 head -c 20000 "$TMP/img/docker.tar" >"$TMP/img/cut.tar"
 bad "a truncated docker archive" "cut.tar" --from-image "docker-archive:$TMP/img/cut.tar"
 bad "a missing SRC" "No such file or directory" --from-image "$TMP/img/none"
+
+# ---- --if-missing: the old template stays until a new one is built -------
+# The same SRC, absolute now (it was built from a relative one): nothing
+# to do, no build.
+build "$P-oci" "$TMP/img/oci" --if-missing
+check "template --if-missing: the SRC given absolute is the one it was built from (relative): no rebuild" \
+	"exit $rc; $(show "$TMP/build.out" "$TMP/build.err")" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/build.out")" = "$P-oci" ] && [ ! -s "$TMP/build.err" ]'
+info_before=$(cat "$T/$P-oci/info" 2>&1)
+build "$P-oci" "$TMP/img/bad" --if-missing
+check "template --if-missing: a new SRC that fails to build is one error, the old template kept" \
+	"exit $rc; $(show "$TMP/build.err")" \
+	ev '[ $rc = 1 ] && grep -q "diff_id.*(template $P-oci is kept as it was)" "$TMP/build.err" &&
+		[ "$(cat "$T/$P-oci/info" 2>&1)" = "$info_before" ] &&
+		[ -z "$(ls -A "$T" | grep -e -rebuild-)" ] && [ "$("$E" ls | wc -l)" = 1 ]'
+run "$P-oci"
+out=$(x "$id" -- cat /srv/x)
+check "template --if-missing: the kept template still makes sandboxes" "got '$out'; $(show "$TMP/err")" \
+	[ "$out" = hello ]
+python3 tests/integration/mkoci.py layout "$TMP/img/zstd" --zstd --user "" >"$TMP/mk.out" 2>&1
+build "$P-oci" "$TMP/img/zstd" --if-missing --no-interp
+check "template --if-missing: refused while a sandbox uses the old template, before any build" \
+	"exit $rc; $(show "$TMP/build.err")" \
+	ev '[ $rc = 1 ] && grep -q "out of date (another rootfs) but in use by 1 sandbox" "$TMP/build.err" &&
+		[ "$(cat "$T/$P-oci/info" 2>&1)" = "$info_before" ]'
+for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
+IDS=()
+# A zstd layer (mkoci.py's second one): skopeo recompresses it as gzip
+# for umoci 0.4.7, which cannot apply zstd.
+build "$P-oci" "$TMP/img/zstd" --if-missing --no-interp
+check "template --if-missing: a good new SRC (an OCI layout with a zstd layer) replaces the template" \
+	"exit $rc; $(show "$TMP/mk.out" "$TMP/build.err")" \
+	ev '[ $rc = 0 ] && grep -q "out of date (another rootfs)" "$TMP/build.err" &&
+		grep -q "^rootfs=$TMPR/img/zstd$" "$T/$P-oci/info" && grep -q "^interp=0$" "$T/$P-oci/info" &&
+		[ -z "$(ls -A "$T" | grep -e -rebuild-)" ] && [ "$("$E" template ls | grep -c "^$P-oci ")" = 1 ]'
+run "$P-oci"
+out=$(x "$id" --user root -- sh -c 'ls /lower; cat /opq/new; stat -c "%a" /bin/suid')
+check "template --if-missing: the new template's sandbox has the zstd layer's files" \
+	"got '$out'; $(show "$TMP/err")" [ "$out" = "stays
+new
+4755" ]
+for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
+IDS=()
+
+# ---- the host's disk: a small gzip of a huge tar ---------------------------
+# $TMP/img/bomb: the OCI layout with a third layer, a 256 MiB file of
+# zeros (a gzip of ~256 KiB).
+cp -r "$TMP/img/oci" "$TMP/img/bomb" && python3 - "$TMP/img/bomb" <<'PY'
+import gzip, hashlib, io, json, os, sys, tarfile
+d = sys.argv[1]
+blob = lambda h: os.path.join(d, "blobs", "sha256", h.split(":")[1])
+def put(b):
+    h = "sha256:" + hashlib.sha256(b).hexdigest()
+    with open(blob(h), "wb") as f:
+        f.write(b)
+    return h, len(b)
+size = 256 << 20
+ti = tarfile.TarInfo("zeros")
+ti.size, ti.mode = size, 0o644
+head = ti.tobuf(tarfile.PAX_FORMAT)
+raw, gz = hashlib.sha256(), io.BytesIO()
+with gzip.GzipFile(fileobj=gz, mode="wb", compresslevel=1, mtime=0) as z:
+    def w(b):
+        raw.update(b)
+        z.write(b)
+    w(head)
+    chunk = bytes(1 << 20)
+    for _ in range(size >> 20):
+        w(chunk)
+    w(bytes(1024))  # the end of the archive
+lh, ll = put(gz.getvalue())
+idx = json.load(open(os.path.join(d, "index.json")))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+c = json.load(open(blob(m["config"]["digest"])))
+c["rootfs"]["diff_ids"].append("sha256:" + raw.hexdigest())
+m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": lh, "size": ll})
+m["config"]["digest"], m["config"]["size"] = put(json.dumps(c).encode())
+idx["manifests"][0]["digest"], idx["manifests"][0]["size"] = put(json.dumps(m).encode())
+json.dump(idx, open(os.path.join(d, "index.json"), "w"))
+PY
+rc=$?
+check "template --from-image: a layout with a 256 MiB layer of zeros made (a small gzip)" "exit $rc" [ $rc = 0 ]
+EMBER_IMAGE_MAX_MIB=64 bad "an image over EMBER_IMAGE_MAX_MIB (a small gzip of a 256 MiB tar)" \
+	"bomb needs over 64 MiB unpacked, over EMBER_IMAGE_MAX_MIB=64" --from-image "$TMP/img/bomb"
+EMBER_IMAGE_MAX_MIB=6x bad "a bad EMBER_IMAGE_MAX_MIB" "EMBER_IMAGE_MAX_MIB=6x: not a number" \
+	--from-image "$TMP/img/oci"
+# As root (CI): the state directory on a 200 MiB tmpfs, in a mount
+# namespace of our own (nothing outlives the test).  small STATE_MIB
+# [env...] -- emberctl args: its output in $TMP/small.err, its left-overs
+# (the templates directory's entries) in $TMP/small.left.
+small() {
+	local size=$1
+	shift
+	mkdir -p "$TMP/small"
+	unshare -m sh -c '
+		mount --make-rprivate / && mount -t tmpfs -o size=$1,mode=0700 tmpfs "$2" || exit 9
+		d=$2; shift 2
+		env EMBER_STATE_DIR="$d" "$@"; rc=$?
+		ls -A "$d/templates" >"$d.left" 2>/dev/null; exit $rc' sh "$size" "$TMP/small" "$@" \
+		>/dev/null 2>"$TMP/small.err" </dev/null
+}
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 && unshare -m true 2>/dev/null; then
+	small 200m timeout 300 "$E" template build "$P-bad" --no-net --from-image "$TMP/img/bomb"
+	rc=$?
+	check "template --from-image: an image bigger unpacked than the state directory's free space is refused before unpacking, nothing left" \
+		"exit $rc; $(show "$TMP/small.err" "$TMP/small.left")" \
+		ev '[ $rc = 1 ] && [ "$(grep -c "^emberctl:" "$TMP/small.err")" = 1 ] &&
+			grep -Eq "no space left: .*bomb needs over [0-9]+ MiB unpacked, the state directory has [0-9]+ MiB free" "$TMP/small.err" &&
+			[ ! -s "$TMP/small.left" ]'
+	# A layer's sparse file is not in the sum: a tool that fills the disk
+	# is stopped first.  This umoci writes 1 MiB every 10 ms.
+	mkdir -p "$TMP/fakebin"
+	printf '#!/bin/sh
+for a; do d=$a; done
+mkdir -p "$d" || exit 1
+i=0
+while :; do head -c 1048576 /dev/zero >"$d/f$i" || exit 1; i=$((i + 1)); sleep 0.01; done
+' \
+		>"$TMP/fakebin/umoci"
+	chmod +x "$TMP/fakebin/umoci"
+	small 100m PATH="$TMP/fakebin:$PATH" timeout 300 "$E" template build "$P-bad" --no-net --from-image "$TMP/img/oci"
+	rc=$?
+	check "template --from-image: a tool filling the state directory is stopped with 16 MiB left, nothing left" \
+		"exit $rc; $(show "$TMP/small.err" "$TMP/small.left")" \
+		ev '[ $rc = 1 ] && [ "$(grep -c "^emberctl:" "$TMP/small.err")" = 1 ] &&
+			grep -q "applying the layers (umoci unpack): no space left in .*umoci stopped with under 16 MiB left free" "$TMP/small.err" &&
+			[ ! -s "$TMP/small.left" ]'
+else
+	echo "ok - # SKIP template --from-image: the state directory on a small tmpfs needs root and unshare -m"
+fi
 printf 'FROM %s\nRUN echo failing-output; exit 3\n' "$TMP/img/oci" >"$TMP/ctx/Dockerfile.fail"
 bad "a Dockerfile whose RUN fails (its output shown)" "line 2, RUN) failed: exit status 3" \
 	--dockerfile "$TMP/ctx/Dockerfile.fail"

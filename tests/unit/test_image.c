@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -600,6 +602,92 @@ static void test_user_add(void **state)
 	free(gr);
 }
 
+/* The room for an image's layers: half the free space, EMBER_IMAGE_MAX_MIB. */
+static void test_unpack_room(void **state)
+{
+	uint64_t room;
+	bool capped;
+	char e[256];
+
+	(void)state;
+	assert_int_equal(image__unpack_room(1000u << 20, NULL, &room, &capped,
+					    e, sizeof(e)),
+			 0);
+	assert_true(room == 500u << 20 && !capped);
+	assert_int_equal(image__unpack_room(1000u << 20, "", &room, &capped, e,
+					    sizeof(e)),
+			 0);
+	assert_true(room == 500u << 20 && !capped);
+	assert_int_equal(image__unpack_room(1000u << 20, "64", &room, &capped,
+					    e, sizeof(e)),
+			 0);
+	assert_true(room == 64u << 20 && capped);
+	/* The free space is the tighter bound: it is the one said. */
+	assert_int_equal(image__unpack_room(100u << 20, "64", &room, &capped, e,
+					    sizeof(e)),
+			 0);
+	assert_true(room == 50u << 20 && !capped);
+	assert_int_equal(image__unpack_room(UINT64_MAX, "8796093022207", &room,
+					    &capped, e, sizeof(e)),
+			 0);
+	assert_true(room == (uint64_t)8796093022207 << 20 && capped);
+	for (const char *const *b =
+		     (const char *const[]){ "0", "-1", "1x", " 1", "1.5",
+					    "99999999999999999999",
+					    "17592186044416", NULL };
+	     *b; b++) {
+		e[0] = '\0';
+		assert_int_equal(image__unpack_room(1u << 30, *b, &room,
+						    &capped, e, sizeof(e)),
+				 -EINVAL);
+		assert_non_null(strstr(e, IMAGE_MAX_ENV));
+	}
+}
+
+/* A SRC as typed, made absolute: prefix and tag kept, links resolved. */
+static void test_src_abs(void **state)
+{
+	char dir[] = "/tmp/test_image.XXXXXX", cwd[4096], out[4096], want[4200];
+	char real[4000];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(realpath(dir, out));
+	snprintf(real, sizeof(real), "%.3000s", out);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(want, sizeof(want), "%s/img", dir);
+	assert_int_equal(mkdir(want, 0755), 0);
+	snprintf(want, sizeof(want), "%s/a:b", dir);
+	assert_int_equal(mkdir(want, 0755), 0);
+	snprintf(want, sizeof(want), "%s/link", dir);
+	assert_int_equal(symlink("img", want), 0);
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(image__src_abs("img", out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "%s/img", real);
+	assert_string_equal(out, want);
+	assert_int_equal(image__src_abs("./link/../img:v1", out, sizeof(out)),
+			 0);
+	snprintf(want, sizeof(want), "%s/img:v1", real);
+	assert_string_equal(out, want);
+	assert_int_equal(image__src_abs("oci:link:v1", out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "oci:%s/img:v1", real);
+	assert_string_equal(out, want);
+	assert_int_equal(image__src_abs("dir:img", out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "dir:%s/img", real);
+	assert_string_equal(out, want);
+	/* "a:b" that is a directory is that directory, no tag. */
+	assert_int_equal(image__src_abs("a:b", out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "%s/a:b", real);
+	assert_string_equal(out, want);
+	/* Missing: as typed (the build says what is missing). */
+	assert_int_equal(image__src_abs("none", out, sizeof(out)), 0);
+	assert_string_equal(out, "none");
+	assert_int_equal(image__src_abs("img", out, 4), -ENAMETOOLONG);
+	assert_int_equal(chdir(cwd), 0);
+	snprintf(want, sizeof(want), "rm -rf %s", dir);
+	assert_int_equal(system(want), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +700,8 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_defaults_parse),
 		cmocka_unit_test(test_user_add),
+		cmocka_unit_test(test_unpack_room),
+		cmocka_unit_test(test_src_abs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
