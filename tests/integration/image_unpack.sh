@@ -237,11 +237,11 @@ mkdir "$TMP/dflip" && tar -C "$TMP/dflip" -xf "$TMP/docker.tar" &&
 	lt=$(ls -S "$TMP"/dflip/*/layer.tar | head -1) &&
 	flip "$lt" 700 && tar -C "$TMP/dflip" -cf "$TMP/dflip.tar" . &&
 	bad "byte flipped in a docker archive's layer" "digest|diff_id" "$TMP/dflip.tar"
-# zstd layers: umoci 0.4.7 cannot apply them and skopeo 1.9 does not
-# convert them into an OCI layout: refused by name.
+# zstd layers: umoci 0.4.7 cannot apply them; skopeo's copy recompresses
+# them as gzip (--dest-compress-format gzip), and they come through.
 if command -v zstd >/dev/null 2>&1; then
 	python3 tests/integration/mkoci.py layout "$TMP/zstd" --zstd &&
-		bad "a zstd layer" "checking .*/zstd: .*tar\+zstd \(only tar and tar\+gzip\)" "$TMP/zstd"
+		unpack zstd "$TMP/zstd" && contents zstd
 else
 	echo "ok - # SKIP a zstd layer: no zstd command"
 fi

@@ -55,7 +55,7 @@ T=$EMBER_STATE_DIR/templates
 cleanup() {
 	local id
 	for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
-	"$E" template rm --force "$P-oci" "$P-docker" "$P-ext4" "$P-df" "$P-df2" "$P-wd" >/dev/null 2>&1
+	"$E" template rm --force "$P-oci" "$P-docker" "$P-ext4" "$P-df" "$P-df2" "$P-wd" "$P-tpl" "$P-tpl2" >/dev/null 2>&1
 	# A test's tmpfs, should unshare's mount namespace not have held it.
 	umount "$TMP/small" 2>/dev/null
 	rm -rf "$TMP"
@@ -232,9 +232,26 @@ out=$(x "$id" -- cat /home/user/two.txt /app/run.txt)
 check "template --dockerfile: the rebuilt template has the cached steps' files and the new step's" \
 	"got '$out'; $(show "$TMP/err")" [ "$out" = "step-2
 hello /app /app" ]
+# FROM template:NAME keeps the base's Env, WorkingDir and User (its
+# defaults file read back); the cache bounded to 0 MiB keeps no step.
+printf 'FROM template:%s\nRUN echo "$APP_HOME|$TWO|$(id -un)" >/home/user/from-tpl.txt\n' \
+	"$P-df" >"$TMP/ctx/Dockerfile.tpl"
+EMBER_BUILD_CACHE_MIB=0 build "$P-tpl" "" --dockerfile "$TMP/ctx/Dockerfile.tpl"
+check "template --dockerfile FROM template:NAME builds; EMBER_BUILD_CACHE_MIB=0 empties the cache and says so" \
+	"exit $rc; $(ls "$EMBER_STATE_DIR/build-cache"); $(show "$TMP/build.err")" \
+	ev '[ $rc = 0 ] && grep -q "build cache: .* least recently used steps removed, 0 MiB kept" "$TMP/build.err" && [ -z "$(ls "$EMBER_STATE_DIR/build-cache" | grep "\.ext4$")" ]'
+run "$P-tpl"
+out=$(x "$id" -- sh -c 'cat /home/user/from-tpl.txt; echo "$(pwd)|$(id -un)|$APP_HOME|$TWO"')
+check "template:NAME as FROM: the base's Env, WorkingDir and User in its RUN and in the new template" \
+	"got '$out'; $(show "$TMP/err")" [ "$out" = "/app|two words|user
+/app|user|/app|two words" ]
+EMBER_BUILD_CACHE_MIB=12x build "$P-tpl2" "" --dockerfile "$TMP/ctx/Dockerfile.tpl"
+check "a malformed EMBER_BUILD_CACHE_MIB is refused before the build" \
+	"exit $rc; $(show "$TMP/build.err")" \
+	ev '[ $rc != 0 ] && grep -q "EMBER_BUILD_CACHE_MIB" "$TMP/build.err" && nothing_left "$P-tpl2"'
 for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
 IDS=()
-"$E" template rm "$P-df" "$P-df2" >/dev/null 2>&1
+"$E" template rm "$P-df" "$P-df2" "$P-tpl" >/dev/null 2>&1
 
 # ---- bad input: one clear error each, nothing left ------------------------
 bad() {
