@@ -116,7 +116,8 @@ int build_cache__evict(const char *dir, uint64_t max_bytes, size_t *removed,
 		sandbox__errf(err, errlen, rc, "%s: %s", dir, strerror(-rc));
 		goto out_dir;
 	}
-	qsort(v, n, sizeof(*v), by_use);
+	if (n)
+		qsort(v, n, sizeof(*v), by_use);
 	for (size_t i = 0; i < n && total > max_bytes; i++) {
 		if (unlinkat(dirfd(d), v[i].name, 0) && errno != ENOENT) {
 			rc = sandbox__errf(err, errlen, -errno, "%s/%s: %s",

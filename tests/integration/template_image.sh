@@ -245,12 +245,12 @@ out=$(x "$id" -- sh -c 'cat /home/user/from-tpl.txt; echo "$(pwd)|$(id -un)|$APP
 check "template:NAME as FROM: the base's Env, WorkingDir and User in its RUN and in the new template" \
 	"got '$out'; $(show "$TMP/err")" [ "$out" = "/app|two words|user
 /app|user|/app|two words" ]
+for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
+IDS=()
 EMBER_BUILD_CACHE_MIB=12x build "$P-tpl2" "" --dockerfile "$TMP/ctx/Dockerfile.tpl"
 check "a malformed EMBER_BUILD_CACHE_MIB is refused before the build" \
 	"exit $rc; $(show "$TMP/build.err")" \
 	ev '[ $rc != 0 ] && grep -q "EMBER_BUILD_CACHE_MIB" "$TMP/build.err" && nothing_left "$P-tpl2"'
-for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
-IDS=()
 "$E" template rm "$P-df" "$P-df2" "$P-tpl" >/dev/null 2>&1
 
 # ---- bad input: one clear error each, nothing left ------------------------
