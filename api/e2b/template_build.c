@@ -296,6 +296,9 @@ static void exec_emberctl(const struct build *b, int out, pid_t parent)
 	argv[n++] = df;
 	argv[n++] = "--context";
 	argv[n++] = ctx;
+	/* The code interpreter is not warmed (it starts when first used):
+	   its start takes minutes where a build takes seconds. */
+	argv[n++] = "--no-interp";
 	if (b->spec.start_cmd) {
 		argv[n++] = "--start-cmd";
 		argv[n++] = b->spec.start_cmd;
@@ -392,7 +395,9 @@ static void *build_thread(void *arg)
 		have = 0;
 		if (!strncmp(buf, "+ step ", 7))
 			stepped = true;
-		if (buf[0])
+		/* The reason: emberctl's last error line, else the last. */
+		if (!strncmp(buf, "emberctl: ", 10) ||
+		    (buf[0] && strncmp(last, "emberctl: ", 10)))
 			snprintf(last, sizeof(last), "%s", buf);
 		pthread_mutex_lock(&tb.lock);
 		log_add(b, "info", buf);

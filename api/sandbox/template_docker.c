@@ -218,6 +218,54 @@ static int base_from_cache(struct docker_build *b, size_t i, const char *base,
 		    0;
 }
 
+/*
+ * A copy of the ext4 image @disk at @out with its journal recovered
+ * (e2fsck -fy: 0, or 1 and 2 for what it fixed, are success).
+ */
+static int recovered_copy(const char *disk, const char *out, char *err,
+			  size_t errlen)
+{
+	int in, o, rc, status;
+	pid_t pid;
+
+	in = open(disk, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return sandbox__errf(err, errlen, -errno, "%s: %s", disk,
+				     strerror(errno));
+	o = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	rc = o < 0 ? -errno : files__copy_sparse(in, o);
+	if (o >= 0 && close(o) && !rc)
+		rc = -errno;
+	close(in);
+	if (rc)
+		return sandbox__errf(err, errlen, rc, "copying %s: %s", disk,
+				     strerror(-rc));
+	pid = fork();
+	if (pid < 0)
+		return sandbox__errf(err, errlen, -errno, "fork: %s",
+				     strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+		    dup2(null, 2) < 0)
+			_exit(126);
+		execlp("e2fsck", "e2fsck", "-fy", out, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return sandbox__errf(err, errlen, -errno, "waitpid: %s",
+					     strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 2)
+		return sandbox__errf(err, errlen, -EIO,
+				     "FROM template: e2fsck -fy of its disk "
+				     "failed (status %d)",
+				     WIFEXITED(status) ? WEXITSTATUS(status) :
+							 -1);
+	return 0;
+}
+
 /* template_build_opts.make_base: the FROM image, or the cache's disk. */
 static int docker_base(void *arg, const char *base, const char *work, char *err,
 		       size_t errlen)
@@ -237,7 +285,7 @@ static int docker_base(void *arg, const char *base, const char *work, char *err,
 		.times = b->o->times ? &b->o->times->image : NULL,
 	};
 	struct template_info t;
-	char src[PATH_MAX + 8];
+	char src[PATH_MAX + 8], copy[PATH_MAX] = "";
 	int rc;
 
 	if (b->df.from_template) {
@@ -248,10 +296,26 @@ static int docker_base(void *arg, const char *base, const char *work, char *err,
 				 "ext4:%s/" TEMPLATE_DISK_NAME, t.dir))
 			return sandbox__errf(err, errlen, -ENAMETOOLONG,
 					     "%s: path too long", t.dir);
+		/*
+		 * A template's disk was saved with the guest running: its
+		 * journal needs recovery, which the guest parts written into
+		 * it (debugfs) would not survive.  A copy, recovered.
+		 */
+		if (files__pathf(copy, sizeof(copy), "%s.from", base))
+			return sandbox__errf(err, errlen, -ENAMETOOLONG,
+					     "%s: path too long", base);
+		rc = recovered_copy(src + 5, copy, err, errlen);
+		if (rc) {
+			unlink(copy);
+			return rc;
+		}
+		snprintf(src, sizeof(src), "ext4:%s", copy);
 	} else {
 		snprintf(src, sizeof(src), "%s", b->df.from);
 	}
 	rc = image__to_ext4(&io, src, work, base, &b->cfg, err, errlen);
+	if (copy[0])
+		unlink(copy);
 	if (!rc)
 		rc = base_key(b, src, b->df.from_template ? &t : NULL, err,
 			      errlen);
