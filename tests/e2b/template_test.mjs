@@ -100,7 +100,9 @@ const run = (sbx, cmd, opts = {}) =>
 
 // The build context: a file and a directory.
 const ctx = fs.mkdtempSync(path.join(os.tmpdir(), 'e2bt-ctx-'));
-fs.writeFileSync(path.join(ctx, 'hello.txt'), 'hello from the context\n');
+// Content of this run's own: the first build uploads it, the second skips.
+const hello = `hello from the context ${tag}\n`;
+fs.writeFileSync(path.join(ctx, 'hello.txt'), hello);
 fs.mkdirSync(path.join(ctx, 'dir', 'sub'), { recursive: true });
 fs.writeFileSync(path.join(ctx, 'dir', 'a.txt'), 'a\n');
 fs.writeFileSync(path.join(ctx, 'dir', 'sub', 'b.txt'), 'b\n');
@@ -115,6 +117,7 @@ function appTemplate() {
 		.copy('dir', '/opt/data', { user: 'user' })
 		.setEnvs({ GREETING: "it's $HOME", OTHER: 'two words' })
 		.setWorkdir('/opt/app')
+		.copy('hello.txt', 'rel/')
 		.setUser('user')
 		.setStartCmd('httpd -f -p 8000 -h /opt/app', 'wget -q -O /dev/null http://127.0.0.1:8000/hello.txt');
 }
@@ -141,17 +144,20 @@ async function main() {
 		await check('a sandbox of the built template: env, cwd, user, files with owner and mode, the started server', async () => {
 			const sbx = await create(names.a);
 			try {
-				let r = await run(sbx, 'printf "%s|%s|%s|%s" "$GREETING" "$OTHER" "$(pwd)" "$(id -un)"');
-				expect(r.stdout === "it's $HOME|two words|/opt/app|user", `env, cwd, user: ${show(r.stdout)}`);
+				// (ember-e2b's commands start in /home/user, as envd's do)
+				let r = await run(sbx, 'printf "%s|%s|%s" "$GREETING" "$OTHER" "$(id -un)"');
+				expect(r.stdout === "it's $HOME|two words|user", `env, user: ${show(r.stdout)}`);
+				r = await run(sbx, 'cat rel/hello.txt', { cwd: '/opt/app' });
+				expect(r.stdout === hello, `a relative COPY dest in the WORKDIR: ${show(r.stdout)}`);
 				r = await run(sbx, 'cat /home/user/built-by /opt/app/root.txt');
 				expect(r.stdout === 'user\nroot-ran\nroot\n', `the RUNs' users: ${show(r.stdout)}`);
 				r = await run(sbx, 'stat -c "%U %a %n" /opt/app/hello.txt /opt/data/a.txt /opt/data/sub/b.txt /opt/data/.hidden && cat /opt/app/hello.txt /opt/data/a.txt /opt/data/sub/b.txt');
 				expect(r.stdout === 'user 640 /opt/app/hello.txt\nuser 644 /opt/data/a.txt\nuser 644 /opt/data/sub/b.txt\nuser 644 /opt/data/.hidden\n' +
-					'hello from the context\na\nb\n', `the copies: ${show(r.stdout)}`);
+					`${hello}a\nb\n`, `the copies: ${show(r.stdout)}`);
 				r = await run(sbx, 'test ! -e /.ember-copy/* && test ! -e /opt/data/dir && echo clean');
 				expect(r.stdout === 'clean\n', `what the copies left: ${show(r.stdout)}`);
 				r = await run(sbx, 'wget -q -O - http://127.0.0.1:8000/hello.txt');
-				expect(r.stdout === 'hello from the context\n', `the server: ${show(r.stdout)}`);
+				expect(r.stdout === hello, `the server: ${show(r.stdout)}`);
 			} finally {
 				await within(30000, Sandbox.kill(sbx.sandboxId, REQ)).catch(() => {});
 				created.delete(sbx.sandboxId);
