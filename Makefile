@@ -397,6 +397,16 @@ e2b: $(BUILD)/ember-e2b
 
 $(eval $(call FRONT_END,ember-e2b,E2B))
 $(eval $(call PURE_TESTS,E2B,e2b))
+# The template translation's test and fuzz target parse what it makes with
+# ember's Dockerfile parser.
+$(BUILD)/test/test_e2b_template: $(DOCKERFILE_SRCS:%.c=$(BUILD)/asan/%.o) \
+		$(BUILD)/asan/api/sandbox/image_src.o
+$(BUILD)/test/test_e2b_template: LDLIBS += -lcrypto
+$(BUILD)/fuzz/fuzz_e2b_template: tests/fuzz/fuzz_e2b_template.c $(E2B_PURE_SRCS) \
+		$(DOCKERFILE_SRCS) api/sandbox/image_src.c $(wildcard api/e2b/*.h)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(E2B_PURE_SRCS) $(DOCKERFILE_SRCS) \
+		api/sandbox/image_src.c -ljansson -lcrypto -lpthread
 # --- end of ember-e2b ------------------------------------------------------
 
 # --- ember-jailer (api/jailer/): Firecracker's jailer for ember -----------

@@ -105,7 +105,7 @@ const hello = `hello from the context ${tag}\n`;
 fs.writeFileSync(path.join(ctx, 'hello.txt'), hello);
 fs.mkdirSync(path.join(ctx, 'dir', 'sub'), { recursive: true });
 fs.writeFileSync(path.join(ctx, 'dir', 'a.txt'), 'a\n');
-fs.writeFileSync(path.join(ctx, 'dir', 'sub', 'b.txt'), 'b\n');
+fs.writeFileSync(path.join(ctx, 'dir', 'sub', 'b.txt'), `b ${tag}\n`);
 fs.writeFileSync(path.join(ctx, 'dir', '.hidden'), 'h\n');
 
 function appTemplate() {
@@ -153,7 +153,7 @@ async function main() {
 				expect(r.stdout === 'user\nroot-ran\nroot\n', `the RUNs' users: ${show(r.stdout)}`);
 				r = await run(sbx, 'stat -c "%U %a %n" /opt/app/hello.txt /opt/data/a.txt /opt/data/sub/b.txt /opt/data/.hidden && cat /opt/app/hello.txt /opt/data/a.txt /opt/data/sub/b.txt');
 				expect(r.stdout === 'user 640 /opt/app/hello.txt\nuser 644 /opt/data/a.txt\nuser 644 /opt/data/sub/b.txt\nuser 644 /opt/data/.hidden\n' +
-					`${hello}a\nb\n`, `the copies: ${show(r.stdout)}`);
+					`${hello}a\nb ${tag}\n`, `the copies: ${show(r.stdout)}`);
 				r = await run(sbx, 'test ! -e /.ember-copy/* && test ! -e /opt/data/dir && echo clean');
 				expect(r.stdout === 'clean\n', `what the copies left: ${show(r.stdout)}`);
 				r = await run(sbx, 'wget -q -O - http://127.0.0.1:8000/hello.txt');
