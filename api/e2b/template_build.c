@@ -631,10 +631,7 @@ static int start_build(struct e2b_server *srv, const struct e2b_req *r,
 		       const char *tid, const char *bid, struct e2b_resp *resp)
 {
 	char err[1024], step[TEMPLATE_SPEC_STEP_MAX], path[PATH_MAX];
-	char base_user[64] = "";
 	struct template_spec spec;
-	struct template_info t;
-	const char *from;
 	struct build *b;
 	pthread_t th;
 	json_t *body;
@@ -645,14 +642,8 @@ static int start_build(struct e2b_server *srv, const struct e2b_req *r,
 		json_decref(body);
 		return reply__error(resp, 400, "The body is not a JSON object");
 	}
-	/* The base's user: a RUN with another one goes back to it. */
-	from = json_string_value(json_object_get(body, "fromTemplate"));
-	if (from && !template__open(template_spec__is_default(from) ?
-					    srv->default_template :
-					    from,
-				    &t, NULL, err, sizeof(err)))
-		snprintf(base_user, sizeof(base_user), "%s", t.user);
-	rc = template_spec__parse(body, srv->default_template, base_user,
+	/* E2B's builds run as `user` (its base image's USER) by default. */
+	rc = template_spec__parse(body, srv->default_template, E2B_USER,
 				  &spec, err, sizeof(err), step, sizeof(step));
 	json_decref(body);
 	pthread_mutex_lock(&tb.lock);

@@ -507,6 +507,14 @@ int template_spec__parse(const json_t *body, const char *dflt,
 	rc = from_line(body, dflt, &o, out, err, errlen);
 	if (rc)
 		goto fail;
+	if (base_user && *base_user) {
+		if (strlen(base_user) >= sizeof(user) ||
+		    strpbrk(base_user, "\r\n")) {
+			rc = fail(err, errlen, step, steplen, "a bad user");
+			goto fail;
+		}
+		kw_line(&o, "USER", base_user, 0);
+	}
 	steps = json_object_get(body, "steps");
 	if (steps && !json_is_null(steps) && !json_is_array(steps)) {
 		rc = fail(err, errlen, step, steplen, "steps is not an array");

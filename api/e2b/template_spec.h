@@ -7,7 +7,8 @@
  * (template_spec.c; pure: no I/O, so unit-tested and fuzzed alone):
  *
  *   fromTemplate NAME    FROM template:NAME (E2B's default names, base
- *                        and code-interpreter-v1, the caller's default)
+ *                        and code-interpreter-v1, the caller's default);
+ *                        then USER of the base user given (E2B: user)
  *   fromImage /PATH      FROM /PATH: a local image ember reads (docker
  *                        save or OCI archive, OCI layout, root directory,
  *                        ext4 image); a registry name is refused
@@ -62,9 +63,11 @@ struct template_spec {
 
 /*
  * Make the template @body (a JSON object) into @out.  @dflt is ember's
- * template that E2B's default names mean; @base_user is the user a RUN
- * without one runs as in the base ("" or NULL: root), which a RUN or
- * COPY given another user restores after it.  0; or -EINVAL with the
+ * template that E2B's default names mean; @base_user (NULL or "": none)
+ * is the user the steps start as, a USER line after FROM (E2B's builds:
+ * "user", as its base image has), else they run as the base's user,
+ * taken as root; a RUN or COPY given another user restores that after
+ * it.  0; or -EINVAL with the
  * reason in @err (@errlen bytes, one line) and the step it is about in
  * @step ("base", "N" for instruction N-1; @steplen >=
  * TEMPLATE_SPEC_STEP_MAX), -E2BIG past TEMPLATE_SPEC_MAX_STEPS, -ENOMEM.

@@ -100,41 +100,45 @@ static void test_steps(void **state)
 	assert_string_equal(s.ready_cmd, "true");
 	assert_int_equal(s.n_hashes, 1);
 	assert_string_equal(s.hashes[0], HASH);
-	/* RUN; USER root, RUN, USER user; ADD; USER root, RUN, USER user. */
-	assert_int_equal(df.n_steps, 12);
-	assert_int_equal(df.steps[0].kind, DOCKERFILE_RUN);
-	assert_int_equal(df.steps[0].argc, 3);
-	assert_string_equal(df.steps[0].argv[2], "echo \"$HOME\" 'x' && ls");
-	assert_null(df.steps[0].user);
-	assert_string_equal(df.steps[2].argv[2], "apt-get update");
-	assert_string_equal(df.steps[2].user, "root");
-	assert_string_equal(df.steps[3].user, "user");
+	/* USER user (E2B's start); RUN; USER root, RUN, USER user; ENV x2;
+	   WORKDIR; ADD; USER root, RUN, USER user; USER user. */
+	assert_int_equal(df.n_steps, 13);
+	assert_int_equal(df.steps[1].kind, DOCKERFILE_RUN);
+	assert_int_equal(df.steps[1].argc, 3);
+	assert_string_equal(df.steps[1].argv[2], "echo \"$HOME\" 'x' && ls");
+	assert_string_equal(df.steps[1].user, "user");
+	assert_string_equal(df.steps[3].argv[2], "apt-get update");
+	assert_string_equal(df.steps[3].user, "root");
+	assert_string_equal(df.steps[4].user, "user");
 	/* ENV: literal. */
 	assert_string_equal(env_of(&df, "A"), "it's $HOME \\ \"q\"");
 	assert_string_equal(env_of(&df, "B"), "");
 	/* COPY: the upload, then the script as root in the WORKDIR. */
-	assert_int_equal(df.steps[7].kind, DOCKERFILE_COPY);
-	assert_true(df.steps[7].add);
-	assert_string_equal(df.steps[7].src[0], HASH ".tar");
-	assert_string_equal(df.steps[7].dest, "/.ember-copy/" HASH "/");
-	assert_string_equal(df.steps[9].user, "root");
-	assert_string_equal(df.steps[9].workdir, "/my dir");
-	assert_int_equal(df.steps[9].argc, 9);
-	assert_string_equal(df.steps[9].argv[4], HASH);
-	assert_string_equal(df.steps[9].argv[5], "src dir");
-	assert_string_equal(df.steps[9].argv[6], "rel/");
-	assert_string_equal(df.steps[9].argv[7], "user");
-	assert_string_equal(df.steps[9].argv[8], "0640");
+	assert_int_equal(df.steps[8].kind, DOCKERFILE_COPY);
+	assert_true(df.steps[8].add);
+	assert_string_equal(df.steps[8].src[0], HASH ".tar");
+	assert_string_equal(df.steps[8].dest, "/.ember-copy/" HASH "/");
+	assert_string_equal(df.steps[10].user, "root");
+	assert_string_equal(df.steps[10].workdir, "/my dir");
+	assert_int_equal(df.steps[10].argc, 9);
+	assert_string_equal(df.steps[10].argv[4], HASH);
+	assert_string_equal(df.steps[10].argv[5], "src dir");
+	assert_string_equal(df.steps[10].argv[6], "rel/");
+	assert_string_equal(df.steps[10].argv[7], "user");
+	assert_string_equal(df.steps[10].argv[8], "0640");
 	assert_string_equal(df.user, "user");
 	assert_string_equal(df.workdir, "/my dir");
-	/* The lines' E2B steps: FROM the base, then 1.. per instruction. */
+	/* The lines' E2B steps: FROM and the USER after it the base, then
+	   1.. per instruction. */
 	template_spec__step_name(&s, 1, step, sizeof(step));
 	assert_string_equal(step, "base");
-	template_spec__step_name(&s, 2, step, sizeof(step));
+	template_spec__step_name(&s, df.steps[0].line, step, sizeof(step));
+	assert_string_equal(step, "base");
+	template_spec__step_name(&s, df.steps[1].line, step, sizeof(step));
 	assert_string_equal(step, "1");
-	template_spec__step_name(&s, df.steps[2].line, step, sizeof(step));
+	template_spec__step_name(&s, df.steps[3].line, step, sizeof(step));
 	assert_string_equal(step, "2");
-	template_spec__step_name(&s, df.steps[9].line, step, sizeof(step));
+	template_spec__step_name(&s, df.steps[10].line, step, sizeof(step));
 	assert_string_equal(step, "5");
 	template_spec__step_name(&s, 1000, step, sizeof(step));
 	assert_string_equal(step, "finalize");
