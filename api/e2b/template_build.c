@@ -33,22 +33,21 @@
 #include "template_build.h"
 #include "template_spec.h"
 
-#define MAX_BUILDS    32 /* kept at once, finished or not */
-#define MAX_LOG	      20000 /* log entries of a build */
-#define LINE_MAX_B    4096 /* bytes of one log line */
-#define PENDING_S     3600 /* a build not started, an upload, is forgotten */
-#define FINISHED_S    600 /* a finished build's status is kept */
-#define ID_HEX	      32
-#define DIR_NAME      "e2b-builds"
-#define FILES_NAME    "files"
-#define REASON_LOGS   20 /* the last log entries in an error's reason */
+#define MAX_BUILDS  32 /* kept at once, finished or not */
+#define MAX_LOG	    20000 /* log entries of a build */
+#define LINE_MAX_B  4096 /* bytes of one log line */
+#define PENDING_S   3600 /* a build not started, an upload, is forgotten */
+#define FINISHED_S  600 /* a finished build's status is kept */
+#define ID_HEX	    32
+#define DIR_NAME    "e2b-builds"
+#define FILES_NAME  "files"
+#define REASON_LOGS 20 /* the last log entries in an error's reason */
 
 enum build_status { CREATED, WAITING, BUILDING, READY, FAILED };
 
 static const char *const status_names[] = {
-	[CREATED] = "waiting", [WAITING] = "waiting",
-	[BUILDING] = "building", [READY] = "ready",
-	[FAILED] = "error",
+	[CREATED] = "waiting", [WAITING] = "waiting", [BUILDING] = "building",
+	[READY] = "ready",     [FAILED] = "error",
 };
 
 struct build {
@@ -134,10 +133,9 @@ static void log_add(struct build *b, const char *level, const char *msg)
 	if (json_array_size(b->logs) == MAX_LOG - 1)
 		snprintf(clean, sizeof(clean),
 			 "(the log is cut here: over %d lines)", MAX_LOG);
-	json_array_append_new(b->logs,
-			      json_pack("{s:o, s:s, s:s}", "timestamp",
-					now_json(), "level", level, "message",
-					clean));
+	json_array_append_new(b->logs, json_pack("{s:o, s:s, s:s}", "timestamp",
+						 now_json(), "level", level,
+						 "message", clean));
 }
 
 static struct build *find_id(const char *id)
@@ -207,8 +205,7 @@ int template_build__init(char *err, size_t errlen)
 	if (rc < 0)
 		return rc;
 	if (files__pathf(tb.root, sizeof(tb.root), "%s/" DIR_NAME, state) ||
-	    files__pathf(tb.files, sizeof(tb.files), "%s/" FILES_NAME,
-			 tb.root))
+	    files__pathf(tb.files, sizeof(tb.files), "%s/" FILES_NAME, tb.root))
 		return sandbox__errf(err, errlen, -ENAMETOOLONG,
 				     "state path too long");
 	if (files__mkdir_p(tb.files) || chmod(tb.root, 0700))
@@ -265,8 +262,7 @@ void template_build__sweep(void)
 	for (size_t i = 0; i < n; i++)
 		build_free(gone[i]);
 	if (tb.files[0])
-		files__each_entry(tb.files, sweep_file, &now, err,
-				  sizeof(err));
+		files__each_entry(tb.files, sweep_file, &now, err, sizeof(err));
 }
 
 /* ---- the build's thread ---------------------------------------------------- */
@@ -468,8 +464,9 @@ static int request_build(const struct e2b_req *r, struct e2b_resp *resp)
 		goto out;
 	}
 	if (template__name_ok(name, err, sizeof(err))) {
-		reply__error(resp, 400, "%.128s is not an ember template name: %s",
-			     name, err);
+		reply__error(resp, 400,
+			     "%.128s is not an ember template name: %s", name,
+			     err);
 		goto out;
 	}
 	if (template_spec__is_default(name)) {
@@ -537,8 +534,8 @@ static int request_build(const struct e2b_req *r, struct e2b_resp *resp)
 	reply__json(resp, 202,
 		    json_pack("{s:s, s:s, s:[s], s:[s], s:b, s:[]}",
 			      "templateID", b->name, "buildID", b->id,
-			      "aliases", b->name, "names", b->name, "public",
-			      0, "tags"));
+			      "aliases", b->name, "names", b->name, "public", 0,
+			      "tags"));
 	b = NULL;
 out:
 	build_free(b);
@@ -559,8 +556,8 @@ static void host_of(const struct e2b_req *r, char *out, size_t outlen)
 }
 
 /* GET /templates/{templateID}/files/{hash} */
-static int file_link(const struct e2b_req *r, const char *tid,
-		     const char *hash, struct e2b_resp *resp)
+static int file_link(const struct e2b_req *r, const char *tid, const char *hash,
+		     struct e2b_resp *resp)
 {
 	char path[PATH_MAX], host[256], url[512], token[ID_HEX + 1] = "";
 
@@ -575,10 +572,11 @@ static int file_link(const struct e2b_req *r, const char *tid,
 			snprintf(token, sizeof(token), "%s", tb.b[i]->token);
 	pthread_mutex_unlock(&tb.lock);
 	if (!token[0])
-		return reply__error(resp, 404,
-				    "No build of the template %.128s is waiting "
-				    "for files",
-				    tid);
+		return reply__error(
+			resp, 404,
+			"No build of the template %.128s is waiting "
+			"for files",
+			tid);
 	host_of(r, host, sizeof(host));
 	snprintf(url, sizeof(url), "http://%s" TEMPLATE_BUILD_UPLOADS "%s/%s",
 		 host, token, hash);
@@ -643,8 +641,8 @@ static int start_build(struct e2b_server *srv, const struct e2b_req *r,
 		return reply__error(resp, 400, "The body is not a JSON object");
 	}
 	/* E2B's builds run as `user` (its base image's USER) by default. */
-	rc = template_spec__parse(body, srv->default_template, E2B_USER,
-				  &spec, err, sizeof(err), step, sizeof(step));
+	rc = template_spec__parse(body, srv->default_template, E2B_USER, &spec,
+				  err, sizeof(err), step, sizeof(step));
 	json_decref(body);
 	pthread_mutex_lock(&tb.lock);
 	b = find_id(bid);
@@ -658,8 +656,7 @@ static int start_build(struct e2b_server *srv, const struct e2b_req *r,
 	if (b->status != CREATED) {
 		pthread_mutex_unlock(&tb.lock);
 		template_spec__free(&spec);
-		return reply__error(resp, 409, "The build %s was started",
-				    bid);
+		return reply__error(resp, 409, "The build %s was started", bid);
 	}
 	b->status = BUILDING;
 	if (rc) {
@@ -727,9 +724,9 @@ static int build_status(const struct e2b_req *r, const char *tid,
 		json_t *e = json_array_get(b->logs, i);
 
 		json_array_append(entries, e);
-		json_array_append_new(
-			lines, json_string(json_string_value(
-				       json_object_get(e, "message"))));
+		json_array_append_new(lines,
+				      json_string(json_string_value(
+					      json_object_get(e, "message"))));
 	}
 	j = json_pack("{s:s, s:s, s:s, s:o, s:o}", "buildID", b->id,
 		      "templateID", b->name, "status", status_names[b->status],
@@ -763,17 +760,16 @@ static int alias(struct e2b_server *srv, const char *name,
 	    template__open(real, &t, NULL, err, sizeof(err)))
 		return reply__error(resp, 404,
 				    "The template %.128s was not found", name);
-	return reply__json(resp, 200,
-			   json_pack("{s:s, s:b}", "templateID", real,
-				     "public", 0));
+	return reply__json(
+		resp, 200,
+		json_pack("{s:s, s:b}", "templateID", real, "public", 0));
 }
 
 /*
  * Split @p after @prefix into up to @max segments of at most @seglen - 1
  * bytes: the number of them, -1 when one is empty or too long.
  */
-static int segments(const char *p, const char *prefix, char seg[][160],
-		    int max)
+static int segments(const char *p, const char *prefix, char seg[][160], int max)
 {
 	int n = 0;
 

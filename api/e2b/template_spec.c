@@ -178,17 +178,15 @@ static void run_line(struct out *o, const char *const *argv, size_t n,
 	end_line(o, step);
 }
 
-__attribute__((format(printf, 5, 6))) static int
-fail(char *err, size_t errlen, char *step, size_t steplen, const char *fmt,
-     ...)
+/* The message into @err: -EINVAL. */
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen,
+						      const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-	(void)steplen;
-	(void)step;
 	return -EINVAL;
 }
 
@@ -246,8 +244,8 @@ static const char *opt_str(const json_t *o, const char *key, bool *bad)
 
 	if (!v || json_is_null(v))
 		return NULL;
-	if (!json_is_string(v) || strlen(json_string_value(v)) !=
-					  json_string_length(v)) {
+	if (!json_is_string(v) ||
+	    strlen(json_string_value(v)) != json_string_length(v)) {
 		*bad = true;
 		return NULL;
 	}
@@ -264,26 +262,26 @@ static int from_line(const json_t *body, const char *dflt, struct out *o,
 	const json_t *reg = json_object_get(body, "fromImageRegistry");
 
 	if (bad)
-		return fail(err, errlen, NULL, 0,
+		return fail(err, errlen,
 			    "fromImage and fromTemplate must be strings");
 	if (reg && !json_is_null(reg))
-		return fail(err, errlen, NULL, 0,
+		return fail(err, errlen,
 			    "ember builds from local images only: registry "
 			    "credentials (fromImage with credentials, "
 			    "fromAWSRegistry, fromGCPRegistry) are not "
 			    "supported; docker save the image and give the "
 			    "archive's path to fromImage");
 	if (img && tpl)
-		return fail(err, errlen, NULL, 0,
+		return fail(err, errlen,
 			    "both fromImage and fromTemplate are given");
 	if (!img && !tpl)
-		return fail(err, errlen, NULL, 0,
+		return fail(err, errlen,
 			    "no base: fromImage or fromTemplate is needed");
 	if (tpl) {
 		if (template_spec__is_default(tpl))
 			tpl = dflt;
 		if (!bare_ok(tpl) || strchr(tpl, '/') || strchr(tpl, ':'))
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "fromTemplate %.128s: not an ember "
 				    "template name",
 				    tpl);
@@ -292,7 +290,7 @@ static int from_line(const json_t *body, const char *dflt, struct out *o,
 		out->from_template = true;
 	} else {
 		if (img[0] != '/')
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "ember builds from local images only: "
 				    "fromImage %.200s is not a path on the "
 				    "ember host (docker save it and give the "
@@ -301,7 +299,7 @@ static int from_line(const json_t *body, const char *dflt, struct out *o,
 				    "an ext4 image)",
 				    img);
 		if (!bare_ok(img) || strlen(img) > 4000)
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "fromImage %.200s: a path of letters, "
 				    "digits and /._-+:@,= only",
 				    img);
@@ -331,8 +329,7 @@ static int add_hash(struct template_spec *s, const char *h)
 	if (!n)
 		return -ENOMEM;
 	s->hashes = n;
-	snprintf(s->hashes[s->n_hashes++], TEMPLATE_SPEC_HASH_LEN + 1, "%s",
-		 h);
+	snprintf(s->hashes[s->n_hashes++], TEMPLATE_SPEC_HASH_LEN + 1, "%s", h);
 	return 0;
 }
 
@@ -362,28 +359,28 @@ static int one_step(const json_t *st, unsigned int k, struct out *o,
 		    struct template_spec *out, char *user, size_t userlen,
 		    char *err, size_t errlen)
 {
-	const char *type = json_is_object(st) ?
-				   json_string_value(
-					   json_object_get(st, "type")) :
-				   NULL;
+	const char *type =
+		json_is_object(st) ?
+			json_string_value(json_object_get(st, "type")) :
+			NULL;
 	const json_t *args;
 	size_t n;
 
 	if (!type)
-		return fail(err, errlen, NULL, 0, "a step without a type");
+		return fail(err, errlen, "a step without a type");
 	if (!strcmp(type, "RUN")) {
 		const char *argv[3] = { "/bin/sh", "-c", NULL };
 		const char *u;
 
 		if (step_args(st, 1, 2, &args, &n) ||
 		    (n == 2 && !line_ok(json_array_get(args, 1), true)))
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "RUN: args are [command, user?]");
 		argv[2] = arg(args, 0);
-		if (strlen(argv[2]) != json_string_length(json_array_get(
-					       args, 0)) ||
+		if (strlen(argv[2]) !=
+			    json_string_length(json_array_get(args, 0)) ||
 		    !*argv[2] || strlen(argv[2]) > VALUE_MAX)
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "RUN: an empty command, or one with NUL "
 				    "or over %u bytes",
 				    VALUE_MAX);
@@ -394,27 +391,27 @@ static int one_step(const json_t *st, unsigned int k, struct out *o,
 		return 0;
 	}
 	if (!strcmp(type, "COPY")) {
-		const char *hash = json_string_value(
-			json_object_get(st, "filesHash"));
+		const char *hash =
+			json_string_value(json_object_get(st, "filesHash"));
 		char dir[sizeof(TEMPLATE_SPEC_COPY_DIR) +
 			 TEMPLATE_SPEC_HASH_LEN + 2];
 		const char *argv[9];
 
 		if (step_args(st, 2, 4, &args, &n))
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "COPY: args are [src, dest, user?, mode?]");
 		for (size_t i = 0; i < n; i++)
 			if (!line_ok(json_array_get(args, i), i >= 2))
-				return fail(err, errlen, NULL, 0,
+				return fail(err, errlen,
 					    "COPY: an empty src or dest, or a "
 					    "value with a newline or NUL");
 		if (n == 4 && *arg(args, 3) &&
 		    strspn(arg(args, 3), "01234567") != strlen(arg(args, 3)))
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "COPY: mode %.32s is not octal",
 				    arg(args, 3));
 		if (!hash || !hash_ok(hash))
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "COPY: filesHash is not 64 hex digits "
 				    "(an SDK that uploads files)");
 		if (add_hash(out, hash))
@@ -442,17 +439,17 @@ static int one_step(const json_t *st, unsigned int k, struct out *o,
 	}
 	if (!strcmp(type, "ENV")) {
 		if (step_args(st, 2, 2 * 256, &args, &n) || n % 2)
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "ENV: args are [name, value, ...]");
 		for (size_t i = 0; i < n; i += 2) {
 			if (!line_ok(json_array_get(args, i), false) ||
 			    !env_name_ok(arg(args, i)))
-				return fail(err, errlen, NULL, 0,
+				return fail(err, errlen,
 					    "ENV: %.64s is not a variable "
 					    "name",
 					    arg(args, i));
 			if (!line_ok(json_array_get(args, i + 1), true))
-				return fail(err, errlen, NULL, 0,
+				return fail(err, errlen,
 					    "ENV %.64s: a value with a newline "
 					    "or NUL",
 					    arg(args, i));
@@ -467,20 +464,20 @@ static int one_step(const json_t *st, unsigned int k, struct out *o,
 	if (!strcmp(type, "WORKDIR") || !strcmp(type, "USER")) {
 		if (step_args(st, 1, 1, &args, &n) ||
 		    !line_ok(json_array_get(args, 0), false))
-			return fail(err, errlen, NULL, 0,
+			return fail(err, errlen,
 				    "%s: args are [a value without newline]",
 				    type);
 		kw_line(o, type, arg(args, 0), k);
 		if (!strcmp(type, "USER")) {
 			if (strlen(arg(args, 0)) >= userlen)
-				return fail(err, errlen, NULL, 0,
+				return fail(err, errlen,
 					    "USER: a name over %zu bytes",
 					    userlen - 1);
 			snprintf(user, userlen, "%s", arg(args, 0));
 		}
 		return 0;
 	}
-	return fail(err, errlen, NULL, 0,
+	return fail(err, errlen,
 		    "step type %.32s is not supported by ember (RUN, COPY, "
 		    "ENV, WORKDIR, USER are)",
 		    type);
@@ -500,8 +497,7 @@ int template_spec__parse(const json_t *body, const char *dflt,
 	memset(out, 0, sizeof(*out));
 	snprintf(step, steplen, "base");
 	if (!json_is_object(body))
-		return fail(err, errlen, step, steplen,
-			    "the template is not a JSON object");
+		return fail(err, errlen, "the template is not a JSON object");
 	snprintf(user, sizeof(user), "%s",
 		 base_user && *base_user ? base_user : "root");
 	rc = from_line(body, dflt, &o, out, err, errlen);
@@ -510,14 +506,14 @@ int template_spec__parse(const json_t *body, const char *dflt,
 	if (base_user && *base_user) {
 		if (strlen(base_user) >= sizeof(user) ||
 		    strpbrk(base_user, "\r\n")) {
-			rc = fail(err, errlen, step, steplen, "a bad user");
+			rc = fail(err, errlen, "a bad user");
 			goto fail;
 		}
 		kw_line(&o, "USER", base_user, 0);
 	}
 	steps = json_object_get(body, "steps");
 	if (steps && !json_is_null(steps) && !json_is_array(steps)) {
-		rc = fail(err, errlen, step, steplen, "steps is not an array");
+		rc = fail(err, errlen, "steps is not an array");
 		goto fail;
 	}
 	if (json_array_size(steps) > TEMPLATE_SPEC_MAX_STEPS) {
@@ -527,8 +523,8 @@ int template_spec__parse(const json_t *body, const char *dflt,
 		goto fail;
 	}
 	for (size_t i = 0; i < json_array_size(steps); i++) {
-		rc = one_step(json_array_get(steps, i), (unsigned int)i + 1,
-			      &o, out, user, sizeof(user), err, errlen);
+		rc = one_step(json_array_get(steps, i), (unsigned int)i + 1, &o,
+			      out, user, sizeof(user), err, errlen);
 		if (rc) {
 			snprintf(step, steplen, "%zu", i + 1);
 			goto fail;
@@ -539,14 +535,16 @@ int template_spec__parse(const json_t *body, const char *dflt,
 	if (bad || (start && strlen(start) > VALUE_MAX) ||
 	    (ready && strlen(ready) > VALUE_MAX)) {
 		snprintf(step, steplen, "finalize");
-		rc = fail(err, errlen, step, steplen,
+		rc = fail(err, errlen,
 			  "startCmd and readyCmd: strings of at most %u bytes",
 			  VALUE_MAX);
 		goto fail;
 	}
 	if (o.n > TEXT_MAX) {
-		snprintf(err, errlen, "the template is over %u bytes as a "
-				      "Dockerfile", TEXT_MAX);
+		snprintf(err, errlen,
+			 "the template is over %u bytes as a "
+			 "Dockerfile",
+			 TEXT_MAX);
 		rc = -E2BIG;
 		goto fail;
 	}
@@ -582,13 +580,12 @@ void template_spec__free(struct template_spec *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void template_spec__step_name(const struct template_spec *s,
-			      unsigned int line, char *step, size_t steplen)
+void template_spec__step_name(const struct template_spec *s, unsigned int line,
+			      char *step, size_t steplen)
 {
-	if (!line || line > s->n_lines || !s->line_step ||
-	    !s->line_step[line])
-		snprintf(step, steplen, line > s->n_lines ? "finalize" :
-							    "base");
+	if (!line || line > s->n_lines || !s->line_step || !s->line_step[line])
+		snprintf(step, steplen,
+			 line > s->n_lines ? "finalize" : "base");
 	else
 		snprintf(step, steplen, "%u", s->line_step[line]);
 }

@@ -86,8 +86,8 @@ void template_spec__free(struct template_spec *s);
  * (@steplen bytes): "base" for line 0 or FROM, else "N"; "finalize"
  * past the last line.
  */
-void template_spec__step_name(const struct template_spec *s,
-			      unsigned int line, char *step, size_t steplen);
+void template_spec__step_name(const struct template_spec *s, unsigned int line,
+			      char *step, size_t steplen);
 
 /* Whether @name is one of E2B's default template names (base, ...). */
 bool template_spec__is_default(const char *name);

@@ -614,11 +614,12 @@ static int step_copy(const struct docker_build *b,
 				rc = extract_one(b, sb, host, s->dest, gz, what,
 						 err, errlen);
 			else
-				rc = copy_one(b, sb, host, s->dest,
-					      total > 1 ||
-						      s->dest[strlen(s->dest) -
-							      1] == '/',
-					      s, what, err, errlen);
+				rc = copy_one(
+					b, sb, host, s->dest,
+					total > 1 ||
+						s->dest[strlen(s->dest) - 1] ==
+							'/',
+					s, what, err, errlen);
 		}
 	for (size_t i = 0; i < s->n_src; i++)
 		if (g[i].gl_pathv)

@@ -33,14 +33,14 @@ static int spec(const char *json, const char *base_user,
 	int rc;
 
 	assert_non_null(j);
-	rc = template_spec__parse(j, "default", base_user, s, err, errlen,
-				  step, TEMPLATE_SPEC_STEP_MAX);
+	rc = template_spec__parse(j, "default", base_user, s, err, errlen, step,
+				  TEMPLATE_SPEC_STEP_MAX);
 	json_decref(j);
 	return rc;
 }
 
-static void ok(const char *json, const char *base_user,
-	       struct template_spec *s, struct dockerfile *df)
+static void ok(const char *json, const char *base_user, struct template_spec *s,
+	       struct dockerfile *df)
 {
 	char err[512] = "", step[TEMPLATE_SPEC_STEP_MAX];
 	int rc = spec(json, base_user, s, err, sizeof(err), step);
@@ -89,7 +89,8 @@ static void test_steps(void **state)
 	   "{\"type\": \"RUN\", \"args\": [\"apt-get update\", \"root\"]},"
 	   "{\"type\": \"ENV\", \"args\": [\"A\", \"it's $HOME \\\\ \\\"q\\\"\", \"B\", \"\"]},"
 	   "{\"type\": \"WORKDIR\", \"args\": [\"/my dir\"]},"
-	   "{\"type\": \"COPY\", \"args\": [\"src dir\", \"rel/\", \"user\", \"0640\"], \"filesHash\": \"" HASH "\"},"
+	   "{\"type\": \"COPY\", \"args\": [\"src dir\", \"rel/\", \"user\", \"0640\"], \"filesHash\": \"" HASH
+	   "\"},"
 	   "{\"type\": \"USER\", \"args\": [\"user\"]}],"
 	   "\"startCmd\": \"python3 -m http.server\", \"readyCmd\": \"true\", \"force\": true}",
 	   "user", &s, &df);
@@ -188,8 +189,7 @@ static void test_refused(void **state)
 	bad("{\"fromTemplate\": \"../x\"}", "not an ember template name",
 	    "base");
 	bad("[]", "not a JSON object", "base");
-	bad("{\"fromTemplate\": \"t\", \"steps\": {}}", "not an array",
-	    "base");
+	bad("{\"fromTemplate\": \"t\", \"steps\": {}}", "not an array", "base");
 	bad("{\"fromTemplate\": \"t\", \"steps\": [{\"type\": \"RUN\", "
 	    "\"args\": [\"true\"]}, {\"type\": \"HEALTHCHECK\", \"args\": []}]}",
 	    "not supported by ember", "2");
@@ -210,7 +210,8 @@ static void test_refused(void **state)
 	bad("{\"fromTemplate\": \"t\", \"steps\": [{\"type\": \"COPY\", \"args\": [\"a\", \"/b\", \"\", \"9\"], "
 	    "\"filesHash\": \"" HASH "\"}]}",
 	    "not octal", "1");
-	bad("{\"fromTemplate\": \"t\", \"startCmd\": 5}", "startCmd", "finalize");
+	bad("{\"fromTemplate\": \"t\", \"startCmd\": 5}", "startCmd",
+	    "finalize");
 }
 
 int main(void)
