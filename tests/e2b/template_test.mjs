@@ -141,7 +141,7 @@ async function main() {
 	});
 
 	if (a) {
-		await check('a sandbox of the built template: env, cwd, user, files with owner and mode, the started server', async () => {
+		await check('a sandbox of the built template: env, user, a relative COPY in the WORKDIR, files with owner and mode, the started server', async () => {
 			const sbx = await create(names.a);
 			try {
 				// (ember-e2b's commands start in /home/user, as envd's do)
