@@ -8,7 +8,7 @@
 // The server must be running with the ember template "default" there
 // (tests/integration/e2b.sh).  Builds, each a microVM: a template from
 // "default" with runCmd (as the default user and as root), copy of a
-// file and a directory (owner, mode), setEnvs, setWorkdir, setUser and a
+// file and a directory (owner, mode; a plain tar too), setEnvs, setWorkdir, setUser and a
 // start command with a ready command, then a sandbox of it; the same
 // template again under another name (uploads skipped, steps cached); a
 // template from a root filesystem directory (busybox-static); a runCmd
@@ -107,6 +107,7 @@ fs.mkdirSync(path.join(ctx, 'dir', 'sub'), { recursive: true });
 fs.writeFileSync(path.join(ctx, 'dir', 'a.txt'), 'a\n');
 fs.writeFileSync(path.join(ctx, 'dir', 'sub', 'b.txt'), `b ${tag}\n`);
 fs.writeFileSync(path.join(ctx, 'dir', '.hidden'), 'h\n');
+fs.writeFileSync(path.join(ctx, 'plain.txt'), `plain ${tag}\n`);
 
 function appTemplate() {
 	return Template({ fileContextPath: ctx })
@@ -115,6 +116,7 @@ function appTemplate() {
 		.runCmd('mkdir -p /opt/app && echo root-ran > /opt/app/root.txt && id -un >> /opt/app/root.txt', { user: 'root' })
 		.copy('hello.txt', '/opt/app/', { user: 'user', mode: 0o640 })
 		.copy('dir', '/opt/data', { user: 'user' })
+		.copy('plain.txt', '/opt/plain/p.txt', { gzip: false }) // a tar not gzipped
 		.setEnvs({ GREETING: "it's $HOME", OTHER: 'two words' })
 		.setWorkdir('/opt/app')
 		.copy('hello.txt', 'rel/')
@@ -154,6 +156,8 @@ async function main() {
 				r = await run(sbx, 'stat -c "%U %a %n" /opt/app/hello.txt /opt/data/a.txt /opt/data/sub/b.txt /opt/data/.hidden && cat /opt/app/hello.txt /opt/data/a.txt /opt/data/sub/b.txt');
 				expect(r.stdout === 'user 640 /opt/app/hello.txt\nuser 644 /opt/data/a.txt\nuser 644 /opt/data/sub/b.txt\nuser 644 /opt/data/.hidden\n' +
 					`${hello}a\nb ${tag}\n`, `the copies: ${show(r.stdout)}`);
+				r = await run(sbx, 'stat -c "%U %a" /opt/plain/p.txt && cat /opt/plain/p.txt');
+				expect(r.stdout === `root 644\nplain ${tag}\n`, `the plain tar's copy: ${show(r.stdout)}`);
 				r = await run(sbx, 'test ! -e /.ember-copy/* && test ! -e /opt/data/dir && echo clean');
 				expect(r.stdout === 'clean\n', `what the copies left: ${show(r.stdout)}`);
 				r = await run(sbx, 'wget -q -O - http://127.0.0.1:8000/hello.txt');
