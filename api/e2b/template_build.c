@@ -398,6 +398,12 @@ static void *build_thread(void *arg)
 		log_add(b, "info", buf);
 		pthread_mutex_unlock(&tb.lock);
 	}
+	if (have) { /* a last line without its newline */
+		pthread_mutex_lock(&tb.lock);
+		log_add(b, "info", buf);
+		pthread_mutex_unlock(&tb.lock);
+		snprintf(last, sizeof(last), "%s", buf);
+	}
 	if (f)
 		fclose(f);
 	else
