@@ -390,9 +390,12 @@ static void *build_thread(void *arg)
 		have = 0;
 		if (!strncmp(buf, "+ step ", 7))
 			stepped = true;
-		/* The reason: emberctl's last error line, else the last. */
-		if (!strncmp(buf, "emberctl: ", 10) ||
-		    (buf[0] && strncmp(last, "emberctl: ", 10)))
+		/* The reason: emberctl's last error line (after a command's
+		   output that did not end its line), else the last line. */
+		if (strstr(buf, "emberctl: "))
+			snprintf(last, sizeof(last), "%s",
+				 strstr(buf, "emberctl: "));
+		else if (buf[0] && strncmp(last, "emberctl: ", 10))
 			snprintf(last, sizeof(last), "%s", buf);
 		pthread_mutex_lock(&tb.lock);
 		log_add(b, "info", buf);
