@@ -391,7 +391,7 @@ $(BUILD)/test/test_mcp_protocol: $(BUILD)/asan/api/sandbox/guest_stat.o
 # tests and the fuzz target; the rest adds the sandbox library (as
 # emberctl) and libmicrohttpd.
 E2B_PURE_SRCS := api/e2b/connect_rpc.c api/e2b/record.c api/sandbox/base64.c \
-		api/sandbox/files.c
+		api/sandbox/files.c api/e2b/template_spec.c
 E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
 		api/e2b/reply.c api/e2b/stream.c \
 		api/e2b/control.c api/e2b/control_lifecycle.c \
@@ -403,7 +403,7 @@ E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
 		api/e2b/fs_script.c api/e2b/fs_watch.c api/e2b/filesystem.c \
 		api/e2b/envd_path.c api/e2b/file_transfer.c \
 		api/e2b/interp_text.c api/e2b/interp_conn.c api/e2b/interp_exec.c \
-		api/e2b/interp.c \
+		api/e2b/interp.c api/e2b/template_build.c \
 		api/sandbox/utf8.c $(LISTENER_SRCS) \
 		$(filter-out api/sandbox/base64.c api/sandbox/files.c,$(SANDBOX_SRCS)) vmm/config.c \
 		snapshot/overlay.c snapshot/overlay_format.c
@@ -414,6 +414,16 @@ e2b: $(BUILD)/ember-e2b
 
 $(eval $(call FRONT_END,ember-e2b,E2B))
 $(eval $(call PURE_TESTS,E2B,e2b))
+# The template translation's test and fuzz target parse what it makes with
+# ember's Dockerfile parser.
+$(BUILD)/test/test_e2b_template: $(DOCKERFILE_SRCS:%.c=$(BUILD)/asan/%.o) \
+		$(BUILD)/asan/api/sandbox/image_src.o
+$(BUILD)/test/test_e2b_template: LDLIBS += -lcrypto
+$(BUILD)/fuzz/fuzz_e2b_template: tests/fuzz/fuzz_e2b_template.c $(E2B_PURE_SRCS) \
+		$(DOCKERFILE_SRCS) api/sandbox/image_src.c $(wildcard api/e2b/*.h)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(E2B_PURE_SRCS) $(DOCKERFILE_SRCS) \
+		api/sandbox/image_src.c -ljansson -lcrypto -lpthread
 # --- end of ember-e2b ------------------------------------------------------
 
 # --- ember-jailer (api/jailer/): Firecracker's jailer for ember -----------

@@ -15,6 +15,7 @@
 #include "control_sandbox.h"
 #include "control_templates.h"
 #include "e2b.h"
+#include "template_build.h"
 
 /* What ember has no counterpart for, by path prefix. */
 static const struct {
@@ -24,11 +25,14 @@ static const struct {
 	{ "/secrets", "secrets" },
 	{ "/volumes", "volumes" },
 	{ "/v2/templates",
-	  "building templates (ember's: emberctl template build)" },
+	  "this template call (ember-e2b serves Template.build and "
+	  "Template.exists; ember's templates have no tags)" },
 	{ "/v3/templates",
-	  "building templates (ember's: emberctl template build)" },
+	  "this template call (ember-e2b serves Template.build and "
+	  "Template.exists; ember's templates have no tags)" },
 	{ "/templates",
-	  "building templates (ember's: emberctl template build)" },
+	  "this template call (ember-e2b serves Template.build and "
+	  "Template.exists; ember's templates have no tags)" },
 	{ "/teams", "teams" },
 	{ "/api-keys", "API keys (ember-e2b has one: --api-key-file)" },
 	{ "/access-tokens", "access tokens" },
@@ -141,6 +145,8 @@ int control__handle(struct e2b_server *srv, const struct e2b_req *r,
 						    resp);
 	if (!strcmp(p, "/templates") && get_m)
 		return control_templates__list(srv, resp);
+	if (template_build__route(srv, r, resp))
+		return 0;
 	if (!split(p, "/templates/", id, sizeof(id), act, sizeof(act)) &&
 	    !*act) {
 		if (!strcmp(m, "DELETE"))

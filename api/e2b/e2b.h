@@ -6,7 +6,9 @@
  * (route.c) checks its credential and hands it to a service:
  *
  *   - no E2b-Sandbox-Id header: the control plane (control.c routes it
- *     to control_lifecycle.c and control_templates.c), key in X-API-KEY;
+ *     to control_lifecycle.c, control_templates.c and template_build.c),
+ *     key in X-API-KEY; a template build's upload (PUT /e2b-uploads/...,
+ *     template_build.h): the build's token in its URL;
  *   - E2b-Sandbox-Id + E2b-Sandbox-Port 49983: envd (process.c: the
  *     process.Process service, its table in procs.c; filesystem.c:
  *     filesystem.Filesystem, its watches in fs_watch.c; file_transfer.c:

@@ -4,7 +4,8 @@
  * connection.  A request's body is read whole first (E2B's SDKs send
  * control-plane and upload bodies chunked: MHD decodes them), into memory
  * up to E2B_MAX_BODY, or for an upload (POST /files) into a memfd up to
- * E2B_MAX_UPLOAD.  The router (route.h) checks the credential (before
+ * E2B_MAX_UPLOAD, or for a template's files (template_build.h) into an
+ * unnamed file in the uploads' directory up to E2B_MAX_UPLOAD.  The router (route.h) checks the credential (before
  * the body too) and answers; this file sends the answer.
  *
  * An idle connection is closed after IDLE_S; while a request's call runs
@@ -25,6 +26,7 @@
 #include "http.h"
 #include "route.h"
 #include "stream.h"
+#include "template_build.h"
 
 #define MAX_CONNECTIONS 512 /* all on loopback */
 #define IDLE_S		60 /* a connection with no request going on */
@@ -178,6 +180,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 			rq->fd = memfd_create("ember-e2b-upload", MFD_CLOEXEC);
 			if (rq->fd < 0)
 				return MHD_NO; /* completed() frees rq */
+		} else if (template_build__is_upload(url) &&
+			   !MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+							"E2b-Sandbox-Id")) {
+			/* A template's files: to disk, not memory. */
+			rq->fd = template_build__upload_fd();
+			if (rq->fd < 0)
+				return MHD_NO;
 		}
 		return MHD_YES;
 	}

@@ -27,6 +27,7 @@
 #include "forget.h"
 #include "http.h"
 #include "procs.h"
+#include "template_build.h"
 
 #define DEF_ADDR "127.0.0.1"
 #define DEF_PORT 49982
@@ -196,6 +197,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ember-e2b: state directory: %s\n", err);
 		return 1;
 	}
+	if (template_build__init(err, sizeof(err))) {
+		fprintf(stderr, "ember-e2b: template builds: %s\n", err);
+		return 1;
+	}
 	srv.ember = ember;
 	srv.api_key = key;
 	/* The sandbox library wants these blocked; sigwait() takes them. */
@@ -227,6 +232,7 @@ int main(int argc, char **argv)
 		sig = sigtimedwait(&set, NULL, &ts);
 		if (sig < 0 && errno == EAGAIN) {
 			forget__sweep(&srv, false);
+			template_build__sweep();
 			continue;
 		}
 		if (sig < 0 && errno == EINTR)

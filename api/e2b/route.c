@@ -13,6 +13,7 @@
 
 #include "e2b.h"
 #include "route.h"
+#include "template_build.h"
 
 static bool secret_eq(const char *a, const char *b)
 {
@@ -150,6 +151,9 @@ int route__check(struct e2b_server *srv, const struct e2b_req *r,
 		record__release(&g.rec);
 		return 0;
 	}
+	/* An upload's credential is its URL's token (the SDK sends no key). */
+	if (template_build__is_upload(r->path))
+		return template_build__upload_check(r->method, r->path, resp);
 	if (!secret_eq(e2b__header(r, "X-API-KEY"), srv->api_key)) {
 		reply__error(resp, 401, "Invalid API key");
 		return -1;
@@ -164,6 +168,8 @@ int route__request(struct e2b_server *srv, const struct e2b_req *r,
 
 	if (id)
 		return route_guest(srv, r, id, resp);
+	if (template_build__is_upload(r->path))
+		return template_build__upload(r, resp);
 	if (!secret_eq(e2b__header(r, "X-API-KEY"), srv->api_key))
 		return reply__error(resp, 401, "Invalid API key");
 	return control__handle(srv, r, resp);

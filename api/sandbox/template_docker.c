@@ -17,7 +17,11 @@
  *   COPY/ADD   the context's files through the agent: a directory as a
  *              tar made on the host (root's, --numeric-owner) and
  *              unpacked by the guest's tar, a file by `cat`; --chown and
- *              --chmod by chown -R / chmod -R in the guest
+ *              --chmod by chown -R / chmod -R in the guest; ADD of a
+ *              local tar archive (plain or gzip, told by its content)
+ *              streams it whole to tar in the guest, which extracts it
+ *              into the destination (owners root's; --chown and --chmod
+ *              not applied to what it holds, as Docker)
  *   WORKDIR    mkdir -p, as root
  *   the rest   metadata, into the defaults file at the end
  *
@@ -216,6 +220,54 @@ static int base_from_cache(struct docker_build *b, size_t i, const char *base,
 		    0;
 }
 
+/*
+ * A copy of the ext4 image @disk at @out with its journal recovered
+ * (e2fsck -fy: 0, or 1 and 2 for what it fixed, are success).
+ */
+static int recovered_copy(const char *disk, const char *out, char *err,
+			  size_t errlen)
+{
+	int in, o, rc, status;
+	pid_t pid;
+
+	in = open(disk, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return sandbox__errf(err, errlen, -errno, "%s: %s", disk,
+				     strerror(errno));
+	o = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	rc = o < 0 ? -errno : files__copy_sparse(in, o);
+	if (o >= 0 && close(o) && !rc)
+		rc = -errno;
+	close(in);
+	if (rc)
+		return sandbox__errf(err, errlen, rc, "copying %s: %s", disk,
+				     strerror(-rc));
+	pid = fork();
+	if (pid < 0)
+		return sandbox__errf(err, errlen, -errno, "fork: %s",
+				     strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+		    dup2(null, 2) < 0)
+			_exit(126);
+		execlp("e2fsck", "e2fsck", "-fy", out, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return sandbox__errf(err, errlen, -errno, "waitpid: %s",
+					     strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 2)
+		return sandbox__errf(err, errlen, -EIO,
+				     "FROM template: e2fsck -fy of its disk "
+				     "failed (status %d)",
+				     WIFEXITED(status) ? WEXITSTATUS(status) :
+							 -1);
+	return 0;
+}
+
 /* template_build_opts.make_base: the FROM image, or the cache's disk. */
 static int docker_base(void *arg, const char *base, const char *work, char *err,
 		       size_t errlen)
@@ -235,7 +287,7 @@ static int docker_base(void *arg, const char *base, const char *work, char *err,
 		.times = b->o->times ? &b->o->times->image : NULL,
 	};
 	struct template_info t;
-	char src[PATH_MAX + 8];
+	char src[PATH_MAX + 8], copy[PATH_MAX] = "";
 	int rc;
 
 	if (b->df.from_template) {
@@ -246,10 +298,26 @@ static int docker_base(void *arg, const char *base, const char *work, char *err,
 				 "ext4:%s/" TEMPLATE_DISK_NAME, t.dir))
 			return sandbox__errf(err, errlen, -ENAMETOOLONG,
 					     "%s: path too long", t.dir);
+		/*
+		 * A template's disk was saved with the guest running: its
+		 * journal needs recovery, which the guest parts written into
+		 * it (debugfs) would not survive.  A copy, recovered.
+		 */
+		if (files__pathf(copy, sizeof(copy), "%s.from", base))
+			return sandbox__errf(err, errlen, -ENAMETOOLONG,
+					     "%s: path too long", base);
+		rc = recovered_copy(src + 5, copy, err, errlen);
+		if (rc) {
+			unlink(copy);
+			return rc;
+		}
+		snprintf(src, sizeof(src), "ext4:%s", copy);
 	} else {
 		snprintf(src, sizeof(src), "%s", b->df.from);
 	}
 	rc = image__to_ext4(&io, src, work, base, &b->cfg, err, errlen);
+	if (copy[0])
+		unlink(copy);
 	if (!rc)
 		rc = base_key(b, src, b->df.from_template ? &t : NULL, err,
 			      errlen);
@@ -459,7 +527,58 @@ static int copy_one(const struct docker_build *b, const struct sandbox_info *sb,
 	return rc;
 }
 
-/* COPY (and ADD without an archive): every source, globs expanded. */
+/*
+ * Whether @host is a local tar archive ADD extracts, by its content as
+ * Docker tells: gzip's magic (*@gz set) or tar's "ustar" at 257.
+ */
+static bool is_archive(const char *host, bool *gz)
+{
+	unsigned char h[263];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	*gz = false;
+	if (stat(host, &st) || !S_ISREG(st.st_mode))
+		return false;
+	fd = open(host, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = pread(fd, h, sizeof(h), 0);
+	close(fd);
+	if (n >= 2 && h[0] == 0x1f && h[1] == 0x8b)
+		return *gz = true;
+	return n == (ssize_t)sizeof(h) && !memcmp(h + 257, "ustar", 5);
+}
+
+/*
+ * ADD of a local archive @host: its bytes streamed to the guest, where
+ * tar (ember's busybox when the image has it, else the image's)
+ * extracts them into @dest as root, owners not restored (root's, as
+ * Docker's); gzip undone in the guest too: nothing of the archive is
+ * unpacked on the host.
+ */
+static int extract_one(const struct docker_build *b,
+		       const struct sandbox_info *sb, const char *host,
+		       const char *dest, bool gz, const char *what, char *err,
+		       size_t errlen)
+{
+	static const char untar[] =
+		"mkdir -p -- \"$0\" && bb=" EMBER_GUEST_BINDIR "/busybox && "
+		"{ [ -x \"$bb\" ] || bb=; } && exec $bb tar -x\"$1\"of - -C \"$0\"";
+	const char *argv[] = { "sh", "-c", untar, dest, gz ? "z" : "", NULL };
+	int fd, rc;
+
+	fd = open(host, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sandbox__errf(err, errlen, -errno, "%s: %s: %s", what,
+				     host, strerror(errno));
+	rc = run_in(b, sb, argv, "root", "/", NULL, fd, what, err, errlen);
+	close(fd);
+	return rc;
+}
+
+/* COPY and ADD: every source, globs expanded; ADD extracts archives. */
 static int step_copy(const struct docker_build *b,
 		     const struct sandbox_info *sb,
 		     const struct dockerfile_step *s, const char *what,
@@ -470,12 +589,6 @@ static int step_copy(const struct docker_build *b,
 	glob_t g[64];
 	int rc = 0;
 
-	if (s->add_archive)
-		return sandbox__errf(err, errlen, -ENOTSUP,
-				     "%s: ADD of a local archive (extracted "
-				     "by Docker) is not supported yet: COPY "
-				     "it and RUN tar",
-				     what);
 	if (s->n_src > sizeof(g) / sizeof(g[0]))
 		return sandbox__errf(err, errlen, -E2BIG,
 				     "%s: more than %zu sources", what,
@@ -495,12 +608,21 @@ static int step_copy(const struct docker_build *b,
 			total += g[i].gl_pathc;
 	}
 	for (size_t i = 0; i < s->n_src && !rc; i++)
-		for (size_t k = 0; k < g[i].gl_pathc && !rc; k++)
-			rc = copy_one(b, sb, g[i].gl_pathv[k], s->dest,
-				      total > 1 ||
-					      s->dest[strlen(s->dest) - 1] ==
-						      '/',
-				      s, what, err, errlen);
+		for (size_t k = 0; k < g[i].gl_pathc && !rc; k++) {
+			const char *host = g[i].gl_pathv[k];
+			bool gz;
+
+			if (s->add && is_archive(host, &gz))
+				rc = extract_one(b, sb, host, s->dest, gz, what,
+						 err, errlen);
+			else
+				rc = copy_one(
+					b, sb, host, s->dest,
+					total > 1 ||
+						s->dest[strlen(s->dest) - 1] ==
+							'/',
+					s, what, err, errlen);
+		}
 	for (size_t i = 0; i < s->n_src; i++)
 		if (g[i].gl_pathv)
 			globfree(&g[i]);

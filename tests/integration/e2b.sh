@@ -8,7 +8,9 @@
 # contexts, commands (streams, exit codes, background, stdin, envs, cwd),
 # users (`user` by default, root on request, files owned by the user),
 # files, timeouts, list, pause and connect, fork, snapshots, kill, the
-# access token, a wrong key, an unknown sandbox.  Sandboxes restore from
+# access token, a wrong key, an unknown sandbox; then
+# tests/e2b/template_test.mjs builds templates with E2B's Template builder
+# (its templates removed here at the end).  Sandboxes restore from
 # the template "default" in $SHARED_STATE_DIR (tests/run.sh: net.sh
 # builds it; built here when missing), or in $E2B_STATE_DIR (which must
 # hold it: used as it is), else in a private one (its template removed at
@@ -24,6 +26,7 @@ cd "$(dirname "$0")/../.."
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-600}
 # The whole SDK test: a hang fails rather than stalls.
 E2B_TEST_TIMEOUT=${E2B_TEST_TIMEOUT:-1200}
+E2B_TEMPLATE_TIMEOUT=${E2B_TEMPLATE_TIMEOUT:-900}
 if [ -z "${EMBER_E2B:-}" ]; then
 	for EMBER_E2B in build/ember-e2b-asan build/ember-e2b; do
 		[ -x "$EMBER_E2B" ] && break
@@ -44,7 +47,7 @@ if [ ! -x "$E" ] || [ ! -x "$EMBER" ] || [ ! -x "$EMBER_E2B" ]; then
 	exit 0
 fi
 EMBER_E2B=$(realpath "$EMBER_E2B")
-export EMBER_BIN=$PWD/$EMBER EMBER_KERNEL=$PWD/$GUEST/vmlinux EMBER_ROOTFS=$PWD/$GUEST/rootfs.ext4
+export EMBERCTL_BIN=$PWD/$E EMBER_BIN=$PWD/$EMBER EMBER_KERNEL=$PWD/$GUEST/vmlinux EMBER_ROOTFS=$PWD/$GUEST/rootfs.ext4
 
 # The sandboxes of the state directory.  This test's: those the SDK test
 # names ("# sandbox ID" lines) and, unless the directory is one of the
@@ -140,6 +143,21 @@ elif ! grep -q '^ok - ' "$TMP/sdk.out" || { [ $rc != 0 ] && ! grep -q '^not ok -
 fi
 grep -q '^not ok - ' "$TMP/sdk.out" && show "$TMP/e2b.log"
 
+# ---- Template.build (tests/e2b/template_test.mjs) --------------------------------------
+# Its builds run emberctl (EMBERCTL_BIN: this test's); its templates are
+# removed below whatever happened.
+env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
+	timeout -k 10 "$E2B_TEMPLATE_TIMEOUT" node tests/e2b/template_test.mjs >"$TMP/tpl.out" 2>"$TMP/tpl.err"
+rc=$?
+cat "$TMP/tpl.out"
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	not_ok "e2b: template: the Template.build test ends within $E2B_TEMPLATE_TIMEOUT s" "it was killed"
+elif ! grep -q '^ok - ' "$TMP/tpl.out" || { [ $rc != 0 ] && ! grep -q '^not ok - ' "$TMP/tpl.out"; }; then
+	not_ok "e2b: template: the Template.build test runs" "exit $rc; $(show "$TMP/tpl.err")"
+fi
+grep -q '^not ok - ' "$TMP/tpl.out" && show "$TMP/e2b.log"
+grep '^# sandbox ' "$TMP/tpl.out" >>"$TMP/sdk.out"
+
 # Whatever the test did, none of its sandboxes outlives it.
 sleep 1
 ids=$(ours | tr '\n' ' ')
@@ -149,6 +167,17 @@ check "e2b: once the SDK test is over, no sandbox it made and no process of one 
 	"sandboxes: $ids; processes: $left" ev '[ -z "$ids" ] && [ -z "${left// /}" ]'
 [ -z "$ids" ] || "$E" kill $ids >/dev/null 2>&1
 for p in $left; do kill -9 "$p" 2>/dev/null; done
+
+# The templates the Template.build test built, removed; no build left.
+tpls=$(sed -n 's/^# template \(e2bt-[a-z0-9-]*\)$/\1/p' "$TMP/tpl.out" | tr '\n' ' ')
+for t in $tpls; do
+	[ ! -d "$EMBER_STATE_DIR/templates/$t" ] || "$E" template rm --force "$t" >>"$TMP/trm.out" 2>&1
+done
+touch "$TMP/trm.out"
+left=$(for t in $tpls; do [ ! -d "$EMBER_STATE_DIR/templates/$t" ] || echo "$t"; done)
+builds=$(ls "$EMBER_STATE_DIR/e2b-builds" 2>/dev/null | grep -vx files)
+check "e2b: template: the test's templates are removed and no build directory is left" \
+	"templates: $left; builds: $builds; $(show "$TMP/trm.out")" ev '[ -z "$left" ] && [ -z "$builds" ]'
 
 # ---- the end ----------------------------------------------------------------------------
 kill -TERM "$spid" 2>/dev/null
