@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -282,9 +283,38 @@ static void thread_done(struct e2b_procs *t)
 /* --- the exec thread ------------------------------------------------- */
 
 /*
+ * Whether the guest's image defaults (EMBER_GUEST_DEFAULTS) name a cwd:
+ * a template from an image with a WorkingDir, or E2B's setWorkdir, where
+ * commands start, as envd's do in its template's workdir.  A file that
+ * cannot be read or decoded names none.
+ */
+static bool defaults_cwd(struct proc *p)
+{
+	struct ember_defaults d;
+	char *buf = NULL;
+	bool cwd = false;
+	off_t n;
+	int fd;
+
+	fd = memfd_create("ember-e2b-defaults", MFD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (agent_client__read_file(p->c, EMBER_GUEST_DEFAULTS, fd,
+				    E2B_AGENT_TIMEOUT_MS) == 0 &&
+	    (n = lseek(fd, 0, SEEK_END)) > 0 && n <= EMBER_DEFAULTS_MAX &&
+	    (buf = malloc((size_t)n)) && pread(fd, buf, (size_t)n, 0) == n &&
+	    ember_defaults_decode(buf, (size_t)n, &d) == 0)
+		cwd = d.cwd != NULL;
+	free(buf);
+	close(fd);
+	return cwd;
+}
+
+/*
  * The cwd of a process that asked for none: E2B_HOME, or NULL (the
  * guest's default) in a guest without it (a template not made for E2B,
- * or from an image with a User of its own).  Asked once per sandbox, and
+ * or from an image with a User of its own) or whose image defaults name
+ * a cwd (defaults_cwd()).  Asked once per sandbox, and
  * not by a failed exec retried elsewhere: the failed one could have eaten
  * a signal or input meant for the process.  Reading the directory as a
  * file answers EISDIR without starting anything in the guest.
@@ -302,14 +332,20 @@ static const char *home_cwd(struct proc *p)
 	pthread_mutex_unlock(&t->lock);
 	if (rc >= 0)
 		return rc ? E2B_HOME : NULL;
-	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return E2B_HOME;
-	rc = agent_client__read_file(p->c, E2B_HOME, fd, E2B_AGENT_TIMEOUT_MS);
-	gerr = agent_client__guest_errno(p->c);
-	close(fd);
-	if (rc && rc != -EREMOTEIO)
-		return E2B_HOME; /* the exec will say what is wrong */
+	if (defaults_cwd(p)) {
+		rc = -EREMOTEIO; /* as a guest without E2B_HOME: its default */
+		gerr = ENOENT;
+	} else {
+		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return E2B_HOME;
+		rc = agent_client__read_file(p->c, E2B_HOME, fd,
+					     E2B_AGENT_TIMEOUT_MS);
+		gerr = agent_client__guest_errno(p->c);
+		close(fd);
+		if (rc && rc != -EREMOTEIO)
+			return E2B_HOME; /* the exec will say what is wrong */
+	}
 	h = calloc(1, sizeof(*h));
 	if (h) {
 		snprintf(h->id, sizeof(h->id), "%s", p->g.info.id);

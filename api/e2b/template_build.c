@@ -294,6 +294,11 @@ static void exec_emberctl(const struct build *b, int out, pid_t parent)
 	/* The code interpreter is not warmed (it starts when first used):
 	   its start takes minutes where a build takes seconds. */
 	argv[n++] = "--no-interp";
+	/*
+	 * E2B builds a template again under its name: the new one replaces
+	 * it once built (until then, or if it fails, the old one stays).
+	 */
+	argv[n++] = "--replace";
 	if (b->spec.start_cmd) {
 		argv[n++] = "--start-cmd";
 		argv[n++] = b->spec.start_cmd;
@@ -444,7 +449,6 @@ static int request_build(const struct e2b_req *r, struct e2b_resp *resp)
 	json_t *body, *v, *tags;
 	const char *name = NULL;
 	char err[512];
-	struct template_info t;
 	struct build *b = NULL;
 	json_int_t cpu = 0, mem = 0;
 	size_t slot = MAX_BUILDS;
@@ -493,14 +497,6 @@ static int request_build(const struct e2b_req *r, struct e2b_resp *resp)
 	if (cpu < 0 || cpu > 64 || mem < 0 || mem > (1 << 20)) {
 		reply__error(resp, 400,
 			     "cpuCount 1-64 and memoryMB up to 1048576 only");
-		goto out;
-	}
-	if (!template__open(name, &t, NULL, err, sizeof(err))) {
-		reply__error(resp, 409,
-			     "The template %s exists: ember does not rebuild a "
-			     "template in place; remove it first (`emberctl "
-			     "template rm %s`) or build under another name",
-			     name, name);
 		goto out;
 	}
 	b = calloc(1, sizeof(*b));

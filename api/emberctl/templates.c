@@ -72,6 +72,7 @@ static int cmd_template_build(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "boot-timeout", required_argument, NULL, 'b' },
 		{ "if-missing", no_argument, NULL, 'i' },
+		{ "replace", no_argument, NULL, 'E' },
 		{ "no-interp", no_argument, NULL, 'n' },
 		{ "no-net", no_argument, NULL, 'x' },
 		{ "net", optional_argument, NULL, 'N' },
@@ -107,7 +108,7 @@ static int cmd_template_build(int argc, char **argv)
 	};
 	const char **setup;
 	struct template_info t;
-	bool if_missing = false;
+	bool if_missing = false, replace = false;
 	int c, rc = 2;
 
 	/* --setup and --build-arg at most once per argument: argc bounds them. */
@@ -158,6 +159,9 @@ static int cmd_template_build(int argc, char **argv)
 			break;
 		case 'i':
 			if_missing = true;
+			break;
+		case 'E':
+			replace = true;
 			break;
 		case 'I':
 			io.src = optarg;
@@ -324,9 +328,10 @@ static int cmd_template_build(int argc, char **argv)
 				     sizeof(rootfs))) {
 		goto out;
 	}
-	if (if_missing &&
+	if ((if_missing || replace) &&
 	    template__open(name, &t, NULL, err, sizeof(err)) == 0) {
-		const char *why = stale(&t, kernel, rootfs, &o);
+		const char *why = replace ? "--replace" :
+					    stale(&t, kernel, rootfs, &o);
 		char ids[256];
 		size_t users;
 
@@ -343,10 +348,10 @@ static int cmd_template_build(int argc, char **argv)
 		}
 		if (users) {
 			fprintf(stderr,
-				"emberctl: template %s is out of date (%s) "
-				"but in use by %zu sandbox%s (%s): kill %s "
-				"first\n",
-				name, why, users, users == 1 ? "" : "es", ids,
+				"emberctl: template %s is %s (%s) but in use "
+				"by %zu sandbox%s (%s): kill %s first\n",
+				name, replace ? "to be replaced" : "out of date",
+				why, users, users == 1 ? "" : "es", ids,
 				users == 1 ? "it" : "them");
 			goto out;
 		}
@@ -358,10 +363,9 @@ static int cmd_template_build(int argc, char **argv)
 		snprintf(stand_in, sizeof(stand_in), "%.*s-rebuild-%u",
 			 SANDBOX_TEMPLATE_MAX - 17, name, (unsigned)getpid());
 		fprintf(stderr,
-			"emberctl: template %s is out of date (%s): "
-			"building it again (it stays until the new one is "
-			"built)\n",
-			name, why);
+			"emberctl: template %s is %s (%s): building it again "
+			"(it stays until the new one is built)\n",
+			name, replace ? "to be replaced" : "out of date", why);
 	}
 	o.ember = ember;
 	o.kernel = kernel;

@@ -22,6 +22,7 @@
 #include <openssl/evp.h>
 
 #include "dockerfile.h"
+#include "dockerignore.h"
 #include "files.h"
 #include "image.h"
 
@@ -1570,6 +1571,7 @@ int dockerfile__step_key(const struct dockerfile_step *s, const char *prev_key,
 struct walk {
 	EVP_MD_CTX *c;
 	const char *ctx_real; /* realpath of the context */
+	struct dockerignore *ign; /* its .dockerignore; NULL: none */
 	int line;
 	char *err;
 	size_t errlen;
@@ -1602,6 +1604,25 @@ static int cmp_names(const void *a, const void *b)
 }
 
 /*
+ * The entry @name of the directory @crel (the fd @at) is out of the
+ * context (.dockerignore), and so is all it holds: not hashed, not
+ * counted.
+ */
+static bool ignored(const struct walk *w, int at, const char *crel,
+		    const char *name)
+{
+	char rel[PATH_MAX];
+	struct stat st;
+
+	if (!w->ign || files__pathf(rel, sizeof(rel), "%s/%s", crel, name) ||
+	    !dockerignore__match(w->ign, rel))
+		return false;
+	return dockerignore__skip_dir(w->ign, rel) ||
+	       (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		!S_ISDIR(st.st_mode));
+}
+
+/*
  * Hash the entry @name of the open directory @at: @rel its path from
  * the source (for the hash), @crel its path from the context (for links).
  */
@@ -1620,6 +1641,10 @@ static int walk_entry(struct walk *w, int at, const char *name, const char *rel,
 		return sandbox__errf(w->err, w->errlen, -errno,
 				     "line %d: %s: %s", w->line, crel,
 				     strerror(errno));
+	/* Not in the context (.dockerignore): neither copied nor hashed. */
+	if (dockerignore__match(w->ign, crel) &&
+	    (!S_ISDIR(st.st_mode) || dockerignore__skip_dir(w->ign, crel)))
+		return 0;
 	mode = (uint32_t)st.st_mode & 07777;
 	put_str(w->c, 'N', rel);
 	if (S_ISLNK(st.st_mode)) {
@@ -1695,7 +1720,9 @@ static int walk_entry(struct walk *w, int at, const char *name, const char *rel,
 		while ((d = readdir(dir))) {
 			char *c;
 
-			if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			if (!strcmp(d->d_name, ".") ||
+			    !strcmp(d->d_name, "..") ||
+			    ignored(w, dirfd(dir), crel, d->d_name))
 				continue;
 			c = strdup(d->d_name);
 			if (!c || sandbox__grow((void **)&names, &cap, n,
@@ -1857,6 +1884,7 @@ int dockerfile__copy_digest(const char *ctx, const struct dockerfile_step *s,
 	w->line = s->line;
 	w->err = err;
 	w->errlen = errlen;
+	rc = dockerignore__load(real, &w->ign, err, errlen);
 	for (size_t i = 0; i < s->n_src && !rc; i++) {
 		const char *src = s->src[i];
 
@@ -1877,6 +1905,7 @@ int dockerfile__copy_digest(const char *ctx, const struct dockerfile_step *s,
 		memcpy(out, md, 32);
 	}
 out:
+	dockerignore__free(w->ign);
 	EVP_MD_CTX_free(w->c);
 	free(w);
 	return rc;

@@ -48,6 +48,7 @@
 #include "agent_client.h"
 #include "build_cache.h"
 #include "dockerfile.h"
+#include "dockerignore.h"
 #include "ember_api.h"
 #include "files.h"
 #include "image.h"
@@ -63,6 +64,7 @@ struct docker_build {
 	const struct template_build_opts *o;
 	const struct template_docker_opts *d;
 	struct dockerfile df;
+	struct dockerignore *ign; /* the context's .dockerignore; NULL: none */
 	char *text;
 	size_t len;
 	struct image_config cfg; /* the base image's run defaults */
@@ -422,10 +424,12 @@ static int step_run(const struct docker_build *b, const struct sandbox_info *sb,
 }
 
 /*
- * A pipe whose read end @fds[0] carries `tar -C @dir -cf - .` (the host's
- * GNU tar, every file root's): the tar's pid, or a negative errno.
+ * A pipe whose read end @fds[0] carries a tar of the files of @dir that
+ * the NUL-separated list on @list names (dockerignore__tar_list(): what
+ * .dockerignore leaves in; the host's GNU tar, every file root's): the
+ * tar's pid, or a negative errno.
  */
-static pid_t host_tar(const char *dir, int fds[2])
+static pid_t host_tar(const char *dir, int list, int fds[2])
 {
 	pid_t pid;
 
@@ -439,13 +443,12 @@ static pid_t host_tar(const char *dir, int fds[2])
 		return pid;
 	}
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		if (null < 0 || dup2(fds[1], 1) < 0 || dup2(null, 0) < 0)
+		if (dup2(fds[1], 1) < 0 || dup2(list, 0) < 0)
 			_exit(126);
 		signal(SIGPIPE, SIG_DFL);
 		execlp("tar", "tar", "-C", dir, "--owner=0", "--group=0",
-		       "--numeric-owner", "-cf", "-", ".", (char *)NULL);
+		       "--numeric-owner", "--no-recursion", "--null", "-T", "-",
+		       "-cf", "-", (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -465,7 +468,7 @@ static int copy_one(const struct docker_build *b, const struct sandbox_info *sb,
 		"chmod \"$1\" \"$0\"";
 	char target[PATH_MAX], mode[8];
 	struct stat st;
-	int rc, fd, fds[2], status;
+	int rc, fd, fds[2], status, list;
 	pid_t pid;
 
 	if (stat(host, &st))
@@ -475,7 +478,12 @@ static int copy_one(const struct docker_build *b, const struct sandbox_info *sb,
 		const char *argv[] = { "sh", "-c", untar, dest, NULL };
 
 		snprintf(target, sizeof(target), "%s", dest);
-		pid = host_tar(host, fds);
+		list = dockerignore__tar_list(b->ign, b->d->context, host, err,
+					      errlen);
+		if (list < 0)
+			return list;
+		pid = host_tar(host, list, fds);
+		close(list);
 		if (pid < 0)
 			return sandbox__errf(err, errlen, (int)pid,
 					     "%s: tar: %s", what,
@@ -578,6 +586,27 @@ static int extract_one(const struct docker_build *b,
 	return rc;
 }
 
+/*
+ * Drop from @g the matches .dockerignore leaves out of the context; the
+ * number left.
+ */
+static size_t ignore_matches(const struct docker_build *b, glob_t *g)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < g->gl_pathc; k++) {
+		if (dockerignore__match_under(b->ign, b->d->context,
+					      g->gl_pathv[g->gl_offs + k])) {
+			free(g->gl_pathv[g->gl_offs + k]);
+			continue;
+		}
+		g->gl_pathv[g->gl_offs + n++] = g->gl_pathv[g->gl_offs + k];
+	}
+	g->gl_pathc = n;
+	g->gl_pathv[g->gl_offs + n] = NULL;
+	return n;
+}
+
 /* COPY and ADD: every source, globs expanded; ADD extracts archives. */
 static int step_copy(const struct docker_build *b,
 		     const struct sandbox_info *sb,
@@ -605,7 +634,13 @@ static int step_copy(const struct docker_build *b,
 					   "context",
 					   what, s->src[i]);
 		else
-			total += g[i].gl_pathc;
+			total += ignore_matches(b, &g[i]);
+		if (!rc && !g[i].gl_pathc)
+			rc = sandbox__errf(err, errlen, -ENOENT,
+					   "%s: %s matches nothing in the "
+					   "context (.dockerignore leaves it "
+					   "out)",
+					   what, s->src[i]);
 	}
 	for (size_t i = 0; i < s->n_src && !rc; i++)
 		for (size_t k = 0; k < g[i].gl_pathc && !rc; k++) {
@@ -818,6 +853,8 @@ int template__build_dockerfile(const struct template_build_opts *o,
 						    strerror(-rc));
 	}
 	rc = dockerfile__parse(b.text, b.len, NULL, &b.df, err, errlen);
+	if (!rc)
+		rc = dockerignore__load(d->context, &b.ign, err, errlen);
 	if (!rc) {
 		uint64_t max;
 
@@ -847,6 +884,7 @@ int template__build_dockerfile(const struct template_build_opts *o,
 	rc = template__build(&bo, name, err, errlen);
 	evict(&b);
 out:
+	dockerignore__free(b.ign);
 	dockerfile__free(&b.df);
 	image_config__free(&b.cfg);
 	free(b.keys);

@@ -143,13 +143,13 @@ async function main() {
 	});
 
 	if (a) {
-		await check('a sandbox of the built template: env, user, a relative COPY in the WORKDIR, files with owner and mode, the started server', async () => {
+		await check('a sandbox of the built template: env, user, commands in the WORKDIR, a relative COPY there, files with owner and mode, the started server', async () => {
 			const sbx = await create(names.a);
 			try {
-				// (ember-e2b's commands start in /home/user, as envd's do)
-				let r = await run(sbx, 'printf "%s|%s|%s" "$GREETING" "$OTHER" "$(id -un)"');
-				expect(r.stdout === "it's $HOME|two words|user", `env, user: ${show(r.stdout)}`);
-				r = await run(sbx, 'cat rel/hello.txt', { cwd: '/opt/app' });
+				// Commands start in the template's WORKDIR, as envd's do.
+				let r = await run(sbx, 'printf "%s|%s|%s|%s" "$GREETING" "$OTHER" "$(id -un)" "$(pwd)"');
+				expect(r.stdout === "it's $HOME|two words|user|/opt/app", `env, user, cwd: ${show(r.stdout)}`);
+				r = await run(sbx, 'cat rel/hello.txt');
 				expect(r.stdout === hello, `a relative COPY dest in the WORKDIR: ${show(r.stdout)}`);
 				r = await run(sbx, 'cat /home/user/built-by /opt/app/root.txt');
 				expect(r.stdout === 'user\nroot-ran\nroot\n', `the RUNs' users: ${show(r.stdout)}`);
@@ -173,9 +173,17 @@ async function main() {
 			expect(b.logs.filter((l) => /^\+ step \d+\/\d+ .*: cached$/.test(l)).length >= 4,
 				`steps not cached: ${show(b.logs.filter((l) => /^\+ step/.test(l)))}`);
 		});
-		await check('a build of a name that exists: BuildError saying so', async () => {
-			const e = await expectThrow(Template.build(appTemplate(), names.a, REQ), BuildError);
-			expect(/exists/.test(e.message) && /template rm/.test(e.message), `message ${show(e.message)}`);
+		await check('a build of a name that exists: built again (cached steps), then it replaces the old one', async () => {
+			const b2 = await build(appTemplate().setEnvs({ AGAIN: 'yes' }), names.b);
+			expect(b2.logs.some((l) => /to be replaced/.test(l)), `no replacement said: ${show(b2.logs.slice(-20))}`);
+			const sbx = await create(names.b);
+			try {
+				const r = await run(sbx, 'echo "$AGAIN|$OTHER"');
+				expect(r.stdout === 'yes|two words\n', `the new template's env: ${show(r.stdout)}`);
+			} finally {
+				await within(30000, Sandbox.kill(sbx.sandboxId, REQ)).catch(() => {});
+				created.delete(sbx.sandboxId);
+			}
 		});
 	}
 

@@ -191,6 +191,9 @@ mkdir -p "$TMP/ctx/dir"
 echo hello-file >"$TMP/ctx/hello.txt"
 echo in-dir >"$TMP/ctx/dir/x"
 echo mine >"$TMP/ctx/owned.txt"
+# .dockerignore: left out of COPY and of the step's cache key.
+echo skipped >"$TMP/ctx/dir/skip-me"
+printf '# ignored\ndir/skip*\n*.log\n' >"$TMP/ctx/.dockerignore"
 cat >"$TMP/ctx/Dockerfile" <<EOF
 # syntax=docker/dockerfile:1
 FROM $TMP/img/oci
@@ -212,8 +215,8 @@ check "template --dockerfile: a Dockerfile with every supported instruction buil
 	"exit $rc; $(show "$TMP/build.out" "$TMP/build.err")" \
 	ev '[ $rc = 0 ] && grep -q "line 11: EXPOSE .*ignored" "$TMP/build.err" && ! grep -q ": cached" "$TMP/build.err"'
 run "$P-df"
-out=$(x "$id" -- sh -c 'cat run.txt runuser.txt hello.txt dir/x; stat -c "%u %a" owned.txt; stat -c %u /home/user/two.txt; echo "$(pwd)|$(id -un)|$APP_HOME|$TWO"')
-check "template --dockerfile: ARG and ENV, WORKDIR, COPY (--chown, --chmod), RUN as root then USER, the defaults" \
+out=$(x "$id" -- sh -c 'cat run.txt runuser.txt hello.txt dir/x; stat -c "%u %a" owned.txt; stat -c %u /home/user/two.txt; echo "$(pwd)|$(id -un)|$APP_HOME|$TWO"; ls dir')
+check "template --dockerfile: ARG and ENV, WORKDIR, COPY (--chown, --chmod; .dockerignore honoured), RUN as root then USER, the defaults" \
 	"got '$out'; $(show "$TMP/err")" \
 	[ "$out" = "hello /app /app
 0
@@ -221,10 +224,12 @@ hello-file
 in-dir
 1000 600
 1000
-/app|user|/app|two words" ]
+/app|user|/app|two words
+x" ]
 sed -i 's|step-two|step-2|' "$TMP/ctx/Dockerfile"
+echo changed-but-ignored >"$TMP/ctx/dir/skip-me"
 build "$P-df2" "" --dockerfile "$TMP/ctx/Dockerfile" --build-arg GREETING=hello
-check "template --dockerfile: after editing the last RUN, the build says the steps before it are cached and reruns only it" \
+check "template --dockerfile: after editing the last RUN (and a file .dockerignore leaves out), the build says the steps before it are cached and reruns only it" \
 	"exit $rc; $(show "$TMP/build.err")" \
 	ev 'grep -q ": cached$" "$TMP/build.err" && [ $rc = 0 ] && grep -q "RUN.*step-2" "$TMP/build.err" && ! grep -q "line 10, RUN): echo" "$TMP/build.err"'
 run "$P-df2"
