@@ -241,8 +241,8 @@ int cmd_run_code(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+l:c:u:t:i:jh", longopts, NULL)) !=
-	       -1) {
+	while ((opt = getopt_long(argc, argv, "+l:c:u:t:i:jh", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			req.language = optarg;
@@ -360,8 +360,8 @@ static int context_op(const char *ref, json_t *req)
 		       "CWD");
 		json_array_foreach(json_object_get(ans, "contexts"), i, v)
 		{
-			const char *u = json_string_value(
-				json_object_get(v, "user"));
+			const char *u =
+				json_string_value(json_object_get(v, "user"));
 
 			printf("%-18s %-11s %-10s %s\n",
 			       json_string_value(json_object_get(v, "id")),

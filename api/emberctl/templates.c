@@ -330,8 +330,8 @@ static int cmd_template_build(int argc, char **argv)
 	}
 	if ((if_missing || replace) &&
 	    template__open(name, &t, NULL, err, sizeof(err)) == 0) {
-		const char *why = replace ? "--replace" :
-					    stale(&t, kernel, rootfs, &o);
+		const char *why =
+			replace ? "--replace" : stale(&t, kernel, rootfs, &o);
 		char ids[256];
 		size_t users;
 
@@ -350,8 +350,9 @@ static int cmd_template_build(int argc, char **argv)
 			fprintf(stderr,
 				"emberctl: template %s is %s (%s) but in use "
 				"by %zu sandbox%s (%s): kill %s first\n",
-				name, replace ? "to be replaced" : "out of date",
-				why, users, users == 1 ? "" : "es", ids,
+				name,
+				replace ? "to be replaced" : "out of date", why,
+				users, users == 1 ? "" : "es", ids,
 				users == 1 ? "it" : "them");
 			goto out;
 		}

@@ -105,10 +105,10 @@ int build_cache__evict(const char *dir, uint64_t max_bytes, size_t *removed,
 
 	d = opendir(dir);
 	if (!d) {
-		rc = errno == ENOENT ? 0 :
-				       sandbox__errf(err, errlen, -errno,
-						     "%s: %s", dir,
-						     strerror(errno));
+		rc = errno == ENOENT ?
+			     0 :
+			     sandbox__errf(err, errlen, -errno, "%s: %s", dir,
+					   strerror(errno));
 		goto out;
 	}
 	rc = list_disks(d, &v, &n, &total);

@@ -617,8 +617,8 @@ out:
 
 /* The files of the code interpreter (guest-init/interp/). */
 static const char *const interp_files[] = {
-	"ember-interp", "server.py",	"contexts.py", "accounts.py",
-	"py_worker.py", "js_worker.js",
+	"ember-interp", "server.py",	"contexts.py",
+	"accounts.py",	"py_worker.py", "js_worker.js",
 };
 
 /*
@@ -693,10 +693,10 @@ int image__read_defaults(struct image_job *j, const char *disk,
 	/* debugfs says "File not found" and writes nothing: none there. */
 	fd = open(out, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return errno == ENOENT ? 0 :
-					 sandbox__errf(j->err, j->errlen,
-						       -errno, "%s: %s", out,
-						       strerror(errno));
+		return errno == ENOENT ?
+			       0 :
+			       sandbox__errf(j->err, j->errlen, -errno,
+					     "%s: %s", out, strerror(errno));
 	rc = fstat(fd, &st) ? -errno : 0;
 	if (!rc && (!S_ISREG(st.st_mode) || st.st_size > EMBER_DEFAULTS_MAX))
 		rc = -EFBIG;
@@ -712,8 +712,8 @@ int image__read_defaults(struct image_job *j, const char *disk,
 		rc = image__defaults_parse(buf, (size_t)st.st_size, c, j->err,
 					   j->errlen);
 	else
-		sandbox__errf(j->err, j->errlen, rc,
-			      "the image's %s: %s", EMBER_GUEST_DEFAULTS,
+		sandbox__errf(j->err, j->errlen, rc, "the image's %s: %s",
+			      EMBER_GUEST_DEFAULTS,
 			      rc == -EFBIG ? "not a file of at most 64 KiB" :
 					     strerror(-rc));
 	free(buf);

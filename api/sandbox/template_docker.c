@@ -803,8 +803,8 @@ static void evict(const struct docker_build *b)
 
 	if (build_cache__limit(&max, why, sizeof(why)) < 0)
 		return;
-	if (build_cache__evict(b->cache, max, &gone, &kept, why,
-			       sizeof(why)) < 0)
+	if (build_cache__evict(b->cache, max, &gone, &kept, why, sizeof(why)) <
+	    0)
 		dprintf(b->o->out_fd, "(build cache: %s)\n", why);
 	else if (gone)
 		dprintf(b->o->out_fd,

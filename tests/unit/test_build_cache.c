@@ -125,9 +125,8 @@ static void test_evict_lru(void **state)
 	assert_false(exists("b.ext4"));
 	assert_true(exists("c.ext4"));
 	/* 0: no cache at all; other files stay. */
-	assert_int_equal(build_cache__evict(dir, 0, &gone, &kept, err,
-					    sizeof(err)),
-			 0);
+	assert_int_equal(
+		build_cache__evict(dir, 0, &gone, &kept, err, sizeof(err)), 0);
 	assert_int_equal(gone, 1);
 	assert_true(kept == 0);
 	assert_true(exists("d.ext4.tmp-42") && exists("notes"));
@@ -142,14 +141,12 @@ static void test_evict_missing_dir(void **state)
 
 	(void)state;
 	/* An empty cache: nothing to sort, nothing removed. */
-	assert_int_equal(build_cache__evict(dir, 0, &gone, &kept, err,
-					    sizeof(err)),
-			 0);
+	assert_int_equal(
+		build_cache__evict(dir, 0, &gone, &kept, err, sizeof(err)), 0);
 	assert_int_equal(gone, 0);
 	snprintf(path, sizeof(path), "%s/none", dir);
-	assert_int_equal(build_cache__evict(path, 0, &gone, &kept, err,
-					    sizeof(err)),
-			 0);
+	assert_int_equal(
+		build_cache__evict(path, 0, &gone, &kept, err, sizeof(err)), 0);
 	assert_int_equal(gone, 0);
 	assert_true(kept == 0);
 }

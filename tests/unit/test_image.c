@@ -498,9 +498,8 @@ static void test_defaults_parse(void **state)
 	(void)state;
 	assert_int_equal(
 		image__defaults(&c, "user", &out, &len, err, sizeof(err)), 0);
-	assert_int_equal(image__defaults_parse(out, len, &back, err,
-					       sizeof(err)),
-			 0);
+	assert_int_equal(
+		image__defaults_parse(out, len, &back, err, sizeof(err)), 0);
 	assert_int_equal(back.n_env, 2);
 	assert_string_equal(back.env[0], "PATH=/bin");
 	assert_string_equal(back.env[1], "FOO=bar baz");
@@ -526,9 +525,9 @@ static void test_defaults_parse(void **state)
 			 -EINVAL);
 	assert_non_null(strstr(err, "record"));
 	image_config__free(&back);
-	assert_int_equal(image__defaults_parse("env=A=1", 7, &back, err,
-					       sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		image__defaults_parse("env=A=1", 7, &back, err, sizeof(err)),
+		-EINVAL);
 	image_config__free(&back);
 }
 
