@@ -273,8 +273,15 @@ static void exec_emberctl(const struct build *b, int out, pid_t parent)
 	char df[PATH_MAX], ctx[PATH_MAX], vcpus[16], mem[16];
 	const char *argv[20];
 	size_t n = 0;
+	sigset_t none;
 	int null;
 
+	/* ember-e2b blocks SIGTERM (sigwait) and ignores SIGPIPE: both are
+	   inherited, and emberctl would not end with it. */
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) ||
+	    signal(SIGPIPE, SIG_DFL) == SIG_ERR)
+		_exit(125);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent ||
 	    setpgid(0, 0))
 		_exit(125);

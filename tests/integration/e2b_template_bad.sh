@@ -102,7 +102,7 @@ req GET "/templates/up-1/files/$H"
 tok=$(sed -n 's|.*/e2b-uploads/\([0-9a-f]*\)/.*|\1|p' "$TMP/body")
 check "e2b-template-bad: a files link for a build waiting for them" "$code $(show "$TMP/body")" \
 	ev '[ "$code" = 200 ] && [ -n "$tok" ]'
-for h in ../x %2e%2e "${H/0/Z}" "${H}0"; do
+for h in .. %2e%2e "${H/0/Z}" "${H}0"; do
 	req GET "/templates/up-1/files/$h" --path-as-is
 	check "e2b-template-bad: the files hash '$h' is refused (4xx)" "$code" ev '[ "${code:0:1}" = 4 ]'
 done
