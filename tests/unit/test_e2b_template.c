@@ -236,6 +236,46 @@ static void test_hostile(void **state)
 	}
 }
 
+/* A template of E2B's steps whose Dockerfile is over the parser's limit
+   is refused at once, naming the step that went over; one just under it
+   parses. */
+static void test_too_many_lines(void **state)
+{
+	for (int n = 333; n <= 400; n += 67) {
+		json_t *steps = json_array(), *b;
+		struct template_spec s;
+		struct dockerfile df;
+		char err[512] = "", step[TEMPLATE_SPEC_STEP_MAX] = "";
+		int rc;
+
+		(void)state;
+		for (int i = 0; i < n; i++)
+			json_array_append_new(
+				steps, json_pack("{s:s, s:[s, s]}", "type", "RUN",
+						 "args", "true", "other"));
+		b = json_pack("{s:s, s:o}", "fromTemplate", "t", "steps", steps);
+		rc = template_spec__parse(b, "default", NULL, &s, err,
+					  sizeof(err), step, sizeof(step));
+		json_decref(b);
+		if (n == 333) {
+			assert_int_equal(rc, 0);
+			rc = dockerfile__parse(s.dockerfile, s.len, NULL, &df,
+					       err, sizeof(err));
+			if (rc)
+				fail_msg("%s", err);
+			assert_int_equal(df.n_steps, 999);
+			dockerfile__free(&df);
+			template_spec__free(&s);
+			continue;
+		}
+		assert_int_equal(rc, -E2BIG);
+		if (!strstr(err, "1200 Dockerfile instructions"))
+			fail_msg("%s", err);
+		assert_string_equal(step, "334");
+		assert_null(s.dockerfile);
+	}
+}
+
 static void test_refused(void **state)
 {
 	(void)state;
@@ -281,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_from_image),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_too_many_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
