@@ -168,6 +168,12 @@ check "e2b-template-bad: logsOffset past the log: no entries" "$code $(show "$TM
 req GET "/templates/up-1/builds/0123/status"
 check "e2b-template-bad: the status of an unknown build is 404" "$code" [ "$code" = 404 ]
 
+new nofiles-1
+req POST "/v2/templates/nofiles-1/builds/$bid" -d "{\"fromTemplate\":\"base\",\"steps\":[{\"type\":\"COPY\",\"args\":[\"a\",\"/b\"],\"filesHash\":\"${H//0/e}\"}]}"
+req GET "/templates/nofiles-1/builds/$bid/status"
+check "e2b-template-bad: a COPY whose files were not uploaded: a build error at its step" "$(show "$TMP/body")" \
+	ev 'grep -q "were not uploaded" "$TMP/body" && grep -q "\"step\":\"1\"" "$TMP/body"'
+
 # ---- emberctl's end -----------------------------------------------------------------
 new hang-1
 req POST "/v2/templates/hang-1/builds/$bid" -d "$RUN"
@@ -214,8 +220,9 @@ sleep 0.5
 check "e2b-template-bad: ember-e2b ended mid-build: its emberctl is gone" \
 	"$(cat "$TMP/term-1.pid")" gone "$TMP/term-1.pid"
 start_server
+check "e2b-template-bad: ember-e2b starts again ($url)" "$(show "$TMP/e2b.log")" [ -n "$url" ]
 check "e2b-template-bad: a new ember-e2b clears the builds the last one left" \
-	"$(ls "$EMBER_STATE_DIR/e2b-builds")" \
+	"$(ls -la --time-style=full-iso "$EMBER_STATE_DIR/e2b-builds"; show "$TMP/e2b.out" "$TMP/e2b.log")" \
 	ev '[ "$(ls "$EMBER_STATE_DIR/e2b-builds" | grep -vx files | wc -l)" = 0 ]'
 kill -TERM "$spid"
 exit_of "$spid" 30
