@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -272,9 +273,17 @@ static void exec_emberctl(const struct build *b, int out, pid_t parent)
 	char df[PATH_MAX], ctx[PATH_MAX], vcpus[16], mem[16];
 	const char *argv[20];
 	size_t n = 0;
+	sigset_t none;
 	int null;
 
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+	/* ember-e2b blocks SIGTERM (sigwait) and ignores SIGPIPE: both are
+	   inherited, and emberctl would not end with it. */
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) ||
+	    signal(SIGPIPE, SIG_DFL) == SIG_ERR)
+		_exit(125);
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent ||
+	    setpgid(0, 0))
 		_exit(125);
 	null = open("/dev/null", O_RDONLY);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 ||
@@ -344,15 +353,104 @@ static void step_of(const struct build *b, const char *msg, const char *dflt,
 	snprintf(step, steplen, "%s", strstr(msg, "FROM") ? "base" : dflt);
 }
 
+/* One line of emberctl's output @line into @b's log and @last. */
+static void take_line(struct build *b, const char *line, char *last,
+		      size_t lastlen, bool *stepped)
+{
+	if (!strncmp(line, "+ step ", 7))
+		*stepped = true;
+	/* The reason: emberctl's last error line (after a command's output
+	   that did not end its line), else the last line. */
+	if (strstr(line, "emberctl: "))
+		snprintf(last, lastlen, "%s", strstr(line, "emberctl: "));
+	else if (line[0] && strncmp(last, "emberctl: ", 10))
+		snprintf(last, lastlen, "%s", line);
+	pthread_mutex_lock(&tb.lock);
+	log_add(b, "info", line);
+	pthread_mutex_unlock(&tb.lock);
+}
+
+/*
+ * emberctl's output on @fd into @b's log until it ends; emberctl @pid's
+ * wait status into @status.  emberctl leads a process group of its own:
+ * once it has ended, what is left of the group is killed, and the output
+ * is read only a little longer (a process that left the group may hold
+ * the pipe: the build does not wait on it).
+ */
+static void read_output(struct build *b, int fd, pid_t pid, int *status,
+			char *last, size_t lastlen, bool *stepped)
+{
+	char buf[LINE_MAX_B];
+	size_t have = 0;
+	time_t ended = 0; /* when emberctl ended (CLOCK_MONOTONIC s) */
+	struct timespec now;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		siginfo_t si = { 0 };
+		ssize_t r;
+		char *nl;
+		int pr = poll(&pfd, 1, ended ? 200 : 1000);
+
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr > 0) {
+			r = read(fd, buf + have, sizeof(buf) - 1 - have);
+			if (r == 0 || (r < 0 && errno != EINTR))
+				break;
+			have += r > 0 ? (size_t)r : 0;
+			buf[have] = '\0';
+			while ((nl = memchr(buf, '\n', have))) {
+				*nl = '\0';
+				take_line(b, buf, last, lastlen, stepped);
+				have -= (size_t)(nl + 1 - buf);
+				memmove(buf, nl + 1, have);
+				buf[have] = '\0';
+			}
+			if (have == sizeof(buf) - 1) { /* a line too long */
+				take_line(b, buf, last, lastlen, stepped);
+				have = 0;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (ended) {
+			/* Not for long: a process that left the group. */
+			if (pr == 0 || now.tv_sec > ended + 2)
+				break;
+			continue;
+		}
+		/* Ended?  Its group is killed while it is a zombie (the
+		   group's id is still its). */
+		if (!waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    si.si_pid == pid) {
+			kill(-pid, SIGKILL);
+			ended = now.tv_sec ? now.tv_sec : 1;
+		}
+	}
+	if (have) { /* a last line without its newline */
+		buf[have] = '\0';
+		take_line(b, buf, last, lastlen, stepped);
+		snprintf(last, lastlen, "%s", buf);
+	}
+	if (!ended) { /* its output ended: it ends too, then its group */
+		siginfo_t si;
+
+		while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 &&
+		       errno == EINTR)
+			;
+		kill(-pid, SIGKILL);
+	}
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+}
+
 static void *build_thread(void *arg)
 {
 	struct build *b = arg;
-	char buf[LINE_MAX_B], last[LINE_MAX_B] = "", step[32];
-	size_t have = 0;
+	char last[LINE_MAX_B] = "", step[32];
 	bool stepped = false;
 	int fds[2] = { -1, -1 }, status = 0;
 	pid_t pid = -1, parent = getpid();
-	FILE *f = NULL;
 
 	pthread_mutex_lock(&tb.lock);
 	while (tb.running >= TEMPLATE_BUILD_RUNNING) {
@@ -382,42 +480,10 @@ static void *build_thread(void *arg)
 		fail_build(b, "base", "fork failed");
 		goto out;
 	}
+	setpgid(pid, pid); /* as the child does: no race with a kill */
 	pthread_mutex_unlock(&tb.lock);
-	f = fdopen(fds[0], "r");
-	while (f && fgets(buf + have, (int)(sizeof(buf) - have), f)) {
-		size_t n = strcspn(buf, "\n");
-
-		if (!buf[n] && n < sizeof(buf) - 1) {
-			have = n; /* a line not complete yet */
-			continue;
-		}
-		buf[n] = '\0';
-		have = 0;
-		if (!strncmp(buf, "+ step ", 7))
-			stepped = true;
-		/* The reason: emberctl's last error line (after a command's
-		   output that did not end its line), else the last line. */
-		if (strstr(buf, "emberctl: "))
-			snprintf(last, sizeof(last), "%s",
-				 strstr(buf, "emberctl: "));
-		else if (buf[0] && strncmp(last, "emberctl: ", 10))
-			snprintf(last, sizeof(last), "%s", buf);
-		pthread_mutex_lock(&tb.lock);
-		log_add(b, "info", buf);
-		pthread_mutex_unlock(&tb.lock);
-	}
-	if (have) { /* a last line without its newline */
-		pthread_mutex_lock(&tb.lock);
-		log_add(b, "info", buf);
-		pthread_mutex_unlock(&tb.lock);
-		snprintf(last, sizeof(last), "%s", buf);
-	}
-	if (f)
-		fclose(f);
-	else
-		close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	read_output(b, fds[0], pid, &status, last, sizeof(last), &stepped);
+	close(fds[0]);
 	pthread_mutex_lock(&tb.lock);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		b->status = READY;
@@ -443,6 +509,34 @@ out:
 
 /* ---- the calls ------------------------------------------------------------- */
 
+/*
+ * With the table full (the lock held): the slot of the build that has
+ * waited longest for nothing, a finished one (its status kept for a
+ * poll) or one never started for FINISHED_S (an SDK starts its build at
+ * once); MAX_BUILDS when none.  So that builds that failed, or clients
+ * that gave up, do not keep new builds out.
+ */
+static size_t oldest_idle(void)
+{
+	time_t now = time(NULL), best = 0;
+	size_t slot = MAX_BUILDS;
+
+	for (size_t i = 0; i < MAX_BUILDS; i++) {
+		const struct build *o = tb.b[i];
+		bool done = o && (o->status == READY || o->status == FAILED);
+		time_t since = done ? o->finished : o ? o->made : 0;
+
+		if (!done && !(o && o->status == CREATED &&
+			       o->made + FINISHED_S < now))
+			continue;
+		if (slot == MAX_BUILDS || since < best) {
+			slot = i;
+			best = since;
+		}
+	}
+	return slot;
+}
+
 /* POST /v3/templates (also /v2/templates, /templates: the same body). */
 static int request_build(const struct e2b_req *r, struct e2b_resp *resp)
 {
@@ -450,6 +544,7 @@ static int request_build(const struct e2b_req *r, struct e2b_resp *resp)
 	const char *name = NULL;
 	char err[512];
 	struct build *b = NULL;
+	struct build *evicted = NULL;
 	json_int_t cpu = 0, mem = 0;
 	size_t slot = MAX_BUILDS;
 
@@ -475,7 +570,11 @@ static int request_build(const struct e2b_req *r, struct e2b_resp *resp)
 			     name);
 		goto out;
 	}
-	if (template__name_ok(name, err, sizeof(err))) {
+	/* emberctl takes it as an argument: never one that reads as an
+	   option. */
+	if (name[0] == '-' || template__name_ok(name, err, sizeof(err))) {
+		if (name[0] == '-')
+			snprintf(err, sizeof(err), "it starts with '-'");
 		reply__error(resp, 400,
 			     "%.128s is not an ember template name: %s", name,
 			     err);
@@ -491,12 +590,17 @@ static int request_build(const struct e2b_req *r, struct e2b_resp *resp)
 	v = json_object_get(body, "cpuCount");
 	if (json_is_integer(v))
 		cpu = json_integer_value(v);
+	else if (v && !json_is_null(v))
+		cpu = -1;
 	v = json_object_get(body, "memoryMB");
 	if (json_is_integer(v))
 		mem = json_integer_value(v);
+	else if (v && !json_is_null(v))
+		mem = -1;
 	if (cpu < 0 || cpu > 64 || mem < 0 || mem > (1 << 20)) {
 		reply__error(resp, 400,
-			     "cpuCount 1-64 and memoryMB up to 1048576 only");
+			     "cpuCount: an integer 1-64, memoryMB: one up to "
+			     "1048576");
 		goto out;
 	}
 	b = calloc(1, sizeof(*b));
@@ -526,9 +630,17 @@ static int request_build(const struct e2b_req *r, struct e2b_resp *resp)
 	for (size_t i = 0; i < MAX_BUILDS && slot == MAX_BUILDS; i++)
 		if (!tb.b[i])
 			slot = i;
+	if (slot == MAX_BUILDS) {
+		slot = oldest_idle();
+		if (slot < MAX_BUILDS) {
+			evicted = tb.b[slot];
+			tb.b[slot] = NULL;
+		}
+	}
 	if (slot < MAX_BUILDS)
 		tb.b[slot] = b;
 	pthread_mutex_unlock(&tb.lock);
+	build_free(evicted);
 	if (slot == MAX_BUILDS) {
 		reply__error(resp, 429,
 			     "Too many builds (%d) are kept: try again later",

@@ -15,11 +15,16 @@
  *
  * A build is `emberctl template build` of the Dockerfile template_spec.h
  * makes, run by a child process whose output lines are the build's log.
- * The templateID is the ember template's name, so Sandbox.create(name)
- * starts it.  Limits: TEMPLATE_BUILD_RUNNING builds at once (the others
- * wait), uploads of E2B_MAX_UPLOAD bytes, builds and uploads forgotten
- * an hour after they were made (a finished build's status ten minutes
- * after it finished).  The build's files are under <state>/e2b-builds
+ * The templateID is the ember template's name (one starting with '-' is
+ * refused: emberctl would read it as an option), so Sandbox.create(name)
+ * starts it.  emberctl runs in a process group of its own, with no
+ * signal blocked, and gets SIGTERM should ember-e2b end; the build ends
+ * when emberctl does (what is left of its group is killed then).
+ * Limits: TEMPLATE_BUILD_RUNNING builds at once (the others wait), 32
+ * builds kept (a new one takes the place of the oldest finished one, or
+ * of one never started for ten minutes), uploads of E2B_MAX_UPLOAD
+ * bytes, builds and uploads forgotten an hour after they were made (a
+ * finished build's status ten minutes after it finished).  The build's files are under <state>/e2b-builds
  * (0700): BUILDID/ (the Dockerfile and the context, removed when the
  * build ends) and files/HASH.tar (the uploads, shared by builds).
  */

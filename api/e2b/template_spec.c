@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sandbox/dockerfile.h"
 #include "template_spec.h"
 
 #define VALUE_MAX (64u << 10) /* bytes of one value (Dockerfile's word) */
@@ -529,6 +530,19 @@ int template_spec__parse(const json_t *body, const char *dflt,
 			snprintf(step, steplen, "%zu", i + 1);
 			goto fail;
 		}
+	}
+	/* Past the parser's limit emberctl would refuse it (FROM aside):
+	   said now, with the step that went over. */
+	if (o.line > DOCKERFILE_MAX_STEPS + 1 && o.line_step) {
+		snprintf(step, steplen, "%u",
+			 o.line_step[DOCKERFILE_MAX_STEPS + 2]);
+		snprintf(err, errlen,
+			 "the template makes %u Dockerfile instructions, over "
+			 "ember's %d (a RUN or COPY as another user takes 3, "
+			 "a COPY 2 to 4, an ENV one per variable)",
+			 o.line - 1, DOCKERFILE_MAX_STEPS);
+		rc = -E2BIG;
+		goto fail;
 	}
 	start = opt_str(body, "startCmd", &bad);
 	ready = opt_str(body, "readyCmd", &bad);

@@ -30,7 +30,9 @@
  * fromImageRegistry (registry credentials), a fromImage that is not an
  * absolute path, both or neither of fromImage and fromTemplate, an
  * unknown step type, a value with a newline or NUL where the Dockerfile
- * is line-based, an ENV name that is not one, a COPY without filesHash.
+ * is line-based, an ENV name that is not one, a COPY without filesHash,
+ * a template whose Dockerfile is over DOCKERFILE_MAX_STEPS instructions
+ * (-E2BIG; the step that went over named).
  * force (skipCache) is ignored: ember's build cache is by content.
  */
 #ifndef EMBER_API_E2B_TEMPLATE_SPEC_H
@@ -70,7 +72,9 @@ struct template_spec {
  * it.  0; or -EINVAL with the
  * reason in @err (@errlen bytes, one line) and the step it is about in
  * @step ("base", "N" for instruction N-1; @steplen >=
- * TEMPLATE_SPEC_STEP_MAX), -E2BIG past TEMPLATE_SPEC_MAX_STEPS, -ENOMEM.
+ * TEMPLATE_SPEC_STEP_MAX), -E2BIG past TEMPLATE_SPEC_MAX_STEPS steps or
+ * DOCKERFILE_MAX_STEPS Dockerfile instructions, or TEXT_MAX bytes (1 MiB)
+ * of Dockerfile, -ENOMEM.
  * @out is zeroed first and left empty on failure; free it with
  * template_spec__free().
  */

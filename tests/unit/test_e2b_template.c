@@ -176,6 +176,106 @@ static void test_from_image(void **state)
 	template_spec__free(&s);
 }
 
+static const char *const hostile[] = {
+	"a'b", "'", "''", "\\", "x\\", "\\'", "'\\''", "$HOME", "${HOME:-x}",
+	"`id`", "$(id)", "a\tb", " lead", "trail ", "#c", "\"", "[\"a\"]",
+	"-- x", "\xc3\xa9", "\x01\x7f", "a\\ b", "\\$A", "a b  c", "\\\\",
+	"\xe2\x80\xa8", "\t", "\f\v", "=", "a=b",
+};
+
+/* Every hostile value comes out of the Dockerfile as it went in. */
+static void test_hostile(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(*hostile); i++) {
+		const char *v = hostile[i];
+		json_t *b = json_pack(
+			"{s:s, s:[{s:s, s:[s,s]}, {s:s, s:[s, s]}, {s:s, s:[s,s]},"
+			" {s:s, s:[s]}, {s:s, s:[s,s,s], s:s}, {s:s, s:[s]}]}",
+			"fromTemplate", "t", "steps", "type", "ENV", "args",
+			"V", v, "type", "RUN", "args", v, v, "type", "ENV",
+			"args", "W", v, "type", "WORKDIR", "args", v,
+			"type", "COPY", "args", v, v, v, "filesHash", HASH,
+			"type", "USER", "args", v);
+		struct template_spec s;
+		struct dockerfile df;
+		char err[512] = "", step[TEMPLATE_SPEC_STEP_MAX];
+		int rc;
+
+		assert_non_null(b);
+		rc = template_spec__parse(b, "default", NULL, &s, err,
+					  sizeof(err), step, sizeof(step));
+		json_decref(b);
+		if (rc)
+			fail_msg("value %zu: parse: %s", i, err);
+		rc = dockerfile__parse(s.dockerfile, s.len, NULL, &df, err,
+				       sizeof(err));
+		if (rc)
+			fail_msg("value %zu: %s\n%s", i, err, s.dockerfile);
+		if (strcmp(env_of(&df, "V"), v) || strcmp(env_of(&df, "W"), v))
+			fail_msg("value %zu: ENV [%s]", i, env_of(&df, "V"));
+		for (size_t k = 0; k < df.n_steps; k++) {
+			const struct dockerfile_step *st = &df.steps[k];
+
+			if (st->kind == DOCKERFILE_RUN && st->argc == 3 &&
+			    strcmp(st->argv[2], v))
+				fail_msg("value %zu: RUN [%s]", i, st->argv[2]);
+			if (st->kind == DOCKERFILE_RUN && st->argc == 3 &&
+			    (!st->user || strcmp(st->user, v)))
+				fail_msg("value %zu: RUN user [%s]", i,
+					 st->user);
+			if (st->kind == DOCKERFILE_RUN && st->argc == 9 &&
+			    (strcmp(st->argv[5], v) || strcmp(st->argv[6], v) ||
+			     strcmp(st->argv[7], v)))
+				fail_msg("value %zu: COPY", i);
+		}
+		if (!df.user || strcmp(df.user, v))
+			fail_msg("value %zu: USER [%s]", i, df.user);
+		dockerfile__free(&df);
+		template_spec__free(&s);
+	}
+}
+
+/* A template of E2B's steps whose Dockerfile is over the parser's limit
+   is refused at once, naming the step that went over; one just under it
+   parses. */
+static void test_too_many_lines(void **state)
+{
+	for (int n = 333; n <= 400; n += 67) {
+		json_t *steps = json_array(), *b;
+		struct template_spec s;
+		struct dockerfile df;
+		char err[512] = "", step[TEMPLATE_SPEC_STEP_MAX] = "";
+		int rc;
+
+		(void)state;
+		for (int i = 0; i < n; i++)
+			json_array_append_new(
+				steps, json_pack("{s:s, s:[s, s]}", "type", "RUN",
+						 "args", "true", "other"));
+		b = json_pack("{s:s, s:o}", "fromTemplate", "t", "steps", steps);
+		rc = template_spec__parse(b, "default", NULL, &s, err,
+					  sizeof(err), step, sizeof(step));
+		json_decref(b);
+		if (n == 333) {
+			assert_int_equal(rc, 0);
+			rc = dockerfile__parse(s.dockerfile, s.len, NULL, &df,
+					       err, sizeof(err));
+			if (rc)
+				fail_msg("%s", err);
+			assert_int_equal(df.n_steps, 999);
+			dockerfile__free(&df);
+			template_spec__free(&s);
+			continue;
+		}
+		assert_int_equal(rc, -E2BIG);
+		if (!strstr(err, "1200 Dockerfile instructions"))
+			fail_msg("%s", err);
+		assert_string_equal(step, "334");
+		assert_null(s.dockerfile);
+	}
+}
+
 static void test_refused(void **state)
 {
 	(void)state;
@@ -220,6 +320,8 @@ int main(void)
 		cmocka_unit_test(test_steps),
 		cmocka_unit_test(test_from_image),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_too_many_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
