@@ -45,7 +45,10 @@ mkdir -p "$EMBER_STATE_DIR"
 touch "$TMP/marker"
 
 start_server() {
-	"$EMBER_E2B" --listen 127.0.0.1:0 --api-key k >"$TMP/e2b.out" 2>>"$TMP/e2b.log" &
+	# Emptied here, not by the child's redirection: else the wait below
+	# could read the last server's line before the new one truncates it.
+	: >"$TMP/e2b.out"
+	"$EMBER_E2B" --listen 127.0.0.1:0 --api-key k >>"$TMP/e2b.out" 2>>"$TMP/e2b.log" &
 	spid=$!
 	wait_for "$TMP/e2b.out" 'listening on http://127\.0\.0\.1:[1-9]' 30 "$spid"
 	url=$(sed -n 's|.*listening on \(http://127\.0\.0\.1:[0-9]*\).*|\1|p' "$TMP/e2b.out" | tail -1)
