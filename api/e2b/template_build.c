@@ -421,7 +421,8 @@ static void read_output(struct build *b, int fd, pid_t pid, int *status,
 		}
 		/* Ended?  Its group is killed while it is a zombie (the
 		   group's id is still its). */
-		if (!waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
+		if (!waitid(P_PID, (id_t)pid, &si,
+			    WEXITED | WNOHANG | WNOWAIT) &&
 		    si.si_pid == pid) {
 			kill(-pid, SIGKILL);
 			ended = now.tv_sec ? now.tv_sec : 1;
@@ -526,8 +527,8 @@ static size_t oldest_idle(void)
 		bool done = o && (o->status == READY || o->status == FAILED);
 		time_t since = done ? o->finished : o ? o->made : 0;
 
-		if (!done && !(o && o->status == CREATED &&
-			       o->made + FINISHED_S < now))
+		if (!done &&
+		    !(o && o->status == CREATED && o->made + FINISHED_S < now))
 			continue;
 		if (slot == MAX_BUILDS || since < best) {
 			slot = i;

@@ -177,10 +177,11 @@ static void test_from_image(void **state)
 }
 
 static const char *const hostile[] = {
-	"a'b", "'", "''", "\\", "x\\", "\\'", "'\\''", "$HOME", "${HOME:-x}",
-	"`id`", "$(id)", "a\tb", " lead", "trail ", "#c", "\"", "[\"a\"]",
-	"-- x", "\xc3\xa9", "\x01\x7f", "a\\ b", "\\$A", "a b  c", "\\\\",
-	"\xe2\x80\xa8", "\t", "\f\v", "=", "a=b",
+	"a'b",		"'",	    "''",	  "\\",	  "x\\",     "\\'",
+	"'\\''",	"$HOME",    "${HOME:-x}", "`id`", "$(id)",   "a\tb",
+	" lead",	"trail ",   "#c",	  "\"",	  "[\"a\"]", "-- x",
+	"\xc3\xa9",	"\x01\x7f", "a\\ b",	  "\\$A", "a b  c",  "\\\\",
+	"\xe2\x80\xa8", "\t",	    "\f\v",	  "=",	  "a=b",
 };
 
 /* Every hostile value comes out of the Dockerfile as it went in. */
@@ -194,9 +195,9 @@ static void test_hostile(void **state)
 			" {s:s, s:[s]}, {s:s, s:[s,s,s], s:s}, {s:s, s:[s]}]}",
 			"fromTemplate", "t", "steps", "type", "ENV", "args",
 			"V", v, "type", "RUN", "args", v, v, "type", "ENV",
-			"args", "W", v, "type", "WORKDIR", "args", v,
-			"type", "COPY", "args", v, v, v, "filesHash", HASH,
-			"type", "USER", "args", v);
+			"args", "W", v, "type", "WORKDIR", "args", v, "type",
+			"COPY", "args", v, v, v, "filesHash", HASH, "type",
+			"USER", "args", v);
 		struct template_spec s;
 		struct dockerfile df;
 		char err[512] = "", step[TEMPLATE_SPEC_STEP_MAX];
@@ -250,10 +251,12 @@ static void test_too_many_lines(void **state)
 
 		(void)state;
 		for (int i = 0; i < n; i++)
-			json_array_append_new(
-				steps, json_pack("{s:s, s:[s, s]}", "type", "RUN",
-						 "args", "true", "other"));
-		b = json_pack("{s:s, s:o}", "fromTemplate", "t", "steps", steps);
+			json_array_append_new(steps,
+					      json_pack("{s:s, s:[s, s]}",
+							"type", "RUN", "args",
+							"true", "other"));
+		b = json_pack("{s:s, s:o}", "fromTemplate", "t", "steps",
+			      steps);
 		rc = template_spec__parse(b, "default", NULL, &s, err,
 					  sizeof(err), step, sizeof(step));
 		json_decref(b);
