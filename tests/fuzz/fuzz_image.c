@@ -23,6 +23,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The defaults file written back from what a parser made of the input. */
+static void encode(const struct image_config *c)
+{
+	char err[256], *s;
+	size_t len;
+
+	if (!image__defaults(c, NULL, &s, &len, err, sizeof(err)))
+		free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct image_config c;
@@ -39,13 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1:
 		memset(&c, 0, sizeof(c));
 		if (!image_config__parse((const char *)data + 1, size - 1, &c,
-					 err, sizeof(err))) {
-			size_t len;
-
-			if (!image__defaults(&c, NULL, &s, &len, err,
-					     sizeof(err)))
-				free(s);
-		}
+					 err, sizeof(err)))
+			encode(&c);
 		image_config__free(&c);
 		break;
 	case 2:
@@ -62,13 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 6:
 		memset(&c, 0, sizeof(c));
 		if (!image__defaults_parse(data + 1, size - 1, &c, err,
-					   sizeof(err))) {
-			size_t len;
-
-			if (!image__defaults(&c, NULL, &s, &len, err,
-					     sizeof(err)))
-				free(s);
-		}
+					   sizeof(err)))
+			encode(&c);
 		image_config__free(&c);
 		break;
 	case 5:
