@@ -8,7 +8,8 @@ libcap-ng-dev libssl-dev
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
 util-linux file e2fsprogs python3 iproute2 iputils-ping
 python3-numpy python3-pandas python3-matplotlib python3-pip iptables
-qemu-system-x86 kmod skopeo umoci"
+qemu-system-x86 kmod skopeo umoci
+libprotobuf-c-dev protobuf-c-compiler containerd runc"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
@@ -16,6 +17,8 @@ for p in $pkgs; do
 done
 # skopeo and umoci: image archives and layouts -> an OCI layout -> a root
 # tree (api/sandbox/image*.c); libssl-dev: its sha256 (libcrypto).
+# libprotobuf-c-dev, protobuf-c-compiler: containerd's messages in the
+# shim (api/containerd/); containerd and runc: its tests.
 # qemu-system-x86 and kmod: the KVM box (tests/kvmbox/), where a host has
 # no usable /dev/kvm; its kernel is fetched by tests/kvmbox/kernel.sh.
 # Node.js: the guest's JavaScript (copied into the rootfs) and the MCP
