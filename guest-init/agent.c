@@ -7,7 +7,7 @@
  *
  *   agent_serve.c  its poll loop and the dispatch of each request
  *   agent_conn.c   its state, the frames it sends, its streams
- *   agent_exec.c   EXEC, STDIN and KILL: children, their output, exits
+ *   agent_exec.c   EXEC, STDIN, KILL, RESIZE: children, output, exits
  *   agent_files.c  WRITE_FILE, FILE_DATA, FILE_END and READ_FILE
  *   agent_init.c   INIT: the random pool and the clock after a restore
  *

@@ -88,6 +88,7 @@ static struct slot *slot_new(struct conn *c, uint32_t stream)
 			memset(s, 0, sizeof(*s));
 			s->stream = stream;
 			s->out_fd = s->err_fd = s->in_fd = s->file_fd = -1;
+			s->tty_fd = -1;
 			return s;
 		}
 	}

@@ -29,6 +29,7 @@ struct slot {
 	int out_fd; /* -1 once closed */
 	int err_fd;
 	int in_fd; /* -1: no stdin or closed */
+	int tty_fd; /* a TTY exec's terminal master, for RESIZE; else -1 */
 	int status;
 	int timed_out;
 	int64_t deadline_ms; /* 0: none */

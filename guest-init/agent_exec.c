@@ -17,10 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "agent_exec.h"
@@ -67,6 +70,7 @@ static struct plan {
 	struct ember_defaults d;
 	const char *cwd; /* NULL: the agent's */
 	const char *user; /* NULL: the agent's (no change of ids) */
+	const char *root; /* NULL: the guest's; else chroot there */
 	struct account acct;
 	char home_kv[PATH_MAX + 8];
 	char user_kv[EMBER_USER_SPEC_MAX + 8];
@@ -75,6 +79,7 @@ static struct plan {
 	int env_owned;
 	char path[PATH_MAX]; /* the command's file */
 	char msg[512]; /* why the plan failed */
+	char rl_what[32]; /* "setrlimit RLIMIT_..." for a failing RLIMIT */
 } plan;
 
 /* The account's groups, for setgroups: a user in more has the gid alone. */
@@ -151,17 +156,143 @@ static int numeric_id(const char *s, unsigned long *v)
 }
 
 /*
+ * The file @rel (relative, "etc/passwd") of plan.root, opened for reading
+ * with every symbolic link resolved inside that root (openat2's
+ * RESOLVE_IN_ROOT; a kernel without it: plain openat), or NULL.
+ */
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* one number on every architecture */
+#endif
+struct open_how_v0 {
+	uint64_t flags, mode, resolve;
+};
+#define RESOLVE_IN_ROOT_FLAG 0x10
+
+static FILE *root_open(const char *rel)
+{
+	struct open_how_v0 how = { .flags = O_RDONLY | O_CLOEXEC,
+				   .resolve = RESOLVE_IN_ROOT_FLAG };
+	int dfd = open(plan.root, O_PATH | O_DIRECTORY | O_CLOEXEC), fd;
+	FILE *f;
+
+	if (dfd < 0)
+		return NULL;
+	fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/*
+ * The account @name (or uid @id when @numeric) into @a: 1 when found, 0
+ * when not.  From the guest's files, or with ROOT from the root's
+ * etc/passwd (PROTOCOL.md, ROOT).
+ */
+static int lookup_pw(const char *name, int numeric, unsigned long id,
+		     struct account *a)
+{
+	struct passwd *pw = NULL;
+	FILE *f = NULL;
+
+	if (!plan.root) {
+		pw = numeric ? getpwuid((uid_t)id) : getpwnam(name);
+	} else if ((f = root_open("etc/passwd"))) {
+		while ((pw = fgetpwent(f)))
+			if (numeric ? pw->pw_uid == (uid_t)id :
+				      !strcmp(pw->pw_name, name))
+				break;
+	}
+	if (pw) {
+		a->uid = pw->pw_uid;
+		a->gid = pw->pw_gid;
+		snprintf(a->name, sizeof(a->name), "%s", pw->pw_name);
+		snprintf(a->home, sizeof(a->home), "%s",
+			 pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/");
+	}
+	if (f)
+		fclose(f);
+	return pw != NULL;
+}
+
+/* The group @name's gid into *@gid: 1, or 0 when there is none. */
+static int lookup_gr(const char *name, gid_t *gid)
+{
+	struct group *gr = NULL;
+	FILE *f = NULL;
+
+	if (!plan.root) {
+		gr = getgrnam(name);
+	} else if ((f = root_open("etc/group"))) {
+		while ((gr = fgetgrent(f)))
+			if (!strcmp(gr->gr_name, name))
+				break;
+	}
+	if (gr)
+		*gid = gr->gr_gid;
+	if (f)
+		fclose(f);
+	return gr != NULL;
+}
+
+/*
+ * The groups of plan.acct (which has an account) into groups[] and
+ * acct.ngroups, as getgrouplist(3): its gid, then every group listing its
+ * name; the gid alone when there are too many.
+ */
+static void lookup_groups(void)
+{
+	struct account *a = &plan.acct;
+	const int max = (int)(sizeof(groups) / sizeof(groups[0]));
+	struct group *gr;
+	FILE *f;
+	int n = max;
+
+	groups[0] = a->gid;
+	a->ngroups = 1;
+	if (!plan.root) {
+		if (getgrouplist(a->name, a->gid, groups, &n) >= 0 && n > 0)
+			a->ngroups = n;
+		else
+			groups[0] = a->gid; /* too many: the gid alone */
+		return;
+	}
+	f = root_open("etc/group");
+	if (!f)
+		return;
+	while ((gr = fgetgrent(f))) {
+		int member = 0;
+
+		for (char **m = gr->gr_mem; m && *m && !member; m++)
+			member = !strcmp(*m, a->name);
+		if (!member || gr->gr_gid == a->gid)
+			continue;
+		if (a->ngroups >= max) {
+			a->ngroups = 1; /* too many: the gid alone */
+			break;
+		}
+		groups[a->ngroups++] = gr->gr_gid;
+	}
+	fclose(f);
+}
+
+/*
  * Resolve the user spec @spec (PROTOCOL.md, USER) into plan.acct: 0, or
- * EINVAL with plan.msg ("user NAME: no such user", ...).
+ * EINVAL with plan.msg ("user NAME: no such user", ...).  With ROOT, the
+ * names are the root's (its etc/passwd and etc/group).
  */
 static int resolve_user(const char *spec)
 {
 	char uname[EMBER_USER_SPEC_MAX + 1], gname[EMBER_USER_SPEC_MAX + 1];
 	struct account *a = &plan.acct;
 	long split = ember_user_spec_split(spec);
-	struct passwd *pw;
 	unsigned long id = 0;
-	int numeric, n;
+	int numeric, found;
 
 	if (split < 0) {
 		snprintf(plan.msg, sizeof(plan.msg),
@@ -176,19 +307,13 @@ static int resolve_user(const char *spec)
 		snprintf(gname, sizeof(gname), "%s", spec + split + 1);
 	numeric = numeric_id(uname, &id);
 	errno = 0;
-	pw = numeric ? getpwuid((uid_t)id) : getpwnam(uname);
-	if (!pw && !numeric) {
+	found = lookup_pw(uname, numeric, id, a);
+	if (!found && !numeric) {
 		snprintf(plan.msg, sizeof(plan.msg), "user %s: no such user",
 			 uname);
 		return EINVAL;
 	}
-	if (pw) {
-		a->uid = pw->pw_uid;
-		a->gid = pw->pw_gid;
-		snprintf(a->name, sizeof(a->name), "%s", pw->pw_name);
-		snprintf(a->home, sizeof(a->home), "%s",
-			 pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/");
-	} else {
+	if (!found) {
 		/* A uid with no account: its own number as group, / as home. */
 		a->uid = (uid_t)id;
 		a->gid = (gid_t)id;
@@ -196,30 +321,30 @@ static int resolve_user(const char *spec)
 		snprintf(a->home, sizeof(a->home), "/");
 	}
 	if (gname[0]) {
-		struct group *gr;
-
 		if (numeric_id(gname, &id)) {
 			a->gid = (gid_t)id;
-		} else {
-			gr = getgrnam(gname);
-			if (!gr) {
-				snprintf(plan.msg, sizeof(plan.msg),
-					 "group %s: no such group", gname);
-				return EINVAL;
-			}
-			a->gid = gr->gr_gid;
+		} else if (!lookup_gr(gname, &a->gid)) {
+			snprintf(plan.msg, sizeof(plan.msg),
+				 "group %s: no such group", gname);
+			return EINVAL;
 		}
 	}
 	groups[0] = a->gid;
 	a->ngroups = 1;
-	if (pw) {
-		n = (int)(sizeof(groups) / sizeof(groups[0]));
-		if (getgrouplist(a->name, a->gid, groups, &n) >= 0 && n > 0)
-			a->ngroups = n;
-		else
-			groups[0] = a->gid; /* too many: the gid alone */
-	}
+	if (found)
+		lookup_groups();
 	return 0;
+}
+
+/* The value of @key in the environment @env, or NULL. */
+static const char *env_get(char *const *env, const char *key)
+{
+	size_t k = strlen(key);
+
+	for (; *env; env++)
+		if (!strncmp(*env, key, k) && (*env)[k] == '=')
+			return *env + k + 1;
+	return NULL;
 }
 
 /* Set "K=V" in plan.env (@n entries), replacing an earlier K. */
@@ -242,13 +367,33 @@ static void env_put(size_t *n, const char *kv)
  * The child's environment (PROTOCOL.md, "Image defaults"): the request's
  * ENV alone when given without ENV_ADD; else the agent's, the file's env
  * over it, the account's HOME, USER and LOGNAME when a user is in effect,
- * then the request's ENV.  0 or ENOMEM.
+ * then the request's ENV.  With ROOT, the request's ENV alone, and the
+ * account's HOME when a user is in effect and ENV has none.  0 or ENOMEM.
  */
 static int build_env(const struct ember_agent_exec *e)
 {
 	size_t ne = 0, n = 0;
 
 	plan.env_owned = 0;
+	if (plan.root) {
+		/* ROOT: the request's ENV alone, HOME added as runc does. */
+		plan.env = calloc(e->envc + 2, sizeof(char *));
+		if (!plan.env)
+			return ENOMEM;
+		plan.env_owned = 1;
+		for (uint32_t i = 0; i < e->envc; i++)
+			plan.env[n++] = (char *)e->env[i];
+		if (plan.user) {
+			plan.env[n] = NULL;
+			if (!env_get(plan.env, "HOME")) {
+				snprintf(plan.home_kv, sizeof(plan.home_kv),
+					 "HOME=%s", plan.acct.home);
+				plan.env[n++] = plan.home_kv;
+			}
+		}
+		plan.env[n] = NULL;
+		return 0;
+	}
 	if (e->env_given && !(e->flags & EMBER_AGENT_F_ENV_ADD)) {
 		plan.env = (char **)e->env;
 		return 0;
@@ -292,23 +437,14 @@ static void plan_done(void)
 	plan.env_owned = 0;
 }
 
-/* The value of @key in the environment @env, or NULL. */
-static const char *env_get(char *const *env, const char *key)
-{
-	size_t k = strlen(key);
-
-	for (; *env; env++)
-		if (!strncmp(*env, key, k) && (*env)[k] == '=')
-			return *env + k + 1;
-	return NULL;
-}
-
 /*
  * The file of command @name into plan.path: itself when it has a '/',
  * else the first executable regular file of that name in the child's
  * PATH (the agent's when the child has none), so that an image's PATH
  * finds its commands.  0, or ENOENT / EACCES (found, not executable) /
- * ENAMETOOLONG, as execvp(3) would say.
+ * ENAMETOOLONG, as execvp(3) would say.  With ROOT, the child calls it
+ * once in its root (no allocation: a vfork child may) and PATH falls back
+ * to EMBER_GUEST_PATH, not the agent's.
  */
 static int find_command(const char *name)
 {
@@ -327,7 +463,7 @@ static int find_command(const char *name)
 	}
 	if (k > NAME_MAX)
 		return ENAMETOOLONG;
-	if (!dirs)
+	if (!dirs && !plan.root)
 		dirs = getenv("PATH");
 	if (!dirs)
 		dirs = EMBER_GUEST_PATH;
@@ -356,9 +492,20 @@ struct child {
 	char *const *argv, *const *envp;
 	const char *cwd;
 	int in, out, err;
-	const struct account *acct;
+	const struct account *acct; /* NULL: the ids stay */
+	const char *root; /* NULL: no chroot; else the command is found there */
+	const struct ember_agent_rlimit *rlimits;
+	uint32_t nr_rlimits;
+	int tty; /* in is a terminal's slave: a new session, controlling it */
 	volatile int err_no;
 	const char *volatile what;
+};
+
+/* RLIMIT_* names, for an RLIMIT that fails (Linux's numbers). */
+static const char *const rlimit_names[EMBER_AGENT_NR_RLIMITS] = {
+	"CPU",	    "FSIZE",  "DATA",	 "STACK",  "CORE",  "RSS",
+	"NPROC",    "NOFILE", "MEMLOCK", "AS",	   "LOCKS", "SIGPENDING",
+	"MSGQUEUE", "NICE",   "RTPRIO",	 "RTTIME",
 };
 
 /* @fd onto @to, clearing close-on-exec when they are one already. */
@@ -370,31 +517,71 @@ static int move_fd(int fd, int to)
 }
 
 /*
- * The vfork child: its own process group, SIGPIPE at its default, the
- * pipes, then setgroups, setgid, setuid (raw system calls: libc's would
- * reach for the agent's other threads, and this child has none of its
- * own), the cwd as the new user, every signal unblocked, the command.
+ * The vfork child: its own process group (with a terminal: a new
+ * session, the terminal its controlling one), SIGPIPE at its default,
+ * the pipes, ROOT (chroot, the command looked up there), the RLIMITs,
+ * then setgroups, setgid, setuid (raw system calls: libc's would reach
+ * for the agent's other threads, and this child has none of its own),
+ * the cwd as the new user, every signal unblocked, the command.
  */
 static __attribute__((noreturn, noinline)) void child_main(struct child *k)
 {
 	sigset_t none;
+	int rc;
 
-	setpgid(0, 0);
+	errno = 0;
+	if (k->tty) {
+		if (setsid() < 0) {
+			k->what = "setsid";
+			goto fail;
+		}
+		if (ioctl(k->in, TIOCSCTTY, 0) < 0) {
+			k->what = "TIOCSCTTY";
+			goto fail;
+		}
+	} else {
+		setpgid(0, 0);
+	}
 	signal(SIGPIPE, SIG_DFL);
 	if (move_fd(k->in, 0) < 0 || move_fd(k->out, 1) < 0 ||
 	    move_fd(k->err, 2) < 0) {
 		k->what = "dup2";
 		goto fail;
 	}
-	if (syscall(SYS_setgroups, k->acct->ngroups, groups) < 0) {
+	if (k->root) {
+		if (chroot(k->root) < 0 || chdir("/") < 0) {
+			k->what = k->root;
+			goto fail;
+		}
+		rc = find_command(k->argv[0]);
+		if (rc) {
+			errno = rc;
+			k->what = k->argv[0];
+			goto fail;
+		}
+	}
+	for (uint32_t i = 0; i < k->nr_rlimits; i++) {
+		const struct ember_agent_rlimit *r = &k->rlimits[i];
+		struct rlimit rl = { .rlim_cur = (rlim_t)r->soft,
+				     .rlim_max = (rlim_t)r->hard };
+
+		if (setrlimit((int)r->resource, &rl) < 0) {
+			snprintf(plan.rl_what, sizeof(plan.rl_what),
+				 "setrlimit RLIMIT_%s",
+				 rlimit_names[r->resource]);
+			k->what = plan.rl_what;
+			goto fail;
+		}
+	}
+	if (k->acct && syscall(SYS_setgroups, k->acct->ngroups, groups) < 0) {
 		k->what = "setgroups";
 		goto fail;
 	}
-	if (syscall(SYS_setgid, k->acct->gid) < 0) {
+	if (k->acct && syscall(SYS_setgid, k->acct->gid) < 0) {
 		k->what = "setgid";
 		goto fail;
 	}
-	if (syscall(SYS_setuid, k->acct->uid) < 0) {
+	if (k->acct && syscall(SYS_setuid, k->acct->uid) < 0) {
 		k->what = "setuid";
 		goto fail;
 	}
@@ -421,9 +608,9 @@ static __attribute__((noinline)) pid_t vfork_child(struct child *k)
 }
 
 /*
- * Start a child that runs as plan.acct: vfork, not fork, for the reason
- * spawn_child() gives.  The pid, or a negative errno with *@what naming
- * what failed.
+ * Start a child that runs as plan.acct (when plan.user), or in ROOT, with
+ * RLIMITs or on a terminal: vfork, not fork, for the reason spawn_child()
+ * gives.  The pid, or a negative errno with *@what naming what failed.
  */
 static pid_t spawn_as(const struct ember_agent_exec *e, int in, int out,
 		      int err, const char **what)
@@ -436,7 +623,11 @@ static pid_t spawn_as(const struct ember_agent_exec *e, int in, int out,
 		.in = in,
 		.out = out,
 		.err = err,
-		.acct = &plan.acct,
+		.acct = plan.user ? &plan.acct : NULL,
+		.root = plan.root,
+		.rlimits = e->rlimits,
+		.nr_rlimits = e->nr_rlimits,
+		.tty = !!(e->flags & EMBER_AGENT_F_TTY),
 	};
 	pid_t pid = vfork_child(&k);
 
@@ -474,14 +665,18 @@ static pid_t spawn_child(const struct ember_agent_exec *e, int in, int out,
 	int nul = -1, rc;
 	pid_t pid;
 
-	/* A cwd that is not a directory is its own error (PROTOCOL.md). */
-	*what = plan.cwd;
-	if (plan.cwd && stat(plan.cwd, &st) < 0)
+	/*
+	 * A cwd (or ROOT) that is not a directory is its own error
+	 * (PROTOCOL.md); with ROOT the cwd and the command are in it, for
+	 * the child to find.
+	 */
+	*what = plan.root ? plan.root : plan.cwd;
+	if (*what && stat(*what, &st) < 0)
 		return -errno;
-	if (plan.cwd && !S_ISDIR(st.st_mode))
+	if (*what && !S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	*what = e->argv[0];
-	rc = find_command(e->argv[0]);
+	rc = plan.root ? 0 : find_command(e->argv[0]);
 	if (rc)
 		return -rc;
 	if (in < 0) {
@@ -490,7 +685,8 @@ static pid_t spawn_child(const struct ember_agent_exec *e, int in, int out,
 			return -errno;
 		in = nul;
 	}
-	if (plan.user) {
+	if (plan.user || plan.root || e->nr_rlimits ||
+	    (e->flags & EMBER_AGENT_F_TTY)) {
 		pid = spawn_as(e, in, out, err, what);
 		agent_conn__close_fd(&nul);
 		return pid;
@@ -546,7 +742,14 @@ static int plan_exec(const struct ember_agent_exec *e)
 	plan.msg[0] = '\0';
 	plan.env = NULL;
 	plan.env_owned = 0;
-	rc = read_defaults();
+	plan.root = e->root;
+	if (plan.root) {
+		/* ROOT: a container's process, the image's defaults unused. */
+		memset(&plan.d, 0, sizeof(plan.d));
+		rc = 0;
+	} else {
+		rc = read_defaults();
+	}
 	if (rc)
 		return rc;
 	plan.cwd = e->cwd ? e->cwd : plan.d.cwd;
@@ -563,11 +766,66 @@ static int plan_exec(const struct ember_agent_exec *e)
 	return rc;
 }
 
+/*
+ * A new pseudo-terminal for a TTY exec: its master and slave (both
+ * close-on-exec, neither our controlling terminal) into @fds, the window
+ * size of @e when it has one.  0, or an errno with *@what naming the step;
+ * ENODEV when the guest has no /dev/ptmx or devpts.
+ */
+static int open_tty(const struct ember_agent_exec *e, int fds[2],
+		    const char **what)
+{
+	char name[64];
+	int rc;
+
+	*what = "no pseudo-terminals in the guest";
+	fds[0] = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (fds[0] < 0)
+		return errno == ENOENT || errno == ENXIO ? ENODEV : errno;
+	*what = "unlockpt";
+	if (grantpt(fds[0]) < 0 || unlockpt(fds[0]) < 0)
+		return errno;
+	*what = "ptsname";
+	rc = ptsname_r(fds[0], name, sizeof(name));
+	if (rc)
+		return rc;
+	fds[1] = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (fds[1] < 0 && errno == ENOENT) /* a /dev/ptmx, no devpts */
+		return ENODEV;
+	*what = "open the terminal";
+	if (fds[1] < 0)
+		return errno;
+	if (e->have_size) {
+		struct winsize ws = { .ws_row = e->rows, .ws_col = e->cols };
+
+		*what = "TIOCSWINSZ";
+		if (ioctl(fds[0], TIOCSWINSZ, &ws) < 0)
+			return errno;
+	}
+	return 0;
+}
+
+/*
+ * A TTY exec's fds: the master read as its output, a second one written
+ * as its stdin, a third for RESIZE (O_NONBLOCK is the description's: all
+ * three are non-blocking, which stdin's writer handles).  0 or errno.
+ */
+static int tty_slot(struct slot *s, int master)
+{
+	s->in_fd = fcntl(master, F_DUPFD_CLOEXEC, 3);
+	s->tty_fd = fcntl(master, F_DUPFD_CLOEXEC, 3);
+	if (s->in_fd < 0 || s->tty_fd < 0)
+		return errno;
+	s->out_fd = master;
+	return 0;
+}
+
 void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 		       const uint8_t *payload)
 {
 	static struct ember_agent_exec e; /* 4 KiB; the loop is single */
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, in[2] = { -1, -1 };
+	int tty[2] = { -1, -1 };
 	const char *what;
 	struct slot *s;
 	pid_t pid;
@@ -582,12 +840,22 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 		agent_conn__send_error(c, h->stream, rc, plan.msg);
 		goto fail;
 	}
-	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
-	    ((e.flags & EMBER_AGENT_F_STDIN) && pipe2(in, O_CLOEXEC))) {
+	if (e.flags & EMBER_AGENT_F_TTY) {
+		rc = open_tty(&e, tty, &what);
+		if (rc == ENODEV)
+			agent_conn__send_error(c, h->stream, rc, what);
+		else if (rc)
+			agent_conn__send_errno(c, h->stream, rc, what);
+		if (rc)
+			goto fail;
+		pid = spawn_child(&e, tty[1], tty[1], tty[1], &what);
+	} else if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
+		   ((e.flags & EMBER_AGENT_F_STDIN) && pipe2(in, O_CLOEXEC))) {
 		agent_conn__send_errno(c, h->stream, errno, "pipe");
 		goto fail;
+	} else {
+		pid = spawn_child(&e, in[0], out[1], err[1], &what);
 	}
-	pid = spawn_child(&e, in[0], out[1], err[1], &what);
 	if (pid < 0) {
 		agent_conn__send_errno(c, h->stream, (int)-pid, what);
 		goto fail;
@@ -597,11 +865,20 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 	agent_conn__close_fd(&out[1]);
 	agent_conn__close_fd(&err[1]);
 	agent_conn__close_fd(&in[0]);
+	agent_conn__close_fd(&tty[1]);
 	s->kind = SLOT_EXEC;
 	s->pid = pid;
 	s->out_fd = out[0];
 	s->err_fd = err[0];
 	s->in_fd = in[1];
+	if (tty[0] >= 0 && (rc = tty_slot(s, tty[0]))) {
+		/* Out of fds: the child cannot be served; it is killed. */
+		agent_conn__send_errno(c, h->stream, rc, "dup");
+		agent_exec__abandon(s);
+		agent_conn__close_fd(&tty[0]);
+		s->kind = SLOT_FREE;
+		return;
+	}
 	fcntl(s->out_fd, F_SETFL, O_NONBLOCK);
 	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
 	if (e.timeout_ms)
@@ -609,6 +886,8 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 	return;
 fail:
 	plan_done();
+	agent_conn__close_fd(&tty[0]);
+	agent_conn__close_fd(&tty[1]);
 	agent_conn__close_fd(&out[0]);
 	agent_conn__close_fd(&out[1]);
 	agent_conn__close_fd(&err[0]);
@@ -665,6 +944,7 @@ static void finish_exec(struct conn *c, struct slot *s)
 	agent_conn__close_fd(&s->out_fd);
 	agent_conn__close_fd(&s->err_fd);
 	agent_conn__close_fd(&s->in_fd);
+	agent_conn__close_fd(&s->tty_fd);
 	if (s->timed_out)
 		ember_agent_exit_encode(p, EMBER_AGENT_TIMEOUT, SIGKILL);
 	else if (WIFSIGNALED(s->status))
@@ -698,22 +978,15 @@ void agent_exec__reap(struct conn *c)
 	}
 }
 
-void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
-		       const uint8_t *payload)
+/*
+ * Write @len bytes of @payload to @s's stdin; a failure (the child closed
+ * it) closes it.
+ */
+static void write_stdin(struct conn *c, struct slot *s, const uint8_t *payload,
+			size_t len)
 {
-	struct slot *s = agent_conn__slot(c, h->stream);
 	size_t off = 0;
 
-	if (!s || s->kind != SLOT_EXEC) {
-		agent_conn__send_error(c, h->stream, ESRCH, "no such exec");
-		return;
-	}
-	if (s->in_fd < 0)
-		return; /* no stdin asked for, or already closed: dropped */
-	if (h->len == 0) {
-		agent_conn__close_fd(&s->in_fd);
-		return;
-	}
 	/*
 	 * The frame is delivered before the next is read (the protocol has
 	 * no stdin flow control), so a child slow to read its stdin stalls
@@ -721,10 +994,10 @@ void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
 	 * child's pipe then fails the write) and a host that leaves ends it.
 	 */
 	fcntl(s->in_fd, F_SETFL, fcntl(s->in_fd, F_GETFL) | O_NONBLOCK);
-	while (off < h->len) {
+	while (off < len && s->in_fd >= 0) {
 		struct pollfd p[2] = { { .fd = s->in_fd, .events = POLLOUT },
 				       { .fd = c->fd, .events = POLLRDHUP } };
-		ssize_t n = write(s->in_fd, payload + off, h->len - off);
+		ssize_t n = write(s->in_fd, payload + off, len - off);
 
 		if (n > 0) {
 			off += (size_t)n;
@@ -742,6 +1015,65 @@ void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
 			&s->in_fd); /* EPIPE: the child closed it */
 		return;
 	}
+}
+
+void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
+		       const uint8_t *payload)
+{
+	struct slot *s = agent_conn__slot(c, h->stream);
+	struct termios t;
+	uint8_t eof = 4; /* ^D */
+
+	if (!s || s->kind != SLOT_EXEC) {
+		agent_conn__send_error(c, h->stream, ESRCH, "no such exec");
+		return;
+	}
+	if (s->in_fd < 0)
+		return; /* no stdin asked for, or already closed: dropped */
+	if (h->len == 0 && s->tty_fd >= 0) {
+		/*
+		 * A terminal's end of input is its VEOF character (a reader at
+		 * the start of a line in canonical mode reads 0 bytes); its
+		 * master stays open, closing it would hang the session up.
+		 */
+		if (tcgetattr(s->tty_fd, &t) == 0 && t.c_cc[VEOF] != 0)
+			eof = t.c_cc[VEOF];
+		write_stdin(c, s, &eof, 1);
+		agent_conn__close_fd(&s->in_fd);
+		return;
+	}
+	if (h->len == 0) {
+		agent_conn__close_fd(&s->in_fd);
+		return;
+	}
+	write_stdin(c, s, payload, h->len);
+}
+
+void agent_exec__resize(struct conn *c, const struct ember_agent_hdr *h,
+			const uint8_t *payload)
+{
+	struct slot *s = agent_conn__slot(c, h->stream);
+	struct winsize ws = { 0 };
+	int rc;
+
+	rc = ember_agent_winsize_decode(payload, h->len, &ws.ws_row,
+					&ws.ws_col);
+	if (rc < 0) {
+		agent_conn__send_proto_error(c, h->stream, rc);
+		return;
+	}
+	if (!s || s->kind != SLOT_EXEC || !s->pid) {
+		agent_conn__send_error(c, h->stream, ESRCH, "no such exec");
+		return;
+	}
+	if (s->tty_fd < 0) {
+		agent_conn__send_error(c, h->stream, ENOTTY,
+				       "the exec has no terminal");
+		return;
+	}
+	/* The kernel signals SIGWINCH to the foreground process group. */
+	if (ioctl(s->tty_fd, TIOCSWINSZ, &ws) < 0)
+		agent_conn__send_errno(c, h->stream, errno, "TIOCSWINSZ");
 }
 
 void agent_exec__kill(struct conn *c, const struct ember_agent_hdr *h,
@@ -829,4 +1161,5 @@ void agent_exec__abandon(struct slot *s)
 	agent_conn__close_fd(&s->out_fd);
 	agent_conn__close_fd(&s->err_fd);
 	agent_conn__close_fd(&s->in_fd);
+	agent_conn__close_fd(&s->tty_fd);
 }

@@ -25,13 +25,24 @@ int agent_exec__from_env(void);
 void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 		       const uint8_t *payload);
 
-/* STDIN: write the payload to the exec's stdin (empty: close it). */
+/*
+ * STDIN: write the payload to the exec's stdin (empty: close it; a TTY
+ * exec's terminal gets its VEOF character instead, PROTOCOL.md).
+ */
 void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
 		       const uint8_t *payload);
 
 /* KILL: the signal to the exec's process group. */
 void agent_exec__kill(struct conn *c, const struct ember_agent_hdr *h,
 		      const uint8_t *payload);
+
+/*
+ * RESIZE: a TTY exec's window size (TIOCSWINSZ on its terminal: the
+ * foreground process group gets SIGWINCH); ERROR(ENOTTY) for an exec
+ * without a terminal, ESRCH for no exec, EPROTO for a bad payload.
+ */
+void agent_exec__resize(struct conn *c, const struct ember_agent_hdr *h,
+			const uint8_t *payload);
 
 /*
  * Add the open output pipes of @c's execs to @pfd from index @n (@who[i]

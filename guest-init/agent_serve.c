@@ -41,6 +41,9 @@ static void dispatch(struct conn *c, const struct ember_agent_hdr *h,
 	case EMBER_AGENT_KILL:
 		agent_exec__kill(c, h, payload);
 		break;
+	case EMBER_AGENT_RESIZE:
+		agent_exec__resize(c, h, payload);
+		break;
 	case EMBER_AGENT_WRITE_FILE:
 		agent_files__write(c, h, payload);
 		break;

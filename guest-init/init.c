@@ -512,6 +512,9 @@ int main(void)
 	console_fds();
 	boot_timer_signal();
 
+	/* Pseudo-terminals for the agent's TTY execs (PROTOCOL.md, TTY). */
+	mount_one("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "mode=0620,ptmxmode=0666");
 	mount_one("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  NULL);
 	mount_one("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,

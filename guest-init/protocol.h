@@ -227,19 +227,24 @@ static inline long ember_b64_decode(const char *in, size_t len, void *out,
  * u16 tag, u16 reserved (0), u32 length, then length bytes.  Strings hold
  * their bytes and exactly one NUL, the last byte; u32 fields are 4 bytes.
  */
-#define EMBER_AGENT_PORT	1024
-#define EMBER_AGENT_MAGIC	0x41424d45U /* "EMBA" in memory */
-#define EMBER_AGENT_VERSION	1
-#define EMBER_AGENT_HDR_SIZE	16
-#define EMBER_AGENT_MAX_PAYLOAD (1U << 20)
-#define EMBER_AGENT_TLV_HDR	8
-#define EMBER_AGENT_MAX_ARGS	256 /* argv entries of one EXEC */
-#define EMBER_AGENT_MAX_ENV	256 /* env entries of one EXEC */
-#define EMBER_AGENT_MAX_EXECS	16 /* concurrent streams per connection */
-#define EMBER_AGENT_MAX_FILE	(256ULL << 20) /* WRITE_FILE / READ_FILE */
-#define EMBER_AGENT_CHUNK	(64U << 10) /* agent's STDOUT/FILE_DATA size */
-#define EMBER_AGENT_MAX_ENTROPY 256 /* bytes in one INIT's ENTROPY field */
-#define EMBER_AGENT_TIME_SIZE	12 /* INIT's TIME field: u64 s, u32 ns */
+#define EMBER_AGENT_PORT	  1024
+#define EMBER_AGENT_MAGIC	  0x41424d45U /* "EMBA" in memory */
+#define EMBER_AGENT_VERSION	  1
+#define EMBER_AGENT_HDR_SIZE	  16
+#define EMBER_AGENT_MAX_PAYLOAD	  (1U << 20)
+#define EMBER_AGENT_TLV_HDR	  8
+#define EMBER_AGENT_MAX_ARGS	  256 /* argv entries of one EXEC */
+#define EMBER_AGENT_MAX_ENV	  256 /* env entries of one EXEC */
+#define EMBER_AGENT_MAX_EXECS	  16 /* concurrent streams per connection */
+#define EMBER_AGENT_MAX_FILE	  (256ULL << 20) /* WRITE_FILE / READ_FILE */
+#define EMBER_AGENT_CHUNK	  (64U << 10) /* agent's STDOUT/FILE_DATA size */
+#define EMBER_AGENT_MAX_ENTROPY	  256 /* bytes in one INIT's ENTROPY field */
+#define EMBER_AGENT_TIME_SIZE	  12 /* INIT's TIME field: u64 s, u32 ns */
+#define EMBER_AGENT_MAX_RLIMITS	  16 /* RLIMIT fields of one EXEC */
+#define EMBER_AGENT_RLIMIT_SIZE	  20 /* RLIMIT: u32 resource, u64 soft, hard */
+#define EMBER_AGENT_NR_RLIMITS	  16 /* resources: Linux's RLIM_NLIMITS */
+#define EMBER_AGENT_RLIM_INFINITY (~0ULL) /* Linux's RLIM_INFINITY */
+#define EMBER_AGENT_WINSIZE_SIZE  4 /* TTY_SIZE, RESIZE: u16 rows, u16 cols */
 /*
  * INIT steps the guest's CLOCK_REALTIME only when it is further than this
  * (nanoseconds) from the host's TIME: a repeated INIT, or one for a guest
@@ -263,7 +268,8 @@ enum ember_agent_type {
 	EMBER_AGENT_OK = 13, /* g->h  empty */
 	EMBER_AGENT_ERROR = 14, /* g->h  u32 errno, message bytes */
 	EMBER_AGENT_INIT = 15, /* h->g  TLVs: TIME?, ENTROPY? (one at least) */
-	EMBER_AGENT_TYPE_MAX = 15,
+	EMBER_AGENT_RESIZE = 16, /* h->g  u16 rows, u16 cols (a TTY exec) */
+	EMBER_AGENT_TYPE_MAX = 16,
 };
 
 enum ember_agent_tag {
@@ -277,12 +283,18 @@ enum ember_agent_tag {
 	EMBER_AGENT_T_TIME = 8, /* u64 seconds, u32 nanoseconds (REALTIME) */
 	EMBER_AGENT_T_ENTROPY = 9, /* 1..EMBER_AGENT_MAX_ENTROPY bytes */
 	EMBER_AGENT_T_USER = 10, /* string: name|uid[:group|gid] */
+	EMBER_AGENT_T_ROOT = 11, /* string: absolute path, chroot there */
+	EMBER_AGENT_T_RLIMIT = 12, /* u32 resource, u64 soft, u64 hard; 0-16 */
+	EMBER_AGENT_T_TTY_SIZE = 13, /* u16 rows, u16 cols; with F_TTY only */
 };
 
 #define EMBER_AGENT_F_STDIN 1U /* STDIN frames follow; else /dev/null */
 /* ENV entries go over the default environment instead of replacing it. */
 #define EMBER_AGENT_F_ENV_ADD 2U
-#define EMBER_AGENT_F_KNOWN   (EMBER_AGENT_F_STDIN | EMBER_AGENT_F_ENV_ADD)
+/* The child runs on a new pseudo-terminal, session leader (PROTOCOL.md). */
+#define EMBER_AGENT_F_TTY 4U
+#define EMBER_AGENT_F_KNOWN \
+	(EMBER_AGENT_F_STDIN | EMBER_AGENT_F_ENV_ADD | EMBER_AGENT_F_TTY)
 
 enum ember_agent_exit_kind {
 	EMBER_AGENT_EXITED = 0, /* code: exit status */
@@ -493,6 +505,12 @@ static inline int ember_agent_str_ok(const uint8_t *val, uint32_t vlen)
 	return 0;
 }
 
+/* One RLIMIT field: resource < EMBER_AGENT_NR_RLIMITS, soft <= hard. */
+struct ember_agent_rlimit {
+	uint32_t resource; /* RLIMIT_* */
+	uint64_t soft, hard; /* EMBER_AGENT_RLIM_INFINITY: no limit */
+};
+
 /*
  * A decoded EXEC.  Strings point into the payload, which must outlive this;
  * argv[argc] and env[envc] are NULL, ready for execve.  env_given is 0 when
@@ -507,14 +525,78 @@ struct ember_agent_exec {
 	const char *user; /* NULL: the image's default, else the agent's */
 	uint32_t timeout_ms;
 	uint32_t flags;
+	const char *root; /* NULL: no chroot; else absolute */
+	struct ember_agent_rlimit rlimits[EMBER_AGENT_MAX_RLIMITS];
+	uint32_t nr_rlimits;
+	int have_size; /* TTY_SIZE came */
+	uint16_t rows, cols;
 };
+
+/* Encode a u16 rows, u16 cols pair (TTY_SIZE, RESIZE) into @out. */
+static inline void ember_agent_winsize_encode(void *out, uint16_t rows,
+					      uint16_t cols)
+{
+	ember_agent_put16(out, rows);
+	ember_agent_put16((uint8_t *)out + 2, cols);
+}
+
+/*
+ * Decode a RESIZE payload (or a TTY_SIZE value): exactly 4 bytes, any
+ * values (0 is the kernel's "unknown").  0 or EMBER_AGENT_E_FIELD.
+ */
+static inline int ember_agent_winsize_decode(const void *in, size_t len,
+					     uint16_t *rows, uint16_t *cols)
+{
+	if (len != EMBER_AGENT_WINSIZE_SIZE)
+		return EMBER_AGENT_E_FIELD;
+	*rows = ember_agent_get16(in);
+	*cols = ember_agent_get16((const uint8_t *)in + 2);
+	return 0;
+}
+
+/* Encode an RLIMIT field's value (EMBER_AGENT_RLIMIT_SIZE bytes). */
+static inline void ember_agent_rlimit_encode(void *out, uint32_t resource,
+					     uint64_t soft, uint64_t hard)
+{
+	uint8_t *b = (uint8_t *)out;
+
+	ember_agent_put32(b, resource);
+	ember_agent_put32(b + 4, (uint32_t)soft);
+	ember_agent_put32(b + 8, (uint32_t)(soft >> 32));
+	ember_agent_put32(b + 12, (uint32_t)hard);
+	ember_agent_put32(b + 16, (uint32_t)(hard >> 32));
+}
+
+/*
+ * Decode an RLIMIT field's @vlen bytes at @val into @r: 0, or
+ * EMBER_AGENT_E_FIELD for a wrong size, a resource of
+ * EMBER_AGENT_NR_RLIMITS or more, or soft over hard.
+ */
+static inline int ember_agent_rlimit_decode(const uint8_t *val, uint32_t vlen,
+					    struct ember_agent_rlimit *r)
+{
+	if (vlen != EMBER_AGENT_RLIMIT_SIZE)
+		return EMBER_AGENT_E_FIELD;
+	r->resource = ember_agent_get32(val);
+	r->soft = (uint64_t)ember_agent_get32(val + 4) |
+		  (uint64_t)ember_agent_get32(val + 8) << 32;
+	r->hard = (uint64_t)ember_agent_get32(val + 12) |
+		  (uint64_t)ember_agent_get32(val + 16) << 32;
+	if (r->resource >= EMBER_AGENT_NR_RLIMITS || r->soft > r->hard)
+		return EMBER_AGENT_E_FIELD;
+	return 0;
+}
 
 /*
  * Decode an EXEC payload of @len bytes at @in into @e.  Returns 0 or a
  * negative EMBER_AGENT_E_*: truncated or unknown fields, malformed strings,
- * more than EMBER_AGENT_MAX_ARGS/_ENV entries, repeated CWD/USER/TIMEOUT/
- * FLAGS, unknown flag bits, no ARG at all.  USER is not parsed here (see
- * ember_user_spec_split()).
+ * more than EMBER_AGENT_MAX_ARGS/_ENV entries (_COUNT), repeated CWD/USER/
+ * TIMEOUT/FLAGS/ROOT/TTY_SIZE, unknown flag bits, a ROOT that is not
+ * absolute, ROOT with FLAGS bit ENV_ADD, a bad RLIMIT
+ * (ember_agent_rlimit_decode()) or a second one for a resource, more than
+ * EMBER_AGENT_MAX_RLIMITS (_COUNT), a TTY_SIZE that is not 4 bytes or
+ * without FLAGS bit TTY (_FIELD), no ARG at all (_MISSING).  USER is not
+ * parsed here (see ember_user_spec_split()).
  */
 static inline int ember_agent_exec_decode(const void *in, size_t len,
 					  struct ember_agent_exec *e)
@@ -533,19 +615,26 @@ static inline int ember_agent_exec_decode(const void *in, size_t len,
 		case EMBER_AGENT_T_ENV:
 		case EMBER_AGENT_T_CWD:
 		case EMBER_AGENT_T_USER:
+		case EMBER_AGENT_T_ROOT:
 			r = ember_agent_str_ok(val, vlen);
 			if (r < 0)
 				return r;
 			break;
 		case EMBER_AGENT_T_TIMEOUT:
 		case EMBER_AGENT_T_FLAGS:
+		case EMBER_AGENT_T_TTY_SIZE:
 			if (vlen != 4)
+				return EMBER_AGENT_E_FIELD;
+			break;
+		case EMBER_AGENT_T_RLIMIT:
+			if (vlen != EMBER_AGENT_RLIMIT_SIZE)
 				return EMBER_AGENT_E_FIELD;
 			break;
 		default:
 			return EMBER_AGENT_E_FIELD;
 		}
-		if (tag != EMBER_AGENT_T_ARG && tag != EMBER_AGENT_T_ENV) {
+		if (tag != EMBER_AGENT_T_ARG && tag != EMBER_AGENT_T_ENV &&
+		    tag != EMBER_AGENT_T_RLIMIT) {
 			if (seen & 1U << tag)
 				return EMBER_AGENT_E_FIELD;
 			seen |= 1U << tag;
@@ -571,6 +660,29 @@ static inline int ember_agent_exec_decode(const void *in, size_t len,
 		case EMBER_AGENT_T_TIMEOUT:
 			e->timeout_ms = ember_agent_get32(val);
 			break;
+		case EMBER_AGENT_T_ROOT:
+			if (val[0] != '/')
+				return EMBER_AGENT_E_FIELD;
+			e->root = (const char *)val;
+			break;
+		case EMBER_AGENT_T_TTY_SIZE:
+			ember_agent_winsize_decode(val, vlen, &e->rows,
+						   &e->cols);
+			e->have_size = 1;
+			break;
+		case EMBER_AGENT_T_RLIMIT: {
+			struct ember_agent_rlimit rl;
+
+			if (e->nr_rlimits >= EMBER_AGENT_MAX_RLIMITS)
+				return EMBER_AGENT_E_COUNT;
+			if (ember_agent_rlimit_decode(val, vlen, &rl) < 0)
+				return EMBER_AGENT_E_FIELD;
+			for (uint32_t i = 0; i < e->nr_rlimits; i++)
+				if (e->rlimits[i].resource == rl.resource)
+					return EMBER_AGENT_E_FIELD;
+			e->rlimits[e->nr_rlimits++] = rl;
+			break;
+		}
 		default:
 			e->flags = ember_agent_get32(val);
 			if (e->flags & ~EMBER_AGENT_F_KNOWN)
@@ -580,6 +692,9 @@ static inline int ember_agent_exec_decode(const void *in, size_t len,
 	}
 	if (r < 0)
 		return r;
+	if ((e->have_size && !(e->flags & EMBER_AGENT_F_TTY)) ||
+	    (e->root && (e->flags & EMBER_AGENT_F_ENV_ADD)))
+		return EMBER_AGENT_E_FIELD;
 	if (e->argc == 0)
 		return EMBER_AGENT_E_MISSING;
 	return 0;

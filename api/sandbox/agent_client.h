@@ -99,6 +99,35 @@ int agent_client__ping(struct agent_client *c, int timeout_ms);
  */
 int agent_client__init_guest(struct agent_client *c, int timeout_ms);
 
+/*
+ * A resource limit for an exec (RLIMIT, guest-init/PROTOCOL.md): set in
+ * the child with setrlimit(2) before its command runs.
+ */
+#define AGENT_RLIM_INFINITY UINT64_MAX /* no limit, RLIM_INFINITY */
+struct agent_rlimit {
+	uint32_t resource; /* RLIMIT_* (Linux's numbers), below 16 */
+	uint64_t soft, hard; /* soft <= hard; AGENT_RLIM_INFINITY: none */
+};
+
+/*
+ * A record written to agent_exec_req.ctl_fd while the exec runs, in this
+ * host's byte order, whole (12 bytes; a pipe write of one record is
+ * atomic).  Records the exec cannot use are ignored: an unknown op, a
+ * KILL signal outside 1-64, a RESIZE for an exec without tty or with
+ * rows or cols over 65535, a CLOSE_STDIN once stdin is closed or when
+ * there is none (no stdin_fd and no tty).
+ */
+enum agent_exec_ctl_op {
+	AGENT_EXEC_CTL_KILL = 1, /* a = the signal, sent as-is (KILL frame) */
+	AGENT_EXEC_CTL_RESIZE = 2, /* a = rows, b = cols (RESIZE frame) */
+	AGENT_EXEC_CTL_CLOSE_STDIN = 3, /* end of input: stdin_fd is no
+					   longer read (an empty STDIN) */
+};
+struct agent_exec_ctl {
+	uint32_t op; /* enum agent_exec_ctl_op */
+	uint32_t a, b;
+};
+
 /* An exec request.  Nothing in it is kept past agent_client__exec(). */
 struct agent_exec_req {
 	const char *const *argv; /* NULL-terminated, 1-256 entries */
@@ -122,6 +151,33 @@ struct agent_exec_req {
 	 * SIGKILL instead.
 	 */
 	int sig_fd;
+	/*
+	 * NULL: the guest's root; else an absolute guest path the child
+	 * chroots into (ROOT): its user, cwd and command are the root's,
+	 * the image defaults are not used and env is the whole environment
+	 * (env_add must be false), HOME added from the account when a user
+	 * is given and env has none.
+	 */
+	const char *root;
+	const struct agent_rlimit *rlimits; /* nr_rlimits of them, at */
+	unsigned nr_rlimits; /* most 16, one per resource; 0: none */
+	/*
+	 * The child runs on a new pseudo-terminal in the guest, leader of a
+	 * new session with it as controlling terminal (TERM as env gives
+	 * it): all its output comes to stdout_fd (stderr_fd gets nothing),
+	 * stdin_fd (if any) goes to the terminal, its end (or CLOSE_STDIN)
+	 * sends the terminal's EOF character (^D).  rows and cols, when
+	 * either is not 0, are the initial window size.
+	 */
+	bool tty;
+	uint16_t rows, cols;
+	/*
+	 * A pipe or socket of struct agent_exec_ctl records, read while the
+	 * exec runs, or none: -1, or 0 (what an initialiser that does not
+	 * name it leaves; fd 0 is never taken as a control fd).  EOF (or a
+	 * read error) on it means no more records.  Not closed.
+	 */
+	int ctl_fd;
 };
 
 /* How an exec ended: kind is enum ember_agent_exit_kind (protocol.h). */
@@ -142,9 +198,15 @@ struct agent_exec_result {
  * agent_client__guest_errno() is the guest's errno: ENOENT for a command
  * not found or a missing cwd, EACCES..., EINVAL for an unknown user or a
  * malformed defaults file, EPROTO from an agent older than USER or
- * ENV_ADD), -E2BIG (argv/env over one frame or the counts), -EINVAL (a
- * malformed user spec, nothing to run), -ECONNRESET, -EPROTO, -EIO
- * (writing to a host fd).
+ * ENV_ADD, or than ROOT, RLIMIT and TTY; ENOENT or ENOTDIR for a root
+ * that is missing or not a directory, ENODEV for a tty in a guest
+ * without pseudo-terminals, the setrlimit's errno for an RLIMIT the
+ * guest refuses, its message naming it), -E2BIG (argv/env over one frame
+ * or the counts), -EINVAL (a malformed user spec, a relative root or one
+ * with env_add, an rlimit out of range or repeated, more than 16,
+ * nothing to run), -ECONNRESET, -EPROTO, -EIO (writing to a host fd).
+ * Fields left at zero (root, rlimits, tty, ctl_fd) change nothing: the
+ * request is what an agent before them understands.
  */
 int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 		       struct agent_exec_result *res);

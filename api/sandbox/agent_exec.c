@@ -29,6 +29,9 @@ struct exec_ctx {
 	int err_gone;
 	int stops; /* SIGINT/SIGTERM/SIGHUP forwarded so far */
 	uint64_t out_bytes, err_bytes; /* written so far, for out_max */
+	int stdin_closed; /* the empty STDIN went (or there is no input) */
+	uint8_t ctl[sizeof(struct agent_exec_ctl)]; /* a record, in part */
+	size_t ctl_have;
 };
 
 /*
@@ -120,6 +123,7 @@ static int exec_input(struct op *op)
 	if (n <= 0) {
 		/* End of input (a read error ends it too): close its stdin. */
 		op->in_fd = -1;
+		x->stdin_closed = 1;
 		n = 0;
 	}
 	agent_wire__tx_commit(op->c, EMBER_AGENT_STDIN, op->stream,
@@ -146,9 +150,119 @@ static int exec_signal(struct op *op)
 	return exec_kill(op, sig);
 }
 
+/* One whole record of ctl_fd (agent_client.h: what is ignored). */
+static int exec_ctl_record(struct op *op, const struct agent_exec_ctl *r)
+{
+	struct exec_ctx *x = op->ctx;
+	uint8_t b[EMBER_AGENT_WINSIZE_SIZE];
+
+	switch (r->op) {
+	case AGENT_EXEC_CTL_KILL:
+		if (r->a < 1 || r->a > 64)
+			return 0;
+		return exec_kill(op, (int)r->a);
+	case AGENT_EXEC_CTL_RESIZE:
+		if (!x->req->tty || r->a > UINT16_MAX || r->b > UINT16_MAX)
+			return 0;
+		ember_agent_winsize_encode(b, (uint16_t)r->a, (uint16_t)r->b);
+		op->late_esrch = 1; /* the process may end before it lands */
+		return agent_wire__tx_frame(op->c, EMBER_AGENT_RESIZE,
+					    op->stream, b, sizeof(b));
+	case AGENT_EXEC_CTL_CLOSE_STDIN:
+		if (x->stdin_closed)
+			return 0;
+		x->stdin_closed = 1;
+		op->in_fd = -1;
+		op->late_esrch = 1;
+		return agent_wire__tx_frame(op->c, EMBER_AGENT_STDIN,
+					    op->stream, NULL, 0);
+	default:
+		return 0;
+	}
+}
+
+/* ctl_fd is readable: a record (or part of one), or its end. */
+static int exec_control(struct op *op)
+{
+	struct exec_ctx *x = op->ctx;
+	struct agent_exec_ctl r;
+	ssize_t n = read(op->ctl_fd, x->ctl + x->ctl_have,
+			 sizeof(x->ctl) - x->ctl_have);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		op->ctl_fd = -1; /* nothing more */
+		return 0;
+	}
+	x->ctl_have += (size_t)n;
+	if (x->ctl_have < sizeof(x->ctl))
+		return 0;
+	x->ctl_have = 0;
+	memcpy(&r, x->ctl, sizeof(r));
+	return exec_ctl_record(op, &r);
+}
+
+/* @req's ROOT, RLIMIT and TTY_SIZE fields at *@off: 0 or EMBER_AGENT_E_*. */
+static int exec_encode_ext(const struct agent_exec_req *r, uint8_t *b,
+			   size_t cap, size_t *off)
+{
+	uint8_t v[EMBER_AGENT_RLIMIT_SIZE];
+	int rc = 0;
+
+	if (r->root)
+		rc = ember_agent_tlv_put_str(b, cap, off, EMBER_AGENT_T_ROOT,
+					     r->root);
+	for (unsigned i = 0; i < r->nr_rlimits && rc == 0; i++) {
+		ember_agent_rlimit_encode(v, r->rlimits[i].resource,
+					  r->rlimits[i].soft,
+					  r->rlimits[i].hard);
+		rc = ember_agent_tlv_put(b, cap, off, EMBER_AGENT_T_RLIMIT, v,
+					 EMBER_AGENT_RLIMIT_SIZE);
+	}
+	if (r->tty && (r->rows || r->cols) && rc == 0) {
+		ember_agent_winsize_encode(v, r->rows, r->cols);
+		rc = ember_agent_tlv_put(b, cap, off, EMBER_AGENT_T_TTY_SIZE, v,
+					 EMBER_AGENT_WINSIZE_SIZE);
+	}
+	return rc;
+}
+
+/* What the agent would refuse in @r's ROOT and RLIMITs: 0 or -EINVAL. */
+static int exec_check_ext(struct agent_client *c,
+			  const struct agent_exec_req *r)
+{
+	if (r->root &&
+	    (r->root[0] != '/' || (r->env_add && r->env && r->env[0])))
+		return agent_wire__fail(c, -EINVAL,
+					"root '%.100s': wants an absolute "
+					"path and the whole environment",
+					r->root);
+	if (r->nr_rlimits > EMBER_AGENT_MAX_RLIMITS ||
+	    (r->nr_rlimits && !r->rlimits))
+		return agent_wire__fail(c, -EINVAL, "more than %d rlimits",
+					EMBER_AGENT_MAX_RLIMITS);
+	for (unsigned i = 0; i < r->nr_rlimits; i++) {
+		const struct agent_rlimit *l = &r->rlimits[i];
+
+		if (l->resource >= EMBER_AGENT_NR_RLIMITS || l->soft > l->hard)
+			return agent_wire__fail(
+				c, -EINVAL,
+				"rlimit %u: wants a resource below %d and "
+				"soft <= hard",
+				l->resource, EMBER_AGENT_NR_RLIMITS);
+		for (unsigned j = 0; j < i; j++)
+			if (r->rlimits[j].resource == l->resource)
+				return agent_wire__fail(c, -EINVAL,
+							"rlimit %u given twice",
+							l->resource);
+	}
+	return 0;
+}
+
 /*
  * Encode @req's fields into the @cap bytes at @b: length, -E2BIG, or
- * -EINVAL for a malformed user spec.
+ * -EINVAL for a malformed user spec, root or rlimit.
  */
 static long exec_encode(struct agent_client *c, const struct agent_exec_req *r,
 			uint8_t *b, size_t cap)
@@ -162,8 +276,13 @@ static long exec_encode(struct agent_client *c, const struct agent_exec_req *r,
 					"user '%.100s': wants NAME, UID, "
 					"NAME:GROUP or UID:GID",
 					r->user);
+	rc = exec_check_ext(c, r);
+	if (rc)
+		return rc;
 	if (r->stdin_fd >= 0)
 		flags |= EMBER_AGENT_F_STDIN;
+	if (r->tty)
+		flags |= EMBER_AGENT_F_TTY;
 	if (r->env_add && r->env && r->env[0])
 		flags |= EMBER_AGENT_F_ENV_ADD;
 	for (n = 0; r->argv[n] && rc == 0; n++)
@@ -187,6 +306,8 @@ static long exec_encode(struct agent_client *c, const struct agent_exec_req *r,
 	if (r->timeout_ms && rc == 0)
 		rc = ember_agent_tlv_put_u32(
 			b, cap, &off, EMBER_AGENT_T_TIMEOUT, r->timeout_ms);
+	if (rc == 0)
+		rc = exec_encode_ext(r, b, cap, &off);
 	/* No FLAGS field when no bit is set: older agents know no more. */
 	if (flags && rc == 0)
 		rc = ember_agent_tlv_put_u32(b, cap, &off, EMBER_AGENT_T_FLAGS,
@@ -205,14 +326,18 @@ static long exec_encode(struct agent_client *c, const struct agent_exec_req *r,
 int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 		       struct agent_exec_result *res)
 {
-	struct exec_ctx x = { .req = req, .res = res };
+	struct exec_ctx x = { .req = req,
+			      .res = res,
+			      .stdin_closed = req->stdin_fd < 0 && !req->tty };
 	struct op op = {
 		.c = c,
 		.frame = exec_frame,
 		.input = exec_input,
 		.signal = exec_signal,
+		.control = exec_control,
 		.in_fd = req->stdin_fd,
 		.sig_fd = req->sig_fd,
+		.ctl_fd = req->ctl_fd > 0 ? req->ctl_fd : -1,
 		.ctx = &x,
 	};
 	uint8_t *b;

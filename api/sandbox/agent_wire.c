@@ -193,10 +193,10 @@ int agent_wire__guest_error(struct agent_client *c, const uint8_t *p,
 static const char *type_name(uint16_t type)
 {
 	static const char *const names[] = {
-		"?",	     "PING",	   "PONG",	"EXEC",
-		"STDIN",     "STDOUT",	   "STDERR",	"EXIT",
-		"KILL",	     "WRITE_FILE", "FILE_DATA", "FILE_END",
-		"READ_FILE", "OK",	   "ERROR",	"INIT",
+		"?",	     "PING",	 "PONG",      "EXEC", "STDIN",
+		"STDOUT",    "STDERR",	 "EXIT",      "KILL", "WRITE_FILE",
+		"FILE_DATA", "FILE_END", "READ_FILE", "OK",   "ERROR",
+		"INIT",	     "RESIZE",
 	};
 
 	return type <= EMBER_AGENT_TYPE_MAX ? names[type] : "?";
@@ -281,8 +281,8 @@ int agent_wire__pump(struct op *op)
 	c->guest_errno = 0;
 	c->last_io_ms = clock__mono_ms();
 	while (!op->done) {
-		struct pollfd pfd[3];
-		int n = 0, i_in = -1, i_sig = -1, timeout = -1, r;
+		struct pollfd pfd[4];
+		int n = 0, i_in = -1, i_sig = -1, i_ctl = -1, timeout = -1, r;
 		int64_t now = clock__mono_ms(), limit = INT64_MAX;
 		struct ember_agent_hdr h;
 
@@ -301,6 +301,11 @@ int agent_wire__pump(struct op *op)
 		if (op->sig_fd >= 0) {
 			i_sig = n;
 			pfd[n++] = (struct pollfd){ .fd = op->sig_fd,
+						    .events = POLLIN };
+		}
+		if (op->control && op->ctl_fd >= 0) {
+			i_ctl = n;
+			pfd[n++] = (struct pollfd){ .fd = op->ctl_fd,
 						    .events = POLLIN };
 		}
 		if (op->deadline_ms)
@@ -327,6 +332,11 @@ int agent_wire__pump(struct op *op)
 			continue;
 		if (i_sig >= 0 && pfd[i_sig].revents) {
 			rc = op->signal(op);
+			if (rc < 0)
+				break;
+		}
+		if (i_ctl >= 0 && pfd[i_ctl].revents) {
+			rc = op->control(op);
 			if (rc < 0)
 				break;
 		}

@@ -49,8 +49,11 @@ struct op {
 	int (*input)(struct op *op);
 	/* sig_fd is readable. */
 	int (*signal)(struct op *op);
+	/* ctl_fd is readable (NULL: ctl_fd is not watched). */
+	int (*control)(struct op *op);
 	int in_fd; /* -1: none */
 	int sig_fd; /* -1: none */
+	int ctl_fd; /* with control: -1 none (set so at its EOF) */
 	int64_t deadline_ms; /* absolute (CLOCK_MONOTONIC); 0: none */
 	int idle_ms; /* 0: none */
 	int done;

@@ -343,7 +343,7 @@ static int decode_one(uint16_t tag, const void *v, uint32_t vlen)
 
 static void test_exec_malformed(void **state)
 {
-	uint8_t u32[4] = { 1, 0, 0, 0 }, big[4] = { 4, 0, 0, 0 };
+	uint8_t u32[4] = { 1, 0, 0, 0 }, big[4] = { 8, 0, 0, 0 };
 	size_t off;
 
 	(void)state;
@@ -406,6 +406,197 @@ static void test_exec_malformed(void **state)
 	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "a");
 	assert_int_equal(ember_agent_exec_decode(pl, off + 3, &ex),
 			 EMBER_AGENT_E_TRUNCATED);
+}
+
+/* An EXEC of ARG "a" and the fields put by @fn: its decoder's result. */
+static size_t exec_with(void (*fn)(size_t *off))
+{
+	size_t off = 0;
+
+	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ARG, "a");
+	fn(&off);
+	return off;
+}
+
+static void put_rlimit(size_t *off, uint32_t res, uint64_t soft, uint64_t hard)
+{
+	uint8_t v[EMBER_AGENT_RLIMIT_SIZE];
+
+	ember_agent_rlimit_encode(v, res, soft, hard);
+	assert_int_equal(ember_agent_tlv_put(pl, sizeof(pl), off,
+					     EMBER_AGENT_T_RLIMIT, v,
+					     sizeof(v)),
+			 0);
+}
+
+static void put_size(size_t *off, uint16_t rows, uint16_t cols)
+{
+	uint8_t v[EMBER_AGENT_WINSIZE_SIZE];
+
+	ember_agent_winsize_encode(v, rows, cols);
+	assert_int_equal(ember_agent_tlv_put(pl, sizeof(pl), off,
+					     EMBER_AGENT_T_TTY_SIZE, v,
+					     sizeof(v)),
+			 0);
+}
+
+static void f_all(size_t *off)
+{
+	ember_agent_tlv_put_str(pl, sizeof(pl), off, EMBER_AGENT_T_ROOT,
+				"/run/c/rootfs");
+	put_rlimit(off, 7, 1024, 4096); /* RLIMIT_NOFILE */
+	put_rlimit(off, 0, 5, EMBER_AGENT_RLIM_INFINITY);
+	put_rlimit(off, 15, EMBER_AGENT_RLIM_INFINITY,
+		   EMBER_AGENT_RLIM_INFINITY);
+	put_size(off, 24, 80);
+	ember_agent_tlv_put_u32(pl, sizeof(pl), off, EMBER_AGENT_T_FLAGS,
+				EMBER_AGENT_F_TTY | EMBER_AGENT_F_STDIN);
+}
+
+static void f_relative_root(size_t *off)
+{
+	ember_agent_tlv_put_str(pl, sizeof(pl), off, EMBER_AGENT_T_ROOT,
+				"rootfs");
+}
+
+static void f_two_roots(size_t *off)
+{
+	ember_agent_tlv_put_str(pl, sizeof(pl), off, EMBER_AGENT_T_ROOT, "/a");
+	ember_agent_tlv_put_str(pl, sizeof(pl), off, EMBER_AGENT_T_ROOT, "/b");
+}
+
+static void f_root_env_add(size_t *off)
+{
+	ember_agent_tlv_put_str(pl, sizeof(pl), off, EMBER_AGENT_T_ROOT, "/a");
+	ember_agent_tlv_put_u32(pl, sizeof(pl), off, EMBER_AGENT_T_FLAGS,
+				EMBER_AGENT_F_ENV_ADD);
+}
+
+static void f_rlimit_resource(size_t *off)
+{
+	put_rlimit(off, EMBER_AGENT_NR_RLIMITS, 1, 1);
+}
+
+static void f_rlimit_soft_over_hard(size_t *off)
+{
+	put_rlimit(off, 7, 2, 1);
+}
+
+static void f_rlimit_twice(size_t *off)
+{
+	put_rlimit(off, 7, 1, 1);
+	put_rlimit(off, 7, 2, 2);
+}
+
+static void f_rlimit_short(size_t *off)
+{
+	uint8_t v[EMBER_AGENT_RLIMIT_SIZE] = { 0 };
+
+	ember_agent_tlv_put(pl, sizeof(pl), off, EMBER_AGENT_T_RLIMIT, v,
+			    sizeof(v) - 1);
+}
+
+static void f_rlimit_all(size_t *off)
+{
+	for (uint32_t r = 0; r < EMBER_AGENT_MAX_RLIMITS; r++)
+		put_rlimit(off, r, r, r + 1);
+}
+
+static void f_size_no_tty(size_t *off)
+{
+	put_size(off, 24, 80);
+}
+
+static void f_size_twice(size_t *off)
+{
+	put_size(off, 24, 80);
+	put_size(off, 24, 80);
+	ember_agent_tlv_put_u32(pl, sizeof(pl), off, EMBER_AGENT_T_FLAGS,
+				EMBER_AGENT_F_TTY);
+}
+
+static void f_size_long(size_t *off)
+{
+	ember_agent_tlv_put(pl, sizeof(pl), off, EMBER_AGENT_T_TTY_SIZE,
+			    "12345", 5);
+	ember_agent_tlv_put_u32(pl, sizeof(pl), off, EMBER_AGENT_T_FLAGS,
+				EMBER_AGENT_F_TTY);
+}
+
+/* ROOT, RLIMIT, TTY_SIZE and FLAGS bit TTY: decoded, and what is refused. */
+static void test_exec_container_fields(void **state)
+{
+	uint8_t w[EMBER_AGENT_WINSIZE_SIZE];
+	uint16_t rows, cols;
+	size_t n;
+
+	(void)state;
+	n = exec_with(f_all);
+	assert_int_equal(ember_agent_exec_decode(pl, n, &ex), 0);
+	assert_string_equal(ex.root, "/run/c/rootfs");
+	assert_int_equal(ex.nr_rlimits, 3);
+	assert_int_equal(ex.rlimits[0].resource, 7);
+	assert_true(ex.rlimits[0].soft == 1024 && ex.rlimits[0].hard == 4096);
+	assert_true(ex.rlimits[1].hard == UINT64_MAX);
+	assert_true(ex.rlimits[2].soft == UINT64_MAX);
+	assert_int_equal(ex.rlimits[2].resource, 15);
+	assert_true(ex.have_size && ex.rows == 24 && ex.cols == 80);
+	assert_int_equal(ex.flags, EMBER_AGENT_F_TTY | EMBER_AGENT_F_STDIN);
+	/* Without the new fields: none of it. */
+	n = exec_with(f_size_no_tty) - (EMBER_AGENT_TLV_HDR + 4);
+	assert_int_equal(ember_agent_exec_decode(pl, n, &ex), 0);
+	assert_true(!ex.root && !ex.nr_rlimits && !ex.have_size);
+	n = exec_with(f_rlimit_all);
+	assert_int_equal(ember_agent_exec_decode(pl, n, &ex), 0);
+	assert_int_equal(ex.nr_rlimits, EMBER_AGENT_MAX_RLIMITS);
+	/* A 17th: one resource twice at least, but counted first. */
+	put_rlimit(&n, 0, 1, 1);
+	assert_int_equal(ember_agent_exec_decode(pl, n, &ex),
+			 EMBER_AGENT_E_COUNT);
+	assert_int_equal(
+		ember_agent_exec_decode(pl, exec_with(f_relative_root), &ex),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_agent_exec_decode(pl, exec_with(f_two_roots), &ex),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_agent_exec_decode(pl, exec_with(f_root_env_add), &ex),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_agent_exec_decode(pl, exec_with(f_rlimit_resource), &ex),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(ember_agent_exec_decode(
+				 pl, exec_with(f_rlimit_soft_over_hard), &ex),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_agent_exec_decode(pl, exec_with(f_rlimit_twice), &ex),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_agent_exec_decode(pl, exec_with(f_rlimit_short), &ex),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_agent_exec_decode(pl, exec_with(f_size_no_tty), &ex),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_agent_exec_decode(pl, exec_with(f_size_twice), &ex),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(
+		ember_agent_exec_decode(pl, exec_with(f_size_long), &ex),
+		EMBER_AGENT_E_FIELD);
+	assert_int_equal(decode_one(EMBER_AGENT_T_ROOT, "", 0),
+			 EMBER_AGENT_E_STRING);
+	assert_int_equal(decode_one(EMBER_AGENT_T_ROOT, "/x", 2),
+			 EMBER_AGENT_E_STRING);
+	assert_int_equal(decode_one(EMBER_AGENT_T_ROOT, "/x", 3), 0);
+	/* RESIZE's payload. */
+	ember_agent_winsize_encode(w, 0x1234, 0xfedc);
+	assert_int_equal(ember_agent_winsize_decode(w, 4, &rows, &cols), 0);
+	assert_int_equal(rows, 0x1234);
+	assert_int_equal(cols, 0xfedc);
+	assert_int_equal(ember_agent_winsize_decode(w, 3, &rows, &cols),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(ember_agent_winsize_decode(w, 0, &rows, &cols),
+			 EMBER_AGENT_E_FIELD);
 }
 
 static void test_exec_counts(void **state)
@@ -1289,6 +1480,11 @@ static void test_e2e_malformed(void **state)
 	expect_error(a, 6, EPROTO);
 	send_frame(a, EMBER_AGENT_READ_FILE, 7, NULL, 0);
 	expect_error(a, 7, EPROTO);
+	/* RESIZE: a bad payload, no such exec. */
+	send_frame(a, EMBER_AGENT_RESIZE, 8, "\x18\0P", 3);
+	expect_error(a, 8, EPROTO);
+	send_frame(a, EMBER_AGENT_RESIZE, 9, "\x18\0P\0", 4);
+	expect_error(a, 9, ESRCH);
 	/* A header arriving in pieces is still one frame. */
 	ember_agent_hdr_encode(h, EMBER_AGENT_PING, 15, 1);
 	xwrite(a->fd, h, 5);
@@ -1668,6 +1864,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_decode),
 		cmocka_unit_test(test_defaults_encode),
 		cmocka_unit_test(test_exec_counts),
+		cmocka_unit_test(test_exec_container_fields),
 		cmocka_unit_test(test_encode_nospace),
 		cmocka_unit_test(test_file_decode),
 		cmocka_unit_test(test_init_codec),
