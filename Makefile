@@ -262,7 +262,7 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
 		api/sandbox/net.c api/sandbox/net_plan.c api/sandbox/jail.c api/sandbox/pool.c \
 		api/sandbox/loopback.c api/sandbox/sibling.c api/sandbox/guest_run.c \
-		api/sandbox/guest_fs.c api/sandbox/guest_stat.c
+		api/sandbox/guest_fs.c api/sandbox/guest_stat.c api/sandbox/spare.c
 # The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
 LISTENER_SRCS := api/sandbox/listener.c
 # Images (issue 22): SRC forms -> an ext4 disk and the run defaults, with

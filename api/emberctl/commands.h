@@ -17,12 +17,14 @@ int cmd_exec(int argc, char **argv);
 /* `emberctl cp`: cp.c. */
 int cmd_cp(int argc, char **argv);
 
-/* `emberctl ls`, `kill`, `ttl`, `pause`, `resume`: lifecycle.c. */
+/* `emberctl ls`, `kill`, `ttl`, `pause`, `resume`, `swap-drive`:
+   lifecycle.c. */
 int cmd_ls(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_ttl(int argc, char **argv);
 int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+int cmd_swap_drive(int argc, char **argv);
 
 /* `emberctl template build|save|ls|rm`: templates.c. */
 int cmd_template(int argc, char **argv);

@@ -11,6 +11,7 @@
  *   emberctl resume ID...             let them run on
  *   emberctl kill ID...               end them, leaving nothing behind
  *   emberctl ttl ID S                 renew one's TTL: S seconds from now
+ *   emberctl swap-drive ID SLOT FILE  a file into a spare drive (spare.h)
  *   emberctl template build|ls|rm     snapshots that `run` restores
  *   emberctl run-code ID CODE         Python/JavaScript in its interpreter
  *   emberctl context ls|create|...    the interpreter's contexts (code.c)
@@ -44,6 +45,7 @@ static const struct command {
 	{ .name = "resume", .fn = cmd_resume },
 	{ .name = "template", .fn = cmd_template },
 	{ .name = "ttl", .fn = cmd_ttl },
+	{ .name = "swap-drive", .fn = cmd_swap_drive },
 	{ .name = "run-code", .fn = cmd_run_code },
 	{ .name = "context", .fn = cmd_context },
 };
@@ -82,7 +84,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 		"emberctl: unknown command '%s' (run, exec, cp, ls, pause, "
-		"resume, kill, ttl, template, run-code, context; see "
+		"resume, kill, ttl, swap-drive, template, run-code, "
+		"context; see "
 		"emberctl "
 		"--help)\n",
 		cmd);

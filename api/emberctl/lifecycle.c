@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * emberctl's life-cycle commands: ls, kill, ttl, pause (in memory or
- * parked on disk) and resume.
+ * parked on disk), resume, and swap-drive (a spare drive's file).
  */
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 
 #include "../sandbox/jail.h"
 #include "../sandbox/sandbox.h"
+#include "../sandbox/spare.h"
 #include "cli.h"
 #include "commands.h"
 #include "help.h"
@@ -134,6 +136,47 @@ int cmd_ttl(int argc, char **argv)
 	rc = sandbox__find(argv[1], &sb, err, sizeof(err));
 	if (rc == 0)
 		rc = sandbox__renew(&sb, ttl_s, err, sizeof(err));
+	if (rc < 0) {
+		cli__report(err);
+		return 1;
+	}
+	printf("%s\n", sb.id);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* swap-drive ID SLOT [FILE]: FILE into spare drive SLOT, else its own. */
+int cmd_swap_drive(int argc, char **argv)
+{
+	struct sandbox_info sb;
+	unsigned int slot;
+	char err[1024], *abs = NULL;
+	int rc;
+
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		help__usage(stdout);
+		return 0;
+	}
+	if (argc < 3 || argc > 4) {
+		fprintf(stderr, "emberctl: usage: emberctl swap-drive ID SLOT "
+				"[FILE]\n");
+		return 2;
+	}
+	if (cli__parse_uint("swap-drive SLOT", argv[2], 0,
+			    SANDBOX_MAX_SPARE_DRIVES - 1, &slot))
+		return 2;
+	if (argc == 4) {
+		abs = realpath(argv[3], NULL);
+		if (!abs) {
+			fprintf(stderr, "emberctl: swap-drive: %s: %s\n",
+				argv[3], strerror(errno));
+			return 1;
+		}
+	}
+	rc = sandbox__find(argv[1], &sb, err, sizeof(err));
+	if (rc == 0)
+		rc = sandbox__swap_drive(&sb, slot, abs, err, sizeof(err));
+	free(abs);
 	if (rc < 0) {
 		cli__report(err);
 		return 1;

@@ -35,6 +35,7 @@ int cmd_run(int argc, char **argv)
 		{ "jail", optional_argument, NULL, 'J' },
 		{ "jail-uid", required_argument, NULL, 'U' },
 		{ "jail-gid", required_argument, NULL, 'G' },
+		{ "spare-drives", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -113,6 +114,12 @@ int cmd_run(int argc, char **argv)
 			else
 				o.jail_gid = (gid_t)jail_id;
 			jail = true;
+			break;
+		case 'S':
+			if (cli__parse_uint("--spare-drives", optarg, 0,
+					    SANDBOX_MAX_SPARE_DRIVES,
+					    &o.spare_drives))
+				return 2;
 			break;
 		case 'h':
 			help__usage(stdout);

@@ -58,6 +58,8 @@ static const char *stale(const struct template_info *t, const char *kernel,
 	if (t->net != !o->no_net)
 		return t->net ? "built with a network device" :
 				"built without a network device";
+	if (t->spare_drives != o->spare_drives)
+		return "another number of spare drives";
 	return NULL;
 }
 
@@ -85,6 +87,7 @@ static int cmd_template_build(int argc, char **argv)
 		{ "ready-cmd", required_argument, NULL, 'R' },
 		{ "ready-port", required_argument, NULL, 'P' },
 		{ "ready-timeout", required_argument, NULL, 'T' },
+		{ "spare-drives", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -202,6 +205,12 @@ static int cmd_template_build(int argc, char **argv)
 		case 'T':
 			if (cli__parse_uint("--ready-timeout", optarg, 1, 86400,
 					    &o.ready_timeout_s))
+				goto out;
+			break;
+		case 'Y':
+			if (cli__parse_uint("--spare-drives", optarg, 0,
+					    SANDBOX_MAX_SPARE_DRIVES,
+					    &o.spare_drives))
 				goto out;
 			break;
 		case 'h':
@@ -500,6 +509,40 @@ static int cmd_template_rm(int argc, char **argv)
 	return fflush(stdout) == 0 ? status : 1;
 }
 
+/* template info NAME: what its info file says, one key=value a line. */
+static int cmd_template_info(int argc, char **argv)
+{
+	struct template_info t;
+	char err[1024];
+	size_t users;
+
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		help__usage(stdout);
+		return 0;
+	}
+	if (argc != 2 || argv[1][0] == '-') {
+		fprintf(stderr,
+			"emberctl: usage: emberctl template info NAME\n");
+		return 2;
+	}
+	if (cli__template_name(argv[1]))
+		return 2;
+	if (template__open(argv[1], &t, NULL, err, sizeof(err)) < 0) {
+		cli__report(err);
+		return 1;
+	}
+	if (template__users(t.name, &users, NULL, 0, err, sizeof(err)) < 0)
+		users = 0;
+	printf("name=%s\nmem=%u\nvcpus=%u\ncreated=%lld\nkernel=%s\n"
+	       "rootfs=%s\nsetup=%u\ninterp=%d\nnet=%d\nuser=%s\n"
+	       "spare_drives=%u\nbytes=%llu\nsandboxes=%zu\n",
+	       t.name, t.mem_mib, t.vcpus, (long long)t.created, t.kernel,
+	       t.rootfs, t.setup, t.interp, t.net, t.user, t.spare_drives,
+	       (unsigned long long)t.disk_bytes, users);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* template save ID NAME: the running sandbox ID as template NAME. */
 static int cmd_template_save(int argc, char **argv)
 {
@@ -538,13 +581,15 @@ int cmd_template(int argc, char **argv)
 		return cmd_template_ls(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "rm"))
 		return cmd_template_rm(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "info"))
+		return cmd_template_info(argc - 1, argv + 1);
 	if (argc >= 2 &&
 	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		help__usage(stdout);
 		return 0;
 	}
 	fprintf(stderr,
-		"emberctl: template: %s%s%s (build, save, ls, rm; see "
+		"emberctl: template: %s%s%s (build, save, ls, info, rm; see "
 		"emberctl --help)\n",
 		argc < 2 ? "which command?" : "unknown command '",
 		argc < 2 ? "" : argv[1], argc < 2 ? "" : "'");

@@ -168,13 +168,41 @@ int ember_api__snapshot_create(const char *sock, bool diff,
 int ember_api__snapshot_load(const char *sock, const struct ember_api_load *l,
 			     char *err, size_t errlen)
 {
-	return ember_api__do(
-		sock, "PUT", "/snapshot/load",
-		json_pack("{s:s,s:{s:s,s:s},s:b,s:{s:s},s:[{s:s,s:s}]}",
-			  "snapshot_path", l->state_path, "mem_backend",
-			  "backend_type", "File", "backend_path", l->mem_path,
-			  "resume_vm", 1, "vsock_override", "uds_path",
-			  l->uds_path, "drive_overrides", "drive_id",
-			  l->drive_id, "path_on_host", l->disk_path),
-		EMBER_API_SNAPSHOT_S * 1000L, err, errlen);
+	json_t *body, *drives;
+
+	if (l->nr_drives > EMBER_API_MAX_DRIVES)
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "%u drive overrides (at most %d)",
+				     l->nr_drives, EMBER_API_MAX_DRIVES);
+	body = json_pack("{s:s,s:{s:s,s:s},s:b,s:{s:s},s:[]}", "snapshot_path",
+			 l->state_path, "mem_backend", "backend_type", "File",
+			 "backend_path", l->mem_path, "resume_vm", 1,
+			 "vsock_override", "uds_path", l->uds_path,
+			 "drive_overrides");
+	drives = json_object_get(body, "drive_overrides");
+	for (unsigned int i = 0; body && i < l->nr_drives; i++)
+		if (json_array_append_new(
+			    drives,
+			    json_pack("{s:s,s:s}", "drive_id", l->drive_id[i],
+				      "path_on_host", l->disk_path[i]))) {
+			json_decref(body);
+			body = NULL;
+		}
+	return ember_api__do(sock, "PUT", "/snapshot/load", body,
+			     EMBER_API_SNAPSHOT_S * 1000L, err, errlen);
+}
+
+int ember_api__update_drive(const char *sock, const char *drive_id,
+			    const char *path, char *err, size_t errlen)
+{
+	char url[96];
+
+	if (snprintf(url, sizeof(url), "/drives/%s", drive_id) >=
+	    (int)sizeof(url))
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "drive id too long: %.64s", drive_id);
+	return ember_api__do(sock, "PATCH", url,
+			     json_pack("{s:s,s:s}", "drive_id", drive_id,
+				       "path_on_host", path),
+			     EMBER_API_CALL_S * 1000L, err, errlen);
 }

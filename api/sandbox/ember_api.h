@@ -45,13 +45,18 @@ int ember_api__snapshot_create(const char *sock, bool diff,
 			       const char *state_path, const char *mem_path,
 			       char *err, size_t errlen);
 
+/* The most drive_overrides one load takes (ember's drives). */
+#define EMBER_API_MAX_DRIVES 8
+
 /* What PUT /snapshot/load gets: every path absolute. */
 struct ember_api_load {
 	const char *state_path; /* snapshot_path */
 	const char *mem_path; /* mem_backend File (a diff's own file) */
 	const char *uds_path; /* vsock_override: the new vsock socket */
-	const char *drive_id; /* drive_overrides: this drive ... */
-	const char *disk_path; /* ... gets this file */
+	/* drive_overrides: drive drive_id[i] gets the file disk_path[i] */
+	const char *drive_id[EMBER_API_MAX_DRIVES];
+	const char *disk_path[EMBER_API_MAX_DRIVES];
+	unsigned int nr_drives; /* 0..EMBER_API_MAX_DRIVES */
 };
 
 /*
@@ -60,5 +65,15 @@ struct ember_api_load {
  */
 int ember_api__snapshot_load(const char *sock, const struct ember_api_load *l,
 			     char *err, size_t errlen);
+
+/*
+ * ember_api__update_drive() - PATCH /drives/@drive_id {"drive_id",
+ * "path_on_host": @path} on a started VM: the drive's backing file
+ * becomes @path (absolute; opened read-write unless the drive is
+ * read-only) and the guest is told its new capacity (a virtio
+ * config-change interrupt).  @drive_id: [A-Za-z0-9_], 1 to 64 bytes.
+ */
+int ember_api__update_drive(const char *sock, const char *drive_id,
+			    const char *path, char *err, size_t errlen);
 
 #endif /* EMBER_API_EMBER_API_H */

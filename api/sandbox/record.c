@@ -47,14 +47,16 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 		     "\npaused_s=%" PRId64 "\nparked=%d\nsnap=%u\n"
 		     "origin=%u\ntemplate=%s\nrestore_load_ms=%u\n"
 		     "restore_ready_ms=%u\nsnap_diff=%d\nnet_dev=%d\nnet=%s\n"
-		     "jail_root=%s\njailer=%s\njail_uid=%u\njail_gid=%u\n",
+		     "jail_root=%s\njailer=%s\njail_uid=%u\njail_gid=%u\n"
+		     "spare_drives=%u\nspare_swapped=%u\n",
 		     (int)i->supervisor, i->supervisor_start, (int)i->ember,
 		     i->ember_start, i->created, i->ready, i->ttl_s, i->mem_mib,
 		     i->vcpus, i->paused, i->paused_s, i->parked, i->snap_gen,
 		     i->origin, i->template_name, i->restore_load_ms,
 		     i->restore_ready_ms, i->snap_diff, i->net_dev,
 		     net__mode_name(i->net_mode), i->jail_root, i->jailer,
-		     i->jail_uid, i->jail_gid);
+		     i->jail_uid, i->jail_gid, i->spare_drives,
+		     i->spare_swapped);
 	if (n < 0 || (size_t)n >= sizeof(buf) ||
 	    strchr(i->template_name, '\n') || strchr(i->jail_root, '\n') ||
 	    strchr(i->jailer, '\n'))
@@ -162,6 +164,11 @@ int sandbox__read_info(const char *dir, struct sandbox_info *i)
 			i->restore_load_ms = (unsigned int)v;
 		else if (!strcmp(key, "restore_ready_ms") && v <= UINT_MAX)
 			i->restore_ready_ms = (unsigned int)v;
+		else if (!strcmp(key, "spare_drives") &&
+			 v <= SANDBOX_MAX_SPARE_DRIVES)
+			i->spare_drives = (unsigned int)v;
+		else if (!strcmp(key, "spare_swapped") && v <= UINT_MAX)
+			i->spare_swapped = (unsigned int)v;
 	}
 	return 0;
 }

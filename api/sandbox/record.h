@@ -31,6 +31,16 @@
 /* The longest "_<port>" ember appends for guest-initiated connections. */
 #define SANDBOX_PORT_SUFFIX_MAX 11
 #define SANDBOX_DRIVE_ID	"rootfs" /* ember's id of the root drive */
+/*
+ * Spare drives (spare.h): ember takes 8 drives, the root one included,
+ * so a sandbox has at most 7 more.  Spare K is ember's drive "spareK",
+ * backed by DIR/spare-K.img (a sparse placeholder of SANDBOX_SPARE_BYTES)
+ * until a file is swapped in.
+ */
+#define SANDBOX_MAX_SPARE_DRIVES 7
+#define SANDBOX_SPARE_ID	 "spare%u"
+#define SANDBOX_SPARE_NAME	 "spare-%u.img"
+#define SANDBOX_SPARE_BYTES	 (1U << 20)
 
 /*
  * What `run` needs; every path must name an existing file.  A sandbox
@@ -62,6 +72,12 @@ struct sandbox_opts {
 	bool net_dev;
 	const char *append; /* NULL, or more kernel command line words for
 			       a boot (not a restore) */
+	/*
+	 * Spare drives after the root drive (0..SANDBOX_MAX_SPARE_DRIVES,
+	 * spare.h), for a boot; a restore has its template's and this must
+	 * be 0 or that number.  None for a jailed sandbox.
+	 */
+	unsigned int spare_drives;
 	/*
 	 * NULL: ember runs as we do.  Else this ember-jailer (absolute)
 	 * runs it in a jail (jail.h) as @jail_uid:@jail_gid (not 0); only
@@ -123,6 +139,14 @@ struct sandbox_info {
 	char jailer[PATH_MAX];
 	unsigned int jail_uid;
 	unsigned int jail_gid;
+	/*
+	 * Its spare drives (info: spare_drives), ember's drives spare0 ..
+	 * (spare.h), and which of them have a file of the caller's swapped
+	 * in (bit K: spare K; info: spare_swapped): 0 when each has its
+	 * placeholder.
+	 */
+	unsigned int spare_drives;
+	unsigned int spare_swapped;
 };
 
 #define SANDBOX_LOCK_NAME    "lock"

@@ -41,6 +41,7 @@
 #include "proc.h"
 #include "sandbox.h"
 #include "record.h"
+#include "spare.h"
 #include "supervisor.h"
 #include "template.h"
 #include "../../snapshot/overlay.h"
@@ -225,11 +226,16 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 	unsigned int vcpus;
 	uint64_t mib;
 	int lock_fd = -1, tlock = -1, rc, tries;
+	unsigned int spares;
 	bool net_dev;
 
 	if (!o->boot_timeout_s)
 		return sandbox__errf(err, errlen, -EINVAL,
 				     "bad sandbox options: no boot timeout");
+	if (o->spare_drives > SANDBOX_MAX_SPARE_DRIVES)
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "%u spare drives: at most %d",
+				     o->spare_drives, SANDBOX_MAX_SPARE_DRIVES);
 	if (o->template_name) {
 		rc = template__open(o->template_name, &t, &tlock, err, errlen);
 		if (rc)
@@ -258,6 +264,23 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 		if (rc)
 			return sandbox__errf(err, errlen, rc, "%s vCPUs: %s",
 					     num, why);
+	}
+	spares = o->template_name ? t.spare_drives : o->spare_drives;
+	if (o->template_name && o->spare_drives &&
+	    o->spare_drives != t.spare_drives) {
+		rc = sandbox__errf(err, errlen, -EINVAL,
+				   "template %s has %u spare drives, not %u "
+				   "(its restores have its own: template "
+				   "build --spare-drives)",
+				   t.name, t.spare_drives, o->spare_drives);
+		goto out_tlock;
+	}
+	if (o->jailer && spares) {
+		rc = sandbox__errf(err, errlen, -EOPNOTSUPP,
+				   "a jailed sandbox cannot have spare drives "
+				   "(template %s has %u)",
+				   o->template_name, spares);
+		goto out_tlock;
 	}
 	if ((unsigned int)o->net_mode > NET_NAT) {
 		rc = sandbox__errf(err, errlen, -EINVAL,
@@ -334,6 +357,7 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 			 t.name);
 	info.net_dev = net_dev;
 	info.net_mode = o->net_mode;
+	info.spare_drives = spares;
 	if (rc == 0 && o->jailer) {
 		struct sockaddr_un sa;
 
@@ -374,6 +398,8 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 		goto out_tmp;
 	}
 	rc = make_disk(o, tmp, tlock >= 0 ? base : NULL, err, errlen);
+	if (rc == 0)
+		rc = sandbox__make_spares(tmp, spares, err, errlen);
 	if (rc < 0)
 		goto out_tmp;
 	if (o->template_name || !o->disk)

@@ -11,7 +11,8 @@
  *                (the state directory, find, list, kill), template.h
  *                (the store in template.c; build: template_build.c, which
  *                runs a sandbox; save: template_save.c),
- *                pool.h (agent connections borrowed and kept), jail.h
+ *                pool.h (agent connections borrowed and kept), spare.h
+ *                (spare drives: a disk swapped into a live sandbox), jail.h
  *                (a jailed ember), net.h (a sandbox's network namespace;
  *                net_plan.h its pure plan)
  *   supervisor   supervisor.h: the process that owns one sandbox's life
@@ -49,6 +50,8 @@
  *   rootfs.ext4  its disk: a sparse copy of the rootfs (booted), or an
  *                overlay over the template's image (restored); kept for
  *                the sandbox's whole life, so that it can be parked
+ *   spare-K.img  the placeholder of spare drive K (spare.h), when it
+ *                has spare drives
  *   snap-N.state, snap-N.mem   the snapshot of a parked sandbox (N: the
  *                park's number, so that the next park never overwrites
  *                the memory file the running ember maps)

@@ -151,9 +151,15 @@ static pid_t start_ember(struct sup *s)
 {
 	char mem[16], vcpus[16], console[PATH_MAX + 8], drive[PATH_MAX + 32],
 		vsock[PATH_MAX + 32], log[PATH_MAX], api[PATH_MAX],
-		append[1024];
+		append[1024], spare[SANDBOX_MAX_SPARE_DRIVES][PATH_MAX + 32];
+	/* ember, 8 options and their values, 7 spares, --net: 36 at most. */
+	const char *boot[48];
+	/* A restore: the machine comes from the snapshot. */
+	const char *restore[] = { s->o->ember, "--api-sock", api,
+				  "--console", console,	     NULL };
 	pid_t parent = getpid(), pid;
 	const char *dir = s->info.dir;
+	unsigned int nb = 0, k;
 	int ns_fd = -1;
 
 	snprintf(mem, sizeof(mem), "%u", s->o->mem_mib);
@@ -167,6 +173,14 @@ static pid_t start_ember(struct sup *s)
 	    files__pathf(log, sizeof(log), "%s/" SANDBOX_EMBER_LOG, dir) ||
 	    files__pathf(api, sizeof(api), "%s", s->paths.e_api))
 		return -ENAMETOOLONG;
+	/* The spare drives after the root drive: vdb, vdc ... (spare.h). */
+	for (k = 0; k < s->info.spare_drives && k < SANDBOX_MAX_SPARE_DRIVES;
+	     k++)
+		if (files__pathf(spare[k], sizeof(spare[k]),
+				 "path=%s/" SANDBOX_SPARE_NAME
+				 ",id=" SANDBOX_SPARE_ID,
+				 dir, k, k))
+			return -ENAMETOOLONG;
 	/* A jailed ember: the jailer joins the namespace (--netns). */
 	if (s->info.net_dev && !s->jail) {
 		ns_fd = net__ns_open(s->info.id);
@@ -177,8 +191,40 @@ static pid_t start_ember(struct sup *s)
 	if (files__pathf(append, sizeof(append), "%s%s%s",
 			 s->info.net_dev ? NET_GUEST_CMDLINE : "",
 			 s->info.net_dev && s->o->append ? " " : "",
-			 s->o->append ? s->o->append : ""))
+			 s->o->append ? s->o->append : "")) {
+		if (ns_fd >= 0)
+			close(ns_fd);
 		return -ENAMETOOLONG;
+	}
+	boot[nb++] = s->o->ember;
+	boot[nb++] = "--kernel";
+	boot[nb++] = s->o->kernel;
+	boot[nb++] = "--mem";
+	boot[nb++] = mem;
+	boot[nb++] = "--vcpus";
+	boot[nb++] = vcpus;
+	boot[nb++] = "--console";
+	boot[nb++] = console;
+	boot[nb++] = "--drive";
+	boot[nb++] = drive;
+	for (k = 0; k < s->info.spare_drives && k < SANDBOX_MAX_SPARE_DRIVES;
+	     k++) {
+		boot[nb++] = "--drive";
+		boot[nb++] = spare[k];
+	}
+	boot[nb++] = "--vsock";
+	boot[nb++] = vsock;
+	boot[nb++] = "--api-sock";
+	boot[nb++] = api;
+	boot[nb++] = "--append";
+	boot[nb++] = append;
+	/* The device and the guest's address (net.h). */
+	if (s->info.net_dev) {
+		boot[nb++] = "--net";
+		boot[nb++] = "tap=" NET_TAP_NAME ",mac=" NET_GUEST_MAC
+			     ",id=" NET_IFACE_ID;
+	}
+	boot[nb] = NULL;
 	pid = fork();
 	if (pid != 0) {
 		if (ns_fd >= 0)
@@ -186,31 +232,6 @@ static pid_t start_ember(struct sup *s)
 		return pid < 0 ? -errno : pid;
 	}
 	{
-		/* The device and the guest's address (net.h). */
-		const char *boot[] = { s->o->ember,
-				       "--kernel",
-				       s->o->kernel,
-				       "--mem",
-				       mem,
-				       "--vcpus",
-				       vcpus,
-				       "--console",
-				       console,
-				       "--drive",
-				       drive,
-				       "--vsock",
-				       vsock,
-				       "--api-sock",
-				       api,
-				       "--append",
-				       append,
-				       s->info.net_dev ? "--net" : NULL,
-				       "tap=" NET_TAP_NAME ",mac=" NET_GUEST_MAC
-				       ",id=" NET_IFACE_ID,
-				       NULL };
-		/* A restore: the machine comes from the snapshot. */
-		const char *restore[] = { s->o->ember, "--api-sock", api,
-					  "--console", console,	     NULL };
 		sigset_t none;
 		int fd;
 
@@ -508,12 +529,15 @@ static int wait_ready(struct sup *s, char *why, size_t whylen)
 static int load_snapshot(struct sup *s, char *why, size_t whylen)
 {
 	char api[PATH_MAX], state[32], msg[1024] = "no attempt";
+	char spare_id[SANDBOX_MAX_SPARE_DRIVES][16];
+	char spare[SANDBOX_MAX_SPARE_DRIVES][PATH_MAX];
 	struct ember_api_load l = {
 		.state_path = s->how->snap_state,
 		.mem_path = s->how->snap_mem,
 		.uds_path = s->paths.e_uds,
-		.drive_id = SANDBOX_DRIVE_ID,
-		.disk_path = s->paths.e_disk,
+		.drive_id = { SANDBOX_DRIVE_ID },
+		.disk_path = { s->paths.e_disk },
+		.nr_drives = 1,
 	};
 	int delay = 1, rc;
 	int64_t t0;
@@ -521,6 +545,22 @@ static int load_snapshot(struct sup *s, char *why, size_t whylen)
 	if (files__pathf(api, sizeof(api), "%s", s->paths.api))
 		return sandbox__errf(why, whylen, -ENAMETOOLONG,
 				     "sandbox path too long");
+	/*
+	 * From a template, its spare drives name the build's placeholders:
+	 * this sandbox's own instead.  From a park, each keeps the file it
+	 * had (its placeholder, or the file swapped in: spare.h).
+	 */
+	for (unsigned int k = 0; !s->how->parked && k < s->info.spare_drives &&
+				 k < SANDBOX_MAX_SPARE_DRIVES;
+	     k++) {
+		snprintf(spare_id[k], sizeof(spare_id[k]), SANDBOX_SPARE_ID, k);
+		if (files__pathf(spare[k], sizeof(spare[k]),
+				 "%s/" SANDBOX_SPARE_NAME, s->info.dir, k))
+			return sandbox__errf(why, whylen, -ENAMETOOLONG,
+					     "sandbox path too long");
+		l.drive_id[l.nr_drives] = spare_id[k];
+		l.disk_path[l.nr_drives++] = spare[k];
+	}
 	for (;;) {
 		int64_t left = s->deadline - clock__mono_ms();
 

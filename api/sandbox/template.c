@@ -91,10 +91,11 @@ int template__write_info(const char *dir, const struct template_info *t)
 		return -EINVAL;
 	n = snprintf(buf, sizeof(buf),
 		     "mem=%u\nvcpus=%u\ncreated=%" PRId64 "\nkernel=%s\n"
-		     "rootfs=%s\nsetup=%u\ninterp=%u\nnet=%u\n%s%s%s",
+		     "rootfs=%s\nsetup=%u\ninterp=%u\nnet=%u\n%s%s%s"
+		     "spare_drives=%u\n",
 		     t->mem_mib, t->vcpus, t->created, t->kernel, t->rootfs,
 		     t->setup, t->interp, t->net, t->user[0] ? "user=" : "",
-		     t->user, t->user[0] ? "\n" : "");
+		     t->user, t->user[0] ? "\n" : "", t->spare_drives);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
 	return files__replace(path, tmp, buf, (size_t)n, 0400, 0);
@@ -175,8 +176,11 @@ static int template__read(const char *dir, const char *name,
 			t->interp = v == 1;
 		else if (!strcmp(key, "net"))
 			t->net = v == 1;
+		else if (!strcmp(key, "spare_drives"))
+			t->spare_drives = (unsigned int)v;
 	}
-	if (!t->mem_mib || !t->vcpus)
+	if (!t->mem_mib || !t->vcpus ||
+	    t->spare_drives > SANDBOX_MAX_SPARE_DRIVES)
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
 		if (files__pathf(path, sizeof(path), "%s/%s", dir, need[i]) ||

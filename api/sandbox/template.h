@@ -19,7 +19,8 @@
  *                   net (1: the guest has a network device, tap0 in
  *                   its sandbox's namespace, and its address: net.h),
  *                   user (the guest's default user, a template from an
- *                   image's: its User or "user"; absent: root)
+ *                   image's: its User or "user"; absent: root),
+ *                   spare_drives (its spare drives, spare.h; absent: 0)
  *   rootfs.ext4     the disk image, raw, read-only (0400)
  *   snapshot.state  the state file of the Full snapshot (0400)
  *   memory          its memory file (sparse; 0400)
@@ -66,6 +67,9 @@ struct template_info {
 		     restored from it gets a namespace with tap0 */
 	uint64_t disk_bytes; /* allocated bytes of all its files */
 	char user[64]; /* its commands' default user; "": root (the agent's) */
+	unsigned int spare_drives; /* spare drives (spare.h) its snapshot has:
+				      each sandbox restored from it gets as
+				      many, with its own placeholders */
 };
 
 /*
@@ -171,6 +175,12 @@ struct template_build_opts {
 	 */
 	const char *user;
 	struct template_times *times; /* NULL, or added to as stages end */
+	/*
+	 * The build sandbox's spare drives (0..SANDBOX_MAX_SPARE_DRIVES,
+	 * spare.h), in the snapshot: every sandbox restored from the
+	 * template has as many, each on its own placeholder.
+	 */
+	unsigned int spare_drives;
 	/*
 	 * NULL, or run once the build sandbox @sb answers, before the setup
 	 * commands, with the path of its disk's overlay @ovl (over @base):
@@ -282,8 +292,10 @@ int template__build_dockerfile(const struct template_build_opts *o,
  * until its disk is copied.  The sandbox's TTL is left as it is (the
  * pause lasts about as long as the snapshot takes).  On failure no
  * template is left and the sandbox runs (or stays paused) as before.
+ * The new template has @sb's spare drives (spare.h).
  * -EEXIST when @name exists or is being built, -EINVAL (a bad name, or
  * @sb is parked on disk), -EAGAIN (still booting), -EOPNOTSUPP (jailed),
+ * -EBUSY (a file is swapped into one of its spare drives),
  * -ENOENT (it went away, or has no disk of its own), ember's refusal as
  * -EIO, other negative errno.
  */

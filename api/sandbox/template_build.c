@@ -293,6 +293,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 		.net_dev = !o->no_net,
 		.net_mode = o->net_mode,
 		.append = o->append,
+		.spare_drives = o->spare_drives,
 	};
 	struct sandbox_info sb;
 	struct template_info t = { 0 };
@@ -420,6 +421,7 @@ int template__build(const struct template_build_opts *o, const char *name,
 	t.setup = (unsigned int)o->nsetup;
 	t.interp = !o->no_interp;
 	t.net = !o->no_net;
+	t.spare_drives = o->spare_drives;
 	snprintf(t.user, sizeof(t.user), "%s", o->user ? o->user : "");
 	rc = template__publish(tmp, dir, &t, name, err, errlen);
 	if (rc < 0)

@@ -202,6 +202,7 @@ static void save__info(struct template_info *t, const char *name,
 	t->vcpus = cur->vcpus;
 	t->created = clock__wall_s();
 	t->net = cur->net_dev == 1;
+	t->spare_drives = cur->spare_drives;
 	if (!src)
 		return;
 	snprintf(t->kernel, sizeof(t->kernel), "%s", src->kernel);
@@ -269,6 +270,12 @@ int template__from_sandbox(const struct sandbox_info *sb, const char *name,
 	else if (!p->cur.ready)
 		rc = sandbox__errf(err, errlen, -EAGAIN,
 				   "sandbox %s is still booting", sb->id);
+	else if (p->cur.spare_swapped)
+		rc = sandbox__errf(err, errlen, -EBUSY,
+				   "sandbox %s has a file swapped into a "
+				   "spare drive: swap it out first (its "
+				   "template's sandboxes could not have it)",
+				   sb->id);
 	if (rc)
 		goto out;
 	/* A paused guest cannot sync; its page cache is in the snapshot. */
