@@ -17,6 +17,7 @@
 
 #include "../../guest-init/protocol.h"
 #include "../sandbox/agent_client.h"
+#include "../sandbox/files.h"
 #include "../sandbox/lookup.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/sibling.h"
@@ -38,7 +39,7 @@ static int conf_uint(const char *key, const char *val, unsigned int min,
 	errno = 0;
 	v = strtoul(val, &end, 10);
 	if (errno || end == val || *end || v < min || v > max) {
-		snprintf(err, errlen, "%s=%s: want a number from %u to %u",
+		sandbox__errf(err, errlen, 0, "%s=%s: want a number from %u to %u",
 			 key, val, min, max);
 		return -EINVAL;
 	}
@@ -66,7 +67,7 @@ static int read_conf_file(const char *path, const char *const *keys,
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		sandbox__errf(err, errlen, 0, "%s: %s", path, strerror(errno));
 		return -errno;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -80,7 +81,7 @@ static int read_conf_file(const char *path, const char *const *keys,
 			continue;
 		eq = strchr(k, '=');
 		if (!eq) {
-			snprintf(err, errlen, "%s:%zu: not KEY=VALUE", path,
+			sandbox__errf(err, errlen, 0, "%s:%zu: not KEY=VALUE", path,
 				 lineno);
 			fclose(f);
 			return -EINVAL;
@@ -90,7 +91,7 @@ static int read_conf_file(const char *path, const char *const *keys,
 			if (!strcmp(k, keys[i]))
 				break;
 		if (i == n) {
-			snprintf(err, errlen, "%s:%zu: unknown key %s", path,
+			sandbox__errf(err, errlen, 0, "%s:%zu: unknown key %s", path,
 				 lineno, k);
 			fclose(f);
 			return -EINVAL;
@@ -127,7 +128,9 @@ int pod__conf(struct pod_conf *c, char *err, size_t errlen)
 	v = setting(envs[0], vals[0][0] ? vals[0] : "containerd");
 	if (template__name_ok(v, err, errlen))
 		return -EINVAL;
-	snprintf(c->template_name, sizeof(c->template_name), "%s", v);
+	/* template__name_ok() bounds it by SANDBOX_TEMPLATE_MAX. */
+	snprintf(c->template_name, sizeof(c->template_name), "%.*s",
+		 SANDBOX_TEMPLATE_MAX, v);
 	c->spare_drives = 4;
 	c->mem_mib = SANDBOX_DEF_MEM;
 	c->vcpus = 1;
@@ -279,7 +282,7 @@ int pod__guest_sh(struct pod *p, const char *script, char *out, size_t outlen,
 		goto out;
 	rc = agent_client__exec(c, &req, &res);
 	if (rc) {
-		snprintf(err, errlen, "guest agent: %s",
+		sandbox__errf(err, errlen, 0, "guest agent: %s",
 			 agent_client__error(c));
 		goto out;
 	}
@@ -405,7 +408,7 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 	pthread_mutex_lock(&p->lock);
 	rc = -ESHUTDOWN;
 	if (!p->running) {
-		snprintf(err, errlen, "the pod's microVM is not running");
+		sandbox__errf(err, errlen, 0, "the pod's microVM is not running");
 		goto unlock;
 	}
 	for (k = 0; k < p->slots && p->used[k]; k++)
@@ -485,7 +488,7 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 			rc = add(script, POD_SCRIPT_MAX, &len, "\n");
 	}
 	if (rc) {
-		snprintf(err, errlen, "the container's mounts: over %d bytes",
+		sandbox__errf(err, errlen, 0, "the container's mounts: over %d bytes",
 			 POD_SCRIPT_MAX);
 		goto fail;
 	}
@@ -494,7 +497,7 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 		len = strlen(out);
 		while (len && out[len - 1] == '\n')
 			out[--len] = '\0';
-		snprintf(err, errlen, "setting up the container's root in "
+		sandbox__errf(err, errlen, 0, "setting up the container's root in "
 				      "the guest: %s",
 			 out[0] ? out : "failed");
 		rc = -EIO;

@@ -14,6 +14,7 @@
 
 #include "../../guest-init/protocol.h"
 #include "../sandbox/agent_client.h"
+#include "../sandbox/files.h"
 #include "../sandbox/sandbox.h"
 
 #define PROC_AGENT_MS 30000
@@ -74,7 +75,7 @@ static int open_fifo(const char *path, char *err, size_t errlen)
 	if (fd < 0) {
 		int rc = -errno;
 
-		snprintf(err, errlen, "opening %s: %s", path, strerror(errno));
+		sandbox__errf(err, errlen, 0, "opening %s: %s", path, strerror(errno));
 		return rc;
 	}
 	return fd;
@@ -174,7 +175,7 @@ int proc__start(struct proc *pr, char *err, size_t errlen)
 	}
 	if (pipe2(ctl, O_CLOEXEC)) {
 		rc = -errno;
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		sandbox__errf(err, errlen, 0, "pipe: %s", strerror(errno));
 		goto fail;
 	}
 	rc = sandbox__agent_connect(&pr->pod->info, PROC_AGENT_MS, &r->c, err,
@@ -188,7 +189,7 @@ int proc__start(struct proc *pr, char *err, size_t errlen)
 	if (rc) {
 		pr->state = PROC_CREATED;
 		pr->ctl_w = -1;
-		snprintf(err, errlen, "pthread_create: %s", strerror(rc));
+		sandbox__errf(err, errlen, 0, "pthread_create: %s", strerror(rc));
 		rc = -rc;
 		goto fail;
 	}

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../sandbox/files.h"
 #include "../sandbox/image.h"
 
 static const struct {
@@ -171,7 +172,7 @@ int rootfs__to_disk(const char *root, const char *out, const char *work,
 		return rc;
 	if (stat(out, &st)) {
 		rc = -errno;
-		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		sandbox__errf(err, errlen, 0, "%s: %s", out, strerror(errno));
 		unlink(out);
 		return rc;
 	}

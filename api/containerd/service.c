@@ -245,7 +245,7 @@ static int write_state(const struct shim_service *s, const struct container *c)
 	n = snprintf(text, sizeof(text), "sandbox=%s\ndisk=%s\nrootfs=%s\n",
 		     s->pod.running ? s->pod.info.id : "", c->disk,
 		     c->host_mounted ? c->rootfs_dir : "");
-	return files__replace(path, tmp, text, (size_t)n, 0600);
+	return files__replace(path, tmp, text, (size_t)n, 0600, FILES_NOFOLLOW);
 }
 
 int shim_service__cleanup_bundle(const char *bundle, const char *ns,
@@ -300,7 +300,7 @@ static int read_spec(const char *bundle, struct oci_spec *spec, char *err,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		sandbox__errf(err, errlen, 0, "%s: %s", path, strerror(errno));
 		return rc;
 	}
 	buf = malloc(SPEC_MAX);
@@ -311,7 +311,7 @@ static int read_spec(const char *bundle, struct oci_spec *spec, char *err,
 	n = read(fd, buf, SPEC_MAX);
 	close(fd);
 	if (n < 0 || n == SPEC_MAX) {
-		snprintf(err, errlen, "%s: %s", path,
+		sandbox__errf(err, errlen, 0, "%s: %s", path,
 			 n < 0 ? strerror(errno) : "over 4 MiB");
 		free(buf);
 		return n < 0 ? -EIO : -E2BIG;
@@ -336,7 +336,7 @@ static int disk_path(const struct shim_service *s, const char *id, char *out,
 		return -ENAMETOOLONG;
 	rc = files__mkdir_p(dir);
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+		sandbox__errf(err, errlen, 0, "%s: %s", dir, strerror(-rc));
 		return rc;
 	}
 	if ((size_t)snprintf(out, outlen, "%s/%s.ext4", dir, id) >= outlen)
@@ -364,7 +364,7 @@ static int copy_binds(struct shim_service *s, struct container *c, char *err,
 			continue;
 		if (stat(m->source, &st)) {
 			rc = -errno;
-			snprintf(err, errlen, "bind mount %s: %s", m->source,
+			sandbox__errf(err, errlen, 0, "bind mount %s: %s", m->source,
 				 strerror(errno));
 			break;
 		}
@@ -383,7 +383,7 @@ static int copy_binds(struct shim_service *s, struct container *c, char *err,
 		if (strchr(dst, '\'') ||
 		    pod__guest_sh(&s->pod, script, out, sizeof(out), err,
 				  errlen)) {
-			snprintf(err, errlen, "bind mount %s: cannot make %s",
+			sandbox__errf(err, errlen, 0, "bind mount %s: cannot make %s",
 				 m->source, m->destination);
 			rc = -EIO;
 			break;
@@ -397,7 +397,7 @@ static int copy_binds(struct shim_service *s, struct container *c, char *err,
 		fd = open(m->source, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			rc = -errno;
-			snprintf(err, errlen, "%s: %s", m->source,
+			sandbox__errf(err, errlen, 0, "%s: %s", m->source,
 				 strerror(errno));
 			break;
 		}
@@ -405,7 +405,7 @@ static int copy_binds(struct shim_service *s, struct container *c, char *err,
 					      30000);
 		close(fd);
 		if (rc)
-			snprintf(err, errlen, "copying %s into the guest: %s",
+			sandbox__errf(err, errlen, 0, "copying %s into the guest: %s",
 				 m->source, agent_client__error(ac));
 	}
 	agent_client__free(ac);
@@ -462,7 +462,7 @@ static int create_disk(struct shim_service *s, struct container *c,
 	int rc, fd;
 
 	if (q->n_rootfs > 16) {
-		snprintf(err, errlen, "%zu rootfs mounts: at most 16",
+		sandbox__errf(err, errlen, 0, "%zu rootfs mounts: at most 16",
 			 q->n_rootfs);
 		return -E2BIG;
 	}
@@ -494,7 +494,7 @@ static int create_disk(struct shim_service *s, struct container *c,
 		fd = open(dev, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes)) {
 			rc = -errno;
-			snprintf(err, errlen, "%s: %s", dev, strerror(errno));
+			sandbox__errf(err, errlen, 0, "%s: %s", dev, strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			goto out;
