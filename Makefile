@@ -506,6 +506,17 @@ $(BUILD)/fuzz/fuzz_containerd: tests/fuzz/fuzz_containerd.c $(CONTAINERD_PURE_SR
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -I$(CONTAINERD_GEN_DIR) -o $@ $< $(CONTAINERD_PURE_SRCS) \
 		$(CONTAINERD_GEN_C) -lprotobuf-c -ljansson -lcrypto -lpthread
+# The OCI spec reader and the mount options: pure, linked alone by
+# test_containerd_spec and fuzz_containerd_spec.
+CONTAINERD_SPEC_SRCS := api/containerd/oci_spec.c api/containerd/mount_opts.c
+$(BUILD)/test/test_containerd_spec: tests/unit/test_containerd_spec.c \
+		$(CONTAINERD_SPEC_SRCS:%.c=$(BUILD)/asan/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson $(LDLIBS)
+$(BUILD)/fuzz/fuzz_containerd_spec: tests/fuzz/fuzz_containerd_spec.c \
+		$(CONTAINERD_SPEC_SRCS) api/containerd/oci_spec.h api/containerd/rootfs.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(CONTAINERD_SPEC_SRCS) -ljansson
 # --- end of containerd shim ------------------------------------------------
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
