@@ -26,6 +26,7 @@
 #include "../sandbox/files.h"
 #include "../sandbox/lookup.h"
 #include "../sandbox/sandbox.h"
+#include "binds.h"
 #include "oci_spec.h"
 #include "pod.h"
 #include "proc.h"
@@ -344,74 +345,6 @@ static int disk_path(const struct shim_service *s, const char *id, char *out,
 	return 0;
 }
 
-/* Host files bind-mounted into the container: copied into its root. */
-static int copy_binds(struct shim_service *s, struct container *c, char *err,
-		      size_t errlen)
-{
-	char root[PATH_MAX], dst[PATH_MAX * 2], script[PATH_MAX * 2 + 64],
-		out[256];
-	struct agent_client *ac = NULL;
-	size_t i;
-	int rc = 0;
-
-	pod__root(c->id, root, sizeof(root));
-	for (i = 0; i < c->spec.nr_mounts && !rc; i++) {
-		const struct oci_mount *m = &c->spec.mounts[i];
-		struct stat st;
-		int fd;
-
-		if (!m->bind)
-			continue;
-		if (stat(m->source, &st)) {
-			rc = -errno;
-			sandbox__errf(err, errlen, 0, "bind mount %s: %s", m->source,
-				 strerror(errno));
-			break;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			snprintf(err, errlen,
-				 "bind mount %s on %s: only files can be "
-				 "given to a microVM (copied in); a host "
-				 "directory needs a shared file system",
-				 m->source, m->destination);
-			rc = -ENOTSUP;
-			break;
-		}
-		snprintf(dst, sizeof(dst), "%s%s", root, m->destination);
-		snprintf(script, sizeof(script), "mkdir -p \"$(dirname '%s')\"",
-			 dst);
-		if (strchr(dst, '\'') ||
-		    pod__guest_sh(&s->pod, script, out, sizeof(out), err,
-				  errlen)) {
-			sandbox__errf(err, errlen, 0, "bind mount %s: cannot make %s",
-				 m->source, m->destination);
-			rc = -EIO;
-			break;
-		}
-		if (!ac) {
-			rc = sandbox__agent_connect(&s->pod.info, 30000, &ac,
-						    err, errlen);
-			if (rc)
-				break;
-		}
-		fd = open(m->source, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			rc = -errno;
-			sandbox__errf(err, errlen, 0, "%s: %s", m->source,
-				 strerror(errno));
-			break;
-		}
-		rc = agent_client__write_file(ac, fd, dst, st.st_mode & 07777,
-					      30000);
-		close(fd);
-		if (rc)
-			sandbox__errf(err, errlen, 0, "copying %s into the guest: %s",
-				 m->source, agent_client__error(ac));
-	}
-	agent_client__free(ac);
-	return rc;
-}
-
 /* Undo what Create made for @c (not its processes). */
 static void teardown(struct shim_service *s, struct container *c)
 {
@@ -611,7 +544,8 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 				 &c->slot, err, sizeof(err));
 	if (!rc) {
 		c->attached = true;
-		rc = copy_binds(s, c, err, sizeof(err));
+		rc = binds__copy(&s->pod, c->id, &c->spec, err,
+				 sizeof(err));
 	}
 	if (!rc)
 		rc = write_state(s, c);
