@@ -548,6 +548,9 @@ static int cmd_serve(const struct flags *f)
 		goto out_svc;
 	}
 	pthread_detach(sigt);
+	if (f->debug)
+		fprintf(stderr, SHIM_NAME ": %s/%s: serving on %s\n", ctx.ns,
+			ctx.id, sock[0] ? sock : "an inherited socket");
 	ret = ttrpc_server__run(ctx.server);
 	if (ret)
 		fprintf(stderr, SHIM_NAME ": serve: %s\n", strerror(-ret));
