@@ -9,6 +9,8 @@
 # DeleteResponse (exit status 137, exited_at); SIGTERM ends a daemon and
 # removes its socket; bad command lines fail.  The daemon answers a
 # method no Task service has with UNIMPLEMENTED, whatever the service.
+# The check is eval'd in check(): single quotes on purpose.
+# shellcheck disable=SC2016
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
