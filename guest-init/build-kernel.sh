@@ -24,11 +24,6 @@ key=$( { echo "$srcver"; cat "$here/kernel.config" "$here"/patches/*.patch \
 dir="$cache/kernel-$key"
 mkdir -p "$out"
 
-# One build per key at a time: two checkouts building at once would
-# remove each other's tree.  The lock is held until this script exits.
-mkdir -p "$cache"
-exec 9>"$cache/kernel-$key.lock"
-flock 9
 if [ -f "$dir/vmlinux" ] && [ -f "$dir/bzImage" ]; then
 	echo "build-kernel: cached $dir"
 else
