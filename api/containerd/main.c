@@ -260,14 +260,17 @@ static void drain_stdin(void)
 		;
 }
 
-/* The daemon: this binary without the action, @lfd as fd 3, new session. */
+/*
+ * The daemon: this binary without the action, @lfd as fd 3, a session of
+ * its own.  0 once it runs (its exec succeeded), or -errno.
+ */
 static int spawn_daemon(const struct flags *f, int lfd)
 {
 	char self[PATH_MAX];
 	const char *argv[16];
+	int i = 0, nul, p[2], e;
 	ssize_t n;
 	pid_t pid;
-	int i = 0, nul;
 
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
@@ -285,29 +288,47 @@ static int spawn_daemon(const struct flags *f, int lfd)
 	if (f->debug)
 		argv[i++] = "-debug";
 	argv[i] = NULL;
-	pid = fork();
-	if (pid < 0)
+	/* the exec's errno comes back on a close-on-exec pipe */
+	if (pipe2(p, O_CLOEXEC))
 		return -errno;
-	if (pid)
-		return 0;
-	/* child: only async-signal-safe calls until exec */
-	setsid();
-	if (lfd == LISTEN_FD) {
-		fcntl(lfd, F_SETFD, 0);
-	} else if (dup2(lfd, LISTEN_FD) < 0) {
+	pid = fork();
+	if (pid < 0) {
+		e = -errno;
+		close(p[0]);
+		close(p[1]);
+		return e;
+	}
+	if (!pid) {
+		/* child: only async-signal-safe calls until exec */
+		close(p[0]);
+		setsid();
+		if (lfd == LISTEN_FD)
+			fcntl(lfd, F_SETFD, 0);
+		else if (dup2(lfd, LISTEN_FD) < 0)
+			goto fail;
+		nul = open("/dev/null", O_RDWR);
+		if (nul < 0)
+			goto fail;
+		/* containerd reads start's stdout to EOF: the daemon keeps
+		 * none of it */
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+		if (nul > LISTEN_FD)
+			close(nul);
+		execv(self, (char *const *)argv);
+	fail:
+		e = errno;
+		if (write(p[1], &e, sizeof(e)) < 0)
+			_exit(127);
 		_exit(127);
 	}
-	nul = open("/dev/null", O_RDWR);
-	if (nul < 0)
-		_exit(127);
-	/* containerd reads start's stdout to EOF: the daemon keeps none of it */
-	dup2(nul, 0);
-	dup2(nul, 1);
-	dup2(nul, 2);
-	if (nul > LISTEN_FD)
-		close(nul);
-	execv(self, (char *const *)argv);
-	_exit(127);
+	close(p[1]);
+	do
+		n = read(p[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	return n == sizeof(e) ? -e : 0;
 }
 
 static int cmd_start(const struct flags *f)
@@ -548,6 +569,9 @@ static int cmd_serve(const struct flags *f)
 		goto out_svc;
 	}
 	pthread_detach(sigt);
+	if (f->debug)
+		fprintf(stderr, SHIM_NAME ": %s/%s: serving on %s\n", ctx.ns,
+			ctx.id, sock[0] ? sock : "an inherited socket");
 	ret = ttrpc_server__run(ctx.server);
 	if (ret)
 		fprintf(stderr, SHIM_NAME ": serve: %s\n", strerror(-ret));

@@ -146,7 +146,8 @@ static void *handler_thread(void *arg)
 	} else {
 		call.service = req.service;
 		call.method = req.method;
-		call.payload = req.payload;
+		/* never NULL: an empty message unpacks from zero bytes */
+		call.payload = req.payload ? req.payload : (const uint8_t *)"";
 		call.len = req.len;
 		s->fn(s->opaque, &call, reply);
 		reply->message[sizeof(reply->message) - 1] = 0;

@@ -35,8 +35,10 @@ enum ttrpc_code {
 
 /*
  * One call as a handler sees it: @service ("containerd.task.v2.Task"),
- * @method ("Create"), the request message @payload (@len bytes); all
- * owned by the server and valid until the handler returns.
+ * @method ("Create"), the request message @payload (@len bytes, never
+ * NULL, possibly 0 bytes); all owned by the server and valid until the
+ * handler returns.  The request's metadata (containerd sends its
+ * namespace there) and timeout are not passed on.
  */
 struct ttrpc_call {
 	const char *service, *method;
