@@ -252,7 +252,7 @@ static int write_state(const struct shim_service *s, const struct container *c)
 int shim_service__cleanup_bundle(const char *bundle, const char *ns,
 				 const char *id, char *err, size_t errlen)
 {
-	char path[PATH_MAX], *text = NULL, *save = NULL, *k, *v;
+	char path[PATH_MAX], *text = NULL, *save = NULL, *first, *k, *v;
 	struct sandbox_info info;
 	size_t len = 0;
 	FILE *f;
@@ -272,7 +272,8 @@ int shim_service__cleanup_bundle(const char *bundle, const char *ns,
 		return 0;
 	}
 	fclose(f);
-	while (files__next_kv(text, &save, &k, &v) > 0) {
+	for (first = text; files__next_kv(first, &save, &k, &v) > 0;
+	     first = NULL) {
 		if (!strcmp(k, "sandbox") && v[0] &&
 		    sandbox__find(v, &info, err, errlen) == 0)
 			rc = sandbox__kill(&info, err, errlen);
