@@ -275,7 +275,7 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 				   t.name, t.spare_drives, o->spare_drives);
 		goto out_tlock;
 	}
-	if (o->jailer && spares) {
+	if (o->jailer && o->template_name && spares) {
 		rc = sandbox__errf(err, errlen, -EOPNOTSUPP,
 				   "a jailed sandbox cannot have spare drives "
 				   "(template %s has %u)",

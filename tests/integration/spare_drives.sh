@@ -6,7 +6,8 @@
 # sandbox__swap_drive: PATCH /drives/spare0) shows in the guest with its
 # new size, is mounted, read and written; the sandbox parked and resumed
 # with it swapped in and mounted still reads it; swapped back to its
-# placeholder, the host's image holds what the guest wrote (debugfs).
+# placeholder, the host's image holds what the guest wrote (debugfs);
+# saved as a template then, the new one has spare drives too.
 # ember's own PATCH /drives on its socket (curl) swaps spare 1.  Refused:
 # a slot beyond the spares, a file ember cannot use, saving the sandbox
 # as a template while a file is swapped in, more spares than ember's
@@ -40,7 +41,7 @@ export EMBER_STATE_DIR=$TMP/state
 cleanup() {
 	local id
 	for id in "${IDS[@]}"; do "$E" kill "$id" >/dev/null 2>&1; done
-	"$E" template rm --force "$TPL" >/dev/null 2>&1
+	"$E" template rm --force "$TPL" "$TPL-saved" >/dev/null 2>&1
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -80,6 +81,14 @@ D=$EMBER_STATE_DIR/$S
 check "spare drives: a sandbox from the template, with its own 1 MiB placeholders" \
 	"id '$S'; $(show "$TMP/run.err"; ls -ls "$D" 2>&1 | sed 's/^/#   /')" \
 	ev '[ -n "$S" ] && [ "$(stat -c %s "$D/spare-0.img" "$D/spare-1.img" | sort -u)" = 1048576 ] && [ ! -e "$D/spare-2.img" ] && grep -qx spare_drives=2 "$D/info"'
+# open_spares DIR: how many of DIR's placeholders the sandbox's ember has open.
+open_spares() {
+	local pid
+	pid=$(sed -n 's/^ember=//p' "$1/info")
+	ls -l "/proc/$pid/fd" 2>/dev/null | grep -c " $1/spare-[01].img$"
+}
+n=$(open_spares "$D")
+check "spare drives: its ember has its own placeholders open (drive_overrides), not the build's" 	"$n open; $(ls -l /proc/"$(sed -n 's/^ember=//p' "$D/info")"/fd 2>&1 | sed 's/^/#   /')" 	[ "$n" = 2 ]
 a=$(sectors "$S" vda)
 b=$(sectors "$S" vdb)
 c=$(sectors "$S" vdc)
@@ -138,6 +147,16 @@ check "spare drives: swap-drive ID 0: back to the placeholder (2048 sectors)" \
 f=$(debugfs -R 'cat /f' "$IMG" 2>/dev/null)
 check "spare drives: the host's image holds what the guest wrote (debugfs)" "got '$f'" \
 	[ "$f" = "guest-$token"$'\n'"again-$token" ]
+
+# Saved as a template with its placeholders back: the new one has 2 too.
+"$E" template save "$S" "$TPL-saved" >/dev/null 2>"$TMP/save.err"
+rc=$?
+id=$("$E" run --template "$TPL-saved" --ttl 900 2>>"$TMP/save.err")
+[ -n "$id" ] && IDS+=("$id")
+n=$([ -n "$id" ] && open_spares "$EMBER_STATE_DIR/$id")
+b=$([ -n "$id" ] && sectors "$id" vdb)
+check "spare drives: template save of it records spare_drives=2; its sandbox has its own placeholders" 	"exit $rc, id '$id', $n open, vdb '$b'; $(show "$TMP/save.err" "$EMBER_STATE_DIR/templates/$TPL-saved/info")" 	ev '[ $rc = 0 ] && grep -qx spare_drives=2 "$EMBER_STATE_DIR/templates/$TPL-saved/info" && [ "$n" = 2 ] && [ "$b" = 2048 ]'
+[ -z "$id" ] || "$E" kill "$id" >/dev/null 2>&1
 
 # ember's own API (Firecracker's PATCH /drives) on spare 1.
 cp "$IMG" "$TMP/disk2.ext4"
