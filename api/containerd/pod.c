@@ -363,6 +363,23 @@ static int script_mounts(char *b, size_t cap, size_t *len,
 
 		if (m->bind)
 			continue; /* host files: copied in by the caller */
+		/*
+		 * The guest's own devpts, not a new instance: the agent
+		 * opens a TTY exec's terminal there before the chroot, and
+		 * its name must resolve inside the container (tty(1)).
+		 */
+		if (!strcmp(m->type, "devpts")) {
+			rc = add(b, cap, len, "mkdir -p \"$R\"");
+			if (!rc)
+				rc = sh_quote(b, cap, len, m->destination);
+			if (!rc)
+				rc = add(b, cap, len, " && mount --bind /dev/pts \"$R\"");
+			if (!rc)
+				rc = sh_quote(b, cap, len, m->destination);
+			if (!rc)
+				rc = add(b, cap, len, "\n");
+			continue;
+		}
 		rc = add(b, cap, len, "mkdir -p \"$R\"");
 		if (!rc)
 			rc = sh_quote(b, cap, len, m->destination);
