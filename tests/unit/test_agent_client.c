@@ -5,7 +5,8 @@
  * handshake (`CONNECT 1024\n` -> `OK 1\n`) and hands the connection to the
  * real agent built for this host (build/test/agent-host --fd N).  Then:
  * ping, exec (output, status, signals, timeout, stdin, env, cwd, user,
- * ENV_ADD, signal forwarding, EPIPE), files both ways, several operations on one
+ * ENV_ADD, signal forwarding, EPIPE; ROOT, RLIMIT, TTY with RESIZE, the
+ * ctl_fd records), files both ways, several operations on one
  * connection, the init step (through the agent's report hook, and for
  * real); handshake failures; and a hostile fake agent whose malformed or
  * oversized frames must end the operation with an error.
