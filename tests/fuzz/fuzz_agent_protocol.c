@@ -5,7 +5,9 @@
  * stream cut into frames the way the agent cuts it; each payload goes
  * through every payload decoder.  Any crash or sanitizer report is a bug,
  * every decoded string must lie inside the payload, NUL-terminated, and a
- * decoded INIT must be in range and survive a re-encoding unchanged.  The
+ * decoded INIT must be in range and survive a re-encoding unchanged, a
+ * decoded EXEC's ROOT, RLIMITs and TTY_SIZE (and RESIZE's payload) must
+ * keep the decoder's promises.  The
  * whole input is also an image defaults file (ember_defaults_decode()):
  * what decodes must re-encode to the same bytes, and what fails must say
  * why.
@@ -100,6 +102,44 @@ static void check_defaults(const uint8_t *pl, size_t len)
 			abort();
 }
 
+/*
+ * ROOT, RLIMIT, TTY_SIZE of a decoded EXEC: what the decoder promises,
+ * and each RLIMIT and the size survive a re-encoding unchanged.
+ */
+static void check_exec_ext(const struct ember_agent_exec *e)
+{
+	uint8_t v[EMBER_AGENT_RLIMIT_SIZE];
+	struct ember_agent_rlimit r;
+	uint16_t rows, cols;
+
+	if ((e->root && e->root[0] != '/') ||
+	    (e->root && (e->flags & EMBER_AGENT_F_ENV_ADD)) ||
+	    (e->have_size && !(e->flags & EMBER_AGENT_F_TTY)) ||
+	    e->nr_rlimits > EMBER_AGENT_MAX_RLIMITS)
+		abort();
+	for (uint32_t i = 0; i < e->nr_rlimits; i++) {
+		const struct ember_agent_rlimit *l = &e->rlimits[i];
+
+		if (l->resource >= EMBER_AGENT_NR_RLIMITS || l->soft > l->hard)
+			abort();
+		for (uint32_t j = 0; j < i; j++)
+			if (e->rlimits[j].resource == l->resource)
+				abort();
+		ember_agent_rlimit_encode(v, l->resource, l->soft, l->hard);
+		if (ember_agent_rlimit_decode(v, sizeof(v), &r) != 0 ||
+		    r.resource != l->resource || r.soft != l->soft ||
+		    r.hard != l->hard)
+			abort();
+	}
+	if (e->have_size) {
+		ember_agent_winsize_encode(v, e->rows, e->cols);
+		if (ember_agent_winsize_decode(v, EMBER_AGENT_WINSIZE_SIZE,
+					       &rows, &cols) != 0 ||
+		    rows != e->rows || cols != e->cols)
+			abort();
+	}
+}
+
 static void payload(const uint8_t *pl, size_t len)
 {
 	struct ember_agent_file f;
@@ -120,8 +160,10 @@ static void payload(const uint8_t *pl, size_t len)
 			check_str(pl, len, ex.env[i]);
 		check_str(pl, len, ex.cwd);
 		check_str(pl, len, ex.user);
+		check_str(pl, len, ex.root);
 		if (ex.flags & ~EMBER_AGENT_F_KNOWN)
 			abort();
+		check_exec_ext(&ex);
 	}
 	for (int w = 0; w < 2; w++)
 		if (ember_agent_file_decode(pl, len, w, &f) == 0) {
@@ -132,6 +174,19 @@ static void payload(const uint8_t *pl, size_t len)
 	check_init(pl, len);
 	ember_agent_exit_decode(pl, len, &kind, &c32);
 	ember_agent_kill_decode(pl, len, &sig);
+	{
+		uint16_t rows, cols;
+		struct ember_agent_rlimit rl;
+
+		if ((ember_agent_winsize_decode(pl, len, &rows, &cols) == 0) !=
+		    (len == EMBER_AGENT_WINSIZE_SIZE))
+			abort();
+		if (ember_agent_rlimit_decode(pl, (uint32_t)len, &rl) == 0 &&
+		    (len != EMBER_AGENT_RLIMIT_SIZE ||
+		     rl.resource >= EMBER_AGENT_NR_RLIMITS ||
+		     rl.soft > rl.hard))
+			abort();
+	}
 	if (ember_agent_error_decode(pl, len, &code, &msg, &ml) == 0 &&
 	    ml != len - 4)
 		abort();

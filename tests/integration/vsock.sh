@@ -3,7 +3,8 @@
 # with --vsock, driven over ember's Unix socket by vsock_peer.py (no
 # emberctl): the agent's port, CONNECT/OK, data both ways byte for byte,
 # many connections at once both ways, RST for unlistened ports on either
-# side, orderly half-close, malformed CONNECT lines; then a clean stop
+# side, orderly half-close, malformed CONNECT lines, an exec on a guest
+# pseudo-terminal (init's devpts); then a clean stop
 # that removes the socket.  The descriptor layouts Linux does not use are
 # covered by tests/unit/test_virtio_vsock.c.
 set -u
@@ -42,6 +43,7 @@ run_peer refused
 run_peer echo 2
 run_peer concurrent 4
 run_peer guest-to-host 4 300000
+run_peer tty
 run_peer ping 10
 
 kill -TERM "$pid"

@@ -255,5 +255,30 @@ def cmd_guest_to_host(uds, n, size):
     print("ok a guest connecting to an unlistened host port gets a reset")
 
 
+def cmd_tty(uds):
+    """EXEC with FLAGS bit TTY: a terminal from the guest's devpts."""
+    s, f, _ = connect(uds, 1024)
+    pl = b"".join(field(ARG, a + b"\0") for a in
+                  [b"sh", b"-c", b"tty; stty size; echo err >&2"])
+    pl += field(FLAGS, struct.pack("<I", 4))
+    pl += field(13, struct.pack("<HH", 24, 80))  # TTY_SIZE
+    s.sendall(frame(EXEC, 3, pl))
+    out = []
+    while True:
+        typ, st, p = read_frame(f)
+        if typ == STDOUT:
+            out.append(p)
+        elif typ == EXIT:
+            break
+        else:
+            die("tty exec: frame %d %r" % (typ, p))
+    text = b"".join(out)
+    if b"/dev/pts/" not in text or b"24 80\r\n" not in text \
+            or b"err\r\n" not in text:
+        die("tty exec: output %r" % text)
+    print("ok an exec on a guest pseudo-terminal: tty, its size, stderr "
+          "on it")
+
+
 if __name__ == "__main__":
     globals()["cmd_" + sys.argv[1].replace("-", "_")](*sys.argv[2:])

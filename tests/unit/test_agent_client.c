@@ -5,7 +5,8 @@
  * handshake (`CONNECT 1024\n` -> `OK 1\n`) and hands the connection to the
  * real agent built for this host (build/test/agent-host --fd N).  Then:
  * ping, exec (output, status, signals, timeout, stdin, env, cwd, user,
- * ENV_ADD, signal forwarding, EPIPE), files both ways, several operations on one
+ * ENV_ADD, signal forwarding, EPIPE; ROOT, RLIMIT, TTY with RESIZE, the
+ * ctl_fd records), files both ways, several operations on one
  * connection, the init step (through the agent's report hook, and for
  * real); handshake failures; and a hostile fake agent whose malformed or
  * oversized frames must end the operation with an error.
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -625,6 +627,323 @@ static void test_exec_stdin_echo(void **state)
 	close(err);
 	free(data);
 	free(back);
+	fake_stop(&f, 1);
+}
+
+/* ---- ROOT, RLIMIT, TTY, ctl_fd --------------------------------------- */
+
+static void put_file(const char *dir, const char *rel, const char *text)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(p, 0644), 0);
+}
+
+/*
+ * A container root in @dir: a static busybox (Debian's busybox-static)
+ * as bin/busybox and its sh, cat, id and env, an etc/passwd and etc/group of its own, a
+ * marker file, a home and a work directory.
+ */
+static void make_root(char *dir, size_t cap)
+{
+	char p[256], cmd[512];
+
+	snprintf(dir, cap, "/tmp/ember-root-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/bin %s/etc %s/home/app %s/work && "
+		 "cp /usr/bin/busybox %s/bin/busybox && "
+		 "for a in sh cat id env; do ln -s busybox %s/bin/$a; done",
+		 dir, dir, dir, dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	put_file(dir, "etc/passwd",
+		 "root:x:0:0:root:/root:/bin/sh\n"
+		 "app:x:1234:1235:App:/home/app:/bin/sh\n");
+	put_file(dir, "etc/group",
+		 "root:x:0:\napp:x:1235:\nextra:x:777:other,app\n");
+	put_file(dir, "etc/marker", "inside the root\n");
+	snprintf(p, sizeof(p), "%s/work", dir);
+	assert_int_equal(chmod(p, 0777), 0);
+	assert_int_equal(chmod(dir, 0755), 0); /* mkdtemp's 0700 */
+}
+
+static void remove_root(const char *dir)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * ROOT: the command, its user (the root's etc/passwd and etc/group: an
+ * account the host lacks), its cwd and its files are the root's; the
+ * environment is ENV alone, with the account's HOME; a root that is
+ * missing or not a directory is the guest's ENOENT / ENOTDIR naming it.
+ */
+static void test_exec_root(void **state)
+{
+	const char *argv[] = { "sh", "-c",
+			       "cat /etc/marker; pwd; id; echo \"$HOME\" $A",
+			       NULL };
+	const char *envv[] = { "/bin/busybox", "env", NULL };
+	const char *env[] = { "PATH=/bin", "A=1", NULL };
+	const char *missing[] = { "no-such-cmd", NULL };
+	struct agent_exec_req req = {
+		.argv = argv, .env = env, .stdin_fd = -1, .sig_fd = -1
+	};
+	char dir[64], file[96];
+	struct fake f;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("ok # skip ROOT needs root (chroot)\n");
+		skip();
+	}
+	make_root(dir, sizeof(dir));
+	agent_up(&f);
+	req.root = dir;
+	req.user = "app";
+	req.cwd = "/work";
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.code, 0);
+	assert_string_equal(R.out,
+			    "inside the root\n/work\n"
+			    "uid=1234(app) gid=1235(app) "
+			    "groups=777(extra),1235(app)\n/home/app 1\n");
+	/* As root, no user: the ids stay; ENV is the whole environment. */
+	req.user = NULL;
+	req.cwd = NULL;
+	req.argv = envv;
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_string_equal(R.out, "PATH=/bin\nA=1\n");
+	/* The command is looked up in the root's PATH. */
+	req.argv = missing;
+	assert_int_equal(run_req(f.c, &req, &R), -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), ENOENT);
+	assert_non_null(strstr(agent_client__error(f.c), "no-such-cmd"));
+	req.argv = argv;
+	req.user = "nobody"; /* the host's, not the root's */
+	assert_int_equal(run_req(f.c, &req, &R), -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), EINVAL);
+	req.user = NULL;
+	snprintf(file, sizeof(file), "%s/no-such-dir", dir);
+	req.root = file;
+	assert_int_equal(run_req(f.c, &req, &R), -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), ENOENT);
+	assert_non_null(strstr(agent_client__error(f.c), file));
+	snprintf(file, sizeof(file), "%s/etc/marker", dir);
+	req.root = file;
+	assert_int_equal(run_req(f.c, &req, &R), -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(f.c), ENOTDIR);
+	/* Refused before sending: relative, or with env_add. */
+	req.root = "relative/root";
+	assert_int_equal(run_req(f.c, &req, &R), -EINVAL);
+	req.root = dir;
+	req.env_add = true;
+	assert_int_equal(run_req(f.c, &req, &R), -EINVAL);
+	/* The connection goes on. */
+	req.env_add = false;
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.code, 0);
+	fake_stop(&f, 1);
+	remove_root(dir);
+}
+
+/* RLIMIT: set before the command runs; the guest's refusal names it. */
+static void test_exec_rlimit(void **state)
+{
+	const char *argv[] = { "sh", "-c", "ulimit -n; ulimit -Hn; ulimit -c",
+			       NULL };
+	struct agent_rlimit rl[] = {
+		{ .resource = RLIMIT_NOFILE, .soft = 77, .hard = 99 },
+		{ .resource = RLIMIT_CORE,
+		  .soft = AGENT_RLIM_INFINITY,
+		  .hard = AGENT_RLIM_INFINITY },
+	};
+	struct agent_exec_req req = { .argv = argv,
+				      .stdin_fd = -1,
+				      .sig_fd = -1,
+				      .rlimits = rl,
+				      .nr_rlimits = 2 };
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	if (geteuid() == 0) {
+		assert_int_equal(run_req(f.c, &req, &R), 0);
+		assert_int_equal(R.res.code, 0);
+		assert_string_equal(R.out, "77\n99\nunlimited\n");
+		/* Over fs.nr_open: the kernel refuses it. */
+		rl[0].soft = rl[0].hard = 1ULL << 40;
+		assert_int_equal(run_req(f.c, &req, &R), -EREMOTEIO);
+		assert_non_null(strstr(agent_client__error(f.c),
+				       "setrlimit RLIMIT_NOFILE"));
+	}
+	/* Refused before sending. */
+	rl[0].soft = 100;
+	rl[0].hard = 99;
+	assert_int_equal(run_req(f.c, &req, &R), -EINVAL);
+	rl[0].soft = 1;
+	rl[0].resource = 16;
+	assert_int_equal(run_req(f.c, &req, &R), -EINVAL);
+	rl[0].resource = RLIMIT_CORE;
+	assert_int_equal(run_req(f.c, &req, &R), -EINVAL); /* twice */
+	req.nr_rlimits = 17;
+	assert_int_equal(run_req(f.c, &req, &R), -EINVAL);
+	/* A soft limit the command may lower, as root or not. */
+	rl[0].resource = RLIMIT_NOFILE;
+	rl[0].soft = 50;
+	rl[0].hard = 64;
+	req.nr_rlimits = 1;
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_memory_equal(R.out, "50\n64\n", 6);
+	fake_stop(&f, 1);
+}
+
+/* Write the record @op, @a, @b to @fd after @delay_ms, from a child. */
+static pid_t ctl_later(int fd, int delay_ms, uint32_t op, uint32_t a,
+		       uint32_t b)
+{
+	struct agent_exec_ctl r = { .op = op, .a = a, .b = b };
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		usleep((useconds_t)delay_ms * 1000);
+		put(fd, &r, sizeof(r));
+		_exit(0);
+	}
+	return pid;
+}
+
+/*
+ * TTY: the command on a terminal of its own, the size given, stdout and
+ * stderr both on stdout; RESIZE through ctl_fd changes the size and
+ * signals SIGWINCH; stdin's end is the terminal's EOF.
+ */
+static void test_exec_tty(void **state)
+{
+	const char *argv[] = { "sh", "-c", "tty; stty size; echo err >&2",
+			       NULL };
+	const char *winch[] = { "sh", "-c",
+				"trap 'stty size; exit 7' WINCH; echo ready; "
+				"sleep 5 & wait; echo no-winch",
+				NULL };
+	const char *cat[] = { "cat", NULL };
+	struct agent_exec_req req = { .argv = argv,
+				      .stdin_fd = -1,
+				      .sig_fd = -1,
+				      .tty = true,
+				      .rows = 24,
+				      .cols = 80 };
+	int ctl[2], in;
+	pid_t pid;
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.code, 0);
+	assert_non_null(strstr(R.out, "/dev/pts/"));
+	assert_non_null(strstr(R.out, "24 80\r\n"));
+	assert_non_null(strstr(R.out, "err\r\n"));
+	assert_int_equal(R.err_len, 0);
+	/* RESIZE: the new size, and SIGWINCH for the foreground group. */
+	assert_int_equal(pipe(ctl), 0);
+	req.argv = winch;
+	req.ctl_fd = ctl[0];
+	pid = ctl_later(ctl[1], 700, AGENT_EXEC_CTL_RESIZE, 50, 132);
+	close(ctl[1]);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	waitpid(pid, NULL, 0);
+	close(ctl[0]);
+	assert_int_equal(R.res.kind, EMBER_AGENT_EXITED);
+	assert_int_equal(R.res.code, 7);
+	assert_non_null(strstr(R.out, "50 132"));
+	assert_null(strstr(R.out, "no-winch"));
+	/* stdin to the terminal; its end the EOF character: cat ends. */
+	in = fill_memfd((const uint8_t *)"hello\n", 6);
+	req.argv = cat;
+	req.ctl_fd = -1;
+	req.stdin_fd = in;
+	req.timeout_ms = 5000;
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	assert_int_equal(R.res.kind, EMBER_AGENT_EXITED);
+	assert_int_equal(R.res.code, 0);
+	assert_non_null(strstr(R.out, "hello\r\n"));
+	close(in);
+	/* CLOSE_STDIN without stdin_fd: the same EOF. */
+	assert_int_equal(pipe(ctl), 0);
+	req.stdin_fd = -1;
+	req.ctl_fd = ctl[0];
+	pid = ctl_later(ctl[1], 200, AGENT_EXEC_CTL_CLOSE_STDIN, 0, 0);
+	close(ctl[1]);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	waitpid(pid, NULL, 0);
+	close(ctl[0]);
+	assert_int_equal(R.res.kind, EMBER_AGENT_EXITED);
+	assert_int_equal(R.res.code, 0);
+	fake_stop(&f, 1);
+}
+
+/*
+ * ctl_fd KILL: the signal as-is (a fourth SIGTERM is still SIGTERM);
+ * records that do not apply are ignored; CLOSE_STDIN ends a pipe's
+ * stdin; EOF on ctl_fd changes nothing.
+ */
+static void test_exec_ctl_kill(void **state)
+{
+	const char *argv[] = { "sleep", "10", NULL };
+	const char *cat[] = { "sh", "-c", "cat; echo closed", NULL };
+	struct agent_exec_req req = { .argv = argv,
+				      .stdin_fd = -1,
+				      .sig_fd = -1 };
+	struct agent_exec_ctl junk[] = {
+		{ .op = AGENT_EXEC_CTL_RESIZE, .a = 1, .b = 1 }, /* no tty */
+		{ .op = AGENT_EXEC_CTL_KILL, .a = 0 },
+		{ .op = AGENT_EXEC_CTL_KILL, .a = 65 },
+		{ .op = 99 },
+	};
+	int ctl[2], in[2];
+	pid_t pid;
+	struct fake f;
+
+	(void)state;
+	agent_up(&f);
+	assert_int_equal(pipe(ctl), 0);
+	put(ctl[1], junk, sizeof(junk));
+	req.ctl_fd = ctl[0];
+	pid = ctl_later(ctl[1], 300, AGENT_EXEC_CTL_KILL, SIGTERM, 0);
+	close(ctl[1]);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	waitpid(pid, NULL, 0);
+	close(ctl[0]);
+	assert_int_equal(R.res.kind, EMBER_AGENT_SIGNALLED);
+	assert_int_equal(R.res.code, SIGTERM);
+	/* CLOSE_STDIN: the pipe's writer end stays open, stdin ends. */
+	assert_int_equal(pipe(ctl), 0);
+	assert_int_equal(pipe(in), 0);
+	put(in[1], "data\n", 5);
+	req.argv = cat;
+	req.stdin_fd = in[0];
+	req.ctl_fd = ctl[0];
+	req.timeout_ms = 5000;
+	pid = ctl_later(ctl[1], 300, AGENT_EXEC_CTL_CLOSE_STDIN, 0, 0);
+	close(ctl[1]);
+	assert_int_equal(run_req(f.c, &req, &R), 0);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(R.res.kind, EMBER_AGENT_EXITED);
+	assert_string_equal(R.out, "data\nclosed\n");
+	close(ctl[0]);
+	close(in[0]);
+	close(in[1]);
 	fake_stop(&f, 1);
 }
 
@@ -1343,6 +1662,10 @@ int main(void)
 		cmocka_unit_test(test_exec_signal_forward),
 		cmocka_unit_test(test_exec_third_interrupt_kills),
 		cmocka_unit_test(test_exec_epipe),
+		cmocka_unit_test(test_exec_root),
+		cmocka_unit_test(test_exec_rlimit),
+		cmocka_unit_test(test_exec_tty),
+		cmocka_unit_test(test_exec_ctl_kill),
 		cmocka_unit_test(test_exec_too_big),
 		cmocka_unit_test(test_exec_agent_dies),
 		cmocka_unit_test(test_file_roundtrip),
