@@ -138,8 +138,8 @@ static int walk(struct walk *w, const char *host, const char *guest,
 		return rc;
 	d = opendir(host);
 	if (!d)
-		return sandbox__errf(w->err, w->errlen, -errno, "%s: %s",
-				     host, strerror(errno));
+		return sandbox__errf(w->err, w->errlen, -errno, "%s: %s", host,
+				     strerror(errno));
 	while (!rc && (de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -192,7 +192,7 @@ int binds__copy(struct pod *pod, const char *cid, const struct oci_spec *spec,
 		char *err, size_t errlen)
 {
 	struct walk w = { .pod = pod, .err = err, .errlen = errlen };
-	char root[PATH_MAX], dst[PATH_MAX * 2], out[512];
+	char root[PATH_MAX], dst[PATH_MAX * 2], src[PATH_MAX], out[512];
 	struct stat st;
 	size_t i;
 	int rc = 0;
@@ -214,18 +214,15 @@ int binds__copy(struct pod *pod, const char *cid, const struct oci_spec *spec,
 
 		if (!m->bind)
 			continue;
-		if (lstat(m->source, &st)) {
+		/*
+		 * Links in the source: what they point to, as mount does
+		 * (/etc/localtime is one); the files are then opened
+		 * O_NOFOLLOW by their real path.
+		 */
+		if (!realpath(m->source, src) || lstat(src, &st)) {
 			rc = sandbox__errf(err, errlen, -errno,
-					   "bind mount %s on %s: %s",
-					   m->source, m->destination,
-					   strerror(errno));
-			break;
-		}
-		/* A link as the source: what it points to, as mount does. */
-		if (S_ISLNK(st.st_mode) && stat(m->source, &st)) {
-			rc = sandbox__errf(err, errlen, -errno,
-					   "bind mount %s: %s", m->source,
-					   strerror(errno));
+					   "bind mount %s on %s: %s", m->source,
+					   m->destination, strerror(errno));
 			break;
 		}
 		if ((size_t)snprintf(dst, sizeof(dst), "%s%s", root,
@@ -239,7 +236,7 @@ int binds__copy(struct pod *pod, const char *cid, const struct oci_spec *spec,
 			*slash = '\0';
 		rc = line(&w, "mkdir -p", parent, NULL);
 		if (!rc)
-			rc = walk(&w, m->source, dst, &st, 0);
+			rc = walk(&w, src, dst, &st, 0);
 	}
 	if (!rc) {
 		rc = pod__guest_sh(pod, w.script, out, sizeof(out), err,

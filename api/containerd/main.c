@@ -134,15 +134,29 @@ bad:
 	return -EINVAL;
 }
 
-/* The whole of file @path, NUL-terminated, in a malloc'd *@out. */
+/*
+ * The whole of the regular file @path, NUL-terminated, in a malloc'd
+ * *@out; -EINVAL for anything else (a FIFO must not hang `start`).
+ */
 static int read_file(const char *path, char **out, size_t *len)
 {
-	FILE *fp = fopen(path, "re");
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	char *buf = NULL;
 	size_t n = 0, cap = 0, r;
+	struct stat st;
+	FILE *fp;
 
-	if (!fp)
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	fp = fdopen(fd, "r");
+	if (!fp) {
+		close(fd);
+		return -ENOMEM;
+	}
 	for (;;) {
 		if (cap - n < 4096) {
 			char *nb;
@@ -344,7 +358,7 @@ static int cmd_start(const struct flags *f)
 	err = read_file("config.json", &spec, &speclen);
 	if (err) {
 		fprintf(stderr, SHIM_NAME ": %s/config.json: %s\n", cwd,
-			strerror(-err));
+			err == -EINVAL ? "not a regular file" : strerror(-err));
 		return err;
 	}
 	err = shim_address__group(spec, speclen, f->id, group, sizeof(group));

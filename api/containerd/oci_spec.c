@@ -28,6 +28,43 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
+/*
+ * Make the absolute path @p lexically clean, in place, as runc joins a
+ * mount's destination to the root: no "." or ".." (kept at "/", so the
+ * path cannot leave the container's root), no doubled or trailing '/'.
+ */
+static void clean_path(char *p)
+{
+	char *r = p + 1, *w = p + 1, *end = p + strlen(p), *seg;
+	size_t n;
+
+	/* w never passes r: a '/' written at r is the one read there. */
+	while (r < end) {
+		while (r < end && *r == '/')
+			r++;
+		seg = r;
+		while (r < end && *r != '/')
+			r++;
+		n = (size_t)(r - seg);
+		if (!n || (n == 1 && seg[0] == '.'))
+			continue;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			/* back over the last segment written */
+			if (w > p + 1)
+				w--;
+			while (w > p + 1 && w[-1] != '/')
+				w--;
+			continue;
+		}
+		memmove(w, seg, n);
+		w += n;
+		*w++ = '/';
+	}
+	if (w > p + 1)
+		w--; /* the trailing '/' */
+	*w = '\0';
+}
+
 static const struct {
 	const char *name;
 	int nr;
@@ -109,8 +146,8 @@ static int str_array(const json_t *a, const char *where, size_t max,
 	if (a && json_is_array(a))
 		n = json_array_size(a);
 	if (n > max)
-		return fail(err, errlen, -E2BIG, "%s: over %zu entries",
-			    where, max);
+		return fail(err, errlen, -E2BIG, "%s: over %zu entries", where,
+			    max);
 	*out = calloc(n + 1, sizeof(char *));
 	if (!*out)
 		return -ENOMEM;
@@ -180,8 +217,8 @@ static int parse_rlimits(const json_t *a, struct oci_process *p, char *err,
 		if (rc)
 			return rc;
 		if (l->soft > l->hard)
-			return fail(err, errlen, -EINVAL,
-				    "%s: soft over hard", where);
+			return fail(err, errlen, -EINVAL, "%s: soft over hard",
+				    where);
 		p->nr_rlimits++;
 	}
 	return 0;
@@ -217,8 +254,8 @@ static int parse_process(const json_t *o, struct oci_process *p, char *err,
 			return rc;
 		p->cols = (uint16_t)n;
 	}
-	rc = str_array(json_object_get(o, "args"), "process.args",
-		       OCI_MAX_ARGS, &p->args, err, errlen);
+	rc = str_array(json_object_get(o, "args"), "process.args", OCI_MAX_ARGS,
+		       &p->args, err, errlen);
 	if (rc)
 		return rc;
 	if (!p->args[0] || !p->args[0][0])
@@ -309,8 +346,7 @@ int oci_process__parse(const char *text, size_t len, struct oci_process *p,
 	memset(p, 0, sizeof(*p));
 	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!o)
-		return fail(err, errlen, -EINVAL, "process spec: %s",
-			    je.text);
+		return fail(err, errlen, -EINVAL, "process spec: %s", je.text);
 	rc = parse_process(o, p, err, errlen);
 	json_decref(o);
 	return rc;
@@ -339,6 +375,8 @@ static int parse_mount(const json_t *m, size_t at, struct oci_mount *out,
 		return fail(err, errlen, -EINVAL,
 			    "%s.destination: not an absolute path", where);
 	out->destination = strdup(dest);
+	if (out->destination)
+		clean_path(out->destination);
 	out->type = strdup(type ? type : "");
 	out->source = strdup(src ? src : "");
 	if (!out->destination || !out->type || !out->source)
@@ -396,7 +434,8 @@ static int check_linux(const json_t *lx, char *err, size_t errlen)
 			    "linux.namespaces: not an array");
 	json_array_foreach(ns, i, n)
 	{
-		const char *type = json_string_value(json_object_get(n, "type"));
+		const char *type =
+			json_string_value(json_object_get(n, "type"));
 
 		if (!type)
 			return fail(err, errlen, -EINVAL,
@@ -443,8 +482,8 @@ static int parse_resources(const json_t *lx, struct oci_spec *s, char *err,
 		lim = json_object_get(cpu, "quota");
 		if (lim && json_is_integer(lim) && json_integer_value(lim) > 0)
 			s->cpu_quota = (uint64_t)json_integer_value(lim);
-		rc = get_u64(cpu, "period", "linux.resources.cpu",
-			     UINT32_MAX, &s->cpu_period, err, errlen);
+		rc = get_u64(cpu, "period", "linux.resources.cpu", UINT32_MAX,
+			     &s->cpu_period, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -453,8 +492,8 @@ static int parse_resources(const json_t *lx, struct oci_spec *s, char *err,
 	return 0;
 }
 
-int oci_spec__parse(const char *text, size_t len, struct oci_spec *s,
-		    char *err, size_t errlen)
+int oci_spec__parse(const char *text, size_t len, struct oci_spec *s, char *err,
+		    size_t errlen)
 {
 	const json_t *root, *mounts, *ann, *lx, *hooks;
 	const char *str;

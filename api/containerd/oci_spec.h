@@ -60,7 +60,7 @@ struct oci_process {
 };
 
 struct oci_mount {
-	char *destination; /* absolute */
+	char *destination; /* absolute, clean: no ".." leaves the root */
 	char *type; /* "" when not given (a bind mount) */
 	char *source; /* "" when not given */
 	char *options[OCI_MAX_OPTS + 1]; /* NULL-terminated */
@@ -90,8 +90,8 @@ struct oci_spec {
  * one that ember cannot honour (see above); -E2BIG past the limits above;
  * -ENOMEM.
  */
-int oci_spec__parse(const char *text, size_t len, struct oci_spec *s,
-		    char *err, size_t errlen);
+int oci_spec__parse(const char *text, size_t len, struct oci_spec *s, char *err,
+		    size_t errlen);
 
 /*
  * oci_process__parse() - an OCI "process" object alone, as the JSON text

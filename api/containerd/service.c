@@ -38,11 +38,11 @@
 #include "rootfs.h"
 #include "shim.h"
 
-#define TASK_SERVICE	"containerd.task.v2.Task"
-#define STATE_FILE	"ember.state" /* in the bundle: what delete cleans */
-#define SPEC_MAX	(4 << 20)
-#define MAX_EXECS	64
-#define EXEC_ID_MAX	128
+#define TASK_SERVICE "containerd.task.v2.Task"
+#define STATE_FILE   "ember.state" /* in the bundle: what delete cleans */
+#define SPEC_MAX     (4 << 20)
+#define MAX_EXECS    64
+#define EXEC_ID_MAX  128
 
 struct container {
 	struct container *next;
@@ -238,8 +238,8 @@ static int write_state(const struct shim_service *s, const struct container *c)
 	char path[PATH_MAX], tmp[PATH_MAX], text[PATH_MAX * 2 + 64];
 	int n;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/" STATE_FILE,
-			     c->bundle) >= sizeof(path) ||
+	if ((size_t)snprintf(path, sizeof(path), "%s/" STATE_FILE, c->bundle) >=
+		    sizeof(path) ||
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s/." STATE_FILE ".tmp",
 			     c->bundle) >= sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -249,40 +249,111 @@ static int write_state(const struct shim_service *s, const struct container *c)
 	return files__replace(path, tmp, text, (size_t)n, 0600, FILES_NOFOLLOW);
 }
 
+/*
+ * Where our copy of task @id's root goes (disk_path() makes the directory):
+ * STATE/containerd/NS/ID.ext4.
+ */
+static int disk_name(const char *ns, const char *id, char *dir, size_t dirlen,
+		     char *out, size_t outlen, char *err, size_t errlen)
+{
+	char state[PATH_MAX];
+	int rc = sandbox__state_dir(state, sizeof(state), err, errlen);
+
+	if (rc)
+		return rc;
+	if ((size_t)snprintf(dir, dirlen, "%s/containerd/%s", state,
+			     ns && ns[0] ? ns : "default") >= dirlen ||
+	    (size_t)snprintf(out, outlen, "%s/%s.ext4", dir, id) >= outlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * The state file of @bundle into @buf (@size bytes), NUL-terminated: its
+ * length, 0 when there is none, or -errno.  Only a regular file is read
+ * (a FIFO there must not hang `delete`).
+ */
+static ssize_t read_state(const char *path, char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+/* Is @rootfs the directory "rootfs" of @bundle (symbolic links resolved)? */
+static bool bundle_rootfs(const char *bundle, const char *rootfs)
+{
+	char a[PATH_MAX], b[PATH_MAX], parent[PATH_MAX];
+	size_t n = strlen(rootfs);
+
+	if (n <= 7 || n >= sizeof(parent) || strcmp(rootfs + n - 7, "/rootfs"))
+		return false;
+	memcpy(parent, rootfs, n - 7);
+	parent[n - 7] = '\0';
+	return realpath(bundle, a) && realpath(parent, b) && !strcmp(a, b);
+}
+
+/*
+ * The state file names what Create made; it is only a hint, never trusted
+ * as a path: the disk removed is the one Create makes for @ns/@id, the
+ * directory unmounted @bundle/rootfs, the sandbox killed one named by its
+ * full id.
+ */
 int shim_service__cleanup_bundle(const char *bundle, const char *ns,
 				 const char *id, char *err, size_t errlen)
 {
-	char path[PATH_MAX], *text = NULL, *save = NULL, *first, *k, *v;
+	char path[PATH_MAX], dir[PATH_MAX], disk[PATH_MAX];
+	char text[PATH_MAX * 2 + 64], *save = NULL, *first, *k, *v;
+	char ignored[256];
 	struct sandbox_info info;
-	size_t len = 0;
-	FILE *f;
+	ssize_t n;
 	int rc = 0;
 
-	(void)ns;
-	(void)id;
 	if ((size_t)snprintf(path, sizeof(path), "%s/" STATE_FILE, bundle) >=
 	    sizeof(path))
 		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	if (getdelim(&text, &len, '\0', f) < 0) {
-		fclose(f);
-		free(text);
+	n = read_state(path, text, sizeof(text));
+	if (n < 0) {
+		sandbox__errf(err, errlen, 0, "%s: %s", path,
+			      n == -EINVAL ? "not a regular file" :
+					     strerror((int)-n));
+		return (int)n;
+	}
+	if (!n) {
+		unlink(path);
 		return 0;
 	}
-	fclose(f);
 	for (first = text; files__next_kv(first, &save, &k, &v) > 0;
 	     first = NULL) {
-		if (!strcmp(k, "sandbox") && v[0] &&
-		    sandbox__find(v, &info, err, errlen) == 0)
+		if (!strcmp(k, "sandbox") && sandbox__is_id(v) &&
+		    sandbox__find(v, &info, err, errlen) == 0 &&
+		    !strcmp(info.id, v))
 			rc = sandbox__kill(&info, err, errlen);
-		else if (!strcmp(k, "disk") && v[0])
-			unlink(v);
-		else if (!strcmp(k, "rootfs") && v[0])
-			rootfs__unmount(v);
+		else if (!strcmp(k, "disk") && v[0] && id && !strchr(id, '/') &&
+			 !disk_name(ns, id, dir, sizeof(dir), disk,
+				    sizeof(disk), ignored, sizeof(ignored)) &&
+			 !strcmp(v, disk))
+			unlink(disk);
+		else if (!strcmp(k, "rootfs") && v[0] &&
+			 bundle_rootfs(bundle, v) &&
+			 (size_t)snprintf(disk, sizeof(disk), "%s/rootfs",
+					  bundle) < sizeof(disk))
+			rootfs__unmount(disk);
 	}
-	free(text);
 	unlink(path);
 	return rc;
 }
@@ -293,17 +364,23 @@ static int read_spec(const char *bundle, struct oci_spec *spec, char *err,
 		     size_t errlen)
 {
 	char path[PATH_MAX], *buf;
+	struct stat st;
 	ssize_t n;
 	int fd, rc;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/config.json", bundle) >=
 	    sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
 		sandbox__errf(err, errlen, 0, "%s: %s", path, strerror(errno));
 		return rc;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		sandbox__errf(err, errlen, 0, "%s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
 	}
 	buf = malloc(SPEC_MAX);
 	if (!buf) {
@@ -314,7 +391,7 @@ static int read_spec(const char *bundle, struct oci_spec *spec, char *err,
 	close(fd);
 	if (n < 0 || n == SPEC_MAX) {
 		sandbox__errf(err, errlen, 0, "%s: %s", path,
-			 n < 0 ? strerror(errno) : "over 4 MiB");
+			      n < 0 ? strerror(errno) : "over 4 MiB");
 		free(buf);
 		return n < 0 ? -EIO : -E2BIG;
 	}
@@ -327,23 +404,16 @@ static int read_spec(const char *bundle, struct oci_spec *spec, char *err,
 static int disk_path(const struct shim_service *s, const char *id, char *out,
 		     size_t outlen, char *err, size_t errlen)
 {
-	char state[PATH_MAX], dir[PATH_MAX];
-	int rc = sandbox__state_dir(state, sizeof(state), err, errlen);
+	char dir[PATH_MAX];
+	int rc = disk_name(s->ctx.ns, id, dir, sizeof(dir), out, outlen, err,
+			   errlen);
 
 	if (rc)
 		return rc;
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/containerd/%s", state,
-			     s->ctx.ns ? s->ctx.ns : "default") >=
-	    sizeof(dir))
-		return -ENAMETOOLONG;
 	rc = files__mkdir_p(dir);
-	if (rc) {
+	if (rc)
 		sandbox__errf(err, errlen, 0, "%s: %s", dir, strerror(-rc));
-		return rc;
-	}
-	if ((size_t)snprintf(out, outlen, "%s/%s.ext4", dir, id) >= outlen)
-		return -ENAMETOOLONG;
-	return 0;
+	return rc;
 }
 
 /* Undo what Create made for @c (not its processes). */
@@ -397,7 +467,7 @@ static int create_disk(struct shim_service *s, struct container *c,
 
 	if (q->n_rootfs > 16) {
 		sandbox__errf(err, errlen, 0, "%zu rootfs mounts: at most 16",
-			 q->n_rootfs);
+			      q->n_rootfs);
 		return -E2BIG;
 	}
 	for (i = 0; i < q->n_rootfs; i++) {
@@ -407,8 +477,8 @@ static int create_disk(struct shim_service *s, struct container *c,
 	}
 	/* NULL-terminated option lists: protobuf-c gives counts. */
 	for (i = 0; i < q->n_rootfs; i++) {
-		const char **o = calloc(q->rootfs[i]->n_options + 1,
-					sizeof(char *));
+		const char **o =
+			calloc(q->rootfs[i]->n_options + 1, sizeof(char *));
 		size_t k;
 
 		if (!o) {
@@ -428,7 +498,8 @@ static int create_disk(struct shim_service *s, struct container *c,
 		fd = open(dev, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes)) {
 			rc = -errno;
-			sandbox__errf(err, errlen, 0, "%s: %s", dev, strerror(errno));
+			sandbox__errf(err, errlen, 0, "%s: %s", dev,
+				      strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			goto out;
@@ -525,8 +596,7 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (o) {
-		fail(r, TTRPC_ALREADY_EXISTS, "task %s: already exists",
-		     q->id);
+		fail(r, TTRPC_ALREADY_EXISTS, "task %s: already exists", q->id);
 		free(c->id);
 		free(c->bundle);
 		free(c);
@@ -545,8 +615,7 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 				 &c->slot, err, sizeof(err));
 	if (!rc) {
 		c->attached = true;
-		rc = binds__copy(&s->pod, c->id, &c->spec, err,
-				 sizeof(err));
+		rc = binds__copy(&s->pod, c->id, &c->spec, err, sizeof(err));
 	}
 	if (!rc)
 		rc = write_state(s, c);
@@ -557,8 +626,8 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 	}
 	proc_spec = c->spec.process;
 	memset(&c->spec.process, 0, sizeof(c->spec.process));
-	c->init = proc__new(&s->pod, c->id, "", &proc_spec, q->stdin,
-			    q->stdout, q->stderr, q->terminal, on_exit_cb, s);
+	c->init = proc__new(&s->pod, c->id, "", &proc_spec, q->stdin, q->stdout,
+			    q->stderr, q->terminal, on_exit_cb, s);
 	if (!c->init) {
 		oci_process__free(&proc_spec);
 		fail(r, TTRPC_RESOURCE_EXHAUSTED, "out of memory");
@@ -970,8 +1039,8 @@ static void do_resize(struct shim_service *s, const uint8_t *buf, size_t len,
 	containerd__task__v2__resize_pty_request__free_unpacked(q, NULL);
 }
 
-static void do_close_io(struct shim_service *s, const uint8_t *buf,
-			size_t len, struct ttrpc_reply *r)
+static void do_close_io(struct shim_service *s, const uint8_t *buf, size_t len,
+			struct ttrpc_reply *r)
 {
 	Containerd__Task__V2__CloseIORequest *q;
 	struct proc *pr;

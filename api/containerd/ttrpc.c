@@ -24,7 +24,8 @@
 
 #include "ttrpc_codec.h"
 
-#define STOP_GRACE_MS 2000
+#define STOP_GRACE_MS	  2000
+#define ACCEPT_BACKOFF_MS 100
 
 struct conn {
 	struct ttrpc_server *s;
@@ -264,7 +265,12 @@ struct ttrpc_server *ttrpc_server__new(int listen_fd, ttrpc_handler_fn fn,
 	return s;
 }
 
-static void accept_one(struct ttrpc_server *s)
+/*
+ * Accept one connection and start its reader.  Returns 0, or -errno when
+ * accept4() failed for want of a resource (fds, memory): the connection
+ * stays queued, so polling again at once would spin.
+ */
+static int accept_one(struct ttrpc_server *s)
 {
 	pthread_attr_t attr;
 	struct conn *c;
@@ -272,12 +278,16 @@ static void accept_one(struct ttrpc_server *s)
 	int fd;
 
 	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM)
+			return -errno;
+		return 0;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
-		return;
+		return 0;
 	}
 	c->s = s;
 	c->fd = fd;
@@ -297,6 +307,7 @@ static void accept_one(struct ttrpc_server *s)
 		pthread_mutex_unlock(&s->lock);
 	}
 	pthread_attr_destroy(&attr);
+	return 0;
 }
 
 /* Wait on s->cond until @pred or @deadline; under s->lock. */
@@ -343,8 +354,9 @@ int ttrpc_server__run(struct ttrpc_server *s)
 			ret = -EBADF;
 			break;
 		}
-		if (pfd[0].revents & POLLIN)
-			accept_one(s);
+		/* Out of fds: wait for some to be closed (or a stop). */
+		if ((pfd[0].revents & POLLIN) && accept_one(s))
+			poll(&pfd[1], 1, ACCEPT_BACKOFF_MS);
 	}
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += STOP_GRACE_MS / 1000;

@@ -27,6 +27,9 @@ daemons=()
 cleanup() {
 	local p
 	for p in "${daemons[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in "$TMP/mnt" "$TMP/t1/rootfs"; do
+		mountpoint -q "$p" 2>/dev/null && umount -l "$p"
+	done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -151,3 +154,91 @@ for p in $pid $pid2; do
 done
 check "SIGTERM: the daemons remove their sockets" "$(ls "$EMBER_SHIM_SOCKET_DIR")" \
 	test -z "$(ls "$EMBER_SHIM_SOCKET_DIR")"
+
+# --- bad input --------------------------------------------------------------
+
+# A FIFO where a file is read must fail, not hang.
+mkdir -p "$TMP/fifo"
+mkfifo "$TMP/fifo/config.json"
+out=$(cd "$TMP/fifo" && timeout 10 "$SHIM" -namespace $NS -address "$ADDR" \
+	-id f start 2>"$TMP/start.err" </dev/null)
+st=$?
+check "start: a FIFO for config.json fails at once" \
+	"rc $st, '$out': $(cat "$TMP/start.err")" \
+	test "$st" = 1 -a -z "$out"
+rm "$TMP/fifo/config.json"
+mkfifo "$TMP/fifo/ember.state"
+timeout 10 "$SHIM" -namespace $NS -address "$ADDR" -id f -bundle "$TMP/fifo" \
+	delete >/dev/null 2>"$TMP/del.err"
+st=$?
+check "delete: a FIFO for ember.state fails at once" \
+	"rc $st: $(cat "$TMP/del.err")" test "$st" = 1
+
+# delete ID: the shim's delete of the bundle $TMP/ID, state under $TMP/state.
+delete() {
+	EMBER_STATE_DIR=$TMP/state "$SHIM" -namespace $NS -address "$ADDR" \
+		-id "$1" -bundle "$TMP/$1" delete >/dev/null 2>"$TMP/del.err"
+}
+
+# A tampered ember.state names paths outside what Create made: left alone.
+mkdir -p "$TMP/t0" "$TMP/state/containerd/$NS" "$TMP/mnt"
+echo precious >"$TMP/victim"
+printf 'sandbox=a\ndisk=%s\nrootfs=%s\n' "$TMP/victim" "$TMP/mnt" \
+	>"$TMP/t0/ember.state"
+root=$(id -u)
+[ "$root" = 0 ] && mount -t tmpfs none "$TMP/mnt"
+delete t0
+st=$?
+check "delete: a tampered ember.state removes no other file" \
+	"rc $st, $(cat "$TMP/del.err"), victim: $(ls "$TMP/victim" 2>&1)" \
+	test "$st" = 0 -a -f "$TMP/victim"
+if [ "$root" = 0 ]; then
+	check "delete: ... and unmounts nothing but BUNDLE/rootfs" \
+		"$TMP/mnt unmounted" mountpoint -q "$TMP/mnt"
+	umount -l "$TMP/mnt"
+fi
+check "delete: ... and removes the state file" "" \
+	test ! -e "$TMP/t0/ember.state"
+
+# What Create writes is still cleaned: its disk and BUNDLE/rootfs.
+mkdir -p "$TMP/t1/rootfs"
+disk=$TMP/state/containerd/$NS/t1.ext4
+: >"$disk"
+printf 'sandbox=\ndisk=%s\nrootfs=%s\n' "$disk" "$TMP/t1/rootfs" \
+	>"$TMP/t1/ember.state"
+[ "$root" = 0 ] && mount -t tmpfs none "$TMP/t1/rootfs"
+delete t1
+st=$?
+check "delete: removes the task's disk" "rc $st, $(cat "$TMP/del.err")" \
+	test "$st" = 0 -a ! -e "$disk"
+if [ "$root" = 0 ]; then
+	check "delete: unmounts BUNDLE/rootfs" "still mounted" \
+		eval '! mountpoint -q "$TMP/t1/rootfs"'
+fi
+
+# Out of fds, the daemon waits for one rather than spinning on accept.
+bundle "$TMP/fd" '{"ociVersion":"1.0.2"}'
+out=$(ulimit -n 40 && start "$TMP/fd" fd && echo "$out")
+pid=$(daemon_of fd)
+[ -n "$pid" ] && daemons+=("$pid")
+ticks=$(python3 - "${out#unix://}" "$pid" <<'EOF'
+import socket, sys, time
+def cpu():
+    f = open("/proc/%s/stat" % sys.argv[2]).read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])
+cs = []
+for _ in range(60):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    cs.append(s)
+time.sleep(0.5)
+a = cpu()
+time.sleep(2)
+print(cpu() - a)
+EOF
+)
+check "daemon: out of fds, it does not spin (CPU ticks in 2 s: $ticks)" \
+	"pid '$pid'" test -n "$pid" -a "${ticks:-999}" -lt 5
+ans=$(call "$out" containerd.task.v2.Task NoSuchMethod 2>&1)
+check "daemon: ... and answers once the fds are back" "answer '$ans'" \
+	test "$ans" = "1 2 12"

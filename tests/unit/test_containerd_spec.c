@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -129,6 +130,35 @@ static void test_refusals(void **state)
 	expect_refusal("{}", -EINVAL, "process");
 }
 
+/* A mount's destination cannot climb out of the container's root. */
+static void test_destination_clean(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "/../../../etc/shadow", "/etc/shadow" },
+		{ "/a/./b//c/", "/a/b/c" },
+		{ "/a/../../b", "/b" },
+		{ "/..", "/" },
+		{ "//", "/" },
+		{ "/a/b/..", "/a" },
+		{ "/.../..x/.", "/.../..x" },
+		{ "/x", "/x" },
+	};
+	char json[256], err[256];
+	struct oci_spec s;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(json, sizeof(json),
+			 "{" PROC ",\"mounts\":[{\"destination\":\"%s\","
+			 "\"type\":\"tmpfs\"}]}",
+			 cases[i][0]);
+		assert_int_equal(parse(json, &s, err), 0);
+		assert_string_equal(s.mounts[0].destination, cases[i][1]);
+		oci_spec__free(&s);
+	}
+}
+
 static void test_exec_process(void **state)
 {
 	static const char p[] = "{\"args\":[\"ls\",\"-l\"],\"cwd\":\"/tmp\","
@@ -138,9 +168,8 @@ static void test_exec_process(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(oci_process__parse(p, strlen(p), &pr, err,
-					    sizeof(err)),
-			 0);
+	assert_int_equal(
+		oci_process__parse(p, strlen(p), &pr, err, sizeof(err)), 0);
 	assert_string_equal(pr.args[1], "-l");
 	assert_string_equal(pr.cwd, "/tmp");
 	oci_process__free(&pr);
@@ -176,9 +205,8 @@ static void test_no_limits(void **state)
 
 static void test_mount_flags(void **state)
 {
-	const char *o1[] = { "ro",	   "nosuid",
-			     "lowerdir=/a:/b", "upperdir=/u",
-			     "rbind",	   NULL };
+	const char *o1[] = { "ro",	    "nosuid", "lowerdir=/a:/b",
+			     "upperdir=/u", "rbind",  NULL };
 	const char *o2[] = { "rw", "ro", "rw", NULL };
 	const char *o3[] = { "a-long-option-for-a-small-buffer", NULL };
 	unsigned long flags;
@@ -203,6 +231,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ctr_spec),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_destination_clean),
 		cmocka_unit_test(test_exec_process),
 		cmocka_unit_test(test_no_limits),
 		cmocka_unit_test(test_mount_flags),
