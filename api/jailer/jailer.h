@@ -167,8 +167,11 @@ struct jail_libs {
  * ($ORIGIN expanded), then the directories of /etc/ld.so.conf (and its
  * includes), then /lib/<triplet>, /usr/lib/<triplet>, /lib64,
  * /usr/lib64, /lib, /usr/lib; a file of another ELF class or machine is
- * skipped.  Returns 0, or -errno with @e naming the loader or library
- * that cannot be found or read and the --ro-bind that would provide it.
+ * skipped.  A name found only in a --ro-bind directory is left to it.
+ * /etc/ld.so.cache is added when a library came from an ld.so.conf
+ * directory (the jail's ld.so finds it through the cache).  Returns 0,
+ * or -errno with @e naming the loader or library that cannot be found or
+ * read and the --ro-bind that would provide it.
  */
 int jail_libs__resolve(struct jail_libs *l, const struct jail_args *a,
 		       struct jail_err *e);
@@ -342,15 +345,19 @@ int jail_privs__set_rlimits(const struct jail_args *a, struct jail_err *e);
 /*
  * jail_privs__drop_bounding() - empty the capability bounding set (needs
  * CAP_SETPCAP; done before the chroot, where libcap-ng still finds
- * /proc).  Current capabilities are unchanged.  Returns 0 or -EPERM.
+ * /proc), but for CAP_DAC_OVERRIDE when @a's uid is 0: Firecracker's
+ * jailer leaves root all its capabilities, and Kata (--uid 0) passes
+ * FIFOs of mode 0000.  Current capabilities are unchanged.  Returns 0 or
+ * -EPERM.
  */
-int jail_privs__drop_bounding(struct jail_err *e);
+int jail_privs__drop_bounding(const struct jail_args *a, struct jail_err *e);
 
 /*
  * jail_privs__drop() - become @a's uid and gid with no supplementary
  * group, an empty ambient, permitted, effective and inheritable capability
- * set (libcap-ng), and PR_SET_NO_NEW_PRIVS; checks that every set, the
- * bounding set too (jail_privs__drop_bounding()), is empty.
+ * set (libcap-ng; for uid 0 CAP_DAC_OVERRIDE alone stays permitted and
+ * effective, see jail_privs__drop_bounding()), and PR_SET_NO_NEW_PRIVS;
+ * checks that every set, the bounding set too, is so.
  * Returns 0 or -errno; *@dropped tells whether the uid had changed when it
  * failed (then nothing can be undone).
  */

@@ -35,6 +35,17 @@ static const char *const default_dirs[] = {
 	"/lib",		 "/usr/lib",
 };
 
+/* ld.so searches @dir without its cache. */
+static bool is_default(const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
+		if (!strcmp(dir, default_dirs[i]))
+			return true;
+	return false;
+}
+
 /* ld.so.conf's directories, in its order. */
 struct conf_dirs {
 	char dir[CONF_DIRS_MAX][PATH_MAX];
@@ -248,6 +259,8 @@ struct resolver {
 	char exec_rpath[JAIL_ELF_PATHS_MAX]; /* "" with a RUNPATH */
 	char exec_origin[PATH_MAX];
 	const char *exec_file;
+	const struct jail_args *a;
+	bool need_cache; /* a library came from an ld.so.conf directory */
 	/* Each object's name (its DT_NEEDED), to load a name once. */
 	char names[JAIL_MAX_LIBS][NAME_MAX + 1];
 };
@@ -294,12 +307,24 @@ static int find_one(struct resolver *r, const char *name, const char *from,
 			f = try_list(r->exec_rpath, r->exec_origin, name, out,
 				     &r->elf, &why);
 	}
-	for (i = 0; f == NOT_HERE && !strchr(name, '/') && i < r->conf.n; i++)
+	for (i = 0; f == NOT_HERE && !strchr(name, '/') && i < r->conf.n; i++) {
 		f = try_dir(r->conf.dir[i], name, out, &r->elf, &why);
+		/* Found through ld.so.cache only: the jail needs it too. */
+		r->need_cache |= f == FOUND && !is_default(r->conf.dir[i]);
+	}
 	for (i = 0; f == NOT_HERE && !strchr(name, '/') &&
 		    i < sizeof(default_dirs) / sizeof(default_dirs[0]);
 	     i++)
 		f = try_dir(default_dirs[i], name, out, &r->elf, &why);
+	for (i = 0; f == NOT_HERE && i < r->a->n_ro_binds; i++) {
+		struct stat st;
+
+		/* In a directory the caller binds: the jail has it. */
+		if (snprintf(out, PATH_MAX, "%s/%s", r->a->ro_binds[i], name) <
+			    PATH_MAX &&
+		    !stat(out, &st))
+			return 0;
+	}
 	if (f == NOT_HERE)
 		return jail_err__set(e, ENOENT,
 				     "not found where ld.so looks (RUNPATH, "
@@ -337,6 +362,7 @@ int jail_libs__resolve(struct jail_libs *l, const struct jail_args *a,
 		goto out;
 	}
 	r->l = l;
+	r->a = a;
 	r->exec_file = a->exec_file;
 	buf = read_file(a->exec_file, &len);
 	if (!buf) {
@@ -406,6 +432,9 @@ int jail_libs__resolve(struct jail_libs *l, const struct jail_args *a,
 				goto out;
 		}
 	}
+	if (r->need_cache && l->n < JAIL_MAX_LIBS &&
+	    !access("/etc/ld.so.cache", R_OK))
+		snprintf(l->path[l->n++], PATH_MAX, "/etc/ld.so.cache");
 out:
 	free(obj);
 	free(r);

@@ -217,7 +217,7 @@ static int run(struct jail *j)
 	if (jail_libs__resolve(&j->libs, a, &e) ||
 	    jail_chroot__create(&j->c, a, &e) ||
 	    jail_cgroup__setup(&j->cg, a, &e) ||
-	    jail_cgroup__join(&j->cg, &e) || jail_privs__drop_bounding(&e) ||
+	    jail_cgroup__join(&j->cg, &e) || jail_privs__drop_bounding(a, &e) ||
 	    jail_chroot__enter(&j->c, a, &j->libs, &e) ||
 	    jail_chroot__make_devices(&j->c, a, &e))
 		goto fail;
