@@ -64,7 +64,7 @@ static void usage(FILE *f)
 		"  --boot-timer       report the guest's boot-timer write (init start)\n"
 		"  --drive path=FILE[,ro][,root][,id=NAME][,bw=BYTES/MS][,ops=N/MS]\n"
 		"                     a virtio-blk disk on a raw image or an ember\n"
-		"                     overlay (repeatable, up to 8); root: it is\n"
+		"                     overlay (repeatable, up to 16); root: it is\n"
 		"                     /dev/vda and the root filesystem; bw, ops: a\n"
 		"                     rate limit of BYTES (requests N) per MS ms\n"
 		"  --no-rng           no virtio-rng entropy device\n"
