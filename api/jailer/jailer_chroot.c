@@ -231,14 +231,25 @@ void jail_chroot__note_made(struct jail_chroot *c, const char *name)
 
 static int bind_ro(struct jail_chroot *c, const char *dir, struct jail_err *e)
 {
-	char target[PATH_MAX];
+	char target[PATH_MAX], top[NAME_MAX + 1];
+	struct stat st;
+	size_t top_len;
+	bool top_made;
 	int fd;
 
 	if (snprintf(target, sizeof(target), "%s%s", c->path, dir) >=
 	    (int)sizeof(target))
 		return jail_err__set(e, ENAMETOOLONG, NULL, "--ro-bind %s",
 				     dir);
+	/* Its top directory, when made here, goes with an existing root. */
+	top_len = strcspn(dir + 1, "/");
+	snprintf(top, sizeof(top), "%.*s", (int)top_len, dir + 1);
+	top_made = fstatat(c->root_fd, top, &st, AT_SYMLINK_NOFOLLOW) &&
+		   errno == ENOENT;
 	fd = mkdir_p_at(c->root_fd, dir + 1, false, NULL, NULL, c->path, e);
+	if (top_made &&
+	    (fd >= 0 || !fstatat(c->root_fd, top, &st, AT_SYMLINK_NOFOLLOW)))
+		jail_chroot__note_made(c, top);
 	if (fd < 0)
 		return fd;
 	close(fd);
