@@ -195,7 +195,7 @@ struct jail_chroot {
 	size_t n_bound; /* --ro-bind mounts made */
 	bool pivoted; /* "/" is the chroot */
 	bool root_existed; /* root/ was there (Kata makes it): keep it */
-	char made[8][NAME_MAX + 1]; /* root_existed: what we made in root/ */
+	char made[16][NAME_MAX + 1]; /* root_existed: what we made in root/ */
 	size_t n_made;
 	/* Library files bound, by their symlink-free path in the jail. */
 	char lib_mounts[JAIL_MAX_LIBS][PATH_MAX];
