@@ -6,8 +6,8 @@
 # first line, "v" dropped, a semver at least 0.21.1); the jail's root/run
 # made and root/ bound onto itself (shared), the kernel, the root file
 # system, the config file and the logs and metrics FIFOs (made mode 0000,
-# opened for reading first) bound into it, a placeholder drive (an empty
-# file) beside a vsock; the jailer with Firecracker's flags alone
+# opened for reading first) bound into it, Kata's pool of 8 placeholder
+# drives (empty files) and a vsock; the jailer with Firecracker's flags alone
 # (--id --exec-file --uid 0 --gid 0 --chroot-base-dir --daemonize --
 # --config-file /fcConfig.json; no --ro-bind: ember is linked
 # dynamically); `GET /` on root/run/firecracker.socket until "Running";
@@ -92,7 +92,18 @@ jail_resource() {
 }
 jail_resource "$GUEST/vmlinux" vmlinux
 jail_resource "$GUEST/rootfs.ext4" rootfs
-: >"$ROOT/drive_0" # createDiskPool: the placeholder, an empty file
+# createDiskPool: 8 placeholders (fcDiskPoolSize), empty files.
+pool=
+for i in 0 1 2 3 4 5 6 7; do
+	: >"$ROOT/drive_$i"
+	pool+=',
+		{
+			"drive_id": "drive_'$i'",
+			"is_read_only": false,
+			"is_root_device": false,
+			"path_on_host": "/drive_'$i'"
+		}'
+done
 # fcListenToFifo: made with mode 0000 and opened for reading (without
 # blocking: read-write here) before ember opens it.
 for f in logs metrics; do
@@ -137,13 +148,7 @@ cat >"$VM/fcConfig.json" <<EOF
 			"is_read_only": true,
 			"is_root_device": false,
 			"path_on_host": "/rootfs"
-		},
-		{
-			"drive_id": "drive_0",
-			"is_read_only": false,
-			"is_root_device": false,
-			"path_on_host": "/drive_0"
-		}
+		}$pool
 	],
 	"vsock": {
 		"guest_cid": 3,
@@ -182,6 +187,12 @@ done
 check "GET / on root/run/firecracker.socket says Running (jailer with Firecracker's flags only)" \
 	"state '$state', last: $(cat "$TMP/api.body" 2>/dev/null); $(show "$TMP/jailer.err" "$TMP/logs.txt")" \
 	test "$state" = Running
+s=$(api GET /vm/config)
+check "GET /vm/config: the root file system and the 8 placeholders" \
+	"HTTP $s $(head -c 400 "$TMP/api.body")" sh -c "[ $s = 200 ] &&
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))[\"drives\"]
+sys.exit([x[\"drive_id\"] for x in d] != [\"rootfs\"] + [\"drive_%d\" % i for i in range(8)])' '$TMP/api.body'"
 check "the jailer became ember (same pid), in its chroot" \
 	"exe $(readlink "/proc/$pid/exe"); root $(stat -Lc %d:%i "/proc/$pid/root" 2>&1) vs $(stat -c %d:%i "$ROOT")" \
 	sh -c "[ \"\$(readlink /proc/$pid/exe)\" = /ember ] &&
