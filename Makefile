@@ -439,6 +439,15 @@ $(BUILD)/test/test_jailer_args: tests/unit/test_jailer_args.c \
 		$(BUILD)/asan/api/jailer/jailer_args.o $(BUILD)/asan/api/jailer/jailer_err.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka
+# The ELF header parser is pure: its unit test and fuzz target link it alone.
+$(BUILD)/test/test_jailer_elf: tests/unit/test_jailer_elf.c \
+		$(BUILD)/asan/api/jailer/jailer_elf.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka
+$(BUILD)/fuzz/fuzz_jailer_elf: tests/fuzz/fuzz_jailer_elf.c api/jailer/jailer_elf.c \
+		api/jailer/jailer.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< api/jailer/jailer_elf.c
 # --- end of ember-jailer ---------------------------------------------------
 
 # --- containerd shim (api/containerd/): containerd-shim-ember-v1 ----------

@@ -24,7 +24,12 @@ enum pvm_mode { PVM_AUTO = 0, PVM_ON, PVM_OFF };
 #define CONFIG_MEM_MIN_MIB (LAYOUT_RAM_MIN >> 20)
 #define CONFIG_MEM_MAX_MIB (LAYOUT_RAM_MAX >> 20)
 
-#define CONFIG_MAX_DRIVES 8
+/*
+ * Kata configures its root file system and a pool of 8 placeholder
+ * drives (PATCHed with real images later): 9, so 16.  The virtio-mmio
+ * slots (19 IOAPIC pins) bound drives, nets and the rest together.
+ */
+#define CONFIG_MAX_DRIVES 16
 #define CONFIG_MAX_NETS	  4
 
 /* One virtio-blk drive (--drive path=FILE[,ro][,root][,id=NAME]). */

@@ -20,7 +20,10 @@
  * jailer_args.c (the command line), jailer_err.c (the one-line errors),
  * jailer_chroot.c (the jail's directory, mount namespace and devices),
  * jailer_cgroup.c (cgroup v1 and v2), jailer_privs.c (rlimits, uid/gid,
- * capabilities).  A failure before the exec undoes what the jailer made.
+ * capabilities), jailer_elf.c (an ELF file's loader, libraries and search
+ * paths: untrusted input, no I/O) and jailer_libs.c (finding them as
+ * ld.so does and binding each file read-only into the jail).  A failure
+ * before the exec undoes what the jailer made.
  */
 #ifndef EMBER_API_JAILER_JAILER_H
 #define EMBER_API_JAILER_JAILER_H
@@ -41,6 +44,9 @@
 #define JAIL_DEFAULT_PARENT    "ember"
 #define JAIL_DEFAULT_EXEC_NAME "ember" /* --cleanup without --exec-file */
 #define JAIL_DEFAULT_NO_FILE   2048 /* Firecracker's default */
+#define JAIL_ELF_MAX_NEEDED    64 /* DT_NEEDED entries of one object */
+#define JAIL_ELF_PATHS_MAX     1024 /* a DT_RUNPATH or DT_RPATH string */
+#define JAIL_MAX_LIBS	       128 /* the loader and every library */
 
 /* Exit statuses: arguments refused, or a step failed. */
 #define JAIL_EXIT_USAGE 2
@@ -121,6 +127,55 @@ int jail_args__parse(struct jail_args *a, int argc, char *const argv[],
 /* jail_args__usage() - the --help text. */
 const char *jail_args__usage(void);
 
+/* --- ELF headers (jailer_elf.c) ----------------------------------------- */
+
+/* What one ELF object needs at load time; strings are copies. */
+struct jail_elf {
+	bool dynamic; /* has PT_DYNAMIC */
+	char interp[PATH_MAX]; /* PT_INTERP, "" for none */
+	char needed[JAIL_ELF_MAX_NEEDED][NAME_MAX + 1]; /* DT_NEEDED */
+	size_t n_needed;
+	bool has_runpath, has_rpath;
+	char runpath[JAIL_ELF_PATHS_MAX]; /* DT_RUNPATH, ':'-separated */
+	char rpath[JAIL_ELF_PATHS_MAX]; /* DT_RPATH (ignored with RUNPATH) */
+};
+
+/*
+ * jail_elf__parse() - read @len bytes at @data (a whole file, untrusted)
+ * as a 64-bit little-endian ELF executable or shared object for this
+ * machine into @out.  Returns 0; -ENOEXEC when it is not one (not ELF,
+ * another class or machine: a loader would skip it); -EINVAL, -E2BIG or
+ * -ENAMETOOLONG when it is malformed (an offset or string outside the
+ * file, more than JAIL_ELF_MAX_NEEDED names).  *@why is then a static
+ * text saying what; NULL on success.
+ */
+int jail_elf__parse(const void *data, size_t len, struct jail_elf *out,
+		    const char **why);
+
+/* --- the libraries (jailer_libs.c) -------------------------------------- */
+
+/* The files the exec file's loader opens, as paths it opens them by. */
+struct jail_libs {
+	char path[JAIL_MAX_LIBS][PATH_MAX]; /* [0]: the loader (PT_INTERP) */
+	size_t n; /* 0: a static executable */
+};
+
+/*
+ * jail_libs__resolve() - the loader and every library @a's exec file
+ * needs (recursively), found as ld.so finds them on this system: the
+ * needing object's DT_RUNPATH, else its DT_RPATH and the executable's
+ * ($ORIGIN expanded), then the directories of /etc/ld.so.conf (and its
+ * includes), then /lib/<triplet>, /usr/lib/<triplet>, /lib64,
+ * /usr/lib64, /lib, /usr/lib; a file of another ELF class or machine is
+ * skipped.  A name found only in a --ro-bind directory is left to it.
+ * /etc/ld.so.cache is added when a library came from an ld.so.conf
+ * directory (the jail's ld.so finds it through the cache).  Returns 0,
+ * or -errno with @e naming the loader or library that cannot be found or
+ * read and the --ro-bind that would provide it.
+ */
+int jail_libs__resolve(struct jail_libs *l, const struct jail_args *a,
+		       struct jail_err *e);
+
 /* --- the chroot (jailer_chroot.c) --------------------------------------- */
 
 /*
@@ -139,6 +194,12 @@ struct jail_chroot {
 	bool entered; /* in the jail's mount namespace */
 	size_t n_bound; /* --ro-bind mounts made */
 	bool pivoted; /* "/" is the chroot */
+	bool root_existed; /* root/ was there (Kata makes it): keep it */
+	char made[16][NAME_MAX + 1]; /* root_existed: what we made in root/ */
+	size_t n_made;
+	/* Library files bound, by their symlink-free path in the jail. */
+	char lib_mounts[JAIL_MAX_LIBS][PATH_MAX];
+	size_t n_lib_mounts;
 };
 
 /*
@@ -152,29 +213,42 @@ void jail_chroot__init(struct jail_chroot *c);
 /*
  * jail_chroot__create() - make <base>/<exec-name>/<id>/root (mode 0700;
  * the components above it 0755 where missing) and copy the exec file to
- * root/<exec-name> (0755).  Refuses a root that exists (EEXIST, "an
- * existing chroot").  Returns 0 or -errno with @e set; what it made is
- * recorded in @c for jail_chroot__undo().
+ * root/<exec-name> (0755).  A root that exists (Kata makes it, with its
+ * files bound in, before it runs the jailer) is used as Firecracker's
+ * jailer does; only what the jailer adds is undone then.  Returns 0 or
+ * -errno with @e set; what it made is recorded in @c for
+ * jail_chroot__undo().
  */
 int jail_chroot__create(struct jail_chroot *c, const struct jail_args *a,
 			struct jail_err *e);
 
 /*
  * jail_chroot__enter() - unshare(CLONE_NEWNS), make / a recursive slave,
- * bind-mount the chroot onto itself, add the --ro-bind directories (read
- * only, nosuid, nodev), pivot_root(2) into it, detach the old root and
- * chroot("."): from then on "/" is the chroot.  Returns 0 or -errno.
+ * bind-mount the chroot onto itself (recursively: mounts a caller made
+ * in it stay), add the --ro-bind directories (read only, nosuid, nodev),
+ * then each file of @l the jail does not already see: its path's
+ * directories and symlinks recreated in the jail as on the host, and the
+ * file itself bound read-only (nosuid, nodev); pivot_root(2) into it,
+ * detach the old root and chroot("."): from then on "/" is the chroot.
+ * Returns 0 or -errno.
  */
 int jail_chroot__enter(struct jail_chroot *c, const struct jail_args *a,
-		       struct jail_err *e);
+		       const struct jail_libs *l, struct jail_err *e);
+
+/*
+ * jail_chroot__note_made() - record @name (a file or directory just made
+ * in the chroot's top directory) for jail_chroot__undo() when the root
+ * existed before the jailer; nothing otherwise (the whole root goes).
+ */
+void jail_chroot__note_made(struct jail_chroot *c, const char *name);
 
 /*
  * jail_chroot__make_devices() - in the entered chroot: /dev/kvm,
  * /dev/net/tun and /dev/userfaultfd (character devices, mode 0600, owned
  * by uid:gid), nothing else.  Returns 0 or -errno.
  */
-int jail_chroot__make_devices(const struct jail_chroot *c,
-			      const struct jail_args *a, struct jail_err *e);
+int jail_chroot__make_devices(struct jail_chroot *c, const struct jail_args *a,
+			      struct jail_err *e);
 
 /*
  * jail_chroot__undo() - remove what jail_chroot__create() made (works
@@ -271,15 +345,19 @@ int jail_privs__set_rlimits(const struct jail_args *a, struct jail_err *e);
 /*
  * jail_privs__drop_bounding() - empty the capability bounding set (needs
  * CAP_SETPCAP; done before the chroot, where libcap-ng still finds
- * /proc).  Current capabilities are unchanged.  Returns 0 or -EPERM.
+ * /proc), but for CAP_DAC_OVERRIDE when @a's uid is 0: Firecracker's
+ * jailer leaves root all its capabilities, and Kata (--uid 0) passes
+ * FIFOs of mode 0000.  Current capabilities are unchanged.  Returns 0 or
+ * -EPERM.
  */
-int jail_privs__drop_bounding(struct jail_err *e);
+int jail_privs__drop_bounding(const struct jail_args *a, struct jail_err *e);
 
 /*
  * jail_privs__drop() - become @a's uid and gid with no supplementary
  * group, an empty ambient, permitted, effective and inheritable capability
- * set (libcap-ng), and PR_SET_NO_NEW_PRIVS; checks that every set, the
- * bounding set too (jail_privs__drop_bounding()), is empty.
+ * set (libcap-ng; for uid 0 CAP_DAC_OVERRIDE alone stays permitted and
+ * effective, see jail_privs__drop_bounding()), and PR_SET_NO_NEW_PRIVS;
+ * checks that every set, the bounding set too, is so.
  * Returns 0 or -errno; *@dropped tells whether the uid had changed when it
  * failed (then nothing can be undone).
  */

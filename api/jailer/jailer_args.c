@@ -72,9 +72,10 @@ const char *jail_args__usage(void)
 	       "\n"
 	       "  --id ID              1-64 letters, digits or '-'\n"
 	       "  --exec-file FILE     the ember binary, copied into the jail\n"
-	       "  --uid UID, --gid GID whom ember runs as (0: see --allow-root)\n"
-	       "  --allow-root         accept uid 0 or gid 0 (still no\n"
-	       "                       capability)\n"
+	       "  --uid UID, --gid GID whom ember runs as (0 too, as Kata\n"
+	       "                       asks: still without any capability)\n"
+	       "  --allow-root         accepted for older callers; uid 0 needs\n"
+	       "                       it no more\n"
 	       "  --chroot-base-dir DIR\n"
 	       "                       absolute (default " JAIL_DEFAULT_BASE
 	       ")\n"
@@ -90,8 +91,10 @@ const char *jail_args__usage(void)
 	       "  --resource-limit RES=VALUE\n"
 	       "                       fsize (bytes) or no-file (default 2048)\n"
 	       "  --ro-bind DIR        ember's: bind DIR read-only at the same\n"
-	       "                       path in the jail (repeatable), e.g. the\n"
-	       "                       libraries of a dynamically linked ember\n"
+	       "                       path in the jail (repeatable).  The exec\n"
+	       "                       file's loader and libraries (from its ELF\n"
+	       "                       headers) are bound file by file where no\n"
+	       "                       --ro-bind shows them already\n"
 	       "  --daemonize          setsid(), standard I/O to /dev/null\n"
 	       "  --new-pid-ns         ember runs as pid 1 of a new PID\n"
 	       "                       namespace; its pid is in ROOT/NAME.pid\n"
@@ -413,12 +416,6 @@ static int check_all(struct jail_args *a, const bool *seen, struct jail_err *e)
 		if (!seen[run_need[i]])
 			return jail_err__set(e, EINVAL, "is required", "--%s",
 					     opts[run_need[i]].name);
-	if ((a->uid == 0 || a->gid == 0) && !a->allow_root)
-		return jail_err__set(e, EINVAL,
-				     "uid 0 or gid 0 is root: refused without "
-				     "--allow-root",
-				     "--uid %u --gid %u", (unsigned int)a->uid,
-				     (unsigned int)a->gid);
 	for (i = 0; i < a->n_ro_binds; i++) {
 		struct stat st;
 

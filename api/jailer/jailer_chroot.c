@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,33 +192,64 @@ int jail_chroot__create(struct jail_chroot *c, const struct jail_args *a,
 		return ret;
 	id_fd = ret;
 	if (mkdirat(id_fd, "root", 0700)) {
-		ret = jail_err__set(
-			e, errno, errno == EEXIST ? "an existing chroot" : NULL,
-			"create chroot %s", c->path);
-		close(id_fd);
-		return ret;
+		if (errno != EEXIST) {
+			ret = jail_err__set(e, errno, NULL, "create chroot %s",
+					    c->path);
+			close(id_fd);
+			return ret;
+		}
+		/* Firecracker's jailer uses it, and so does Kata. */
+		c->root_existed = true;
+	} else {
+		if (!c->rel[0])
+			c->anchor_fd = fcntl(id_fd, F_DUPFD_CLOEXEC, 3);
+		append(c->rel, sizeof(c->rel), "/", "root");
 	}
-	if (!c->rel[0])
-		c->anchor_fd = fcntl(id_fd, F_DUPFD_CLOEXEC, 3);
-	append(c->rel, sizeof(c->rel), "/", "root");
 	c->root_fd = openat(id_fd, "root",
 			    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(id_fd);
-	if (c->anchor_fd < 0 || c->root_fd < 0)
+	if ((!c->root_existed && c->anchor_fd < 0) || c->root_fd < 0)
 		return jail_err__set(e, errno, NULL, "open chroot %s", c->path);
-	return copy_exec(c, a, e);
+	ret = copy_exec(c, a, e);
+	if (!ret)
+		jail_chroot__note_made(c, a->exec_name);
+	return ret;
+}
+
+void jail_chroot__note_made(struct jail_chroot *c, const char *name)
+{
+	size_t i;
+
+	if (!c->root_existed)
+		return;
+	for (i = 0; i < c->n_made; i++)
+		if (!strcmp(c->made[i], name))
+			return;
+	if (c->n_made < sizeof(c->made) / sizeof(c->made[0]))
+		snprintf(c->made[c->n_made++], sizeof(c->made[0]), "%s", name);
 }
 
 static int bind_ro(struct jail_chroot *c, const char *dir, struct jail_err *e)
 {
-	char target[PATH_MAX];
+	char target[PATH_MAX], top[NAME_MAX + 1];
+	struct stat st;
+	size_t top_len;
+	bool top_made;
 	int fd;
 
 	if (snprintf(target, sizeof(target), "%s%s", c->path, dir) >=
 	    (int)sizeof(target))
 		return jail_err__set(e, ENAMETOOLONG, NULL, "--ro-bind %s",
 				     dir);
+	/* Its top directory, when made here, goes with an existing root. */
+	top_len = strcspn(dir + 1, "/");
+	snprintf(top, sizeof(top), "%.*s", (int)top_len, dir + 1);
+	top_made = fstatat(c->root_fd, top, &st, AT_SYMLINK_NOFOLLOW) &&
+		   errno == ENOENT;
 	fd = mkdir_p_at(c->root_fd, dir + 1, false, NULL, NULL, c->path, e);
+	if (top_made &&
+	    (fd >= 0 || !fstatat(c->root_fd, top, &st, AT_SYMLINK_NOFOLLOW)))
+		jail_chroot__note_made(c, top);
 	if (fd < 0)
 		return fd;
 	close(fd);
@@ -233,9 +265,244 @@ static int bind_ro(struct jail_chroot *c, const char *dir, struct jail_err *e)
 	return 0;
 }
 
-int jail_chroot__enter(struct jail_chroot *c, const struct jail_args *a,
-		       struct jail_err *e)
+/* Does the jail (@jail_fd: its root) already see the host's file @st? */
+static bool jail_sees(int jail_fd, const char *path, const struct stat *st)
 {
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat js;
+	bool same;
+	int fd;
+
+	fd = (int)syscall(SYS_openat2, jail_fd, path, &how, sizeof(how));
+	if (fd < 0)
+		return false; /* absent, or openat2 missing: bind it */
+	same = !fstat(fd, &js) && js.st_dev == st->st_dev &&
+	       js.st_ino == st->st_ino;
+	close(fd);
+	return same;
+}
+
+/*
+ * Make @name in @dir_fd as the host has it: a directory, a symlink with
+ * the same target, or (@last) an empty file to bind the host's file on.
+ * An entry already there must be of the same kind.
+ */
+static int mirror_entry(int dir_fd, const char *name, const struct stat *st,
+			const char *host_path, bool *made)
+{
+	char target[PATH_MAX], have[PATH_MAX];
+	struct stat js;
+	ssize_t n, m;
+	int fd;
+
+	*made = false;
+	if (!fstatat(dir_fd, name, &js, AT_SYMLINK_NOFOLLOW)) {
+		if ((js.st_mode & S_IFMT) != (st->st_mode & S_IFMT))
+			return -EEXIST;
+		if (!S_ISLNK(st->st_mode))
+			return 0;
+		n = readlink(host_path, target, sizeof(target) - 1);
+		m = readlinkat(dir_fd, name, have, sizeof(have) - 1);
+		return n >= 0 && n == m && !memcmp(target, have, (size_t)n) ?
+			       0 :
+			       -EEXIST;
+	}
+	*made = true;
+	if (S_ISDIR(st->st_mode))
+		return mkdirat(dir_fd, name, 0755) ? -errno : 0;
+	if (S_ISLNK(st->st_mode)) {
+		n = readlink(host_path, target, sizeof(target) - 1);
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		return symlinkat(target, dir_fd, name) ? -errno : 0;
+	}
+	fd = openat(dir_fd, name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * Walk @path on the host as the kernel resolves it and recreate it below
+ * @jail_fd (the jail's root, after the self bind): directories and
+ * symlinks as they are, the file at its end bound read-only from the
+ * host.  Symlinks are recreated, not followed, so that the loader's own
+ * name for the file (/lib64/ld-linux-x86-64.so.2) resolves in the jail
+ * the way it does on the host.
+ */
+static int bind_lib(struct jail_chroot *c, int jail_fd, const char *path,
+		    struct jail_err *e)
+{
+	char rest[PATH_MAX * 2], done[PATH_MAX] = "", name[NAME_MAX + 1];
+	char tmp[PATH_MAX * 2], proc[64];
+	int dir_fd, fd, links = 0, ret = 0;
+	struct stat st;
+	bool made;
+
+	if (!stat(path, &st) && jail_sees(jail_fd, path, &st))
+		return 0; /* a --ro-bind or the caller already put it there */
+	snprintf(rest, sizeof(rest), "%s", path);
+	dir_fd = fcntl(jail_fd, F_DUPFD_CLOEXEC, 3);
+	if (dir_fd < 0)
+		return jail_err__set(e, errno, NULL, "bind %s", path);
+	for (;;) {
+		char *p = rest + strspn(rest, "/");
+		size_t n = strcspn(p, "/");
+		bool last;
+
+		if (!n) {
+			ret = jail_err__set(e, EISDIR, "not a file",
+					    "bind library %s", path);
+			break;
+		}
+		if (n > NAME_MAX) {
+			ret = jail_err__set(e, ENAMETOOLONG, NULL,
+					    "bind library %s", path);
+			break;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		memmove(rest, p + n, strlen(p + n) + 1);
+		last = !rest[strspn(rest, "/")];
+		if (last && (!strcmp(name, ".") || !strcmp(name, ".."))) {
+			ret = jail_err__set(e, EISDIR, "not a file",
+					    "bind library %s", path);
+			break;
+		}
+		if (!strcmp(name, "."))
+			continue;
+		if (!strcmp(name, "..")) {
+			/* done's parent, walked again from the root. */
+			char *slash = strrchr(done, '/');
+
+			if (slash)
+				*slash = '\0';
+			snprintf(tmp, sizeof(tmp), "%s%s", done, rest);
+			snprintf(rest, sizeof(rest), "%s", tmp);
+			done[0] = '\0';
+			close(dir_fd);
+			dir_fd = fcntl(jail_fd, F_DUPFD_CLOEXEC, 3);
+			if (dir_fd < 0) {
+				ret = jail_err__set(e, errno, NULL, "bind %s",
+						    path);
+				break;
+			}
+			continue;
+		}
+		snprintf(tmp, sizeof(tmp), "%s/%s", done, name);
+		if (lstat(tmp, &st)) {
+			ret = jail_err__set(e, errno, NULL,
+					    "bind library %s: %s", path, tmp);
+			break;
+		}
+		if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode) &&
+		    !(last && S_ISREG(st.st_mode))) {
+			ret = jail_err__set(e, EINVAL, "not a file",
+					    "bind library %s: %s", path, tmp);
+			break;
+		}
+		ret = mirror_entry(dir_fd, name, &st, tmp, &made);
+		if (ret) {
+			ret = jail_err__set(e, -ret,
+					    ret == -EEXIST ?
+						    "the jail has another "
+						    "file there" :
+						    NULL,
+					    "create %s%s for library %s",
+					    c->path, tmp, path);
+			break;
+		}
+		if (made && !done[0])
+			jail_chroot__note_made(c, name);
+		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t t = readlink(tmp, target, sizeof(target) - 1);
+
+			if (t < 0 || ++links > 40) {
+				ret = jail_err__set(e, t < 0 ? errno : ELOOP,
+						    NULL, "bind library %s: %s",
+						    path, tmp);
+				break;
+			}
+			target[t] = '\0';
+			/* Walked again from the root: done + target + rest. */
+			t = snprintf(tmp, sizeof(tmp), "%s%s%s%s",
+				     target[0] == '/' ? "" : done,
+				     target[0] == '/' ? "" : "/", target, rest);
+			done[0] = '\0';
+			close(dir_fd);
+			dir_fd = fcntl(jail_fd, F_DUPFD_CLOEXEC, 3);
+			if (t < 0 || t >= (ssize_t)sizeof(rest) || dir_fd < 0) {
+				ret = jail_err__set(
+					e, dir_fd < 0 ? errno : ENAMETOOLONG,
+					NULL, "bind library %s", path);
+				break;
+			}
+			snprintf(rest, sizeof(rest), "%s", tmp);
+			continue;
+		}
+		if (snprintf(done, sizeof(done), "%s", tmp) >=
+		    (int)sizeof(done)) {
+			ret = jail_err__set(e, ENAMETOOLONG, NULL,
+					    "bind library %s", path);
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			fd = openat(dir_fd, name,
+				    O_PATH | O_DIRECTORY | O_NOFOLLOW |
+					    O_CLOEXEC);
+			if (fd < 0) {
+				ret = jail_err__set(e, errno, NULL, "open %s%s",
+						    c->path, done);
+				break;
+			}
+			close(dir_fd);
+			dir_fd = fd;
+			continue;
+		}
+		/* The file: bind the host's onto the jail's empty one. */
+		fd = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			ret = jail_err__set(e, errno, NULL, "open %s%s",
+					    c->path, done);
+			break;
+		}
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (mount(done, proc, NULL, MS_BIND, NULL)) {
+			ret = jail_err__set(e, errno, NULL,
+					    "bind-mount %s at %s%s", done,
+					    c->path, done);
+			close(fd);
+			break;
+		}
+		close(fd);
+		if (c->n_lib_mounts < JAIL_MAX_LIBS)
+			snprintf(c->lib_mounts[c->n_lib_mounts++], PATH_MAX,
+				 "%s", done);
+		snprintf(tmp, sizeof(tmp), "%s%s", c->path, done);
+		if (mount(NULL, tmp, NULL,
+			  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID |
+				  MS_NODEV,
+			  NULL))
+			ret = jail_err__set(e, errno, NULL, "make %s read-only",
+					    tmp);
+		break;
+	}
+	if (dir_fd >= 0)
+		close(dir_fd);
+	return ret;
+}
+
+int jail_chroot__enter(struct jail_chroot *c, const struct jail_args *a,
+		       const struct jail_libs *l, struct jail_err *e)
+{
+	int jail_fd;
 	size_t i;
 	int ret;
 
@@ -247,8 +514,12 @@ int jail_chroot__enter(struct jail_chroot *c, const struct jail_args *a,
 	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL))
 		return jail_err__set(e, errno, NULL,
 				     "make / a recursive slave mount");
-	/* pivot_root(2) wants the new root to be a mount point. */
-	if (mount(c->path, c->path, NULL, MS_BIND, NULL))
+	/*
+	 * pivot_root(2) wants the new root to be a mount point; recursive,
+	 * so that what a caller bound in (Kata: the kernel, the drives, the
+	 * FIFOs) stays, and what it binds later propagates in.
+	 */
+	if (mount(c->path, c->path, NULL, MS_BIND | MS_REC, NULL))
 		return jail_err__set(e, errno, NULL,
 				     "bind-mount %s onto itself", c->path);
 	for (i = 0; i < a->n_ro_binds; i++) {
@@ -256,11 +527,24 @@ int jail_chroot__enter(struct jail_chroot *c, const struct jail_args *a,
 		if (ret)
 			return ret;
 	}
+	/* The jail as it is now (root_fd is the directory under it). */
+	jail_fd = open(c->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (jail_fd < 0)
+		return jail_err__set(e, errno, NULL, "open %s", c->path);
+	for (i = 0; i < l->n; i++) {
+		ret = bind_lib(c, jail_fd, l->path[i], e);
+		if (ret) {
+			close(jail_fd);
+			return ret;
+		}
+	}
+	close(jail_fd);
 	if (chdir(c->path))
 		return jail_err__set(e, errno, NULL, "chdir %s", c->path);
 	if (mkdir("old_root", 0700))
 		return jail_err__set(e, errno, NULL, "create %s/old_root",
 				     c->path);
+	jail_chroot__note_made(c, "old_root");
 	if (syscall(SYS_pivot_root, ".", "old_root"))
 		return jail_err__set(e, errno, NULL, "pivot_root into %s",
 				     c->path);
@@ -287,12 +571,16 @@ static int make_node(const char *path, dev_t dev, const struct jail_args *a,
 	return 0;
 }
 
-int jail_chroot__make_devices(const struct jail_chroot *c,
-			      const struct jail_args *a, struct jail_err *e)
+int jail_chroot__make_devices(struct jail_chroot *c, const struct jail_args *a,
+			      struct jail_err *e)
 {
 	int ret;
 
-	if (mkdir("/dev", 0755) || mkdir("/dev/net", 0755))
+	if (mkdir("/dev", 0755))
+		return jail_err__set(e, errno, NULL, "create /dev in %s",
+				     c->path);
+	jail_chroot__note_made(c, "dev");
+	if (mkdir("/dev/net", 0755))
 		return jail_err__set(e, errno, NULL, "create /dev/net in %s",
 				     c->path);
 	ret = make_node("/dev/kvm", c->kvm, a, e);
@@ -458,6 +746,11 @@ int jail_chroot__undo(struct jail_chroot *c)
 	 */
 	if (c->pivoted)
 		umount2("/old_root", MNT_DETACH);
+	for (i = c->n_lib_mounts; c->entered && i > 0; i--) {
+		snprintf(target, sizeof(target), "%s%s",
+			 c->pivoted ? "" : c->path, c->lib_mounts[i - 1]);
+		umount2(target, MNT_DETACH);
+	}
 	for (i = c->n_bound; c->entered && i > 0; i--) {
 		snprintf(target, sizeof(target), "%s%s",
 			 c->pivoted ? "" : c->path, c->a->ro_binds[i - 1]);
@@ -465,6 +758,23 @@ int jail_chroot__undo(struct jail_chroot *c)
 	}
 	if (c->entered && !c->pivoted)
 		umount2(c->path, MNT_DETACH);
+	/* A root the caller made: only what the jailer put in it goes. */
+	for (i = 0; c->root_existed && c->root_fd >= 0 && i < c->n_made; i++) {
+		struct stat st;
+
+		if (fstatat(c->root_fd, c->made[i], &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (S_ISDIR(st.st_mode))
+			ret = jail_chroot__remove_tree(c->root_fd, c->made[i],
+						       c->path, &e);
+		else if (unlinkat(c->root_fd, c->made[i], 0))
+			ret = jail_err__set(&e, errno, NULL, "remove %s/%s",
+					    c->path, c->made[i]);
+		if (ret) {
+			jail_err__print(&e);
+			break;
+		}
+	}
 	if (c->anchor_fd >= 0 && r) {
 		/* How the anchor is shown: c->path less rel. */
 		snprintf(shown, sizeof(shown), "%.*s",

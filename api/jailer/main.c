@@ -22,6 +22,7 @@
 
 struct jail {
 	struct jail_args a;
+	struct jail_libs libs; /* the exec file's loader and libraries */
 	struct jail_chroot c;
 	struct jail_cgroups cg;
 	int netns_fd; /* --netns, opened while the host's / is visible */
@@ -139,6 +140,12 @@ static int enter_pid_ns(struct jail *j, struct jail_err *e)
 	}
 	close(p[1]);
 	ret = write_pid_file(&j->a, pid, e);
+	if (!ret) {
+		char name[JAIL_NAME_MAX + 8];
+
+		snprintf(name, sizeof(name), "%s.pid", j->a.exec_name);
+		jail_chroot__note_made(&j->c, name);
+	}
 	if (ret)
 		kill(pid, SIGKILL);
 	do {
@@ -206,10 +213,12 @@ static int run(struct jail *j)
 			goto fail;
 		}
 	}
-	if (jail_chroot__create(&j->c, a, &e) ||
+	/* Before anything is made: a missing library makes nothing. */
+	if (jail_libs__resolve(&j->libs, a, &e) ||
+	    jail_chroot__create(&j->c, a, &e) ||
 	    jail_cgroup__setup(&j->cg, a, &e) ||
-	    jail_cgroup__join(&j->cg, &e) || jail_privs__drop_bounding(&e) ||
-	    jail_chroot__enter(&j->c, a, &e) ||
+	    jail_cgroup__join(&j->cg, &e) || jail_privs__drop_bounding(a, &e) ||
+	    jail_chroot__enter(&j->c, a, &j->libs, &e) ||
 	    jail_chroot__make_devices(&j->c, a, &e))
 		goto fail;
 	if (j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET)) {
@@ -229,6 +238,14 @@ static int run(struct jail *j)
 	if (access(exec_path, X_OK)) {
 		jail_err__set(&e, errno, NULL, "exec %s%s", j->c.path,
 			      exec_path);
+		goto fail;
+	}
+	if (j->libs.n && access(j->libs.path[0], R_OK)) {
+		jail_err__set(&e, errno,
+			      "the jail lacks it: give its directory with "
+			      "--ro-bind DIR",
+			      "exec %s%s: its ELF interpreter (loader) %s",
+			      j->c.path, exec_path, j->libs.path[0]);
 		goto fail;
 	}
 	if ((a->daemonize && daemonize(j, &e)) ||

@@ -27,9 +27,12 @@
 #include "../../vmm/persist/persist.h"
 #include "../../vmm/vm.h"
 #include "config_file.h"
+#include "routes.h"
 #include "server.h"
 
 #define EMBER_VERSION "0.1.0"
+/* Firecracker's socket when neither --api-sock nor --no-api is given. */
+#define DEFAULT_API_SOCK "/run/firecracker.socket"
 
 static void usage(FILE *f)
 {
@@ -44,8 +47,11 @@ static void usage(FILE *f)
 		"                     Unix socket PATH; without --kernel or\n"
 		"                     --config-file the VM waits for InstanceStart\n"
 		"  --config-file FILE configure from Firecracker's JSON (the shape of\n"
-		"                     GET /vm/config) and start at once\n"
-		"  --no-api           no control socket (the default without --api-sock)\n"
+		"                     GET /vm/config) and start at once; as with\n"
+		"                     Firecracker the socket is then\n"
+		"                     " DEFAULT_API_SOCK
+		" unless --api-sock or --no-api\n"
+		"  --no-api           no control socket (the default with --kernel)\n"
 		"  --id ID            the instance id GET / reports\n"
 		"  --kernel PATH      ELF vmlinux or bzImage (x86_64, 64-bit boot protocol)\n"
 		"  --initrd PATH      initramfs (uncompressed cpio is fastest)\n"
@@ -58,7 +64,7 @@ static void usage(FILE *f)
 		"  --boot-timer       report the guest's boot-timer write (init start)\n"
 		"  --drive path=FILE[,ro][,root][,id=NAME][,bw=BYTES/MS][,ops=N/MS]\n"
 		"                     a virtio-blk disk on a raw image or an ember\n"
-		"                     overlay (repeatable, up to 8); root: it is\n"
+		"                     overlay (repeatable, up to 16); root: it is\n"
 		"                     /dev/vda and the root filesystem; bw, ops: a\n"
 		"                     rate limit of BYTES (requests N) per MS ms\n"
 		"  --no-rng           no virtio-rng entropy device\n"
@@ -384,7 +390,15 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg,
 			usage(stdout);
 			exit(0);
 		case OPT_VERSION:
-			printf("ember %s\n", EMBER_VERSION);
+			/*
+			 * Firecracker's shape: callers (Kata's fc.go) take the
+			 * second word of the first line as the version and
+			 * compare it with the Firecracker release they need.
+			 */
+			printf("Firecracker v%s (ember %s)\n\n"
+			       "ember %s follows Firecracker's API %s.\n",
+			       ROUTES_FIRECRACKER_VERSION, EMBER_VERSION,
+			       EMBER_VERSION, ROUTES_FIRECRACKER_VERSION);
 			exit(0);
 		default:
 			log_error(
@@ -406,6 +420,9 @@ static int parse_args(int argc, char **argv, struct vm_config *cfg,
 		log_error("--no-api and --api-sock exclude each other");
 		return -1;
 	}
+	/* Firecracker serves its default socket beside a config file. */
+	if (cli->config_file && !cli->api_sock && !cli->no_api)
+		cli->api_sock = DEFAULT_API_SOCK;
 	log__set_level(verbose >= 2 ? LOG_DEBUG :
 		       verbose	    ? LOG_INFO :
 				      LOG_WARN);

@@ -144,7 +144,12 @@ static int dev__blk_open(const char *path, bool read_only,
 		snprintf(why, whylen, "%s", strerror(errno));
 		return ret;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 512) {
+	/*
+	 * An empty file is a drive of no sectors, as in Firecracker: Kata
+	 * configures a pool of them and PATCHes real images in later.
+	 */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_size > 0 && st.st_size < 512)) {
 		snprintf(why, whylen, "%s",
 			 S_ISREG(st.st_mode) ?
 				 "smaller than one 512-byte sector" :
