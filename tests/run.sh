@@ -92,7 +92,7 @@ fuzz_targets() {
 HOST_SCRIPTS=(interp_local image_unpack e2b_template_bad)
 VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay
 	jailer boot api virtio_net jail_net vsock emberctl net emberctl_jail
-	snapshot run_code template_save template_image mcp e2b)
+	snapshot run_code template_save template_image mcp e2b containerd)
 # In the KVM box, the scripts the second box runs (it starts when the host
 # phases end): about 2/5 of the VM tests' time on a 2-core host, so that
 # both boxes end together.  net.sh builds the template that run_code.sh
