@@ -8,12 +8,14 @@ libcap-ng-dev libssl-dev
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
 util-linux file e2fsprogs python3 iproute2 iputils-ping
 python3-numpy python3-pandas python3-matplotlib python3-pip iptables
-qemu-system-x86 kmod skopeo umoci"
+qemu-system-x86 kmod skopeo umoci containerd runc"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		missing="$missing $p"
 done
+# containerd (with ctr) and runc: tests/integration/containerd.sh and
+# bench/containerd (ember's shim beside runc, the reference).
 # skopeo and umoci: image archives and layouts -> an OCI layout -> a root
 # tree (api/sandbox/image*.c); libssl-dev: its sha256 (libcrypto).
 # qemu-system-x86 and kmod: the KVM box (tests/kvmbox/), where a host has
