@@ -204,11 +204,20 @@ denied" ]'
 	# stdin: a line, then its end once the process has answered it (ctr
 	# 1.6 loses an end of input that comes before the task is created).
 	: >"$TMP/in.out"
+	rm -f "$TMP/in.done"
 	{
 		printf 'a\n'
-		for i in $(seq 1200); do grep -q got-a "$TMP/in.out" && break; sleep 0.1; done
+		for i in $(seq 1200); do
+			grep -q got-a "$TMP/in.out" 2>/dev/null || [ -e "$TMP/in.done" ] && break
+			sleep 0.1
+		done
 		printf 'b\n'
-	} | ctr run --rm "${o[@]}" "$IMG" t1e sh -c 'read l; echo "got-$l"; cat; echo end' >"$TMP/in.out" 2>"$TMP/err"
+	} | {
+		ctr run --rm "${o[@]}" "$IMG" t1e sh -c 'read l; echo "got-$l"; cat; echo end' >"$TMP/in.out" 2>"$TMP/err"
+		rc=$?
+		touch "$TMP/in.done"
+		exit $rc
+	}
 	rc=$?
 	out=$(cat "$TMP/in.out")
 	check "$n: stdin reaches the process, its end closes it (CloseIO)" \
@@ -226,6 +235,13 @@ end" ]'
 	rc=$?
 	check "$n: ctr run -d, then ctr task ls: RUNNING" "exit $rc, status '$(task_status t2)'; $(show "$TMP/run-d")" \
 		ev '[ $rc = 0 ] && wait_status t2 RUNNING'
+	if [ "$(task_status t2)" != RUNNING ]; then
+		not_ok "$n: exec, pause, resume, kill, rm: not run (no task t2 running)"
+		ctr task rm -f t2 >/dev/null 2>&1
+		ctr c rm t2 >/dev/null 2>&1
+		nothing_left "$n: nothing left after the failed ctr run -d"
+		return 0
+	fi
 	out=$(ctr task exec --exec-id e1 t2 sh -c 'echo "ex $IMGVAR $(pwd)"; exit 3' 2>"$TMP/err")
 	rc=$?
 	check "$n: ctr task exec: its output and exit status 3, the container's env and cwd" \
@@ -326,6 +342,7 @@ for bad in --privileged --net-host; do
 	esac
 	out=$(ctr run --rm "${o[@]}" "$bad" "$IMG" tbad sh -c 'echo ran' 2>"$TMP/err")
 	rc=$?
+	echo "# ctr run $bad: exit $rc: $(head -c 300 "$TMP/err" | head -2 | tr '\n' ' ')"
 	check "$n: ctr run $bad is refused with a clear error, nothing ran" \
 		"exit $rc, out '$out'; $(show "$TMP/err")" \
 		ev '[ $rc != 0 ] && [ -z "$out" ] && grep -Eqi "$want" "$TMP/err"'
