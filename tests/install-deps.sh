@@ -15,6 +15,8 @@ for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		missing="$missing $p"
 done
+# containerd (with ctr) and runc: tests/integration/containerd.sh and
+# bench/containerd (ember's shim beside runc, the reference).
 # skopeo and umoci: image archives and layouts -> an OCI layout -> a root
 # tree (api/sandbox/image*.c); libssl-dev: its sha256 (libcrypto).
 # libprotobuf-c-dev, protobuf-c-compiler: containerd's messages in the

@@ -5,6 +5,9 @@ python's tarfile, json and hashlib, no registry and no root.
   mkoci.py layout DIR [--arch A] [--tag T]... [--bad-diff-id]
                                                an OCI image layout
   mkoci.py docker OUT.tar [--arch A]           a `docker save` archive
+  mkoci.py busybox OUT.tar [--arch A] [--tag T] [--user U]
+                                               a one-layer busybox image as an
+                                               OCI archive (`ctr images import`)
   --user U: the config's User (default 1000:1000; "" leaves it out)
 
 Two layers over busybox-static: the first (tar+gzip) holds the lower
@@ -17,6 +20,14 @@ of the manifest (with a different Cmd), so that the index holds several.
 --bad-diff-id: the config names a wrong diff_id for the second layer,
 with every digest consistent (only the diff_id check can see it).
 --zstd: the second layer as tar+zstd (by the zstd command).
+
+busybox (tests/integration/containerd.sh, bench/containerd): one plain
+tar layer, busybox-static with a link per applet in /bin, /etc/passwd
+and /etc/group (root, u 1000), /srv, /tmp, /root, /home/u (1000:1000),
+empty /proc /sys /dev; the config: Env PATH=/bin and IMGVAR=from-image,
+WorkingDir /srv, Cmd ["sh"], User only with --user (default none: root);
+the index names the manifest by the full reference T (ctr's import
+keeps such a name; default docker.io/library/embertest:latest).
 """
 import gzip
 import hashlib
@@ -24,6 +35,7 @@ import io
 import json
 import os
 import struct
+import subprocess
 import sys
 import tarfile
 
@@ -179,9 +191,70 @@ def docker_archive(out, arch):
             "Layers": names}]).encode())
 
 
+def busybox_archive(out, arch, tag, user):
+    with open(BUSYBOX, "rb") as f:
+        bb = f.read()
+    applets = subprocess.run([BUSYBOX, "--list"], check=True,
+                             capture_output=True, text=True).stdout.split()
+    d = tarfile.DIRTYPE
+    ents = [member("bin", type=d, mode=0o755),
+            member("bin/busybox", bb, mode=0o755)]
+    ents += [member("bin/" + a, type=tarfile.SYMTYPE, linkname="busybox",
+                    mode=0o777) for a in sorted(set(applets))
+             if a != "busybox" and "/" not in a]
+    ents += [member("etc", type=d, mode=0o755),
+             member("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"
+                    b"u:x:1000:1000:u:/home/u:/bin/sh\n"),
+             member("etc/group", b"root:x:0:\nu:x:1000:\n"),
+             member("srv", type=d, mode=0o755),
+             member("srv/hello", b"hello from the image\n"),
+             member("tmp", type=d, mode=0o1777),
+             member("root", type=d, mode=0o700),
+             member("home", type=d, mode=0o755),
+             member("home/u", type=d, mode=0o755, uid=1000, gid=1000),
+             member("proc", type=d, mode=0o555),
+             member("sys", type=d, mode=0o555),
+             member("dev", type=d, mode=0o755)]
+    lay = layer(ents)
+    conf = {"Env": ["PATH=/bin", "IMGVAR=from-image"],
+            "WorkingDir": "/srv", "Cmd": ["sh"]}
+    if user:
+        conf["User"] = user
+    cb = json.dumps({
+        "architecture": arch, "os": "linux", "config": conf,
+        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + sha(lay)]},
+    }, sort_keys=True).encode()
+    blobs = {}
+
+    def desc(b, mt):
+        blobs[sha(b)] = b
+        return {"mediaType": mt, "digest": "sha256:" + sha(b),
+                "size": len(b)}
+    man = json.dumps({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": desc(cb, "application/vnd.oci.image.config.v1+json"),
+        "layers": [desc(lay, "application/vnd.oci.image.layer.v1.tar")],
+    }).encode()
+    md = desc(man, "application/vnd.oci.image.manifest.v1+json")
+    md["annotations"] = {"org.opencontainers.image.ref.name": tag}
+    files = [("oci-layout", b'{"imageLayoutVersion": "1.0.0"}'),
+             ("index.json", json.dumps({"schemaVersion": 2,
+                                        "manifests": [md]}).encode())]
+    files += [("blobs/sha256/" + h, b) for h, b in blobs.items()]
+    with tarfile.open(out, "w") as t:
+        t.addfile(*member("blobs", type=d, mode=0o755))
+        t.addfile(*member("blobs/sha256", type=d, mode=0o755))
+        for name, b in files:
+            t.addfile(*member(name, b))
+
+
 def main(a):
     arch, tags, bad, zstd = "amd64", [], False, False
+    if len(a) < 2:
+        sys.exit(__doc__)
     kind, path = a[0], a[1]
+    user_set = False
     rest = a[2:]
     while rest:
         if rest[0] in ("--bad-diff-id", "--zstd"):
@@ -195,6 +268,7 @@ def main(a):
             tags.append(rest[1])
         elif rest[0] == "--user":
             USER[0] = rest[1]
+            user_set = True
         else:
             sys.exit("mkoci.py: unknown option " + rest[0])
         rest = rest[2:]
@@ -202,6 +276,11 @@ def main(a):
         oci_layout(path, arch, tags, bad, zstd)
     elif kind == "docker":
         docker_archive(path, arch)
+    elif kind == "busybox":
+        busybox_archive(path, arch,
+                        tags[-1] if tags else
+                        "docker.io/library/embertest:latest",
+                        USER[0] if user_set else "")
     else:
         sys.exit(__doc__)
 
