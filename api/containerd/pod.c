@@ -102,7 +102,20 @@ static int read_conf_file(const char *path, const char *const *keys,
 	return 0;
 }
 
-int pod__conf(struct pod_conf *c, char *err, size_t errlen)
+int pod__set_conf(struct pod *p, const struct pod_conf *c)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->running)
+		rc = -EBUSY;
+	else
+		p->conf = *c;
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+int pod__conf(struct pod_conf *c, const char *path, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "template", "spare_drives",
 					    "mem_mib",	"vcpus",
@@ -115,14 +128,19 @@ int pod__conf(struct pod_conf *c, char *err, size_t errlen)
 		"EMBER_ROOTFS"
 	};
 	static char vals[7][PATH_MAX];
-	const char *path = getenv(POD_CONF_ENV), *v;
+	const char *env_path = getenv(POD_CONF_ENV), *v;
 	char tried[PATH_MAX];
 	int rc;
 
 	memset(c, 0, sizeof(*c));
 	memset(vals, 0, sizeof(vals));
-	rc = read_conf_file(path && *path ? path : POD_CONF_FILE, keys, vals,
-			    7, err, errlen);
+	if (path && access(path, R_OK))
+		return sandbox__errf(err, errlen, -ENOENT,
+				     "the runtime's ConfigPath %s: %s", path,
+				     strerror(errno));
+	if (!path)
+		path = env_path && *env_path ? env_path : POD_CONF_FILE;
+	rc = read_conf_file(path, keys, vals, 7, err, errlen);
 	if (rc)
 		return rc;
 	v = setting(envs[0], vals[0][0] ? vals[0] : "containerd");

@@ -10,9 +10,11 @@
  * the guest agent.
  *
  * Configuration, from the shim's environment (containerd passes its own
- * to the shims it starts) or the file $EMBER_SHIM_CONFIG (default
- * /etc/ember/containerd-shim.conf, KEY=VALUE lines with the same keys in
- * lower case without the prefix; the environment wins):
+ * to the shims it starts) or a file of KEY=VALUE lines with the same keys
+ * in lower case without the prefix (the environment wins): the
+ * ConfigPath of the runtime's options in containerd's configuration
+ * (`ctr run --runtime-config-path`), else $EMBER_SHIM_CONFIG, else
+ * /etc/ember/containerd-shim.conf:
  *   EMBER_SHIM_TEMPLATE  the template to restore (default "containerd"); it
  *                        fits when it has spare drives and the spec's
  *                        memory and CPU limits (if any) are its size
@@ -57,10 +59,21 @@ struct pod {
 };
 
 /*
- * pod__conf() - the configuration above into @c.  0, or -EINVAL with
- * the bad key in @err.
+ * pod__conf() - the configuration above into @c, read from the file
+ * @path when not NULL (the ConfigPath of the runtime's options in
+ * containerd's configuration, which then must exist), else from
+ * $EMBER_SHIM_CONFIG or POD_CONF_FILE (either may be missing).  0, or
+ * -EINVAL with the bad key in @err, -ENOENT for a missing @path.
  */
-int pod__conf(struct pod_conf *c, char *err, size_t errlen);
+int pod__conf(struct pod_conf *c, const char *path, char *err,
+	      size_t errlen);
+
+/*
+ * pod__set_conf() - the configuration of a pod whose VM is not started
+ * yet becomes @c.  -EBUSY once it is started (the first container's
+ * options choose its VM).
+ */
+int pod__set_conf(struct pod *p, const struct pod_conf *c);
 
 /* pod__init() - an empty pod (no VM yet). */
 void pod__init(struct pod *p, const struct pod_conf *c);

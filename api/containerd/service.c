@@ -34,6 +34,7 @@
 #include "proto/cgroups2.pb-c.h"
 #include "proto/empty.pb-c.h"
 #include "proto/events.pb-c.h"
+#include "proto/runtimeoptions.pb-c.h"
 #include "proto/shim.pb-c.h"
 #include "proto/task_types.pb-c.h"
 #include "rootfs.h"
@@ -544,6 +545,35 @@ out:
 	return rc;
 }
 
+/*
+ * The runtime's options (containerd's configuration, or ctr's
+ * --runtime-config-path): its ConfigPath file configures the pod's VM,
+ * when this Create starts it.
+ */
+static int runtime_options(struct shim_service *s,
+			   const Google__Protobuf__Any *any, char *err,
+			   size_t errlen)
+{
+	Runtimeoptions__V1__Options *o;
+	struct pod_conf conf;
+	int rc = 0;
+
+	o = runtimeoptions__v1__options__unpack(NULL, any->value.len,
+					       any->value.data);
+	if (!o)
+		return sandbox__errf(err, errlen, -EINVAL,
+				     "malformed runtime options");
+	if (o->config_path[0]) {
+		rc = pod__conf(&conf, o->config_path, err, errlen);
+		if (!rc && pod__set_conf(&s->pod, &conf) == 0)
+			s->conf_rc = 0;
+	} else if (s->conf_rc) {
+		rc = sandbox__errf(err, errlen, -EINVAL, "%s", s->conf_err);
+	}
+	runtimeoptions__v1__options__free_unpacked(o, NULL);
+	return rc;
+}
+
 /* The pod's microVM started in a thread of its own. */
 struct vm_job {
 	struct shim_service *s;
@@ -599,7 +629,14 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 		     "runtime");
 		goto out;
 	}
-	if (s->conf_rc) {
+	if (q->options && !strcmp(q->options->type_url,
+				  "runtimeoptions.v1.Options")) {
+		rc = runtime_options(s, q->options, err, sizeof(err));
+		if (rc) {
+			fail(r, code_of(rc), "ember shim: %s", err);
+			goto out;
+		}
+	} else if (s->conf_rc) {
 		fail(r, TTRPC_FAILED_PRECONDITION, "ember shim: %s",
 		     s->conf_err);
 		goto out;
@@ -1382,7 +1419,7 @@ struct shim_service *shim_service__new(const struct shim_ctx *ctx)
 	pthread_cond_init(&s->exited, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* A bad configuration fails each Create, saying why. */
-	s->conf_rc = pod__conf(&conf, s->conf_err, sizeof(s->conf_err));
+	s->conf_rc = pod__conf(&conf, NULL, s->conf_err, sizeof(s->conf_err));
 	pod__init(&s->pod, &conf);
 	return s;
 }
