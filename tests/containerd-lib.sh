@@ -41,27 +41,28 @@ EMBER_RT=io.containerd.ember.v1
 # own state directory (EMBER_STATE_DIR, inherited by containerd and
 # its shims, as are EMBER_BIN, EMBER_KERNEL and EMBER_ROOTFS).
 SHIM_TEMPLATE=ctr
-SHIM_TEMPLATE_ARGS=(--no-interp --no-net --spare-drives 4) # TBD: --spare-drives is D's flag
-# How the shim learns the template's name: TBD, one of
-#  - containerd's environment (inherited by the shim):
-SHIM_ENV=(EMBER_SHIM_TEMPLATE="$SHIM_TEMPLATE")
-#  - a runtime config file, passed by ctr --runtime-config-path (containerd
-#    hands the shim runtimeoptions.v1.Options{config_path} in Create's
-#    options; CRI would pass the runtime's `options` table): when this
-#    text is not empty it is written to a file that every ember `ctr run`
-#    names (SHIM_RUN_OPTS, set by ctrd_shim_setup DIR).
-SHIM_RUNTIME_CONFIG=""
+SHIM_TEMPLATE_ARGS=(--no-interp --no-net --spare-drives 4)
+# How the shim learns the template's name (README.md, "containerd and
+# Kubernetes"): its settings file, the runtime's ConfigPath, which ctr
+# passes with --runtime-config-path (containerd hands the shim
+# runtimeoptions.v1.Options{config_path} in Create's options, as the CRI
+# plugin does from the runtime's `options` table): this text is written
+# to a file that every ember `ctr run` names (SHIM_RUN_OPTS, set by
+# ctrd_shim_setup DIR).  SHIM_ENV: more of containerd's environment for
+# its shims (the same settings as EMBER_SHIM_*, which win over the file).
+SHIM_ENV=()
+SHIM_RUNTIME_CONFIG="template=$SHIM_TEMPLATE"
 # =========================================================================
 
 # ctrd_shim_setup DIR: the environment above exported (before ctrd_start:
 # containerd passes it to its shims), the runtime config file written in
 # DIR; SHIM_RUN_OPTS: what an ember `ctr run` adds to --runtime.
 ctrd_shim_setup() {
-	export "${SHIM_ENV[@]}"
+	[ "${#SHIM_ENV[@]}" = 0 ] || export "${SHIM_ENV[@]}"
 	SHIM_RUN_OPTS=()
 	if [ -n "$SHIM_RUNTIME_CONFIG" ]; then
-		printf '%s\n' "$SHIM_RUNTIME_CONFIG" >"$1/ember-shim.toml"
-		SHIM_RUN_OPTS=(--runtime-config-path "$1/ember-shim.toml")
+		printf '%s\n' "$SHIM_RUNTIME_CONFIG" >"$1/ember-shim.conf"
+		SHIM_RUN_OPTS=(--runtime-config-path "$1/ember-shim.conf")
 	fi
 }
 
