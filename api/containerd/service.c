@@ -543,6 +543,31 @@ out:
 	return rc;
 }
 
+/*
+ * Is @id one containerd would make (its identifiers package): 1-76
+ * letters and digits, single '.', '_' or '-' between them?  It becomes a
+ * file name on the host and a directory in the guest.
+ */
+static bool id_ok(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	if (!n || n > 76)
+		return false;
+	for (i = 0; i < n; i++) {
+		bool alnum = (id[i] >= 'a' && id[i] <= 'z') ||
+			     (id[i] >= 'A' && id[i] <= 'Z') ||
+			     (id[i] >= '0' && id[i] <= '9');
+
+		if (alnum)
+			continue;
+		if (!strchr("._-", id[i]) || i == 0 || i == n - 1 ||
+		    strchr("._-", id[i + 1]))
+			return false;
+	}
+	return true;
+}
+
 static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 		      struct ttrpc_reply *r)
 {
@@ -564,9 +589,10 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 		fail(r, TTRPC_INVALID_ARGUMENT, "malformed CreateTaskRequest");
 		return;
 	}
-	if (!q->id[0] || strchr(q->id, '/') || !q->bundle[0]) {
+	if (!id_ok(q->id) || !q->bundle[0]) {
 		fail(r, TTRPC_INVALID_ARGUMENT,
-		     "CreateTaskRequest: a bad id or no bundle");
+		     "CreateTaskRequest: a bad id (1-76 letters, digits and "
+		     "single . _ -) or no bundle");
 		goto out;
 	}
 	if (q->checkpoint[0]) {

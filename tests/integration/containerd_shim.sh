@@ -20,6 +20,9 @@ SHIM=${EMBER_SHIM:-build/containerd-shim-ember-v1-asan}
 SHIM=$(realpath "$SHIM")
 export EMBER_SHIM_SOCKET_DIR=$TMP/s
 export TTRPC_ADDRESS=$TMP/containerd.sock.ttrpc # nobody: events are retried
+# Create never boots a VM here, and writes nothing outside $TMP.
+export EMBER_STATE_DIR=$TMP/state EMBER_SHIM_TEMPLATE=no-such-template
+export EMBER_KERNEL=$TMP/no-kernel EMBER_SHIM_CONFIG=$TMP/no-config
 ADDR=$TMP/containerd.sock
 NS=ember-test
 daemons=()
@@ -55,13 +58,16 @@ daemon_of() {
 	pgrep -f -- "^$SHIM -namespace $NS -id $1 " | head -1
 }
 
-# call ADDRESS SERVICE METHOD: "stream type code" of the ttrpc answer.
+# call ADDRESS SERVICE METHOD [PAYLOAD]: "stream type code" of the ttrpc
+# answer; PAYLOAD in hex, under 128 bytes.
 call() {
-	python3 - "$1" "$2" "$3" <<'EOF'
+	python3 - "$@" <<'EOF'
 import socket, struct, sys
 def field(n, b):
     return bytes([n << 3 | 2, len(b)]) + b
 req = field(1, sys.argv[2].encode()) + field(2, sys.argv[3].encode())
+if len(sys.argv) > 4:
+    req += field(3, bytes.fromhex(sys.argv[4]))
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(10)
 s.connect(sys.argv[1][len("unix://"):])
@@ -176,7 +182,7 @@ check "delete: a FIFO for ember.state fails at once" \
 
 # delete ID: the shim's delete of the bundle $TMP/ID, state under $TMP/state.
 delete() {
-	EMBER_STATE_DIR=$TMP/state "$SHIM" -namespace $NS -address "$ADDR" \
+	"$SHIM" -namespace $NS -address "$ADDR" \
 		-id "$1" -bundle "$TMP/$1" delete >/dev/null 2>"$TMP/del.err"
 }
 
@@ -242,3 +248,21 @@ check "daemon: out of fds, it does not spin (CPU ticks in 2 s: $ticks)" \
 ans=$(call "$out" containerd.task.v2.Task NoSuchMethod 2>&1)
 check "daemon: ... and answers once the fds are back" "answer '$ans'" \
 	test "$ans" = "1 2 12"
+
+# Create with an id containerd would never send: refused before any work.
+# A good id gets further: to the missing rootfs (no VM is ever booted).
+bundle "$TMP/cr" '{"process":{"args":["sh"],"cwd":"/"},"root":{"path":"nothere"}}'
+for id in ok-1 .. . a..b -a 'a b' "$(printf 'a\nrootfs=/')"; do
+	req=$(python3 -c 'import sys
+def f(n, b): return bytes([n << 3 | 2, len(b)]) + b
+print((f(1, sys.argv[1].encode()) + f(2, sys.argv[2].encode())).hex())' \
+		"$id" "$TMP/cr")
+	ans=$(call "$out" containerd.task.v2.Task Create "$req" 2>&1)
+	if [ "$id" = ok-1 ]; then
+		check "Create: a good id fails later (no rootfs)" \
+			"answer '$ans'" test "$ans" = "1 2 5"
+	else
+		check "Create: the id '$id' is refused (INVALID_ARGUMENT)" \
+			"answer '$ans'" test "$ans" = "1 2 3"
+	fi
+done
