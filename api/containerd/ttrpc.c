@@ -31,6 +31,7 @@ struct conn {
 	struct ttrpc_server *s;
 	int fd;
 	int refs; /* reader + handlers, under s->lock */
+	int inflight; /* handlers, under s->lock */
 	pthread_mutex_t wlock; /* one reply written at a time */
 	struct conn *next;
 };
@@ -161,6 +162,7 @@ static void *handler_thread(void *arg)
 	free(j->body);
 	free(j);
 	pthread_mutex_lock(&s->lock);
+	c->inflight--;
 	conn_unref_locked(c);
 	s->handlers--;
 	pthread_cond_broadcast(&s->cond);
@@ -193,7 +195,17 @@ static bool dispatch(struct conn *c, const struct ttrpc_header *h,
 		.c = c, .stream = h->stream, .body = body, .len = h->length
 	};
 	pthread_mutex_lock(&s->lock);
+	/* A peer that sends and never reads: no more threads for it. */
+	while (c->inflight >= TTRPC_MAX_INFLIGHT && !s->stopping)
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (c->inflight >= TTRPC_MAX_INFLIGHT) { /* stopping */
+		pthread_mutex_unlock(&s->lock);
+		free(body);
+		free(j);
+		return false;
+	}
 	c->refs++;
+	c->inflight++;
 	s->handlers++;
 	pthread_mutex_unlock(&s->lock);
 	pthread_attr_init(&attr);
@@ -203,6 +215,7 @@ static bool dispatch(struct conn *c, const struct ttrpc_header *h,
 	if (err) {
 		pthread_mutex_lock(&s->lock);
 		c->refs--;
+		c->inflight--;
 		s->handlers--;
 		pthread_mutex_unlock(&s->lock);
 		free(body);
@@ -375,6 +388,7 @@ void ttrpc_server__stop(struct ttrpc_server *s)
 
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
+	pthread_cond_broadcast(&s->cond); /* readers waiting for a slot */
 	pthread_mutex_unlock(&s->lock);
 	if (write(s->wake[1], &b, 1) < 0) {
 		/* full pipe: a wake-up is pending anyway */

@@ -7,6 +7,7 @@
  * events' ForwardRequest and the publisher sending it, and the shim's
  * socket address (api/containerd/{ttrpc,ttrpc_codec,events,address}.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -410,6 +411,65 @@ static void test_concurrent_on_one_connection(void **state)
 	close(fd);
 }
 
+/* The threads of this process. */
+static int nr_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+struct sender {
+	int fd, n;
+};
+
+/* @arg's n Block requests on its fd (blocks while the server reads none). */
+static void *send_blocks(void *arg)
+{
+	struct sender *sd = arg;
+	int i;
+
+	for (i = 0; i < sd->n; i++)
+		raw_send_request(sd->fd, 2 * i + 1, "Block");
+	return NULL;
+}
+
+/* A peer that sends and never reads gets TTRPC_MAX_INFLIGHT threads. */
+static void test_inflight_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	struct sender sd = { .fd = raw_connect(fx),
+			     .n = TTRPC_MAX_INFLIGHT + 200 };
+	int before = nr_threads(), code, i;
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, send_blocks, &sd), 0);
+	before++; /* the sender */
+	/* let the reader take what it may */
+	for (i = 0; i < 100 && nr_threads() < before + TTRPC_MAX_INFLIGHT; i++)
+		usleep(20000);
+	usleep(300000);
+	assert_in_range(nr_threads() - before, TTRPC_MAX_INFLIGHT,
+			TTRPC_MAX_INFLIGHT + 2);
+	/* released, every request is answered */
+	pthread_mutex_lock(&fx->lock);
+	fx->released = true;
+	pthread_cond_broadcast(&fx->cond);
+	pthread_mutex_unlock(&fx->lock);
+	for (i = 0; i < sd.n; i++) {
+		raw_read_response(sd.fd, &code);
+		assert_int_equal(code, 0);
+	}
+	pthread_join(t, NULL);
+	close(sd.fd);
+}
+
 static void test_bad_frames_close_one_connection(void **state)
 {
 	struct fixture *fx = *state;
@@ -652,6 +712,8 @@ int main(void)
 			test_concurrent_on_one_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_bad_frames_close_one_connection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_bounded, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_stop_from_handler, setup,
 						teardown),
 		cmocka_unit_test(test_client_errors),
