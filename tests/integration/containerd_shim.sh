@@ -206,6 +206,15 @@ fi
 check "delete: ... and removes the state file" "" \
 	test ! -e "$TMP/t0/ember.state"
 
+# A namespace that climbs out of STATE/containerd: its "disk" stays.
+mkdir -p "$TMP/t2"
+echo precious >"$TMP/state/t2.ext4"
+printf 'disk=%s\n' "$TMP/state/containerd/../t2.ext4" >"$TMP/t2/ember.state"
+"$SHIM" -namespace .. -address "$ADDR" -id t2 -bundle "$TMP/t2" delete \
+	>/dev/null 2>"$TMP/del.err"
+check "delete: the namespace '..' removes nothing outside" \
+	"rc $?, $(cat "$TMP/del.err")" test -f "$TMP/state/t2.ext4"
+
 # What Create writes is still cleaned: its disk and BUNDLE/rootfs.
 mkdir -p "$TMP/t1/rootfs"
 disk=$TMP/state/containerd/$NS/t1.ext4
