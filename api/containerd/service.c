@@ -881,6 +881,9 @@ static void do_kill(struct shim_service *s, const uint8_t *buf, size_t len,
 			proc__signal(c->execs[i], (int)q->signal);
 	if (rc == -ESRCH && !q->all)
 		fail(r, TTRPC_NOT_FOUND, "process already finished");
+	else if (rc == -EBUSY)
+		fail(r, TTRPC_UNAVAILABLE,
+		     "signal %u: the guest takes no more for now", q->signal);
 	else
 		empty(r);
 unlock:
