@@ -32,6 +32,7 @@ struct conn {
 	int fd;
 	int refs; /* reader + handlers, under s->lock */
 	int inflight; /* handlers, under s->lock */
+	size_t inflight_bytes; /* their request bodies, under s->lock */
 	pthread_mutex_t wlock; /* one reply written at a time */
 	struct conn *next;
 };
@@ -160,14 +161,23 @@ static void *handler_thread(void *arg)
 	}
 	free(reply);
 	free(j->body);
-	free(j);
 	pthread_mutex_lock(&s->lock);
 	c->inflight--;
+	c->inflight_bytes -= j->len;
+	free(j);
 	conn_unref_locked(c);
 	s->handlers--;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
+}
+
+/* Must a request of @len bytes wait for @c's requests in flight? */
+static bool conn_full(const struct conn *c, size_t len)
+{
+	return c->inflight >= TTRPC_MAX_INFLIGHT ||
+	       (c->inflight &&
+		c->inflight_bytes + len > TTRPC_MAX_INFLIGHT_BYTES);
 }
 
 /* Start a handler for one request frame; false closes the connection. */
@@ -196,9 +206,9 @@ static bool dispatch(struct conn *c, const struct ttrpc_header *h,
 	};
 	pthread_mutex_lock(&s->lock);
 	/* A peer that sends and never reads: no more threads for it. */
-	while (c->inflight >= TTRPC_MAX_INFLIGHT && !s->stopping)
+	while (conn_full(c, h->length) && !s->stopping)
 		pthread_cond_wait(&s->cond, &s->lock);
-	if (c->inflight >= TTRPC_MAX_INFLIGHT) { /* stopping */
+	if (conn_full(c, h->length)) { /* stopping */
 		pthread_mutex_unlock(&s->lock);
 		free(body);
 		free(j);
@@ -206,6 +216,7 @@ static bool dispatch(struct conn *c, const struct ttrpc_header *h,
 	}
 	c->refs++;
 	c->inflight++;
+	c->inflight_bytes += h->length;
 	s->handlers++;
 	pthread_mutex_unlock(&s->lock);
 	pthread_attr_init(&attr);
@@ -216,6 +227,7 @@ static bool dispatch(struct conn *c, const struct ttrpc_header *h,
 		pthread_mutex_lock(&s->lock);
 		c->refs--;
 		c->inflight--;
+		c->inflight_bytes -= h->length;
 		s->handlers--;
 		pthread_mutex_unlock(&s->lock);
 		free(body);

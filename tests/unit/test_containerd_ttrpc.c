@@ -427,16 +427,30 @@ static int nr_threads(void)
 
 struct sender {
 	int fd, n;
+	size_t size; /* of each payload; 0: raw_send_request's */
 };
 
 /* @arg's n Block requests on its fd (blocks while the server reads none). */
 static void *send_blocks(void *arg)
 {
 	struct sender *sd = arg;
+	uint8_t *payload = calloc(1, sd->size + 1), *f;
+	size_t n;
 	int i;
 
-	for (i = 0; i < sd->n; i++)
-		raw_send_request(sd->fd, 2 * i + 1, "Block");
+	for (i = 0; i < sd->n; i++) {
+		if (!sd->size) {
+			raw_send_request(sd->fd, 2 * i + 1, "Block");
+			continue;
+		}
+		if (ttrpc_codec__request_frame(2 * i + 1, "t.S", "Block",
+					       payload, sd->size, 0, &f, &n))
+			break;
+		if (write(sd->fd, f, n) != (ssize_t)n)
+			i = sd->n;
+		free(f);
+	}
+	free(payload);
 	return NULL;
 }
 
@@ -458,6 +472,33 @@ static void test_inflight_bounded(void **state)
 	assert_in_range(nr_threads() - before, TTRPC_MAX_INFLIGHT,
 			TTRPC_MAX_INFLIGHT + 2);
 	/* released, every request is answered */
+	pthread_mutex_lock(&fx->lock);
+	fx->released = true;
+	pthread_cond_broadcast(&fx->cond);
+	pthread_mutex_unlock(&fx->lock);
+	for (i = 0; i < sd.n; i++) {
+		raw_read_response(sd.fd, &code);
+		assert_int_equal(code, 0);
+	}
+	pthread_join(t, NULL);
+	close(sd.fd);
+}
+
+/* ... and requests of 16 MiB in all. */
+static void test_inflight_bytes_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	struct sender sd = { .fd = raw_connect(fx), .n = 40, .size = 1 << 20 };
+	int before = nr_threads(), code, i;
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, send_blocks, &sd), 0);
+	before++; /* the sender */
+	for (i = 0; i < 250 && nr_threads() < before + 14; i++)
+		usleep(20000);
+	usleep(300000);
+	/* 15 of about 1 MiB each fit in 16 MiB */
+	assert_in_range(nr_threads() - before, 14, 16);
 	pthread_mutex_lock(&fx->lock);
 	fx->released = true;
 	pthread_cond_broadcast(&fx->cond);
@@ -714,6 +755,8 @@ int main(void)
 			test_bad_frames_close_one_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_bounded, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_bytes_bounded,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_from_handler, setup,
 						teardown),
 		cmocka_unit_test(test_client_errors),
