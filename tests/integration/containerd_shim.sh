@@ -58,8 +58,9 @@ daemon_of() {
 	pgrep -f -- "^$SHIM -namespace $NS -id $1 " | head -1
 }
 
-# call ADDRESS SERVICE METHOD [PAYLOAD]: "stream type code" of the ttrpc
-# answer; PAYLOAD in hex, under 128 bytes.
+# call ADDRESS SERVICE METHOD [PAYLOAD [MSGFILE]]: "stream type code" of
+# the ttrpc answer; PAYLOAD in hex, under 128 bytes; its status message
+# written to MSGFILE.
 call() {
 	python3 - "$@" <<'EOF'
 import socket, struct, sys
@@ -82,11 +83,25 @@ n, stream, typ, _ = struct.unpack(">IIBB", hdr)
 body = b""
 while len(body) < n:
     body += s.recv(n - len(body))
+def varint(b, i):
+    v = sh = 0
+    while True:
+        v |= (b[i] & 0x7f) << sh
+        sh += 7
+        i += 1
+        if not b[i - 1] & 0x80:
+            return v, i
 code = 0
 if body[:1] == b"\x0a":  # status
-    st = body[2:2 + body[1]]
+    n, i = varint(body, 1)
+    st = body[i:i + n]
     if st[:1] == b"\x08":
-        code = st[1]
+        code = varint(st, 1)[0]
+    if len(sys.argv) > 5 and st[:1] == b"\x08":
+        j = varint(st, 1)[1]
+        if st[j:j + 1] == b"\x12":
+            n, j = varint(st, j + 1)
+            open(sys.argv[5], "wb").write(st[j:j + n])
 print(stream, typ, code)
 EOF
 }
@@ -275,3 +290,25 @@ print((f(1, sys.argv[1].encode()) + f(2, sys.argv[2].encode())).hex())' \
 			"answer '$ans'" test "$ans" = "1 2 3"
 	fi
 done
+
+# Create that cannot boot (no template, no kernel): a clear error, and
+# nothing left of it: no state file, no disk, nothing mounted on
+# BUNDLE/rootfs.
+mkdir -p "$TMP/src/bin" "$TMP/cr2"
+echo hi >"$TMP/src/bin/x"
+bundle "$TMP/cr2" '{"process":{"args":["/bin/x"],"cwd":"/"},"root":{"path":"rootfs"}}'
+req=$(python3 -c 'import sys
+def f(n, b): return bytes([n << 3 | 2, len(b)]) + b
+m = f(1, b"bind") + f(2, sys.argv[2].encode()) + f(4, b"rbind")
+print((f(1, b"cr2") + f(2, sys.argv[1].encode()) + f(3, m)).hex())' \
+	"$TMP/cr2" "$TMP/src")
+ans=$(call "$out" containerd.task.v2.Task Create "$req" "$TMP/msg" 2>&1)
+msg=$(cat "$TMP/msg" 2>/dev/null)
+check "Create without a VM to boot: fails, saying why" "answer '$ans' '$msg'" \
+	eval '[[ "$ans" == "1 2 5" && "$msg" == *no-such-template*EMBER_KERNEL* ]]'
+log=$(cat "$TMP/fd/log" 2>/dev/null)
+check "... and leaves no state file" "" test ! -e "$TMP/cr2/ember.state"
+check "... nor a disk" "$(ls "$TMP/state/containerd/$NS" 2>&1)" \
+	test -z "$(ls "$TMP/state/containerd/$NS" 2>/dev/null)"
+check "... nor a mount on BUNDLE/rootfs" "$log" \
+	eval '! mountpoint -q "$TMP/cr2/rootfs" 2>/dev/null'
