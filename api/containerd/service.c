@@ -1143,6 +1143,8 @@ static void do_delete(struct shim_service *s, const uint8_t *buf, size_t len,
 		} else {
 			c->ready = false; /* no more requests find it */
 		}
+		/* A Wait on what never ran: it is gone, NOT_FOUND. */
+		pthread_cond_broadcast(&s->exited);
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (!pr)
