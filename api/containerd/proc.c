@@ -75,7 +75,8 @@ static int open_fifo(const char *path, char *err, size_t errlen)
 	if (fd < 0) {
 		int rc = -errno;
 
-		sandbox__errf(err, errlen, 0, "opening %s: %s", path, strerror(errno));
+		sandbox__errf(err, errlen, 0, "opening %s: %s", path,
+			      strerror(errno));
 		return rc;
 	}
 	return fd;
@@ -178,6 +179,11 @@ int proc__start(struct proc *pr, char *err, size_t errlen)
 		sandbox__errf(err, errlen, 0, "pipe: %s", strerror(errno));
 		goto fail;
 	}
+	/*
+	 * ctl() writes under the service's lock: a guest that stops
+	 * reading must not stall every other request behind a full pipe.
+	 */
+	fcntl(ctl[1], F_SETFL, O_NONBLOCK);
 	rc = sandbox__agent_connect(&pr->pod->info, PROC_AGENT_MS, &r->c, err,
 				    errlen);
 	if (rc)
@@ -189,7 +195,8 @@ int proc__start(struct proc *pr, char *err, size_t errlen)
 	if (rc) {
 		pr->state = PROC_CREATED;
 		pr->ctl_w = -1;
-		sandbox__errf(err, errlen, 0, "pthread_create: %s", strerror(rc));
+		sandbox__errf(err, errlen, 0, "pthread_create: %s",
+			      strerror(rc));
 		rc = -rc;
 		goto fail;
 	}
@@ -221,8 +228,11 @@ static int ctl(struct proc *pr, uint32_t op, uint32_t a, uint32_t b)
 
 	if (pr->state != PROC_RUNNING || pr->ctl_w < 0)
 		return -ESRCH;
+	/* Atomic (under PIPE_BUF); EAGAIN: the proc thread lags far. */
 	if (write(pr->ctl_w, &m, sizeof(m)) != (ssize_t)sizeof(m))
-		return errno == EPIPE ? -ESRCH : -EIO;
+		return errno == EPIPE  ? -ESRCH :
+		       errno == EAGAIN ? -EBUSY :
+					 -EIO;
 	return 0;
 }
 

@@ -69,7 +69,9 @@ int proc__start(struct proc *pr, char *err, size_t errlen);
 
 /*
  * proc__signal() - deliver @sig (1-64) to the process's group in the
- * guest.  -ESRCH when it is not running.
+ * guest; never blocks.  -ESRCH when it is not running, -EBUSY when over
+ * 5000 requests for it (signal, resize, close) wait to be sent to the
+ * guest (the same for proc__resize and proc__close_stdin).
  */
 int proc__signal(struct proc *pr, int sig);
 

@@ -252,6 +252,31 @@ static int write_state(const struct shim_service *s, const struct container *c)
 }
 
 /*
+ * Is @id one containerd would make (its identifiers package): 1-76
+ * letters and digits, single '.', '_' or '-' between them?  It becomes a
+ * file name on the host and a directory in the guest.
+ */
+static bool id_ok(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	if (!n || n > 76)
+		return false;
+	for (i = 0; i < n; i++) {
+		bool alnum = (id[i] >= 'a' && id[i] <= 'z') ||
+			     (id[i] >= 'A' && id[i] <= 'Z') ||
+			     (id[i] >= '0' && id[i] <= '9');
+
+		if (alnum)
+			continue;
+		if (!strchr("._-", id[i]) || i == 0 || i == n - 1 ||
+		    strchr("._-", id[i + 1]))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Where our copy of task @id's root goes (disk_path() makes the directory):
  * STATE/containerd/NS/ID.ext4.
  */
@@ -259,8 +284,14 @@ static int disk_name(const char *ns, const char *id, char *dir, size_t dirlen,
 		     char *out, size_t outlen, char *err, size_t errlen)
 {
 	char state[PATH_MAX];
-	int rc = sandbox__state_dir(state, sizeof(state), err, errlen);
+	int rc;
 
+	/* Both become names of the state directory's files. */
+	if ((ns && ns[0] && !id_ok(ns)) || !id_ok(id)) {
+		sandbox__errf(err, errlen, 0, "a bad namespace or task id");
+		return -EINVAL;
+	}
+	rc = sandbox__state_dir(state, sizeof(state), err, errlen);
 	if (rc)
 		return rc;
 	if ((size_t)snprintf(dir, dirlen, "%s/containerd/%s", state,
@@ -345,7 +376,7 @@ int shim_service__cleanup_bundle(const char *bundle, const char *ns,
 		    sandbox__find(v, &info, err, errlen) == 0 &&
 		    !strcmp(info.id, v))
 			rc = sandbox__kill(&info, err, errlen);
-		else if (!strcmp(k, "disk") && v[0] && id && !strchr(id, '/') &&
+		else if (!strcmp(k, "disk") && v[0] && id &&
 			 !disk_name(ns, id, dir, sizeof(dir), disk,
 				    sizeof(disk), ignored, sizeof(ignored)) &&
 			 !strcmp(v, disk))
@@ -618,9 +649,10 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 		fail(r, TTRPC_INVALID_ARGUMENT, "malformed CreateTaskRequest");
 		return;
 	}
-	if (!q->id[0] || strchr(q->id, '/') || !q->bundle[0]) {
+	if (!id_ok(q->id) || !q->bundle[0]) {
 		fail(r, TTRPC_INVALID_ARGUMENT,
-		     "CreateTaskRequest: a bad id or no bundle");
+		     "CreateTaskRequest: a bad id (1-76 letters, digits and "
+		     "single . _ -) or no bundle");
 		goto out;
 	}
 	if (q->checkpoint[0]) {
@@ -938,6 +970,9 @@ static void do_kill(struct shim_service *s, const uint8_t *buf, size_t len,
 			proc__signal(c->execs[i], (int)q->signal);
 	if (rc == -ESRCH && !q->all)
 		fail(r, TTRPC_NOT_FOUND, "process already finished");
+	else if (rc == -EBUSY)
+		fail(r, TTRPC_UNAVAILABLE,
+		     "signal %u: the guest takes no more for now", q->signal);
 	else
 		empty(r);
 unlock:
@@ -1197,6 +1232,8 @@ static void do_delete(struct shim_service *s, const uint8_t *buf, size_t len,
 		} else {
 			c->ready = false; /* no more requests find it */
 		}
+		/* A Wait on what never ran: it is gone, NOT_FOUND. */
+		pthread_cond_broadcast(&s->exited);
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (!pr)

@@ -31,6 +31,8 @@ struct conn {
 	struct ttrpc_server *s;
 	int fd;
 	int refs; /* reader + handlers, under s->lock */
+	int inflight; /* handlers, under s->lock */
+	size_t inflight_bytes; /* their request bodies, under s->lock */
 	pthread_mutex_t wlock; /* one reply written at a time */
 	struct conn *next;
 };
@@ -159,13 +161,23 @@ static void *handler_thread(void *arg)
 	}
 	free(reply);
 	free(j->body);
-	free(j);
 	pthread_mutex_lock(&s->lock);
+	c->inflight--;
+	c->inflight_bytes -= j->len;
+	free(j);
 	conn_unref_locked(c);
 	s->handlers--;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
+}
+
+/* Must a request of @len bytes wait for @c's requests in flight? */
+static bool conn_full(const struct conn *c, size_t len)
+{
+	return c->inflight >= TTRPC_MAX_INFLIGHT ||
+	       (c->inflight &&
+		c->inflight_bytes + len > TTRPC_MAX_INFLIGHT_BYTES);
 }
 
 /* Start a handler for one request frame; false closes the connection. */
@@ -193,7 +205,18 @@ static bool dispatch(struct conn *c, const struct ttrpc_header *h,
 		.c = c, .stream = h->stream, .body = body, .len = h->length
 	};
 	pthread_mutex_lock(&s->lock);
+	/* A peer that sends and never reads: no more threads for it. */
+	while (conn_full(c, h->length) && !s->stopping)
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (conn_full(c, h->length)) { /* stopping */
+		pthread_mutex_unlock(&s->lock);
+		free(body);
+		free(j);
+		return false;
+	}
 	c->refs++;
+	c->inflight++;
+	c->inflight_bytes += h->length;
 	s->handlers++;
 	pthread_mutex_unlock(&s->lock);
 	pthread_attr_init(&attr);
@@ -203,6 +226,8 @@ static bool dispatch(struct conn *c, const struct ttrpc_header *h,
 	if (err) {
 		pthread_mutex_lock(&s->lock);
 		c->refs--;
+		c->inflight--;
+		c->inflight_bytes -= h->length;
 		s->handlers--;
 		pthread_mutex_unlock(&s->lock);
 		free(body);
@@ -375,6 +400,7 @@ void ttrpc_server__stop(struct ttrpc_server *s)
 
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
+	pthread_cond_broadcast(&s->cond); /* readers waiting for a slot */
 	pthread_mutex_unlock(&s->lock);
 	if (write(s->wake[1], &b, 1) < 0) {
 		/* full pipe: a wake-up is pending anyway */

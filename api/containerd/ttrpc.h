@@ -66,12 +66,22 @@ struct ttrpc_server;
 struct ttrpc_client;
 
 /*
+ * Requests of one connection in flight at once (Waits of every task and
+ * exec of a pod fit), and their bytes (one request of any size is let
+ * through alone); past either the server reads no more from that
+ * connection until one is answered.
+ */
+#define TTRPC_MAX_INFLIGHT	 1024
+#define TTRPC_MAX_INFLIGHT_BYTES (16u << 20)
+
+/*
  * A server on @listen_fd (a listening unix stream socket; the server owns
  * it and closes it in ttrpc_server__free) calling @fn(@opaque, ...) for
  * each request, each in a thread of its own (so a Wait may block for
- * long); replies on a connection are serialized; a frame over 4 MiB, of
- * an unknown type or cut short closes that connection only; a Request
- * that does not decode is answered INVALID_ARGUMENT.  NULL on ENOMEM.
+ * long), at most TTRPC_MAX_INFLIGHT(_BYTES) per connection; replies on a
+ * connection are serialized; a frame over 4 MiB, of an unknown type or
+ * cut short closes that connection only; a Request that does not decode
+ * is answered INVALID_ARGUMENT.  NULL on ENOMEM.
  */
 struct ttrpc_server *ttrpc_server__new(int listen_fd, ttrpc_handler_fn fn,
 				       void *opaque);

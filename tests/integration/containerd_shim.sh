@@ -20,6 +20,9 @@ SHIM=${EMBER_SHIM:-build/containerd-shim-ember-v1-asan}
 SHIM=$(realpath "$SHIM")
 export EMBER_SHIM_SOCKET_DIR=$TMP/s
 export TTRPC_ADDRESS=$TMP/containerd.sock.ttrpc # nobody: events are retried
+# Create never boots a VM here, and writes nothing outside $TMP.
+export EMBER_STATE_DIR=$TMP/state EMBER_SHIM_TEMPLATE=no-such-template
+export EMBER_KERNEL=$TMP/no-kernel EMBER_SHIM_CONFIG=$TMP/no-config
 ADDR=$TMP/containerd.sock
 NS=ember-test
 daemons=()
@@ -55,13 +58,17 @@ daemon_of() {
 	pgrep -f -- "^$SHIM -namespace $NS -id $1 " | head -1
 }
 
-# call ADDRESS SERVICE METHOD: "stream type code" of the ttrpc answer.
+# call ADDRESS SERVICE METHOD [PAYLOAD [MSGFILE]]: "stream type code" of
+# the ttrpc answer; PAYLOAD in hex, under 128 bytes; its status message
+# written to MSGFILE.
 call() {
-	python3 - "$1" "$2" "$3" <<'EOF'
+	python3 - "$@" <<'EOF'
 import socket, struct, sys
 def field(n, b):
     return bytes([n << 3 | 2, len(b)]) + b
 req = field(1, sys.argv[2].encode()) + field(2, sys.argv[3].encode())
+if len(sys.argv) > 4:
+    req += field(3, bytes.fromhex(sys.argv[4]))
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(10)
 s.connect(sys.argv[1][len("unix://"):])
@@ -76,11 +83,25 @@ n, stream, typ, _ = struct.unpack(">IIBB", hdr)
 body = b""
 while len(body) < n:
     body += s.recv(n - len(body))
+def varint(b, i):
+    v = sh = 0
+    while True:
+        v |= (b[i] & 0x7f) << sh
+        sh += 7
+        i += 1
+        if not b[i - 1] & 0x80:
+            return v, i
 code = 0
 if body[:1] == b"\x0a":  # status
-    st = body[2:2 + body[1]]
+    n, i = varint(body, 1)
+    st = body[i:i + n]
     if st[:1] == b"\x08":
-        code = st[1]
+        code = varint(st, 1)[0]
+    if len(sys.argv) > 5 and st[:1] == b"\x08":
+        j = varint(st, 1)[1]
+        if st[j:j + 1] == b"\x12":
+            n, j = varint(st, j + 1)
+            open(sys.argv[5], "wb").write(st[j:j + n])
 print(stream, typ, code)
 EOF
 }
@@ -176,7 +197,7 @@ check "delete: a FIFO for ember.state fails at once" \
 
 # delete ID: the shim's delete of the bundle $TMP/ID, state under $TMP/state.
 delete() {
-	EMBER_STATE_DIR=$TMP/state "$SHIM" -namespace $NS -address "$ADDR" \
+	"$SHIM" -namespace $NS -address "$ADDR" \
 		-id "$1" -bundle "$TMP/$1" delete >/dev/null 2>"$TMP/del.err"
 }
 
@@ -199,6 +220,15 @@ if [ "$root" = 0 ]; then
 fi
 check "delete: ... and removes the state file" "" \
 	test ! -e "$TMP/t0/ember.state"
+
+# A namespace that climbs out of STATE/containerd: its "disk" stays.
+mkdir -p "$TMP/t2"
+echo precious >"$TMP/state/t2.ext4"
+printf 'disk=%s\n' "$TMP/state/containerd/../t2.ext4" >"$TMP/t2/ember.state"
+"$SHIM" -namespace .. -address "$ADDR" -id t2 -bundle "$TMP/t2" delete \
+	>/dev/null 2>"$TMP/del.err"
+check "delete: the namespace '..' removes nothing outside" \
+	"rc $?, $(cat "$TMP/del.err")" test -f "$TMP/state/t2.ext4"
 
 # What Create writes is still cleaned: its disk and BUNDLE/rootfs.
 mkdir -p "$TMP/t1/rootfs"
@@ -242,3 +272,43 @@ check "daemon: out of fds, it does not spin (CPU ticks in 2 s: $ticks)" \
 ans=$(call "$out" containerd.task.v2.Task NoSuchMethod 2>&1)
 check "daemon: ... and answers once the fds are back" "answer '$ans'" \
 	test "$ans" = "1 2 12"
+
+# Create with an id containerd would never send: refused before any work.
+# A good id gets further: to the missing rootfs (no VM is ever booted).
+bundle "$TMP/cr" '{"process":{"args":["sh"],"cwd":"/"},"root":{"path":"nothere"}}'
+for id in ok-1 .. . a..b -a 'a b' "$(printf 'a\nrootfs=/')"; do
+	req=$(python3 -c 'import sys
+def f(n, b): return bytes([n << 3 | 2, len(b)]) + b
+print((f(1, sys.argv[1].encode()) + f(2, sys.argv[2].encode())).hex())' \
+		"$id" "$TMP/cr")
+	ans=$(call "$out" containerd.task.v2.Task Create "$req" 2>&1)
+	if [ "$id" = ok-1 ]; then
+		check "Create: a good id fails later (no rootfs)" \
+			"answer '$ans'" test "$ans" = "1 2 5"
+	else
+		check "Create: the id '$id' is refused (INVALID_ARGUMENT)" \
+			"answer '$ans'" test "$ans" = "1 2 3"
+	fi
+done
+
+# Create that cannot boot (no template, no kernel): a clear error, and
+# nothing left of it: no state file, no disk, nothing mounted on
+# BUNDLE/rootfs.
+mkdir -p "$TMP/src/bin" "$TMP/cr2"
+echo hi >"$TMP/src/bin/x"
+bundle "$TMP/cr2" '{"process":{"args":["/bin/x"],"cwd":"/"},"root":{"path":"rootfs"}}'
+req=$(python3 -c 'import sys
+def f(n, b): return bytes([n << 3 | 2, len(b)]) + b
+m = f(1, b"bind") + f(2, sys.argv[2].encode()) + f(4, b"rbind")
+print((f(1, b"cr2") + f(2, sys.argv[1].encode()) + f(3, m)).hex())' \
+	"$TMP/cr2" "$TMP/src")
+ans=$(call "$out" containerd.task.v2.Task Create "$req" "$TMP/msg" 2>&1)
+msg=$(cat "$TMP/msg" 2>/dev/null)
+check "Create without a VM to boot: fails, saying why" "answer '$ans' '$msg'" \
+	eval '[[ "$ans" == "1 2 5" && "$msg" == *no-such-template*EMBER_KERNEL* ]]'
+log=$(cat "$TMP/fd/log" 2>/dev/null)
+check "... and leaves no state file" "" test ! -e "$TMP/cr2/ember.state"
+check "... nor a disk" "$(ls "$TMP/state/containerd/$NS" 2>&1)" \
+	test -z "$(ls "$TMP/state/containerd/$NS" 2>/dev/null)"
+check "... nor a mount on BUNDLE/rootfs" "$log" \
+	eval '! mountpoint -q "$TMP/cr2/rootfs" 2>/dev/null'

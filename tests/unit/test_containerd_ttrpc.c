@@ -7,6 +7,7 @@
  * events' ForwardRequest and the publisher sending it, and the shim's
  * socket address (api/containerd/{ttrpc,ttrpc_codec,events,address}.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -410,6 +411,120 @@ static void test_concurrent_on_one_connection(void **state)
 	close(fd);
 }
 
+/* The threads of this process. */
+static int nr_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The threads once those of earlier tests are gone (steady for 200 ms). */
+static int settled_threads(void)
+{
+	int n = nr_threads(), i, steady = 0;
+
+	for (i = 0; i < 250 && steady < 10; i++) {
+		usleep(20000);
+		steady = nr_threads() == n ? steady + 1 : 0;
+		n = nr_threads();
+	}
+	return n;
+}
+
+struct sender {
+	int fd, n;
+	size_t size; /* of each payload; 0: raw_send_request's */
+};
+
+/* @arg's n Block requests on its fd (blocks while the server reads none). */
+static void *send_blocks(void *arg)
+{
+	struct sender *sd = arg;
+	uint8_t *payload = calloc(1, sd->size + 1), *f;
+	size_t n;
+	int i;
+
+	for (i = 0; i < sd->n; i++) {
+		if (!sd->size) {
+			raw_send_request(sd->fd, 2 * i + 1, "Block");
+			continue;
+		}
+		if (ttrpc_codec__request_frame(2 * i + 1, "t.S", "Block",
+					       payload, sd->size, 0, &f, &n))
+			break;
+		if (write(sd->fd, f, n) != (ssize_t)n)
+			i = sd->n;
+		free(f);
+	}
+	free(payload);
+	return NULL;
+}
+
+/* A peer that sends and never reads gets TTRPC_MAX_INFLIGHT threads. */
+static void test_inflight_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	struct sender sd = { .fd = raw_connect(fx),
+			     .n = TTRPC_MAX_INFLIGHT + 200 };
+	int before = settled_threads(), code, i;
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, send_blocks, &sd), 0);
+	before++; /* the sender */
+	/* let the reader take what it may */
+	for (i = 0; i < 250 && nr_threads() < before + TTRPC_MAX_INFLIGHT; i++)
+		usleep(20000);
+	usleep(300000);
+	/* the bound; and not vacuous: most of it was reached */
+	assert_in_range(nr_threads() - before, TTRPC_MAX_INFLIGHT - 64,
+			TTRPC_MAX_INFLIGHT + 2);
+	/* released, every request is answered */
+	pthread_mutex_lock(&fx->lock);
+	fx->released = true;
+	pthread_cond_broadcast(&fx->cond);
+	pthread_mutex_unlock(&fx->lock);
+	for (i = 0; i < sd.n; i++) {
+		raw_read_response(sd.fd, &code);
+		assert_int_equal(code, 0);
+	}
+	pthread_join(t, NULL);
+	close(sd.fd);
+}
+
+/* ... and requests of 16 MiB in all. */
+static void test_inflight_bytes_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	struct sender sd = { .fd = raw_connect(fx), .n = 40, .size = 1 << 20 };
+	int before = settled_threads(), code, i;
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, send_blocks, &sd), 0);
+	before++; /* the sender */
+	for (i = 0; i < 250 && nr_threads() < before + 14; i++)
+		usleep(20000);
+	usleep(300000);
+	/* 15 of about 1 MiB each fit in 16 MiB */
+	assert_in_range(nr_threads() - before, 8, 16);
+	pthread_mutex_lock(&fx->lock);
+	fx->released = true;
+	pthread_cond_broadcast(&fx->cond);
+	pthread_mutex_unlock(&fx->lock);
+	for (i = 0; i < sd.n; i++) {
+		raw_read_response(sd.fd, &code);
+		assert_int_equal(code, 0);
+	}
+	pthread_join(t, NULL);
+	close(sd.fd);
+}
+
 static void test_bad_frames_close_one_connection(void **state)
 {
 	struct fixture *fx = *state;
@@ -652,6 +767,10 @@ int main(void)
 			test_concurrent_on_one_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_bad_frames_close_one_connection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_bounded, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_bytes_bounded,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_from_handler, setup,
 						teardown),
 		cmocka_unit_test(test_client_errors),
