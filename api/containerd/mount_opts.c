@@ -71,4 +71,3 @@ int rootfs__mount_flags(const char *const *opts, unsigned long *flags,
 	}
 	return 0;
 }
-

@@ -24,10 +24,10 @@
 #include "../sandbox/spare.h"
 #include "../sandbox/template.h"
 
-#define POD_BOOT_S	 300
-#define POD_AGENT_MS	 30000
-#define POD_SCRIPT_MS	 60000
-#define POD_SCRIPT_MAX	 65536
+#define POD_BOOT_S     300
+#define POD_AGENT_MS   30000
+#define POD_SCRIPT_MS  60000
+#define POD_SCRIPT_MAX 65536
 
 static int conf_uint(const char *key, const char *val, unsigned int min,
 		     unsigned int max, unsigned int *out, char *err,
@@ -39,8 +39,9 @@ static int conf_uint(const char *key, const char *val, unsigned int min,
 	errno = 0;
 	v = strtoul(val, &end, 10);
 	if (errno || end == val || *end || v < min || v > max) {
-		sandbox__errf(err, errlen, 0, "%s=%s: want a number from %u to %u",
-			 key, val, min, max);
+		sandbox__errf(err, errlen, 0,
+			      "%s=%s: want a number from %u to %u", key, val,
+			      min, max);
 		return -EINVAL;
 	}
 	*out = (unsigned int)v;
@@ -81,8 +82,8 @@ static int read_conf_file(const char *path, const char *const *keys,
 			continue;
 		eq = strchr(k, '=');
 		if (!eq) {
-			sandbox__errf(err, errlen, 0, "%s:%zu: not KEY=VALUE", path,
-				 lineno);
+			sandbox__errf(err, errlen, 0, "%s:%zu: not KEY=VALUE",
+				      path, lineno);
 			fclose(f);
 			return -EINVAL;
 		}
@@ -91,8 +92,8 @@ static int read_conf_file(const char *path, const char *const *keys,
 			if (!strcmp(k, keys[i]))
 				break;
 		if (i == n) {
-			sandbox__errf(err, errlen, 0, "%s:%zu: unknown key %s", path,
-				 lineno, k);
+			sandbox__errf(err, errlen, 0, "%s:%zu: unknown key %s",
+				      path, lineno, k);
 			fclose(f);
 			return -EINVAL;
 		}
@@ -157,8 +158,7 @@ int pod__conf(struct pod_conf *c, const char *path, char *err, size_t errlen)
 			   &c->spare_drives, err, errlen))
 		return -EINVAL;
 	v = setting(envs[2], vals[2][0] ? vals[2] : NULL);
-	if (v && conf_uint("mem_mib", v, 64, 1048576, &c->mem_mib, err,
-			   errlen))
+	if (v && conf_uint("mem_mib", v, 64, 1048576, &c->mem_mib, err, errlen))
 		return -EINVAL;
 	v = setting(envs[3], vals[3][0] ? vals[3] : NULL);
 	if (v && conf_uint("vcpus", v, 1, 32, &c->vcpus, err, errlen))
@@ -172,9 +172,8 @@ int pod__conf(struct pod_conf *c, const char *path, char *err, size_t errlen)
 		      tried, sizeof(tried), c->kernel, sizeof(c->kernel));
 	if (!c->kernel[0])
 		snprintf(c->kernel, sizeof(c->kernel), "%s", tried);
-	sibling__path(vals[6][0] ? vals[6] : NULL, envs[6],
-		      "guest/rootfs.ext4", tried, sizeof(tried), c->rootfs,
-		      sizeof(c->rootfs));
+	sibling__path(vals[6][0] ? vals[6] : NULL, envs[6], "guest/rootfs.ext4",
+		      tried, sizeof(tried), c->rootfs, sizeof(c->rootfs));
 	if (!c->rootfs[0])
 		snprintf(c->rootfs, sizeof(c->rootfs), "%s", tried);
 	return 0;
@@ -215,8 +214,7 @@ int pod__start(struct pod *p, const struct oci_spec *spec, char *err,
 	if (p->running)
 		goto out;
 	oci_spec__vm_size(spec, 128, &mem, &vcpus);
-	if (template__open(p->conf.template_name, &t, NULL, err, errlen) ==
-	    0) {
+	if (template__open(p->conf.template_name, &t, NULL, err, errlen) == 0) {
 		fits = t.spare_drives > 0 && (!mem || mem == t.mem_mib) &&
 		       (!vcpus || vcpus == t.vcpus);
 	}
@@ -301,7 +299,7 @@ int pod__guest_sh(struct pod *p, const char *script, char *out, size_t outlen,
 	rc = agent_client__exec(c, &req, &res);
 	if (rc) {
 		sandbox__errf(err, errlen, 0, "guest agent: %s",
-			 agent_client__error(c));
+			      agent_client__error(c));
 		goto out;
 	}
 	if (outlen) {
@@ -391,7 +389,8 @@ static int script_mounts(char *b, size_t cap, size_t *len,
 			if (!rc)
 				rc = sh_quote(b, cap, len, m->destination);
 			if (!rc)
-				rc = add(b, cap, len, " && mount --bind /dev/pts \"$R\"");
+				rc = add(b, cap, len,
+					 " && mount --bind /dev/pts \"$R\"");
 			if (!rc)
 				rc = sh_quote(b, cap, len, m->destination);
 			if (!rc)
@@ -443,7 +442,8 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 	pthread_mutex_lock(&p->lock);
 	rc = -ESHUTDOWN;
 	if (!p->running) {
-		sandbox__errf(err, errlen, 0, "the pod's microVM is not running");
+		sandbox__errf(err, errlen, 0,
+			      "the pod's microVM is not running");
 		goto unlock;
 	}
 	for (k = 0; k < p->slots && p->used[k]; k++)
@@ -470,8 +470,7 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 	 * interrupt), then mount the disk and the spec's mounts, and give
 	 * /dev the nodes and links runc gives a container.
 	 */
-	rc = add(script, POD_SCRIPT_MAX, &len,
-		 "set -e\nD=vd%c\nR=", 'b' + k);
+	rc = add(script, POD_SCRIPT_MAX, &len, "set -e\nD=vd%c\nR=", 'b' + k);
 	if (!rc) {
 		char root[PATH_MAX];
 
@@ -523,8 +522,9 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 			rc = add(script, POD_SCRIPT_MAX, &len, "\n");
 	}
 	if (rc) {
-		sandbox__errf(err, errlen, 0, "the container's mounts: over %d bytes",
-			 POD_SCRIPT_MAX);
+		sandbox__errf(err, errlen, 0,
+			      "the container's mounts: over %d bytes",
+			      POD_SCRIPT_MAX);
 		goto fail;
 	}
 	rc = pod__guest_sh(p, script, out, sizeof(out), err, errlen);
@@ -532,9 +532,10 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 		len = strlen(out);
 		while (len && out[len - 1] == '\n')
 			out[--len] = '\0';
-		sandbox__errf(err, errlen, 0, "setting up the container's root in "
-				      "the guest: %s",
-			 out[0] ? out : "failed");
+		sandbox__errf(err, errlen, 0,
+			      "setting up the container's root in "
+			      "the guest: %s",
+			      out[0] ? out : "failed");
 		rc = -EIO;
 	}
 	if (rc)

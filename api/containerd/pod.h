@@ -37,10 +37,10 @@
 #include "../sandbox/record.h"
 #include "oci_spec.h"
 
-#define POD_GUEST_DIR	"/run/ember/containers"
-#define POD_MAX_SLOTS	8
-#define POD_CONF_ENV	"EMBER_SHIM_CONFIG"
-#define POD_CONF_FILE	"/etc/ember/containerd-shim.conf"
+#define POD_GUEST_DIR "/run/ember/containers"
+#define POD_MAX_SLOTS 8
+#define POD_CONF_ENV  "EMBER_SHIM_CONFIG"
+#define POD_CONF_FILE "/etc/ember/containerd-shim.conf"
 
 struct pod_conf {
 	char template_name[SANDBOX_TEMPLATE_MAX + 1];
@@ -65,8 +65,7 @@ struct pod {
  * $EMBER_SHIM_CONFIG or POD_CONF_FILE (either may be missing).  0, or
  * -EINVAL with the bad key in @err, -ENOENT for a missing @path.
  */
-int pod__conf(struct pod_conf *c, const char *path, char *err,
-	      size_t errlen);
+int pod__conf(struct pod_conf *c, const char *path, char *err, size_t errlen);
 
 /*
  * pod__set_conf() - the configuration of a pod whose VM is not started

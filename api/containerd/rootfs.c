@@ -56,8 +56,8 @@ int rootfs__mount(const struct rootfs_mount *m, size_t n, const char *target,
 		}
 		/* A read-only bind takes a remount, as mount(8) does. */
 		if ((flags & MS_BIND) && (flags & MS_RDONLY) &&
-		    mount(NULL, target, NULL,
-			  MS_REMOUNT | MS_BIND | MS_RDONLY, NULL)) {
+		    mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY,
+			  NULL)) {
 			rc = -errno;
 			snprintf(err, errlen,
 				 "remounting the rootfs %s read-only: %s",

@@ -590,7 +590,7 @@ static int runtime_options(struct shim_service *s,
 	int rc = 0;
 
 	o = runtimeoptions__v1__options__unpack(NULL, any->value.len,
-					       any->value.data);
+						any->value.data);
 	if (!o)
 		return sandbox__errf(err, errlen, -EINVAL,
 				     "malformed runtime options");
@@ -661,8 +661,8 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 		     "runtime");
 		goto out;
 	}
-	if (q->options && !strcmp(q->options->type_url,
-				  "runtimeoptions.v1.Options")) {
+	if (q->options &&
+	    !strcmp(q->options->type_url, "runtimeoptions.v1.Options")) {
 		rc = runtime_options(s, q->options, err, sizeof(err));
 		if (rc) {
 			fail(r, code_of(rc), "ember shim: %s", err);
@@ -707,8 +707,8 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 	if (!rc) {
 		job.s = s;
 		job.spec = &c->spec;
-		job.started = pthread_create(&vm_thread, NULL, start_vm,
-					     &job) == 0;
+		job.started =
+			pthread_create(&vm_thread, NULL, start_vm, &job) == 0;
 		if (!job.started)
 			start_vm(&job);
 		rc = create_disk(s, c, q, &disk, &sectors, err, sizeof(err));
@@ -739,7 +739,8 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 			c->id, (long long)(clock__mono_ms() - t0),
 			(long long)(t_disk - t0), (long long)t_vm,
 			s->pod.restored ? ", restored" : "",
-			(long long)(clock__mono_ms() - (t0 > t_disk ? t0 : t_disk)));
+			(long long)(clock__mono_ms() -
+				    (t0 > t_disk ? t0 : t_disk)));
 	if (rc) {
 		fail(r, code_of(rc), "ember: task %s: %s", c->id,
 		     err[0] ? err : strerror(-rc));
