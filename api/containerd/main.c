@@ -419,6 +419,46 @@ fail:
 	return err;
 }
 
+/*
+ * The socket of a shim that died (BUNDLE/address, as `start` wrote it):
+ * removed when nothing listens on it any more and it is a socket in the
+ * shims' socket directory; a live one (a pod's shim serving its other
+ * containers) stays.
+ */
+static void remove_dead_socket(const char *bundle)
+{
+	char file[PATH_MAX], address[256];
+	const char *dir = getenv(SHIM_SOCKET_DIR_ENV), *path;
+	size_t dlen;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!dir || !dir[0])
+		dir = SHIM_SOCKET_DIR;
+	if ((size_t)snprintf(file, sizeof(file), "%s/address", bundle) >=
+	    sizeof(file))
+		return;
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ?
+		    read(fd, address, sizeof(address) - 1) :
+		    -1;
+	close(fd);
+	if (n <= 0)
+		return;
+	address[n] = '\0';
+	address[strcspn(address, "\r\n")] = '\0';
+	path = shim_address__path(address);
+	dlen = strlen(dir);
+	if (!path || strncmp(path, dir, dlen) || path[dlen] != '/' ||
+	    strchr(path + dlen + 1, '/') || lstat(path, &st) ||
+	    !S_ISSOCK(st.st_mode) || can_connect(address))
+		return;
+	unlink(path);
+}
+
 static int cmd_delete(const struct flags *f)
 {
 	Containerd__Task__V2__DeleteResponse resp =
@@ -436,6 +476,7 @@ static int cmd_delete(const struct flags *f)
 			return -errno;
 		bundle = cwd;
 	}
+	remove_dead_socket(bundle);
 	err = shim_service__cleanup_bundle(bundle, f->ns, f->id, msg,
 					   sizeof(msg));
 	if (err) {
