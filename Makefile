@@ -61,9 +61,11 @@ $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 
 # The guest agent's sources, for the guest (musl) and for the host.
 AGENT_SRCS := guest-init/agent.c guest-init/agent_serve.c guest-init/agent_conn.c \
-		guest-init/agent_exec.c guest-init/agent_files.c guest-init/agent_init.c
+		guest-init/agent_exec.c guest-init/agent_files.c guest-init/agent_init.c \
+		guest-init/agent_ctr.c
 AGENT_HDRS := guest-init/agent_serve.h guest-init/agent_conn.h guest-init/agent_exec.h \
-		guest-init/agent_files.h guest-init/agent_init.h guest-init/protocol.h
+		guest-init/agent_files.h guest-init/agent_init.h guest-init/agent_ctr.h \
+		guest-init/protocol.h
 
 # The guest agent built for this host (glibc, sanitizers), driven over a
 # socketpair by test_agent_protocol, which finds it as build/test/agent-host.

@@ -52,6 +52,7 @@ struct sockaddr_vm {
 };
 #endif
 
+#include "agent_ctr.h"
 #include "agent_exec.h"
 #include "agent_init.h"
 #include "agent_serve.h"
@@ -152,6 +153,8 @@ int main(int argc, char **argv)
 	long v;
 	char *end;
 
+	if (argc >= 2 && !strncmp(argv[1], "ctr-", 4))
+		return agent_ctr__main(argc, argv);
 	if (argc != 3)
 		return usage();
 	if (agent_init__from_env() < 0 || agent_exec__from_env() < 0)

@@ -270,10 +270,21 @@ void pod__stop(struct pod *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
+static int guest_run(struct pod *p, const char *const *argv, char *out,
+		     size_t outlen, char *err, size_t errlen);
+
 int pod__guest_sh(struct pod *p, const char *script, char *out, size_t outlen,
 		  char *err, size_t errlen)
 {
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+
+	return guest_run(p, argv, out, outlen, err, errlen);
+}
+
+/* Run @argv in the guest (not chrooted): as pod__guest_sh(). */
+static int guest_run(struct pod *p, const char *const *argv, char *out,
+		     size_t outlen, char *err, size_t errlen)
+{
 	struct agent_exec_req req = {
 		.argv = argv,
 		.stdin_fd = -1,
@@ -313,147 +324,70 @@ out:
 	return rc;
 }
 
-/* Append @s to @b single-quoted for sh. */
-static int sh_quote(char *b, size_t cap, size_t *len, const char *s)
+/*
+ * The agent's own binary in the guest: its child's /proc/self/exe before
+ * the exec (guest-init/agent_ctr.h), whichever image it came from.
+ */
+#define POD_AGENT_EXE "/proc/self/exe"
+
+/* The mounts the guest makes: the spec's, but bind mounts (binds.h). */
+static int mount_args(const struct oci_spec *spec, char **args, size_t *n,
+		      size_t max)
 {
-	if (*len + 2 >= cap)
-		return -E2BIG;
-	b[(*len)++] = '\'';
-	for (; *s; s++) {
-		if (*s == '\'') {
-			if (*len + 5 >= cap)
-				return -E2BIG;
-			memcpy(b + *len, "'\\''", 4);
-			*len += 4;
-			continue;
-		}
-		if (*len + 2 >= cap)
-			return -E2BIG;
-		b[(*len)++] = *s;
-	}
-	b[(*len)++] = '\'';
-	b[*len] = '\0';
-	return 0;
-}
+	size_t i, k, len;
+	char *a;
 
-/* printf-append to the script @b. */
-static int add(char *b, size_t cap, size_t *len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int add(char *b, size_t cap, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(b + *len, cap - *len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= cap - *len)
-		return -E2BIG;
-	*len += (size_t)n;
-	return 0;
-}
-
-/* Whether a mount option is one busybox mount passes to the kernel. */
-static bool guest_opt(const char *o)
-{
-	return strcmp(o, "bind") && strcmp(o, "rbind") &&
-	       strcmp(o, "private") && strcmp(o, "rprivate") &&
-	       strcmp(o, "rslave") && strcmp(o, "slave") &&
-	       strcmp(o, "shared") && strcmp(o, "rshared");
-}
-
-/* The spec's kernel mounts (proc, sysfs, tmpfs, ...) under $R. */
-static int script_mounts(char *b, size_t cap, size_t *len,
-			 const struct oci_spec *spec)
-{
-	size_t i, k;
-	int rc = 0;
-
-	for (i = 0; i < spec->nr_mounts && !rc; i++) {
+	for (i = 0; i < spec->nr_mounts; i++) {
 		const struct oci_mount *m = &spec->mounts[i];
-		bool first = true;
-		bool soft = !strcmp(m->type, "cgroup") ||
-			    !strcmp(m->type, "cgroup2") ||
-			    !strcmp(m->type, "mqueue");
 
 		if (m->bind)
-			continue; /* host files: copied in by the caller */
-		/*
-		 * The guest's own devpts, not a new instance: the agent
-		 * opens a TTY exec's terminal there before the chroot, and
-		 * its name must resolve inside the container (tty(1)).
-		 */
-		if (!strcmp(m->type, "devpts")) {
-			rc = add(b, cap, len, "mkdir -p \"$R\"");
-			if (!rc)
-				rc = sh_quote(b, cap, len, m->destination);
-			if (!rc)
-				rc = add(b, cap, len,
-					 " && mount --bind /dev/pts \"$R\"");
-			if (!rc)
-				rc = sh_quote(b, cap, len, m->destination);
-			if (!rc)
-				rc = add(b, cap, len, "\n");
 			continue;
-		}
-		rc = add(b, cap, len, "mkdir -p \"$R\"");
-		if (!rc)
-			rc = sh_quote(b, cap, len, m->destination);
-		if (!rc)
-			rc = add(b, cap, len, " && mount -t ");
-		if (!rc)
-			rc = sh_quote(b, cap, len,
-				      m->type[0] ? m->type : "none");
-		for (k = 0; !rc && m->options[k]; k++) {
-			if (!guest_opt(m->options[k]))
-				continue;
-			rc = add(b, cap, len, first ? " -o " : ",");
-			first = false;
-			if (!rc)
-				rc = sh_quote(b, cap, len, m->options[k]);
-		}
-		if (!rc)
-			rc = add(b, cap, len, " ");
-		if (!rc)
-			rc = sh_quote(b, cap, len,
-				      m->source[0] ? m->source : m->type);
-		if (!rc)
-			rc = add(b, cap, len, " \"$R\"");
-		if (!rc)
-			rc = sh_quote(b, cap, len, m->destination);
-		/* cgroups and mqueue: where the guest kernel has them. */
-		if (!rc)
-			rc = add(b, cap, len, "%s\n",
-				 soft ? " 2>/dev/null || true" : "");
+		if (*n == max)
+			return -E2BIG;
+		len = strlen(m->type) + strlen(m->source) +
+		      strlen(m->destination) + 4;
+		for (k = 0; m->options[k]; k++)
+			len += strlen(m->options[k]) + 1;
+		a = malloc(len);
+		if (!a)
+			return -ENOMEM;
+		len = (size_t)sprintf(a, "%s\t%s\t%s\t", m->type[0] ? m->type : "none",
+				      m->source, m->destination);
+		for (k = 0; m->options[k]; k++)
+			len += (size_t)sprintf(a + len, "%s%s", k ? "," : "",
+					       m->options[k]);
+		args[(*n)++] = a;
 	}
-	return rc;
+	return 0;
 }
 
 int pod__attach(struct pod *p, const char *cid, const char *disk,
 		uint64_t sectors, const struct oci_spec *spec,
 		unsigned int *slot, char *err, size_t errlen)
 {
-	char *script = NULL, out[1024];
-	size_t len = 0;
+	char root[PATH_MAX], dev[8], nsect[24], out[1024];
+	char *args[OCI_MAX_MOUNTS + 8] = { 0 };
+	size_t n = 0, i, len;
 	unsigned int k;
 	int rc;
 
+	rc = pod__root(cid, root, sizeof(root));
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&p->lock);
 	rc = -ESHUTDOWN;
 	if (!p->running) {
-		sandbox__errf(err, errlen, 0,
-			      "the pod's microVM is not running");
+		sandbox__errf(err, errlen, 0, "the pod's microVM is not running");
 		goto unlock;
 	}
 	for (k = 0; k < p->slots && p->used[k]; k++)
 		;
 	if (k == p->slots) {
-		snprintf(err, errlen,
-			 "every spare drive of the pod's microVM is taken "
-			 "(%u: a template or EMBER_SHIM_SPARE_DRIVES with "
-			 "more)",
-			 p->slots);
+		sandbox__errf(err, errlen, 0,
+			      "every spare drive of the pod's microVM is taken "
+			      "(%u: a template or EMBER_SHIM_SPARE_DRIVES with "
+			      "more)",
+			      p->slots);
 		rc = -ENOSPC;
 		goto unlock;
 	}
@@ -461,91 +395,37 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 	if (rc)
 		goto unlock;
 	p->used[k] = true;
-	rc = -ENOMEM;
-	script = malloc(POD_SCRIPT_MAX);
-	if (!script)
-		goto fail;
-	/*
-	 * Wait for the guest to see the new capacity (the config-change
-	 * interrupt), then mount the disk and the spec's mounts, and give
-	 * /dev the nodes and links runc gives a container.
-	 */
-	rc = add(script, POD_SCRIPT_MAX, &len, "set -e\nD=vd%c\nR=", 'b' + k);
-	if (!rc) {
-		char root[PATH_MAX];
-
-		rc = pod__root(cid, root, sizeof(root));
-		if (!rc)
-			rc = sh_quote(script, POD_SCRIPT_MAX, &len, root);
-	}
+	snprintf(dev, sizeof(dev), "vd%c", 'b' + k);
+	snprintf(nsect, sizeof(nsect), "%llu", (unsigned long long)sectors);
+	args[n++] = POD_AGENT_EXE;
+	args[n++] = "ctr-root";
+	args[n++] = dev;
+	args[n++] = nsect;
+	args[n++] = root;
+	args[n++] = spec->root_readonly ? "1" : "0";
+	args[n++] = spec->hostname ? spec->hostname : "";
+	i = n;
+	rc = mount_args(spec, args, &n, OCI_MAX_MOUNTS + 7);
 	if (!rc)
-		rc = add(script, POD_SCRIPT_MAX, &len,
-			 "\ni=0\n"
-			 "while [ \"$(cat /sys/block/$D/size)\" != %llu ]; do\n"
-			 "  i=$((i + 1))\n"
-			 "  if [ $i -gt 1000 ]; then echo \"/dev/$D: $(cat "
-			 "/sys/block/$D/size) sectors after 10 s, not %llu\" "
-			 ">&2; exit 1; fi\n"
-			 "  sleep 0.01\n"
-			 "done\n"
-			 "mkdir -p \"$R\"\n"
-			 "mount -t ext4 %s/dev/$D \"$R\"\n",
-			 (unsigned long long)sectors,
-			 (unsigned long long)sectors,
-			 spec->root_readonly ? "-o ro " : "");
-	if (!rc)
-		rc = script_mounts(script, POD_SCRIPT_MAX, &len, spec);
-	if (!rc)
-		rc = add(script, POD_SCRIPT_MAX, &len,
-			 "if [ -d \"$R/dev\" ]; then\n"
-			 "  for n in null zero full random urandom tty; do\n"
-			 "    [ -e \"$R/dev/$n\" ] || { : > \"$R/dev/$n\" && "
-			 "mount --bind /dev/$n \"$R/dev/$n\"; }\n"
-			 "  done\n"
-			 "  [ -e \"$R/dev/fd\" ] || ln -s /proc/self/fd "
-			 "\"$R/dev/fd\"\n"
-			 "  [ -e \"$R/dev/stdin\" ] || ln -s /proc/self/fd/0 "
-			 "\"$R/dev/stdin\"\n"
-			 "  [ -e \"$R/dev/stdout\" ] || ln -s /proc/self/fd/1 "
-			 "\"$R/dev/stdout\"\n"
-			 "  [ -e \"$R/dev/stderr\" ] || ln -s /proc/self/fd/2 "
-			 "\"$R/dev/stderr\"\n"
-			 "  [ -e \"$R/dev/ptmx\" ] || ln -s pts/ptmx "
-			 "\"$R/dev/ptmx\"\n"
-			 "fi\n");
-	if (!rc && spec->hostname && spec->hostname[0]) {
-		rc = add(script, POD_SCRIPT_MAX, &len, "hostname ");
-		if (!rc)
-			rc = sh_quote(script, POD_SCRIPT_MAX, &len,
-				      spec->hostname);
-		if (!rc)
-			rc = add(script, POD_SCRIPT_MAX, &len, "\n");
-	}
-	if (rc) {
-		sandbox__errf(err, errlen, 0,
-			      "the container's mounts: over %d bytes",
-			      POD_SCRIPT_MAX);
-		goto fail;
-	}
-	rc = pod__guest_sh(p, script, out, sizeof(out), err, errlen);
+		rc = guest_run(p, (const char *const *)args, out, sizeof(out),
+			       err, errlen);
+	for (; i < n; i++)
+		free(args[i]);
 	if (rc > 0) {
 		len = strlen(out);
 		while (len && out[len - 1] == '\n')
 			out[--len] = '\0';
 		sandbox__errf(err, errlen, 0,
-			      "setting up the container's root in "
-			      "the guest: %s",
+			      "setting up the container's root in the guest: %s",
 			      out[0] ? out : "failed");
 		rc = -EIO;
 	}
 	if (rc)
 		goto fail;
 	*slot = k;
-	free(script);
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 fail:
-	free(script);
 	pthread_mutex_unlock(&p->lock);
 	pod__detach(p, cid, k);
 	return rc;
@@ -556,8 +436,8 @@ unlock:
 
 int pod__detach(struct pod *p, const char *cid, unsigned int slot)
 {
-	char root[PATH_MAX], script[PATH_MAX * 2 + 256], out[256], err[512];
-	size_t len = 0;
+	char root[PATH_MAX], out[256], err[512];
+	const char *argv[] = { POD_AGENT_EXE, "ctr-unroot", root, NULL };
 	int rc;
 
 	rc = pod__root(cid, root, sizeof(root));
@@ -573,21 +453,7 @@ int pod__detach(struct pod *p, const char *cid, unsigned int slot)
 	 * start: daemons of an exec) is killed, then the root unmounted,
 	 * lazily if something still holds it.
 	 */
-	rc = add(script, sizeof(script), &len, "R=");
-	if (!rc)
-		rc = sh_quote(script, sizeof(script), &len, root);
-	if (!rc)
-		rc = add(script, sizeof(script), &len,
-			 "\nfor p in /proc/[0-9]*; do\n"
-			 "  [ \"$(readlink $p/root)\" = \"$R\" ] && "
-			 "kill -9 ${p#/proc/} 2>/dev/null\n"
-			 "done\n"
-			 "umount -R \"$R\" 2>/dev/null || umount -R -l \"$R\"\n"
-			 "rmdir \"$R\" \"${R%%/root}\" 2>/dev/null\n"
-			 "true\n");
-	if (!rc)
-		rc = pod__guest_sh(p, script, out, sizeof(out), err,
-				   sizeof(err));
+	rc = guest_run(p, argv, out, sizeof(out), err, sizeof(err));
 	sandbox__swap_drive(&p->info, slot, NULL, err, sizeof(err));
 	p->used[slot] = false;
 	pthread_mutex_unlock(&p->lock);
