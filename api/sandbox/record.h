@@ -32,8 +32,8 @@
 #define SANDBOX_PORT_SUFFIX_MAX 11
 #define SANDBOX_DRIVE_ID	"rootfs" /* ember's id of the root drive */
 /*
- * Spare drives (spare.h): ember takes 8 drives, the root one included,
- * so a sandbox has at most 7 more.  Spare K is ember's drive "spareK",
+ * Spare drives (spare.h): a sandbox has at most 7 beyond its root drive
+ * (vdb to vdh; ember itself takes up to 16 drives).  Spare K is ember's drive "spareK",
  * backed by DIR/spare-K.img (a sparse placeholder of SANDBOX_SPARE_BYTES)
  * until a file is swapped in.
  */

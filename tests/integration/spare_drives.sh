@@ -184,7 +184,7 @@ check "spare drives: a directory refused with ember's fault message" \
 	ev '[ $rc = 1 ] && grep -q "ember refused PATCH /drives/spare0" "$TMP/r2.err" && grep -qx spare_swapped=0 "$D/info"'
 "$E" run --boot --spare-drives 8 >/dev/null 2>"$TMP/r3.err"
 rc=$?
-check "spare drives: run --spare-drives 8 refused (ember takes 8 drives with the root)" \
+check "spare drives: run --spare-drives 8 refused (at most 7)" \
 	"exit $rc; $(show "$TMP/r3.err")" [ $rc = 2 ]
 "$E" run --template "$TPL" --spare-drives 1 >/dev/null 2>"$TMP/r4.err"
 rc=$?
