@@ -210,7 +210,7 @@ static int ctr_root(int argc, char **argv)
 	dev = argv[2];
 	sectors = argv[3];
 	root = argv[4];
-	ro = !strcmp(argv[5], "1");
+	ro = atoi(argv[5]);
 	hostname = argv[6];
 	if (strchr(dev, '/') || root[0] != '/') {
 		fprintf(stderr, "ctr-root: a bad device or root\n");
@@ -221,13 +221,21 @@ static int ctr_root(int argc, char **argv)
 	if (mkdirs(root))
 		return fail("mkdir", root);
 	snprintf(devpath, sizeof(devpath), "/dev/%s", dev);
-	if (mount(devpath, root, "ext4", ro ? MS_RDONLY : 0, NULL))
+	/*
+	 * Read-write until the mount points exist (a read-only image, the
+	 * pause container's, has no /proc or /dev); made read-only at the
+	 * end, as runc does, or by ctr-ro once the host copied bind mounts
+	 * in (RO "2").
+	 */
+	if (mount(devpath, root, "ext4", 0, NULL))
 		return fail("mount ext4 on", root);
 	for (i = 7; i < argc; i++)
 		if (one_mount(root, argv[i]))
 			return 1;
 	if (dev_nodes(root))
 		return 1;
+	if (ro == 1 && mount(NULL, root, NULL, MS_REMOUNT | MS_RDONLY, NULL))
+		return fail("remount read-only", root);
 	if (hostname[0] && sethostname(hostname, strlen(hostname)))
 		return fail("sethostname", hostname);
 	return 0;
@@ -290,6 +298,11 @@ int agent_ctr__main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "ctr-root"))
 		return ctr_root(argc, argv);
+	if (argc == 3 && !strcmp(argv[1], "ctr-ro")) {
+		if (mount(NULL, argv[2], NULL, MS_REMOUNT | MS_RDONLY, NULL))
+			return fail("remount read-only", argv[2]);
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "ctr-unroot")) {
 		int rc;
 
@@ -298,6 +311,7 @@ int agent_ctr__main(int argc, char **argv)
 		rmdir(argv[2]);
 		return rc;
 	}
-	fprintf(stderr, "usage: ember-agent ctr-root ... | ctr-unroot ROOT\n");
+	fprintf(stderr, "usage: ember-agent ctr-root ... | ctr-ro ROOT | "
+			"ctr-unroot ROOT\n");
 	return 2;
 }

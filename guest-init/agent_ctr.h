@@ -10,14 +10,18 @@
  *       wait (up to 10 s) until /sys/block/DEV/size reads SECTORS (the
  *       disk swapped into the drive: the guest sees the new capacity a
  *       moment after the host's PATCH), mount /dev/DEV (ext4) on ROOT
- *       (made; read-only when RO is "1"), then each MOUNT, a text
+ *       (made), then each MOUNT, a text
  *       "TYPE\tSOURCE\tDEST\tOPTIONS" (DEST inside ROOT, already
  *       cleaned by the host; OPTIONS comma-separated as mount(8) takes
  *       them; TYPE devpts binds the guest's own /dev/pts; cgroup, cgroup2
  *       and mqueue are skipped where the kernel lacks them), give a
  *       tmpfs /dev the nodes and links runc gives a container (null,
  *       zero, full, random, urandom, tty bound from the guest's; fd,
- *       stdin, stdout, stderr, ptmx links) and set HOSTNAME when not "".
+ *       stdin, stdout, stderr, ptmx links), set HOSTNAME when not "",
+ *       and with RO "1" remount ROOT read-only (RO "2": left to ctr-ro,
+ *       once the caller wrote into it; "0": read-write).
+ *   ember-agent ctr-ro ROOT
+ *       remount ROOT read-only.
  *   ember-agent ctr-unroot ROOT
  *       kill what still runs in ROOT (its root directory is ROOT), then
  *       unmount ROOT and everything below it (lazily when busy).

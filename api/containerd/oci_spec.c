@@ -449,11 +449,11 @@ static int check_linux(const json_t *lx, char *err, size_t errlen)
 		if (!have[k])
 			return fail(err, errlen, -ENOTSUP,
 				    "linux.namespaces: no %s namespace: the "
-				    "host's %s namespace (--%s-host) is not "
+				    "host's %s namespace%s is not "
 				    "supported by the ember runtime (the "
 				    "container runs in a microVM)",
 				    needed[k], needed[k],
-				    k == 0 ? "net" : needed[k]);
+				    k == 0 ? " (--net-host)" : "");
 	return 0;
 }
 

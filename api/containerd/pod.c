@@ -128,7 +128,7 @@ int pod__conf(struct pod_conf *c, const char *path, char *err, size_t errlen)
 		"EMBER_BIN",	       "EMBER_KERNEL",
 		"EMBER_ROOTFS"
 	};
-	static char vals[7][PATH_MAX];
+	char vals[7][PATH_MAX];
 	const char *env_path = getenv(POD_CONF_ENV), *v;
 	char tried[PATH_MAX];
 	int rc;
@@ -194,8 +194,8 @@ int pod__root(const char *cid, char *out, size_t outlen)
 	return 0;
 }
 
-int pod__start(struct pod *p, const struct oci_spec *spec, char *err,
-	       size_t errlen)
+int pod__start(struct pod *p, const char *cid, const struct oci_spec *spec,
+	       char *err, size_t errlen)
 {
 	struct sandbox_opts o = {
 		.ember = p->conf.ember,
@@ -250,6 +250,7 @@ int pod__start(struct pod *p, const struct oci_spec *spec, char *err,
 		goto out;
 	p->running = true;
 	p->restored = fits;
+	snprintf(p->owner, sizeof(p->owner), "%s", cid);
 	p->slots = p->info.spare_drives;
 	if (p->slots > POD_MAX_SLOTS)
 		p->slots = POD_MAX_SLOTS;
@@ -361,6 +362,41 @@ static int mount_args(const struct oci_spec *spec, char **args, size_t *n,
 	return 0;
 }
 
+static bool pod_has_binds(const struct oci_spec *spec)
+{
+	size_t i;
+
+	for (i = 0; i < spec->nr_mounts; i++)
+		if (spec->mounts[i].bind)
+			return true;
+	return false;
+}
+
+int pod__seal(struct pod *p, const char *cid, const struct oci_spec *spec,
+	      char *err, size_t errlen)
+{
+	char root[PATH_MAX], out[512];
+	const char *argv[] = { POD_AGENT_EXE, "ctr-ro", root, NULL };
+	size_t len;
+	int rc;
+
+	if (!spec->root_readonly || !pod_has_binds(spec))
+		return 0;
+	rc = pod__root(cid, root, sizeof(root));
+	if (rc)
+		return rc;
+	rc = guest_run(p, argv, out, sizeof(out), err, errlen);
+	if (rc > 0) {
+		len = strlen(out);
+		while (len && out[len - 1] == '\n')
+			out[--len] = '\0';
+		return sandbox__errf(err, errlen, -EIO,
+				     "making the container's root read-only: %s",
+				     out);
+	}
+	return rc;
+}
+
 int pod__attach(struct pod *p, const char *cid, const char *disk,
 		uint64_t sectors, const struct oci_spec *spec,
 		unsigned int *slot, char *err, size_t errlen)
@@ -402,7 +438,8 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 	args[n++] = dev;
 	args[n++] = nsect;
 	args[n++] = root;
-	args[n++] = spec->root_readonly ? "1" : "0";
+	/* Bind mounts are copied in after: then pod__seal() (binds.h). */
+	args[n++] = !spec->root_readonly ? "0" : pod_has_binds(spec) ? "2" : "1";
 	args[n++] = spec->hostname ? spec->hostname : "";
 	i = n;
 	rc = mount_args(spec, args, &n, OCI_MAX_MOUNTS + 7);

@@ -53,6 +53,7 @@ struct pod {
 	bool running;
 	struct sandbox_info info; /* valid when running */
 	bool restored; /* from a template, not booted */
+	char owner[128]; /* the container whose Create started it */
 	unsigned int slots; /* spare drives */
 	bool used[POD_MAX_SLOTS];
 	struct pod_conf conf;
@@ -79,11 +80,12 @@ void pod__init(struct pod *p, const struct pod_conf *c);
 
 /*
  * pod__start() - the pod's microVM, sized for @spec (the first
- * container's): restored from the template when it fits, else booted.
+ * container's, @cid, then its owner): restored from the template when
+ * it fits, else booted.
  * 0 or -errno with @err.  A started pod is left as it is (0).
  */
-int pod__start(struct pod *p, const struct oci_spec *spec, char *err,
-	       size_t errlen);
+int pod__start(struct pod *p, const char *cid, const struct oci_spec *spec,
+	       char *err, size_t errlen);
 
 /*
  * pod__attach() - give the container @cid the disk @disk (@sectors
@@ -96,6 +98,14 @@ int pod__start(struct pod *p, const struct oci_spec *spec, char *err,
 int pod__attach(struct pod *p, const char *cid, const char *disk,
 		uint64_t sectors, const struct oci_spec *spec,
 		unsigned int *slot, char *err, size_t errlen);
+
+/*
+ * pod__seal() - make the container @cid's root read-only when @spec asks
+ * for it and pod__attach() left it writable for the bind mounts'
+ * copies (binds.h).  0, or -errno with @err.
+ */
+int pod__seal(struct pod *p, const char *cid, const struct oci_spec *spec,
+	      char *err, size_t errlen);
 
 /*
  * pod__detach() - the container @cid's root unmounted in the guest (its

@@ -245,9 +245,15 @@ static int write_state(const struct shim_service *s, const struct container *c)
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s/." STATE_FILE ".tmp",
 			     c->bundle) >= sizeof(tmp))
 		return -ENAMETOOLONG;
+	/*
+	 * The VM only in its owner's: a pod's other containers must not
+	 * take the pod's VM with them when containerd cleans up after them.
+	 */
 	n = snprintf(text, sizeof(text), "sandbox=%s\ndisk=%s\nrootfs=%s\n",
-		     s->pod.running ? s->pod.info.id : "", c->disk,
-		     c->host_mounted ? c->rootfs_dir : "");
+		     s->pod.running && !strcmp(s->pod.owner, c->id) ?
+			     s->pod.info.id :
+			     "",
+		     c->disk, c->host_mounted ? c->rootfs_dir : "");
 	return files__replace(path, tmp, text, (size_t)n, 0600, FILES_NOFOLLOW);
 }
 
@@ -608,6 +614,7 @@ static int runtime_options(struct shim_service *s,
 /* The pod's microVM started in a thread of its own. */
 struct vm_job {
 	struct shim_service *s;
+	const char *cid;
 	const struct oci_spec *spec;
 	bool started;
 	int rc;
@@ -620,7 +627,8 @@ static void *start_vm(void *arg)
 	struct vm_job *j = arg;
 	int64_t t0 = clock__mono_ms();
 
-	j->rc = pod__start(&j->s->pod, j->spec, j->err, sizeof(j->err));
+	j->rc = pod__start(&j->s->pod, j->cid, j->spec, j->err,
+			   sizeof(j->err));
 	j->ms = clock__mono_ms() - t0;
 	return NULL;
 }
@@ -706,6 +714,7 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 	 */
 	if (!rc) {
 		job.s = s;
+		job.cid = c->id;
 		job.spec = &c->spec;
 		job.started =
 			pthread_create(&vm_thread, NULL, start_vm, &job) == 0;
@@ -731,6 +740,8 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 		c->attached = true;
 		rc = binds__copy(&s->pod, c->id, &c->spec, err, sizeof(err));
 	}
+	if (!rc)
+		rc = pod__seal(&s->pod, c->id, &c->spec, err, sizeof(err));
 	if (!rc)
 		fprintf(stderr,
 			"ember shim: task %s created in %lld ms (its disk %lld "
@@ -774,11 +785,19 @@ static void do_create(struct shim_service *s, const uint8_t *buf, size_t len,
 	goto out;
 undo:
 	teardown(s, c);
-	pthread_mutex_lock(&s->lock);
-	unlink_container(s, c);
-	if (!s->containers)
-		pod__stop(&s->pod);
-	pthread_mutex_unlock(&s->lock);
+	{
+		char path[PATH_MAX + 16];
+		bool last;
+
+		snprintf(path, sizeof(path), "%s/" STATE_FILE, c->bundle);
+		unlink(path);
+		pthread_mutex_lock(&s->lock);
+		unlink_container(s, c);
+		last = !s->containers;
+		pthread_mutex_unlock(&s->lock);
+		if (last)
+			pod__stop(&s->pod);
+	}
 	free_container(c);
 out:
 	containerd__task__v2__create_task_request__free_unpacked(q, NULL);
@@ -1044,27 +1063,33 @@ static void do_pause(struct shim_service *s, const uint8_t *buf, size_t len,
 		     pause ? "pausing" : "resuming", id, err);
 		goto out;
 	}
-	pthread_mutex_lock(&s->lock);
-	/* The VM is the pod's: all its containers pause with it. */
-	for (c = s->containers; c; c = c->next)
-		c->paused = pause;
-	pthread_mutex_unlock(&s->lock);
 	empty(r);
-	if (pause) {
-		Containerd__Events__TaskPaused ev =
-			CONTAINERD__EVENTS__TASK_PAUSED__INIT;
+	pthread_mutex_lock(&s->lock);
+	/*
+	 * The VM is the pod's: all its containers pause with it, and each
+	 * gets its event.
+	 */
+	for (c = s->containers; c; c = c->next) {
+		if (!c->ready || c->paused == pause)
+			continue;
+		c->paused = pause;
+		if (pause) {
+			Containerd__Events__TaskPaused ev =
+				CONTAINERD__EVENTS__TASK_PAUSED__INIT;
 
-		ev.container_id = id;
-		publish(s, "/tasks/paused", "containerd.events.TaskPaused",
-			&ev.base);
-	} else {
-		Containerd__Events__TaskResumed ev =
-			CONTAINERD__EVENTS__TASK_RESUMED__INIT;
+			ev.container_id = c->id;
+			publish(s, "/tasks/paused",
+				"containerd.events.TaskPaused", &ev.base);
+		} else {
+			Containerd__Events__TaskResumed ev =
+				CONTAINERD__EVENTS__TASK_RESUMED__INIT;
 
-		ev.container_id = id;
-		publish(s, "/tasks/resumed", "containerd.events.TaskResumed",
-			&ev.base);
+			ev.container_id = c->id;
+			publish(s, "/tasks/resumed",
+				"containerd.events.TaskResumed", &ev.base);
+		}
 	}
+	pthread_mutex_unlock(&s->lock);
 out:
 	containerd__task__v2__pause_request__free_unpacked(q, NULL);
 }
