@@ -326,6 +326,16 @@ rc=$?
 check "$n: the pod's container removed, its sandbox runs on in the same VM" \
 	"exit $rc, pod1 '$(task_status pod1)'; $(show "$TMP/err")" \
 	ev '[ $rc = 0 ] && [ "$(task_status pod1)" = RUNNING ] && [ "$(boot_id pod1)" = "$b_pod" ]'
+# A container of the pod that cannot be made (a spec ember refuses) takes
+# nothing of the pod with it: containerd cleans up after its shim's
+# failed Create with the shim's `delete`, which must leave the pod's VM.
+ctr run -d "${o[@]}" "${pod[@]}" --annotation io.kubernetes.cri.container-type=container \
+	--privileged "$IMG" cbad true >>"$TMP/err" 2>&1
+rc=$?
+ctr c rm cbad >/dev/null 2>&1
+check "$n: a pod's container refused, the pod's VM runs on" \
+	"exit $rc, pod1 '$(task_status pod1)'; $(show "$TMP/err")" \
+	ev '[ $rc != 0 ] && [ "$(task_status pod1)" = RUNNING ] && [ "$(boot_id pod1)" = "$b_pod" ]'
 for t in pod1 solo; do
 	ctr task kill -s SIGKILL "$t" >/dev/null 2>&1
 	wait_status "$t" STOPPED
@@ -333,6 +343,22 @@ for t in pod1 solo; do
 	ctr c rm "$t" >/dev/null 2>&1
 done
 nothing_left "$n: nothing left after the pod"
+
+# ---- a read-only root with bind mounts (the CRI plugin's pause container,
+# readOnlyRootFilesystem): the mount points and the copies are made first
+echo "from the host" >"$TMP/bindfile"
+mkdir -p "$TMP/binddir/sub" && echo "in a dir" >"$TMP/binddir/sub/f" &&
+	ln -sf sub/f "$TMP/binddir/link"
+out=$(ctr run --rm "${o[@]}" --read-only \
+	--mount "type=bind,src=$TMP/bindfile,dst=/etc/bound,options=rbind:ro" \
+	--mount "type=bind,src=$TMP/binddir,dst=/mnt/dir,options=rbind:ro" \
+	"$IMG" ro1 sh -c 'cat /etc/bound /mnt/dir/link; touch /new 2>/dev/null || echo read-only' 2>&1)
+rc=$?
+check "$n: a read-only root gets its bind mounts (a file, a directory with a link) and stays read-only" \
+	"exit $rc, out '$out'" \
+	ev '[ $rc = 0 ] && [ "$out" = "from the host
+in a dir
+read-only" ]'
 
 # ---- specs ember cannot honour ---------------------------------------------
 for bad in --privileged --net-host; do
