@@ -48,13 +48,19 @@ static const struct {
 	const char *name;
 	unsigned long set, clear;
 } opts[] = {
-	{ "ro", MS_RDONLY, 0 },		{ "rw", 0, MS_RDONLY },
-	{ "nosuid", MS_NOSUID, 0 },	{ "suid", 0, MS_NOSUID },
-	{ "nodev", MS_NODEV, 0 },	{ "dev", 0, MS_NODEV },
-	{ "noexec", MS_NOEXEC, 0 },	{ "exec", 0, MS_NOEXEC },
-	{ "relatime", MS_RELATIME, 0 }, { "noatime", MS_NOATIME, 0 },
+	{ "ro", MS_RDONLY, 0 },
+	{ "rw", 0, MS_RDONLY },
+	{ "nosuid", MS_NOSUID, 0 },
+	{ "suid", 0, MS_NOSUID },
+	{ "nodev", MS_NODEV, 0 },
+	{ "dev", 0, MS_NODEV },
+	{ "noexec", MS_NOEXEC, 0 },
+	{ "exec", 0, MS_NOEXEC },
+	{ "relatime", MS_RELATIME, 0 },
+	{ "noatime", MS_NOATIME, 0 },
 	{ "strictatime", MS_STRICTATIME, 0 },
-	{ "sync", MS_SYNCHRONOUS, 0 },	{ "bind", MS_BIND, 0 },
+	{ "sync", MS_SYNCHRONOUS, 0 },
+	{ "bind", MS_BIND, 0 },
 	{ "rbind", MS_BIND | MS_REC, 0 },
 };
 
@@ -75,13 +81,14 @@ static void parse_opts(char *text, unsigned long *flags, char *data,
 
 	*flags = 0;
 	data[0] = '\0';
-	for (o = strtok_r(text, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+	for (o = strtok_r(text, ",", &save); o;
+	     o = strtok_r(NULL, ",", &save)) {
 		int known = 0;
 
 		for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 			if (!strcmp(o, opts[i].name)) {
-				*flags = (*flags | opts[i].set) &
-					 ~opts[i].clear;
+				*flags =
+					(*flags | opts[i].set) & ~opts[i].clear;
 				known = 1;
 			}
 		if (known || dropped(o))
@@ -129,7 +136,8 @@ static int one_mount(const char *root, char *spec)
 	dest = src ? strchr(src + 1, '\t') : NULL;
 	o = dest ? strchr(dest + 1, '\t') : NULL;
 	if (!o) {
-		fprintf(stderr, "mount spec %s: not TYPE\\tSOURCE\\tDEST\\tOPTIONS\n",
+		fprintf(stderr,
+			"mount spec %s: not TYPE\\tSOURCE\\tDEST\\tOPTIONS\n",
 			spec);
 		return 1;
 	}
@@ -159,11 +167,13 @@ static int one_mount(const char *root, char *spec)
 
 static int dev_nodes(const char *root)
 {
-	static const char *const nodes[] = { "null",	"zero", "full",
+	static const char *const nodes[] = { "null",   "zero",	  "full",
 					     "random", "urandom", "tty" };
 	static const char *const links[][2] = {
-		{ "fd", "/proc/self/fd" },	 { "stdin", "/proc/self/fd/0" },
-		{ "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+		{ "fd", "/proc/self/fd" },
+		{ "stdin", "/proc/self/fd/0" },
+		{ "stdout", "/proc/self/fd/1" },
+		{ "stderr", "/proc/self/fd/2" },
 		{ "ptmx", "pts/ptmx" },
 	};
 	char dev[PATH_MAX], path[PATH_MAX + 16], host[32];

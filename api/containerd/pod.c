@@ -352,8 +352,9 @@ static int mount_args(const struct oci_spec *spec, char **args, size_t *n,
 		a = malloc(len);
 		if (!a)
 			return -ENOMEM;
-		len = (size_t)sprintf(a, "%s\t%s\t%s\t", m->type[0] ? m->type : "none",
-				      m->source, m->destination);
+		len = (size_t)sprintf(a, "%s\t%s\t%s\t",
+				      m->type[0] ? m->type : "none", m->source,
+				      m->destination);
 		for (k = 0; m->options[k]; k++)
 			len += (size_t)sprintf(a + len, "%s%s", k ? "," : "",
 					       m->options[k]);
@@ -390,9 +391,9 @@ int pod__seal(struct pod *p, const char *cid, const struct oci_spec *spec,
 		len = strlen(out);
 		while (len && out[len - 1] == '\n')
 			out[--len] = '\0';
-		return sandbox__errf(err, errlen, -EIO,
-				     "making the container's root read-only: %s",
-				     out);
+		return sandbox__errf(
+			err, errlen, -EIO,
+			"making the container's root read-only: %s", out);
 	}
 	return rc;
 }
@@ -413,7 +414,8 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 	pthread_mutex_lock(&p->lock);
 	rc = -ESHUTDOWN;
 	if (!p->running) {
-		sandbox__errf(err, errlen, 0, "the pod's microVM is not running");
+		sandbox__errf(err, errlen, 0,
+			      "the pod's microVM is not running");
 		goto unlock;
 	}
 	for (k = 0; k < p->slots && p->used[k]; k++)
@@ -439,7 +441,9 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 	args[n++] = nsect;
 	args[n++] = root;
 	/* Bind mounts are copied in after: then pod__seal() (binds.h). */
-	args[n++] = !spec->root_readonly ? "0" : pod_has_binds(spec) ? "2" : "1";
+	args[n++] = !spec->root_readonly ? "0" :
+		    pod_has_binds(spec)	 ? "2" :
+					   "1";
 	args[n++] = spec->hostname ? spec->hostname : "";
 	i = n;
 	rc = mount_args(spec, args, &n, OCI_MAX_MOUNTS + 7);
@@ -452,9 +456,10 @@ int pod__attach(struct pod *p, const char *cid, const char *disk,
 		len = strlen(out);
 		while (len && out[len - 1] == '\n')
 			out[--len] = '\0';
-		sandbox__errf(err, errlen, 0,
-			      "setting up the container's root in the guest: %s",
-			      out[0] ? out : "failed");
+		sandbox__errf(
+			err, errlen, 0,
+			"setting up the container's root in the guest: %s",
+			out[0] ? out : "failed");
 		rc = -EIO;
 	}
 	if (rc)

@@ -627,8 +627,7 @@ static void *start_vm(void *arg)
 	struct vm_job *j = arg;
 	int64_t t0 = clock__mono_ms();
 
-	j->rc = pod__start(&j->s->pod, j->cid, j->spec, j->err,
-			   sizeof(j->err));
+	j->rc = pod__start(&j->s->pod, j->cid, j->spec, j->err, sizeof(j->err));
 	j->ms = clock__mono_ms() - t0;
 	return NULL;
 }
