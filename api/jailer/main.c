@@ -164,10 +164,17 @@ fail:
 	return ret;
 }
 
-/* [exec-name, "--id", id, the arguments after "--", NULL] */
+/*
+ * [exec-name, "--id", id, the arguments after "--", NULL], and "--pvm on"
+ * after them on a PVM host when they say nothing of it: ember detects PVM
+ * from /sys/module/kvm_pvm, which the jail does not have, and Firecracker's
+ * callers (Kata) pass only Firecracker's flags.  Read here, before the
+ * chroot.
+ */
 static char **exec_argv(const struct jail_args *a)
 {
-	char **v = calloc((size_t)a->ember_argc + 4, sizeof(*v));
+	char **v = calloc((size_t)a->ember_argc + 6, sizeof(*v));
+	bool pvm_said = false;
 	int i;
 
 	if (!v)
@@ -175,8 +182,15 @@ static char **exec_argv(const struct jail_args *a)
 	v[0] = (char *)a->exec_name;
 	v[1] = (char *)"--id";
 	v[2] = (char *)a->id;
-	for (i = 0; i < a->ember_argc; i++)
+	for (i = 0; i < a->ember_argc; i++) {
 		v[3 + i] = a->ember_argv[i];
+		if (!strncmp(a->ember_argv[i], "--pvm", 5))
+			pvm_said = true;
+	}
+	if (!pvm_said && access("/sys/module/kvm_pvm", F_OK) == 0) {
+		v[3 + i] = (char *)"--pvm";
+		v[4 + i] = (char *)"on";
+	}
 	return v;
 }
 
