@@ -976,9 +976,22 @@ static void do_kill(struct shim_service *s, const uint8_t *buf, size_t len,
 	}
 	if (pr->state == PROC_CREATED && q->signal == SIGKILL) {
 		/* Killed before it started: it never will. */
+		Containerd__Events__TaskExit ev =
+			CONTAINERD__EVENTS__TASK_EXIT__INIT;
+		Google__Protobuf__Timestamp ts =
+			GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+
 		pr->state = PROC_STOPPED;
 		pr->exit_status = 128 + SIGKILL;
 		clock_gettime(CLOCK_REALTIME, &pr->exited_at);
+		stamp(&ts, &pr->exited_at);
+		ev.container_id = pr->cid;
+		ev.id = pr->id[0] ? pr->id : pr->cid;
+		ev.pid = vm_pid(s);
+		ev.exit_status = pr->exit_status;
+		ev.exited_at = &ts;
+		publish(s, "/tasks/exit", "containerd.events.TaskExit",
+			&ev.base);
 		pthread_cond_broadcast(&s->exited);
 		empty(r);
 		goto unlock;
