@@ -98,7 +98,7 @@ VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay
 # phases end): about 2/5 of the VM tests' time on a 2-core host, so that
 # both boxes end together.  net.sh builds the template that run_code.sh
 # and mcp.sh restore (SHARED_STATE_DIR): the three stay in one box.
-VM_LATE=(api emberctl_jail snapshot e2b)
+VM_LATE=(api emberctl_jail snapshot e2b containerd)
 
 # The run's time budget (EMBER_TEST_BUDGET seconds, default 70 min,
 # from the start of the run; the box inherits the deadline): a script is
