@@ -82,6 +82,20 @@ static int open_fifo(const char *path, char *err, size_t errlen)
 	return fd;
 }
 
+/* The run's agent connection and stdio fds closed (-1: none). */
+static void run_close_io(struct run *r)
+{
+	agent_client__free(r->c);
+	r->c = NULL;
+	if (r->in_fd >= 0)
+		close(r->in_fd);
+	if (r->out_fd >= 0)
+		close(r->out_fd);
+	if (r->err_fd >= 0)
+		close(r->err_fd);
+	r->in_fd = r->out_fd = r->err_fd = -1;
+}
+
 static void *proc_thread(void *arg)
 {
 	struct run *r = arg;
@@ -136,13 +150,7 @@ static void *proc_thread(void *arg)
 		pr->exit_status = 128 + (uint32_t)res.code;
 	}
 	clock_gettime(CLOCK_REALTIME, &pr->exited_at);
-	agent_client__free(r->c);
-	if (r->in_fd >= 0)
-		close(r->in_fd);
-	if (r->out_fd >= 0)
-		close(r->out_fd);
-	if (r->err_fd >= 0)
-		close(r->err_fd);
+	run_close_io(r);
 	if (null_fd >= 0)
 		close(null_fd);
 	close(r->ctl_r);
@@ -203,13 +211,7 @@ int proc__start(struct proc *pr, char *err, size_t errlen)
 	pr->joinable = true;
 	return 0;
 fail:
-	agent_client__free(r->c);
-	if (r->in_fd >= 0)
-		close(r->in_fd);
-	if (r->out_fd >= 0)
-		close(r->out_fd);
-	if (r->err_fd >= 0)
-		close(r->err_fd);
+	run_close_io(r);
 	if (ctl[0] >= 0)
 		close(ctl[0]);
 	if (ctl[1] >= 0)
