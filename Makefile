@@ -264,7 +264,8 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 		api/sandbox/interp_client.c api/sandbox/base64.c api/sandbox/connect.c \
 		api/sandbox/net.c api/sandbox/net_plan.c api/sandbox/jail.c api/sandbox/pool.c \
 		api/sandbox/loopback.c api/sandbox/sibling.c api/sandbox/guest_run.c \
-		api/sandbox/guest_fs.c api/sandbox/guest_stat.c api/sandbox/spare.c
+		api/sandbox/guest_fs.c api/sandbox/guest_stat.c api/sandbox/spare.c \
+		api/sandbox/start_gate.c
 # The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
 LISTENER_SRCS := api/sandbox/listener.c
 # Images (issue 22): SRC forms -> an ext4 disk and the run defaults, with
@@ -364,6 +365,10 @@ $(BUILD)/test/test_dockerfile: tests/unit/test_dockerfile.c \
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka -ljansson -lcrypto $(LDLIBS)
 $(BUILD)/test/test_build_cache: tests/unit/test_build_cache.c \
 		$(BUILD_CACHE_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/api/sandbox/files.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
+$(BUILD)/test/test_start_gate: tests/unit/test_start_gate.c \
+		$(BUILD)/asan/api/sandbox/start_gate.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------

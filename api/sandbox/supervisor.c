@@ -40,9 +40,11 @@
 #include "net.h"
 #include "proc.h"
 #include "record.h"
+#include "start_gate.h"
 #include "supervisor.h"
 
-#define PROBE_MS   5000 /* one readiness probe: connect + PING */
+#define PROBE_MS   5000 /* the first readiness probe: connect + PING */
+#define PROBE_MAX_MS 60000 /* a probe's limit, doubled after each timeout */
 #define INIT_MS	   5000 /* the agent's init after a restore */
 #define API_TRY_MS 1000 /* one GET / while ember starts */
 #define TAIL_LINES 6
@@ -61,6 +63,7 @@ struct sup {
 	int ember_reaped;
 	struct sandbox_paths paths; /* as we and as ember see them (jail.h) */
 	struct jail_argv *jail; /* a jailed sandbox: the jailer's argv */
+	int gate_fd; /* a start slot held until ready (start_gate.h), or -1 */
 };
 
 /*
@@ -453,6 +456,52 @@ static int step_failed(struct sup *s, int rc, char *why, size_t whylen)
 }
 
 /*
+ * Take a start slot (start_gate.h) before ember starts, waiting for one
+ * until the deadline where the host has a gate: 0 (with s->gate_fd, or
+ * none when there is no gate or its files cannot be opened), or -errno
+ * with @why.
+ */
+static int gate_enter(struct sup *s, char *why, size_t whylen)
+{
+	unsigned int slots = start_gate__slots();
+	int delay = 5, rc;
+
+	s->gate_fd = -1;
+	if (!slots)
+		return 0;
+	for (;;) {
+		int64_t left = s->deadline - clock__mono_ms();
+
+		rc = start_gate__try(NULL, slots);
+		if (rc >= 0) {
+			s->gate_fd = rc;
+			return 0;
+		}
+		if (rc != -EAGAIN)
+			return 0;
+		if (left <= 0)
+			return sandbox__errf(
+				why, whylen, -ETIMEDOUT,
+				"no start slot free within %u s: %u sandboxes "
+				"of this host were starting (a PVM host's start "
+				"gate; EMBER_START_LIMIT sets it)",
+				s->o->boot_timeout_s, slots);
+		rc = sup_events(s, left < delay ? (int)left : delay);
+		if (rc < 0)
+			return step_failed(s, rc, why, whylen);
+		delay = delay * 2 > 100 ? 100 : delay * 2;
+	}
+}
+
+/* Give the start slot back (start_gate.h), if one is held. */
+static void gate_leave(struct sup *s)
+{
+	if (s->gate_fd >= 0)
+		close(s->gate_fd);
+	s->gate_fd = -1;
+}
+
+/*
  * Probe the agent until it answers a PING, then (after a restore) send
  * its init: 0 or -errno with @why.
  */
@@ -460,13 +509,14 @@ static int wait_ready(struct sup *s, char *why, size_t whylen)
 {
 	struct agent_client *c = agent_client__new();
 	int delay = s->how->snap_state ? 2 : 10, rc;
+	int probe = PROBE_MS;
 	char buf[512];
 
 	if (!c)
 		return sandbox__errf(why, whylen, -ENOMEM, "out of memory");
 	for (;;) {
 		int64_t left = s->deadline - clock__mono_ms();
-		int att = left > PROBE_MS ? PROBE_MS : (int)left;
+		int att = left > probe ? probe : (int)left;
 
 		rc = sup_events(s, 0);
 		if (rc < 0)
@@ -509,6 +559,14 @@ static int wait_ready(struct sup *s, char *why, size_t whylen)
 		agent_client__close(c);
 		if (rc == 0)
 			break;
+		/*
+		 * A guest too busy to answer in time (many starting at once)
+		 * gets longer next time: each abandoned connection is more
+		 * work for it, and short retries alone could keep it busy.
+		 */
+		if (rc == -ETIMEDOUT)
+			probe = probe * 2 > PROBE_MAX_MS ? PROBE_MAX_MS :
+							   probe * 2;
 		left = s->deadline - clock__mono_ms();
 		rc = sup_events(s, left < delay ? (int)(left > 0 ? left : 0) :
 						  delay);
@@ -781,6 +839,9 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 			goto fail;
 	}
 	if (rc == 0) {
+		rc = gate_enter(s, why, sizeof(why));
+		if (rc < 0)
+			goto fail;
 		s->info.ember = start_ember(s);
 		if (s->info.ember < 0)
 			rc = s->info.ember;
@@ -797,6 +858,7 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 		rc = load_snapshot(s, why, sizeof(why));
 	else
 		rc = wait_ready(s, why, sizeof(why));
+	gate_leave(s);
 	if (rc < 0)
 		goto fail;
 	ready(s);
@@ -848,6 +910,7 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 		remove_dir(s);
 	_exit(0);
 fail:
+	gate_leave(s);
 	/*
 	 * What the guest and ember said, before it all goes.  When ember
 	 * ended on an error (a guest kernel panic, a bad option), that line
@@ -889,7 +952,8 @@ void supervisor__run(const struct sandbox_opts *o, const char *state,
 			 .info = *info,
 			 .lock_fd = lock_fd,
 			 .verdict_fd = verdict_fd,
-			 .sig_fd = -1 };
+			 .sig_fd = -1,
+			 .gate_fd = -1 };
 
 	/* Paths too long were refused by `run`: this cannot fail. */
 	if (jail__paths(&s.info, how->disk, &s.paths))
