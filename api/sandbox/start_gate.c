@@ -27,7 +27,9 @@ unsigned int start_gate__slots(void)
 	if (access("/sys/module/kvm_pvm", F_OK) != 0)
 		return 0;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > START_GATE_MAX ? START_GATE_MAX : (unsigned int)n;
+	return n < 1		  ? 1 :
+	       n > START_GATE_MAX ? START_GATE_MAX :
+				    (unsigned int)n;
 }
 
 int start_gate__try(const char *dir, unsigned int slots)
@@ -42,7 +44,8 @@ int start_gate__try(const char *dir, unsigned int slots)
 			     dir ? dir : "/dev/shm", (unsigned int)geteuid(),
 			     k) >= (int)sizeof(path))
 			return -ENAMETOOLONG;
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			  0600);
 		if (fd < 0) {
 			last = -errno;
 			continue;

@@ -43,11 +43,11 @@
 #include "start_gate.h"
 #include "supervisor.h"
 
-#define PROBE_MS   5000 /* the first readiness probe: connect + PING */
+#define PROBE_MS     5000 /* the first readiness probe: connect + PING */
 #define PROBE_MAX_MS 60000 /* a probe's limit, doubled after each timeout */
-#define INIT_MS	   5000 /* the agent's init after a restore */
-#define API_TRY_MS 1000 /* one GET / while ember starts */
-#define TAIL_LINES 6
+#define INIT_MS	     5000 /* the agent's init after a restore */
+#define API_TRY_MS   1000 /* one GET / while ember starts */
+#define TAIL_LINES   6
 
 struct sup {
 	const struct sandbox_opts *o;
