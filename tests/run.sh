@@ -102,15 +102,17 @@ VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay
 # both boxes end together.  net.sh builds the template that run_code.sh
 # and mcp.sh restore (SHARED_STATE_DIR): the three stay in one box.
 VM_LATE=(api emberctl_jail snapshot e2b containerd)
-# On a PVM host, the scripts that also run natively, beside the host
-# phases, so that every run there proves ember's own PVM path (the PVM
+# On a PVM host, the scripts that also run natively, alone after the
+# boxes, so that every run there proves ember's own PVM path (the PVM
 # profile's boot, snapshots and restores, the start gate with many
 # sandboxes starting at once: api/sandbox/start_gate.h).  The rest would
 # take too long there: guest kernel code runs in the host's instruction
 # emulator (a boot 8-27 s against 1.2 s in the box; the template
 # "default"'s interpreter start 423 s), and the whole suite natively took
-# 63 min of VM tests on a 2-core PVM host.  EMBER_KVMBOX=0 runs every VM
-# script natively.
+# 63 min of VM tests on a 2-core PVM host.  Not beside the boxes: with
+# two boxes busy, a PVM guest's boot took 5 min and its agent missed 10 s
+# pings (the host's cost of switching between busy processes and PVM
+# guests).  EMBER_KVMBOX=0 runs every VM script natively.
 PVM_SCRIPTS=(tiny_guests snapshot)
 
 # The run's time budget (EMBER_TEST_BUDGET seconds, default 70 min,
@@ -171,6 +173,12 @@ vm_scripts() {
 	rm -rf "$SHARED_STATE_DIR"
 }
 
+# vm_scripts_only SCRIPT...: these VM scripts alone, as vm_scripts does.
+vm_scripts_only() {
+	VM_SCRIPTS=("$@")
+	vm_scripts
+}
+
 if [ "${1:-}" = --only ] && [ "${2:-}" = vm ]; then
 	shift 2
 	[ $# = 0 ] || VM_SCRIPTS=("$@")
@@ -193,8 +201,8 @@ where=
 vm_pids=()
 vmlog=
 vm_logs=()
-trap 'for p in "${vm_pids[@]}" $native_pid; do if kill -0 "$p" 2>/dev/null; then
-	pkill -TERM -P "$p"; kill "$p"; fi; done; rm -f "$vmlog" "${vm_logs[@]}" $native_log' EXIT
+trap 'for p in "${vm_pids[@]}"; do if kill -0 "$p" 2>/dev/null; then
+	pkill -TERM -P "$p"; kill "$p"; fi; done; rm -f "$vmlog" "${vm_logs[@]}"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 # start_box SCRIPT...: a KVM box running these VM scripts in the
@@ -214,20 +222,7 @@ start_box() {
 	vm_pids+=($!)
 	vm_logs+=("$log")
 }
-# start_native SCRIPT...: these VM scripts on this host's /dev/kvm in the
-# background (after the boxes in vm_pids and vm_logs).
-start_native() {
-	local log
-	log=$(mktemp "${TMPDIR:-/tmp}/ember-vm.XXXXXX")
-	(
-		EMBER_KVMBOX=0 bash tests/run.sh --only vm "$@" 2>&1
-		echo "# box-exit $?"
-	) >"$log" 2>&1 &
-	native_pid=$!
-	native_log=$log
-}
-native_pid=
-native_log=
+pvm_native=
 vm_early=()
 for s in "${VM_SCRIPTS[@]}"; do
 	case " ${VM_LATE[*]} " in
@@ -242,11 +237,11 @@ if ! mode=$(tests/kvmbox/kvmbox --decide 2>"$vmlog"); then
 elif [ "$mode" = native ] && [ -z "${EMBER_KVMBOX:-}" ] &&
 	[ -e /sys/module/kvm_pvm ]; then
 	mode=box
-	where="in two KVM boxes, the first beside the host phases; ${PVM_SCRIPTS[*]} also on this host's PVM /dev/kvm"
-	echo "== VM tests: this host's /dev/kvm is PVM's (kvm_pvm): in the KVM box, faster there (EMBER_KVMBOX=0 runs them here), and ${PVM_SCRIPTS[*]} here too, beside the host phases"
+	where="in two KVM boxes, the first beside the host phases; ${PVM_SCRIPTS[*]} then also on this host's PVM /dev/kvm"
+	pvm_native=1
+	echo "== VM tests: this host's /dev/kvm is PVM's (kvm_pvm): in the KVM box, faster there (EMBER_KVMBOX=0 runs them here), and ${PVM_SCRIPTS[*]} here too, after the boxes"
 	t_vm=$SECONDS
 	start_box "${vm_early[@]}"
-	start_native "${PVM_SCRIPTS[@]}"
 elif [ "$mode" = native ]; then
 	where="on this host's /dev/kvm"
 else
@@ -284,21 +279,6 @@ if [ "$mode" = native ]; then
 	times+=("phase:vm $((SECONDS - t0))")
 elif [ "$mode" = box ]; then
 	[ "${#VM_LATE[@]}" = 0 ] || start_box "${VM_LATE[@]}"
-	if [ -n "$native_pid" ]; then
-		echo "== VM tests on this host's PVM /dev/kvm (${PVM_SCRIPTS[*]}; since the start)"
-		wait "$native_pid"
-		while IFS= read -r line; do
-			case $line in
-			"# box-exit 0") ;;
-			"# box-exit "*) count_line "not ok - the VM tests on this host ended with exit status ${line#\# box-exit }" ;;
-			"# time "*) count_line "# time pvm:${line#\# time }" ;;
-			"ok - # SKIP"*) count_line "$line" ;;
-			"ok - "*) count_line "ok - (PVM) ${line#ok - }" ;;
-			"not ok - "*) count_line "not ok - (PVM) ${line#not ok - }" ;;
-			*) count_line "$line" ;;
-			esac
-		done <"$native_log"
-	fi
 	for i in "${!vm_pids[@]}"; do
 		when="since the start"
 		[ "$i" = 0 ] || when="since the host phases ended"
@@ -313,6 +293,19 @@ elif [ "$mode" = box ]; then
 		# Whatever tail had not read when the box ended.
 		tail -n +$((n + 1)) "${vm_logs[$i]}" | while IFS= read -r line; do vm_line "$line"; done
 	done
+	if [ -n "$pvm_native" ]; then
+		echo "== VM tests on this host's PVM /dev/kvm (${PVM_SCRIPTS[*]})"
+		EMBER_KVMBOX=0 vm_scripts_only "${PVM_SCRIPTS[@]}" |
+			while IFS= read -r line; do
+				case $line in
+				"# time "*) count_line "# time pvm:${line#\# time }" ;;
+				"ok - # SKIP"*) count_line "$line" ;;
+				"ok - "*) count_line "ok - (PVM) ${line#ok - }" ;;
+				"not ok - "*) count_line "not ok - (PVM) ${line#not ok - }" ;;
+				*) count_line "$line" ;;
+				esac
+			done
+	fi
 	times+=("phase:vm $((SECONDS - t_vm))")
 fi
 

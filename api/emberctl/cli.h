@@ -20,7 +20,7 @@
 #define EXIT_NOTFOUND 127
 #define EXIT_TIMEOUT  124
 
-#define CLI_CONNECT_MS 10000 /* exec/cp: until the agent answers a PING */
+#define CLI_CONNECT_MS 30000 /* exec/cp: until the agent answers a PING */
 
 /*
  * getopt's '?' (opterr is 0) in the command @cmd: one line naming the
