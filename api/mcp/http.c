@@ -23,8 +23,9 @@
  * it alive, and a client gone is seen before the answer comes.
  *
  * A session with no request for the session idle time (--session-idle)
- * and no call running is ended as by DELETE: a client that crashed leaves
- * no sandboxes, and no slot of the MAX_SESSIONS, for good.
+ * and no call running is ended as by DELETE: a client that crashed holds
+ * no slot of the MAX_SESSIONS for good.  Ending a session kills nothing
+ * (its sandboxes are the token's, roster.h) unless --kill-on-disconnect.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -312,13 +313,13 @@ fail:
 }
 
 /*
- * End @s (out of the table, or never in it): calls refused, sandboxes
- * killed, then wait for its calls and requests.
+ * End @s (out of the table, or never in it): calls refused, its sandboxes
+ * killed under --kill-on-disconnect, then wait for its calls and requests.
  */
 static void session_end(struct http_server *h, struct session *s)
 {
 	mcp__shutdown(s->s);
-	backend__kill_all(s->b);
+	backend__end(s->b);
 	mcp__wait(s->s, -1);
 	pthread_mutex_lock(&h->lock);
 	while (s->users)
@@ -801,11 +802,14 @@ void http__stop(struct http_server *h)
 	pthread_cond_broadcast(&h->cond);
 	pthread_mutex_unlock(&h->lock);
 	pthread_join(h->sweeper, NULL);
-	/* First the sandboxes: calls in them end, so connections do too. */
+	/*
+	 * First the sandboxes (under --kill-on-disconnect): calls in them
+	 * end, so connections do too.
+	 */
 	pthread_mutex_lock(&h->lock);
 	for (s = h->sessions; s; s = s->next) {
 		mcp__shutdown(s->s);
-		backend__kill_all(s->b);
+		backend__end(s->b);
 	}
 	pthread_mutex_unlock(&h->lock);
 	MHD_stop_daemon(h->d);

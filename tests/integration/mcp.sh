@@ -8,7 +8,13 @@
 # charts as PNG, errors, timeouts, files, commands, users (root by
 # default, `user` on request: its HOME, files it owns), ten calls at once,
 # pause and resume, kill, TTL, protocol errors, the token, --confirm with
-# elicitation, and the clean-up when a client goes away.  The template
+# elicitation, and the clean-up when a client goes away (ember-mcp
+# --kill-on-disconnect).  Then tests/mcp/owner_test.mjs: sandboxes belong
+# to the principal (the local user over stdio, the bearer token over
+# HTTP), not the session: created and parked in one ember-mcp process,
+# resumed and used from a second; created and paused in one HTTP session,
+# used from a new session and from a restarted server with the same
+# token; refused to another token and across stdio and HTTP.  The template
 # "default" is built first (one boot, ~10-30 s where guest kernel mode
 # is emulated) in a private state directory ($TMP/state, or
 # $MCP_STATE_DIR, kept with its templates, to reuse one).  At the end no
@@ -107,6 +113,24 @@ for transport in stdio http; do
 	for p in $left; do kill -9 "$p" 2>/dev/null; done
 	[ -z "$ids" ] || "$E" kill $ids >/dev/null 2>&1
 done
+
+# ---- sandboxes that outlive the session: their principal's -----------------------
+timeout -k 10 "$MCP_TEST_TIMEOUT" node tests/mcp/owner_test.mjs --server "$EMBER_MCP" \
+	>"$TMP/owner.out" 2>"$TMP/owner.err"
+rc=$?
+cat "$TMP/owner.out"
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	not_ok "mcp owner: the SDK test ends within $MCP_TEST_TIMEOUT s" "it was killed"
+elif ! grep -q '^ok - ' "$TMP/owner.out" || { [ $rc != 0 ] && ! grep -q '^not ok - ' "$TMP/owner.out"; }; then
+	not_ok "mcp owner: the SDK test runs" "exit $rc; $(show "$TMP/owner.err")"
+fi
+sleep 1
+left=$(ours | tr '\n' ' ')
+ids=$(sandboxes | tr '\n' ' ')
+check "mcp owner: once the test has killed its sandboxes and stopped its servers, nothing of the state directory is left" \
+	"processes: $left; sandboxes: $ids" ev '[ -z "$left" ] && [ -z "$ids" ]'
+for p in $left; do kill -9 "$p" 2>/dev/null; done
+[ -z "$ids" ] || "$E" kill $ids >/dev/null 2>&1
 
 # ---- the end ----------------------------------------------------------------------
 touch "$TMP/supervisor.log" "$MCP_SERVER_LOG"

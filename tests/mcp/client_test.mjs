@@ -10,6 +10,10 @@
 // "not ok - mcp TRANSPORT: ... (why)", then "#" lines with the servers'
 // last stderr lines when something failed.  Exits 1 when a check failed.
 //
+// Every ember-mcp it starts runs with --kill-on-disconnect, so that the
+// clean-up checks hold (by default sandboxes outlive the session: that is
+// owner_test.mjs's).
+//
 // Sandboxes live in $EMBER_STATE_DIR (which must hold the template that
 // ember-mcp uses, "default" unless MCP_TEMPLATE says otherwise); the
 // clean-up checks look there: once the clients are gone, no sandbox
@@ -50,7 +54,8 @@ if (!stateDir) {
 	console.error('client_test.mjs: set EMBER_STATE_DIR');
 	process.exit(2);
 }
-const templateArgs = process.env.MCP_TEMPLATE ? ['--template', process.env.MCP_TEMPLATE] : [];
+const serverArgs = [...(process.env.MCP_TEMPLATE ? ['--template', process.env.MCP_TEMPLATE] : []),
+	'--kill-on-disconnect'];
 const CALL = { timeout: 120000 }; // per request: a hang fails, it does not stall
 const tmp = mkdtempSync(join(tmpdir(), 'ember-mcp-test.'));
 const TOOLS = ['create_sandbox', 'run_code', 'run_command', 'write_file', 'read_file',
@@ -112,7 +117,7 @@ function freePort() {
 // it printed its "listening on" line, or null when it exited first.
 function startHttpOn(addrPort, tokenFile, extra, name) {
 	return new Promise((res) => {
-		const proc = spawn(server, ['--http', addrPort, '--token-file', tokenFile, ...templateArgs, ...extra],
+		const proc = spawn(server, ['--http', addrPort, '--token-file', tokenFile, ...serverArgs, ...extra],
 			{ env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
 		const log = collect(name, proc.stderr);
 		let done = false;
@@ -150,7 +155,7 @@ async function connect(opts = {}) {
 	if (mode === 'stdio') {
 		transport = new StdioClientTransport({
 			command: server,
-			args: [...templateArgs, ...(opts.confirm ? ['--confirm'] : [])],
+			args: [...serverArgs, ...(opts.confirm ? ['--confirm'] : [])],
 			env: { ...process.env },
 			stderr: 'pipe',
 		});
@@ -312,7 +317,7 @@ const INIT = {
 
 // Over stdio: a server of our own, fed raw lines.
 async function rawStdio() {
-	const proc = spawn(server, templateArgs, { env: process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+	const proc = spawn(server, serverArgs, { env: process.env, stdio: ['pipe', 'pipe', 'pipe'] });
 	collect('ember-mcp (stdio, raw lines)', proc.stderr);
 	let buf = '';
 	const lines = [];
@@ -760,7 +765,7 @@ async function main() {
 		expect(bsid, 'no sandbox id');
 	});
 	const tookA = await disconnect(A);
-	await check(`the first client goes away (${mode === 'http' ? 'DELETE' : 'stdin closed'}): every sandbox it created is killed, nothing left`, async () => {
+	await check(`--kill-on-disconnect: the first client goes away (${mode === 'http' ? 'DELETE' : 'stdin closed'}): every sandbox it created is killed, nothing left`, async () => {
 		await waitOnly(bsid ? [bsid] : [], 20);
 	});
 	if (mode === 'stdio') {
@@ -774,7 +779,7 @@ async function main() {
 		expect(s.stdout === 'still\n', `got ${show(s)}`);
 	});
 	await disconnect(B);
-	await check('the second client goes away: no sandbox, no ember process left', async () => {
+	await check('--kill-on-disconnect: the second client goes away: no sandbox, no ember process left', async () => {
 		await waitOnly([], 20);
 	});
 
