@@ -127,18 +127,29 @@ async function connect(name, http) {
 	await client.connect(transport, CALL);
 	return { client, transport, http };
 }
-// Goes away as a client does (HTTP: DELETE the session; stdio: stdin
-// closed); the ms it took.
+// Goes away as a client does (HTTP: DELETE the session; stdio: its
+// stdin closed, and up to 20 s for ember-mcp to exit by itself before
+// the SDK's close() would signal it): over stdio {code, signal} of its
+// exit, or null when it did not.
 async function disconnect(c) {
-	if (!c) return 0;
-	const t0 = now();
+	if (!c) return null;
+	let self = null;
 	try {
-		if (c.http) await c.transport.terminateSession();
+		if (c.http) {
+			await c.transport.terminateSession();
+		} else {
+			const p = c.transport._process;
+			if (p && p.stdin && p.exitCode === null && p.signalCode === null) {
+				const exited = new Promise((r) => p.once('exit', (code, signal) => r({ code, signal })));
+				p.stdin.end();
+				self = await Promise.race([exited, sleep(20000).then(() => null)]);
+			}
+		}
 	} catch { /* the checks after say what is left */ }
 	try {
 		await c.client.close();
 	} catch { /* likewise */ }
-	return now() - t0;
+	return self;
 }
 const call = (c, name, args) => c.client.callTool({ name, arguments: args }, undefined, CALL);
 const texts = (r) => (r.content || []).filter((x) => x.type === 'text').map((x) => x.text).join(' ');
@@ -193,10 +204,10 @@ async function main() {
 		const p = sc(await call(P1, 'pause_sandbox', { sandbox_id: sid, to_disk: true }));
 		expect(p.state === 'parked', `pause: ${show(p)}`);
 	});
-	const took1 = await disconnect(P1);
-	await check('stdio 1 goes away (stdin closed): ember-mcp exits by itself and its parked sandbox stays', async () => {
+	const exit1 = await disconnect(P1);
+	await check('stdio 1 goes away (stdin closed): ember-mcp exits by itself (status 0) and its parked sandbox stays', async () => {
 		need();
-		expect(took1 < 1900, `closing took ${took1} ms: the SDK had to signal it`);
+		expect(exit1 && exit1.code === 0 && exit1.signal === null, `exit ${show(exit1)}`);
 		expect(exists(sid), `${sid} is gone`);
 	});
 	await check(`the record mcp.owner: principal user:${uid}, ttl ${TTL}, mode 0600`, () => {
