@@ -347,6 +347,19 @@ async function main() {
 		expect(S4, 'no session');
 		expect((await cmd(S4, hsid, 'echo still')).stdout === 'still\n', 'run');
 	});
+	await check('a DELETE while a call runs (sleep 10) is answered at once; the sandbox stays usable from another session', async () => {
+		expect(S4 && hsid, 'no session');
+		const S5 = await connect('http-5', { url: H2.url, token: tokenA });
+		const running = call(S5, 'run_command', { sandbox_id: hsid, command: 'sleep 10' }).catch(() => null);
+		await sleep(1500);
+		const t0 = now();
+		await S5.transport.terminateSession();
+		const took = now() - t0;
+		await S5.client.close().catch(() => {});
+		await running;
+		expect(took < 4000, `the DELETE took ${took} ms`);
+		expect((await cmd(S4, hsid, 'echo after')).stdout === 'after\n', 'run after');
+	});
 
 	// stdio, process 3: the local user's, not token A's.
 	let P3 = null;
