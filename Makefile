@@ -382,7 +382,8 @@ $(BUILD)/test/test_start_gate: tests/unit/test_start_gate.c \
 # Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
 		api/mcp/tools.c api/sandbox/utf8.c
-MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c api/mcp/stdio.c \
+MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c \
+		api/mcp/owner.c api/mcp/stdio.c \
 		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) $(LISTENER_SRCS) \
 		vmm/config.c snapshot/overlay.c snapshot/overlay_format.c
 MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
@@ -391,6 +392,10 @@ $(eval $(call FRONT_END,ember-mcp,MCP))
 $(eval $(call PURE_TESTS,MCP,mcp))
 
 $(BUILD)/test/test_mcp_protocol: $(BUILD)/asan/api/sandbox/guest_stat.o
+# test_mcp_owner: the owner record (owner.c), SHA-256 from libcrypto.
+$(BUILD)/test/test_mcp_owner: $(BUILD)/asan/api/mcp/owner.o \
+		$(BUILD)/asan/api/sandbox/files.o
+$(BUILD)/test/test_mcp_owner: LDLIBS += -lcrypto
 # --- end of ember-mcp ------------------------------------------------------
 
 # --- ember-e2b (api/e2b/): E2B's API on the sandbox library ---------------

@@ -55,7 +55,7 @@ struct backend *backend__new(const struct backend_opts *o)
 	if (!b)
 		return NULL;
 	b->o = *o;
-	b->r = roster__new();
+	b->r = roster__new(o->principal, o->kill_on_disconnect);
 	if (!b->r) {
 		free(b);
 		return NULL;
@@ -72,9 +72,9 @@ void backend__free(struct backend *b)
 	free(b);
 }
 
-void backend__kill_all(struct backend *b)
+void backend__end(struct backend *b)
 {
-	roster__kill_all(b->r);
+	roster__end(b->r);
 }
 
 /* --- the guest agent --------------------------------------------------- */
@@ -184,7 +184,7 @@ static json_t *create_sandbox(struct backend *b, const json_t *args)
 		.ttl_s = (unsigned int)tools__int(jto, b->o.ttl_s),
 		.boot_timeout_s = SANDBOX_DEF_BOOT_S,
 	};
-	char id[SANDBOX_ID_LEN + 1], err[4096];
+	char id[SANDBOX_ID_LEN + 1], err[4096], why_buf[512];
 	struct sandbox_info info;
 	struct template_info t;
 	const char *why = NULL;
@@ -226,12 +226,13 @@ static json_t *create_sandbox(struct backend *b, const json_t *args)
 	rc = sandbox__run(&o, id, err, sizeof(err));
 	if (rc < 0)
 		return tools__fail("creating a sandbox: %s", err);
-	rc = roster__add(b->r, id, o.ttl_s);
+	rc = roster__add(b->r, id, o.ttl_s, err, sizeof(err));
+	if (rc == -ENOENT)
+		return tools__fail("sandbox %s: %s", id, err);
 	if (rc < 0) {
-		if (sandbox__find(id, &info, err, sizeof(err)) == 0)
-			sandbox__kill(&info, err, sizeof(err));
-		return tools__fail(rc == -ESHUTDOWN ? "the session ended" :
-						      "out of memory");
+		if (sandbox__find(id, &info, why_buf, sizeof(why_buf)) == 0)
+			sandbox__kill(&info, why_buf, sizeof(why_buf));
+		return tools__fail("sandbox %s: %s", id, err);
 	}
 	return tools__ok(json_pack("{s:s, s:s?, s:i, s:i, s:i, s:s}",
 				   "sandbox_id", id, "template",
@@ -904,45 +905,35 @@ static json_t *kill_sandbox(struct backend *b, const json_t *args)
 static json_t *list_sandboxes(struct backend *b)
 {
 	int64_t now = (int64_t)time(NULL), left;
-	struct sandbox_info info;
-	json_t *arr = json_array(), *e;
-	struct roster_entry *v = NULL;
+	struct sandbox_info *v = NULL, *info;
+	json_t *arr, *e;
 	char err[512];
 	size_t n;
 
-	if (!arr)
-		return NULL;
-	if (roster__entries(b->r, &v, &n)) {
-		json_decref(arr);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int rc = sandbox__find(v[i].id, &info, err, sizeof(err));
-
-		if (rc == -ENOENT || rc == -ESRCH) {
-			roster__forget(b->r, v[i].id);
-			continue;
-		}
-		if (rc < 0)
-			continue;
-		left = info.ready ? sandbox__ttl_left(&info, now) : -1;
+	if (roster__list(b->r, &v, &n, err, sizeof(err)) < 0)
+		return tools__fail("list_sandboxes: %s", err);
+	arr = json_array();
+	for (size_t i = 0; arr && i < n; i++) {
+		info = &v[i];
+		left = info->ready ? sandbox__ttl_left(info, now) : -1;
 		e = json_pack("{s:s, s:s, s:o, s:s?, s:i, s:i, s:s}",
-			      "sandbox_id", info.id, "state",
-			      sandbox__state_name(&info), "ttl_left",
+			      "sandbox_id", info->id, "state",
+			      sandbox__state_name(info), "ttl_left",
 			      left >= 0 ? json_integer(left) : json_null(),
 			      "template",
-			      info.template_name[0] ? info.template_name : NULL,
-			      "memory_mib", (int)info.mem_mib, "vcpus",
-			      (int)info.vcpus, "network",
-			      net__mode_name(info.net_mode));
+			      info->template_name[0] ? info->template_name :
+						       NULL,
+			      "memory_mib", (int)info->mem_mib, "vcpus",
+			      (int)info->vcpus, "network",
+			      net__mode_name(info->net_mode));
 		if (!e || json_array_append_new(arr, e)) {
 			json_decref(arr);
-			free(v);
-			return NULL;
+			arr = NULL;
 		}
 	}
 	free(v);
-	return tools__ok(json_pack("{s:o}", "sandboxes", arr), NULL);
+	return arr ? tools__ok(json_pack("{s:o}", "sandboxes", arr), NULL) :
+		     NULL;
 }
 
 json_t *backend__call(void *arg, const struct mcp_tool *t, const json_t *args)

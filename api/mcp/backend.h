@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The tools of tools.h run on sandboxes (api/sandbox/): one backend per
- * MCP session (stdio: the process; HTTP: each Mcp-Session-Id), which
- * knows the sandboxes it created and acts only on those, renews their TTL
- * on each use, and kills them all when the session ends.  Thread-safe:
+ * MCP session (stdio: the process; HTTP: each Mcp-Session-Id), which acts
+ * for a principal (owner.h: the local user, or the bearer token) on the
+ * sandboxes that principal created, from any session, in any ember-mcp
+ * process (roster.h), and renews their TTL on each use.  They outlive
+ * the session unless --kill-on-disconnect asks otherwise.  Thread-safe:
  * tool calls run at once, each with its own agent or interpreter
  * connection.
  */
@@ -11,6 +13,7 @@
 #define EMBER_MCP_BACKEND_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "tools.h"
 
@@ -20,6 +23,8 @@ struct backend_opts {
 	const char *rootfs; /* ditto */
 	const char *template_name; /* create_sandbox's default template */
 	unsigned int ttl_s; /* create_sandbox's default timeout, 1-86400 */
+	const char *principal; /* whom the tools act for (owner.h) */
+	bool kill_on_disconnect; /* backend__end() kills what it made */
 };
 
 struct backend;
@@ -39,14 +44,15 @@ struct backend *backend__new(const struct backend_opts *o);
 json_t *backend__call(void *arg, const struct mcp_tool *t, const json_t *args);
 
 /*
- * backend__kill_all() - the session ends: kill every sandbox @b created
- * (sandbox__kill, parked ones too) and make create_sandbox calls still
- * under way kill theirs as soon as they are up.  Calls on the killed
- * sandboxes fail fast.  Idempotent.
+ * backend__end() - the session ends.  With kill_on_disconnect: kill every
+ * sandbox @b created (sandbox__kill, parked ones too) and make
+ * create_sandbox calls still under way kill theirs as soon as they are
+ * up; calls on the killed sandboxes fail fast.  Without it nothing is
+ * killed: the sandboxes stay the principal's.  Idempotent.
  */
-void backend__kill_all(struct backend *b);
+void backend__end(struct backend *b);
 
-/* backend__free() - free @b after backend__kill_all() and mcp__wait(). */
+/* backend__free() - free @b after backend__end() and mcp__wait(). */
 void backend__free(struct backend *b);
 
 #endif /* EMBER_MCP_BACKEND_H */

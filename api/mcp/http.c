@@ -23,8 +23,9 @@
  * it alive, and a client gone is seen before the answer comes.
  *
  * A session with no request for the session idle time (--session-idle)
- * and no call running is ended as by DELETE: a client that crashed leaves
- * no sandboxes, and no slot of the MAX_SESSIONS, for good.
+ * and no call running is ended as by DELETE: a client that crashed holds
+ * no slot of the MAX_SESSIONS for good.  Ending a session kills nothing
+ * (its sandboxes are the token's, roster.h) unless --kill-on-disconnect.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -71,6 +72,8 @@ struct http_server {
 	unsigned int idle_s; /* a session unused that long is ended */
 	pthread_t sweeper; /* ends them */
 	bool stopping; /* for the sweeper; under lock */
+	unsigned int
+		ending; /* DELETEd sessions end_thread() ends; under lock */
 };
 
 /* The messages of one POST's request, from the session to the client. */
@@ -312,13 +315,13 @@ fail:
 }
 
 /*
- * End @s (out of the table, or never in it): calls refused, sandboxes
- * killed, then wait for its calls and requests.
+ * End @s (out of the table, or never in it): calls refused, its sandboxes
+ * killed under --kill-on-disconnect, then wait for its calls and requests.
  */
 static void session_end(struct http_server *h, struct session *s)
 {
 	mcp__shutdown(s->s);
-	backend__kill_all(s->b);
+	backend__end(s->b);
 	mcp__wait(s->s, -1);
 	pthread_mutex_lock(&h->lock);
 	while (s->users)
@@ -327,6 +330,61 @@ static void session_end(struct http_server *h, struct session *s)
 	mcp__free(s->s);
 	backend__free(s->b);
 	free(s);
+}
+
+/* A DELETEd session, ended on a thread of its own. */
+struct end_job {
+	struct http_server *h;
+	struct session *s;
+};
+
+static void *end_thread(void *arg)
+{
+	struct end_job *j = arg;
+	struct http_server *h = j->h;
+
+	session_end(h, j->s);
+	free(j);
+	pthread_mutex_lock(&h->lock);
+	h->ending--;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+/*
+ * End @s for a DELETE: calls refused and, under --kill-on-disconnect, its
+ * sandboxes killed here; the wait for its calls and its free on a thread
+ * of their own, so that a call still running in a sandbox that lives on
+ * does not hold the DELETE's answer (http__stop() waits for them).
+ */
+static void session_end_soon(struct http_server *h, struct session *s)
+{
+	struct end_job *j = malloc(sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t th;
+	int rc;
+
+	mcp__shutdown(s->s);
+	backend__end(s->b);
+	if (j) {
+		j->h = h;
+		j->s = s;
+		pthread_mutex_lock(&h->lock);
+		h->ending++;
+		pthread_mutex_unlock(&h->lock);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		rc = pthread_create(&th, &attr, end_thread, j);
+		pthread_attr_destroy(&attr);
+		if (!rc)
+			return;
+		pthread_mutex_lock(&h->lock);
+		h->ending--;
+		pthread_mutex_unlock(&h->lock);
+		free(j);
+	}
+	session_end(h, s); /* no thread: here */
 }
 
 /* Take session @id out of the table (for its end); NULL if none. */
@@ -688,10 +746,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 				return fail(con, MHD_HTTP_NOT_FOUND,
 					    JSONRPC_INVALID_REQUEST,
 					    "Session not found");
-			/* Its calls end soon, but maybe not within IDLE_S. */
+			/* Its sandboxes' kills may take longer than IDLE_S. */
 			MHD_set_connection_option(
 				con, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
-			session_end(h, s);
+			session_end_soon(h, s);
 			return answer(con, MHD_HTTP_OK, NULL, NULL, 0, NULL);
 		}
 		if (strcmp(method, "POST"))
@@ -801,16 +859,23 @@ void http__stop(struct http_server *h)
 	pthread_cond_broadcast(&h->cond);
 	pthread_mutex_unlock(&h->lock);
 	pthread_join(h->sweeper, NULL);
-	/* First the sandboxes: calls in them end, so connections do too. */
+	/*
+	 * First the sandboxes (under --kill-on-disconnect): calls in them
+	 * end, so connections do too.
+	 */
 	pthread_mutex_lock(&h->lock);
 	for (s = h->sessions; s; s = s->next) {
 		mcp__shutdown(s->s);
-		backend__kill_all(s->b);
+		backend__end(s->b);
 	}
 	pthread_mutex_unlock(&h->lock);
 	MHD_stop_daemon(h->d);
 	while ((s = session_unlink(h, NULL)))
 		session_end(h, s);
+	pthread_mutex_lock(&h->lock);
+	while (h->ending)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
 	pthread_cond_destroy(&h->cond);
 	pthread_mutex_destroy(&h->lock);
 	free(h);

@@ -7,9 +7,13 @@
  *   ember-mcp --http [ADDR:]PORT [--token-file FILE]
  *                                             Streamable HTTP on loopback
  *
- * Every sandbox a session creates is killed when the session ends
- * (stdin's EOF, an HTTP DELETE) and when the server is stopped
- * (SIGINT, SIGTERM, SIGHUP).
+ * A sandbox belongs to the principal that created it (owner.h: the local
+ * user over stdio, the bearer token over HTTP), not to the session: it
+ * lives until its TTL, a kill or its park's end, and any session of the
+ * same principal, in this ember-mcp or a later one, may use it.  With
+ * --kill-on-disconnect, every sandbox a session creates is killed when
+ * the session ends (stdin's EOF, an HTTP DELETE) and when the server is
+ * stopped (SIGINT, SIGTERM, SIGHUP).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +33,7 @@
 #include "../sandbox/sandbox.h"
 #include "../sandbox/sibling.h"
 #include "../sandbox/template.h"
+#include "owner.h"
 #include "transport.h"
 
 #ifndef EMBER_VERSION
@@ -39,6 +44,8 @@
 #define TOKEN_MAX    512
 #define STOP_WATCH_S 60 /* a stop that takes longer ends with SIGALRM */
 #define DEF_ADDR     "127.0.0.1"
+
+static bool kill_on_stop; /* --kill-on-disconnect, for the stop messages */
 
 static void usage(FILE *f)
 {
@@ -57,9 +64,14 @@ static void usage(FILE *f)
 	      "                     FILE, mode 0600, when it does not exist);\n"
 	      "                     else $EMBER_MCP_TOKEN, else a random one\n"
 	      "                     printed on stderr\n"
-	      "  --session-idle S   end an HTTP session (and kill its sandboxes)\n"
-	      "                     after S seconds without a request and with\n"
-	      "                     no call running (1800 s)\n"
+	      "  --session-idle S   end an HTTP session after S seconds without\n"
+	      "                     a request and with no call running (1800 s)\n"
+	      "  --kill-on-disconnect\n"
+	      "                     kill the sandboxes a session created when\n"
+	      "                     it ends (and when ember-mcp stops); by\n"
+	      "                     default they outlive it: they are the\n"
+	      "                     local user's (stdio) or the token's (HTTP)\n"
+	      "                     until their timeout or kill_sandbox\n"
 	      "  --confirm          ask the user (MCP elicitation) before each\n"
 	      "                     run_code and run_command\n"
 	      "  --template NAME    create_sandbox's default template (default)\n"
@@ -155,10 +167,9 @@ static void *stop_thread(void *arg)
 	sig = sigwaitinfo(set, &si);
 	if (sig < 0)
 		return NULL;
-	fprintf(stderr,
-		"ember-mcp: %s (from pid %d): stopping, killing the "
-		"sandboxes\n",
-		strsignal(sig), (int)si.si_pid);
+	fprintf(stderr, "ember-mcp: %s (from pid %d): stopping%s\n",
+		strsignal(sig), (int)si.si_pid,
+		kill_on_stop ? ", killing the sandboxes" : "");
 	alarm(STOP_WATCH_S);
 	/* A boot under way sees the signal again and gives up. */
 	kill(getpid(), sig);
@@ -191,6 +202,7 @@ int main(int argc, char **argv)
 		{ "token-file", required_argument, NULL, 'f' },
 		{ "confirm", no_argument, NULL, 'C' },
 		{ "session-idle", required_argument, NULL, 'I' },
+		{ "kill-on-disconnect", no_argument, NULL, 'K' },
 		{ "template", required_argument, NULL, 'T' },
 		{ "ttl", required_argument, NULL, 't' },
 		{ "ember", required_argument, NULL, 'e' },
@@ -202,6 +214,7 @@ int main(int argc, char **argv)
 	};
 	char ember[PATH_MAX], kernel[PATH_MAX], rootfs[PATH_MAX];
 	char addr[64], token[TOKEN_MAX + 1], err[512];
+	char principal[OWNER_PRINCIPAL_MAX];
 	const char *http = NULL, *token_file = NULL, *ember_opt = NULL;
 	const char *kernel_opt = NULL, *rootfs_opt = NULL, *env_tok;
 	struct server_config cfg = {
@@ -234,6 +247,10 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			cfg.mcp.confirm = true;
+			break;
+		case 'K':
+			cfg.backend.kill_on_disconnect = true;
+			kill_on_stop = true;
 			break;
 		case 'I':
 			if (config__parse_uint(optarg, 1, 7 * 86400, &v)) {
@@ -299,6 +316,8 @@ int main(int argc, char **argv)
 	cfg.backend.ember = ember[0] ? ember : "ember";
 	cfg.backend.kernel = kernel;
 	cfg.backend.rootfs = rootfs;
+	owner__user(principal);
+	cfg.backend.principal = principal;
 
 	/*
 	 * The stop signals go to this thread alone (sigwait); every other
@@ -327,6 +346,11 @@ int main(int argc, char **argv)
 				snprintf(token + 2 * i, 3, "%02x", r[i]);
 			fprintf(stderr, "ember-mcp: token %s\n", token);
 		}
+		if (owner__token(token, principal)) {
+			fprintf(stderr,
+				"ember-mcp: hashing the token failed\n");
+			return 1;
+		}
 		rc = http__start(&cfg, addr, port, token, idle_s, &h, err,
 				 sizeof(err));
 		if (rc < 0) {
@@ -338,10 +362,8 @@ int main(int argc, char **argv)
 			strchr(addr, ':') ? "[" : "", addr,
 			strchr(addr, ':') ? "]" : "", http__port(h));
 		sigwait(&set, &sig);
-		fprintf(stderr,
-			"ember-mcp: %s: stopping, killing the "
-			"sandboxes\n",
-			strsignal(sig));
+		fprintf(stderr, "ember-mcp: %s: stopping%s\n", strsignal(sig),
+			kill_on_stop ? ", killing the sandboxes" : "");
 		alarm(STOP_WATCH_S);
 		/* A boot under way sees the signal again and gives up. */
 		kill(getpid(), sig);

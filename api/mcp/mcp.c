@@ -246,7 +246,8 @@ static json_t *do_initialize(struct mcp_session *s, json_t *id,
 			  "run_code (python, javascript, bash; state is kept "
 			  "between calls), run_command, files; kill_sandbox "
 			  "when done. Each sandbox ends after its timeout "
-			  "without use."));
+			  "without use; it outlives the session (pause_sandbox "
+			  "to keep it for later, list_sandboxes to find it)."));
 }
 
 /* --- tools/list ------------------------------------------------------ */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The roster of one MCP session's sandboxes: see roster.h. */
+/* The roster of one MCP session: see roster.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -7,20 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sandbox/files.h"
 #include "../sandbox/pool.h"
 #include "../sandbox/sandbox.h"
 #include "roster.h"
 #include "tools.h"
 
 struct roster {
+	char principal[OWNER_PRINCIPAL_MAX];
+	bool kill_on_end;
 	pthread_mutex_t lock; /* guards what follows */
-	struct roster_entry *v;
+	char (*made)[SANDBOX_ID_LEN + 1]; /* the ids this session made */
 	size_t n, cap;
-	bool dead; /* roster__kill_all() ran */
+	bool dead; /* roster__end() ran with kill_on_end */
 	struct pool *pool; /* idle connections to the sandboxes */
 };
 
-struct roster *roster__new(void)
+struct roster *roster__new(const char *principal, bool kill_on_end)
 {
 	struct roster *s = calloc(1, sizeof(*s));
 
@@ -31,6 +34,8 @@ struct roster *roster__new(void)
 		free(s);
 		return NULL;
 	}
+	snprintf(s->principal, sizeof(s->principal), "%s", principal);
+	s->kill_on_end = kill_on_end;
 	pthread_mutex_init(&s->lock, NULL);
 	return s;
 }
@@ -41,7 +46,7 @@ void roster__free(struct roster *s)
 		return;
 	pthread_mutex_destroy(&s->lock);
 	pool__free(s->pool);
-	free(s->v);
+	free(s->made);
 	free(s);
 }
 
@@ -50,29 +55,46 @@ struct pool *roster__pool(struct roster *s)
 	return s->pool;
 }
 
-int roster__add(struct roster *s, const char *id, unsigned int ttl_s)
+int roster__add(struct roster *s, const char *id, unsigned int ttl_s, char *err,
+		size_t errlen)
 {
-	struct roster_entry *v;
-	int rc = 0;
+	struct sandbox_info info;
+	int rc;
 
+	rc = sandbox__find(id, &info, err, errlen);
+	if (rc < 0)
+		return rc == -ESRCH ? -ENOENT : rc;
+	rc = owner__save(info.dir, s->principal, ttl_s);
+	if (rc < 0) {
+		snprintf(err, errlen, "recording its owner: %s", strerror(-rc));
+		return rc;
+	}
 	pthread_mutex_lock(&s->lock);
 	if (s->dead) {
 		rc = -ESHUTDOWN;
-	} else if (s->n == s->cap) {
-		v = realloc(s->v, (s->cap ? s->cap * 2 : 8) * sizeof(*v));
-		if (!v)
-			rc = -ENOMEM;
-		else {
-			s->v = v;
-			s->cap = s->cap ? s->cap * 2 : 8;
-		}
-	}
-	if (!rc) {
-		snprintf(s->v[s->n].id, sizeof(s->v[s->n].id), "%s", id);
-		s->v[s->n++].ttl_s = ttl_s;
+		snprintf(err, errlen, "the session ended");
+	} else {
+		rc = sandbox__grow((void **)&s->made, &s->cap, s->n,
+				   sizeof(*s->made));
+		if (!rc)
+			snprintf(s->made[s->n++], sizeof(*s->made), "%s", id);
+		else
+			rc = 0; /* only --kill-on-disconnect would miss it */
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+/* Whether this session made @id (and still knows it). */
+static bool made_here(struct roster *s, const char *id)
+{
+	bool hit = false;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n && !hit; i++)
+		hit = !strcmp(s->made[i], id);
+	pthread_mutex_unlock(&s->lock);
+	return hit;
 }
 
 void roster__forget(struct roster *s, const char *id)
@@ -80,12 +102,67 @@ void roster__forget(struct roster *s, const char *id)
 	pool__drop(s->pool, id);
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->n; i++) {
-		if (!strcmp(s->v[i].id, id)) {
-			s->v[i] = s->v[--s->n];
+		if (!strcmp(s->made[i], id)) {
+			memcpy(s->made[i], s->made[--s->n], sizeof(*s->made));
 			break;
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
+}
+
+int roster__list(struct roster *s, struct sandbox_info **out, size_t *n,
+		 char *err, size_t errlen)
+{
+	struct sandbox_info *v = NULL;
+	size_t all = 0, k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = sandbox__list(&v, &all, err, errlen);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < all; i++)
+		if (owner__is(v[i].dir, s->principal, NULL))
+			v[k++] = v[i];
+	if (!k) {
+		free(v);
+		v = NULL;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* The failure result for @ref, which names none of the principal's. */
+static json_t *not_yours(const char *ref)
+{
+	return tools__fail("no sandbox %s of yours (a sandbox belongs to "
+			   "whoever created it through ember-mcp: the local "
+			   "user over stdio, the bearer token over HTTP)",
+			   ref);
+}
+
+/* The principal's sandbox whose id starts with @ref, into @info. */
+static json_t *by_prefix(struct roster *s, const char *ref,
+			 struct sandbox_info *info)
+{
+	struct sandbox_info *v;
+	size_t n, hits = 0;
+	char err[512];
+
+	if (roster__list(s, &v, &n, err, sizeof(err)) < 0)
+		return tools__fail("%s", err);
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(v[i].id, ref, strlen(ref))) {
+			*info = v[i];
+			hits++;
+		}
+	}
+	free(v);
+	if (hits > 1)
+		return tools__fail("sandbox id %s is ambiguous", ref);
+	return hits ? NULL : not_yours(ref);
 }
 
 json_t *roster__lookup(struct roster *s, const json_t *args,
@@ -93,36 +170,31 @@ json_t *roster__lookup(struct roster *s, const json_t *args,
 {
 	const char *ref =
 		json_string_value(json_object_get(args, "sandbox_id"));
-	char id[SANDBOX_ID_LEN + 1] = "", err[512];
-	size_t hits = 0;
+	char err[512];
+	json_t *fail;
 	int rc;
 
-	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < s->n; i++) {
-		if (!strncmp(s->v[i].id, ref, strlen(ref))) {
-			memcpy(id, s->v[i].id, sizeof(id));
-			*ttl_s = s->v[i].ttl_s;
-			hits++;
-			if (!strcmp(s->v[i].id, ref)) {
-				hits = 1;
-				break;
-			}
-		}
+	if (!ref)
+		ref = "";
+	if (strlen(ref) != SANDBOX_ID_LEN || !sandbox__is_id(ref)) {
+		fail = by_prefix(s, ref, info);
+		if (fail)
+			return fail;
+		ref = info->id;
 	}
-	pthread_mutex_unlock(&s->lock);
-	if (hits != 1)
-		return tools__fail(hits ? "sandbox id %s is ambiguous" :
-					  "no sandbox %s in this session",
-				   ref);
-	rc = sandbox__find(id, info, err, sizeof(err));
-	if (rc == -ENOENT || rc == -ESRCH) {
-		roster__forget(s, id);
+	rc = sandbox__find(ref, info, err, sizeof(err));
+	if ((rc == -ENOENT || rc == -ESRCH) && made_here(s, ref)) {
+		roster__forget(s, ref);
 		return tools__fail("sandbox %s is gone (its timeout ran out, "
 				   "or it was killed)",
-				   id);
+				   ref);
 	}
+	if (rc == -ENOENT || rc == -ESRCH)
+		return not_yours(ref);
 	if (rc < 0)
-		return tools__fail("sandbox %s: %s", id, err);
+		return tools__fail("sandbox %s: %s", ref, err);
+	if (!owner__is(info->dir, s->principal, ttl_s))
+		return not_yours(ref);
 	return NULL;
 }
 
@@ -149,41 +221,27 @@ json_t *roster__usable(struct roster *s, const json_t *args,
 	return NULL;
 }
 
-void roster__kill_all(struct roster *s)
+void roster__end(struct roster *s)
 {
+	char(*v)[SANDBOX_ID_LEN + 1];
 	struct sandbox_info info;
-	struct roster_entry *v;
 	char err[512];
 	size_t n;
 
+	if (!s->kill_on_end)
+		return;
 	pthread_mutex_lock(&s->lock);
 	s->dead = true;
-	v = s->v;
+	v = s->made;
 	n = s->n;
-	s->v = NULL;
+	s->made = NULL;
 	s->n = s->cap = 0;
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < n; i++) {
-		if (sandbox__find(v[i].id, &info, err, sizeof(err)) == 0 &&
+		if (sandbox__find(v[i], &info, err, sizeof(err)) == 0 &&
 		    sandbox__kill(&info, err, sizeof(err)) < 0)
-			fprintf(stderr, "ember-mcp: killing %s: %s\n", v[i].id,
+			fprintf(stderr, "ember-mcp: killing %s: %s\n", v[i],
 				err);
 	}
 	free(v);
-}
-
-int roster__entries(struct roster *s, struct roster_entry **out, size_t *n)
-{
-	struct roster_entry *v = NULL;
-
-	pthread_mutex_lock(&s->lock);
-	*n = s->n;
-	if (*n) {
-		v = malloc(*n * sizeof(*v));
-		if (v)
-			memcpy(v, s->v, *n * sizeof(*v));
-	}
-	pthread_mutex_unlock(&s->lock);
-	*out = v;
-	return *n && !v ? -ENOMEM : 0;
 }

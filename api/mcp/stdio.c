@@ -70,14 +70,17 @@ static int stdio_send(struct mcp_out *o, const char *json, size_t len,
 	return rc;
 }
 
-/* End the session: its sandboxes killed first, so that calls end soon. */
+/*
+ * End the session: under --kill-on-disconnect its sandboxes killed first,
+ * so that calls end soon; else they stay the local user's.
+ */
 static void end_session(void)
 {
 	pthread_mutex_lock(&cur.lock);
 	if (!cur.stopped && cur.s) {
 		cur.stopped = true;
 		mcp__shutdown(cur.s);
-		backend__kill_all(cur.b);
+		backend__end(cur.b);
 	}
 	pthread_mutex_unlock(&cur.lock);
 }
@@ -85,7 +88,7 @@ static void end_session(void)
 void stdio__stop(void)
 {
 	end_session();
-	/* Calls in the killed sandboxes end soon; the reader may not. */
+	/* Calls in killed sandboxes end soon; the reader may not. */
 	pthread_mutex_lock(&cur.lock);
 	if (cur.s)
 		mcp__wait(cur.s, STOP_WAIT_MS);

@@ -51,8 +51,12 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"with numpy, pandas and matplotlib; Node.js; busybox shell) "
 			"restored from a template in milliseconds. Returns its "
 			"sandbox_id for the other tools. It is killed after `timeout` "
-			"seconds without use, and when this MCP session ends. It has "
-			"no network unless `network` asks for one.",
+			"seconds without use (a paused one waits), or by kill_sandbox; "
+			"it outlives this MCP session (unless the server runs with "
+			"--kill-on-disconnect): later sessions of the same "
+			"client (the same user over stdio, the same token over HTTP) "
+			"see it in list_sandboxes and can use it. It has no network "
+			"unless `network` asks for one.",
 		.input_schema =
 			"{'type':'object','properties':{"
 			"'template':{'type':'string','minLength':1,'maxLength':64,"
@@ -279,8 +283,10 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 		.name = "list_sandboxes",
 		.title = "List sandboxes",
 		.description =
-			"List the sandboxes of this session with their state and the "
-			"seconds of timeout they have left.",
+			"List your sandboxes (those created by this client: the same "
+			"user over stdio, the same token over HTTP, in this session or "
+			"an earlier one) with their state and the seconds of timeout "
+			"they have left.",
 		.input_schema =
 			"{'type':'object','properties':{"
 			"},'additionalProperties':false}",

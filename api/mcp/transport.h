@@ -22,10 +22,11 @@ struct server_config {
  * stdio__serve() - serve one session on @in_fd / @out_fd (stdin, stdout):
  * newline-delimited JSON-RPC messages each way, the output serialized
  * between the calls' threads.  Returns at EOF on @in_fd (the client went
- * away) after every sandbox the session created is killed; 0, or -ENOMEM.
- * stdio__stop() (from a signal thread) ends the session the same way
- * from another thread: it returns once its sandboxes are killed and its
- * calls ended (or 20 s passed); then the process may exit.
+ * away) once the session's calls ended (under --kill-on-disconnect after
+ * every sandbox the session created is killed; else they stay the local
+ * user's); 0, or -ENOMEM.  stdio__stop() (from a signal thread) ends the
+ * session the same way from another thread: it returns once its calls
+ * ended (or 20 s passed); then the process may exit.
  */
 int stdio__serve(const struct server_config *cfg, int in_fd, int out_fd);
 void stdio__stop(void);
@@ -53,7 +54,7 @@ unsigned int http__port(const struct http_server *h);
 
 /*
  * http__stop() - stop listening, end every session (their sandboxes
- * killed) and free @h.
+ * killed under --kill-on-disconnect) and free @h.
  */
 void http__stop(struct http_server *h);
 

@@ -59,6 +59,8 @@
  *   vsock.sock   ember's vsock Unix socket (and vsock.sock_<port>)
  *   api.sock     ember's control socket (Firecracker's API)
  *   pause.lock   flock()ed while a pause, park or resume is under way
+ *   mcp.owner    ember-mcp's record of its owner, when it made it
+ *                (api/mcp/owner.h)
  *   e2b.json     ember-e2b's record of it, when it made or connected to
  *                it (api/e2b/record.h)
  *

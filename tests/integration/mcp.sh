@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # ember-mcp end to end with the official MCP TypeScript SDK's client
 # (tests/mcp: @modelcontextprotocol/sdk at the version its package-lock
-# pins, installed here with `npm ci`).  tests/mcp/client_test.mjs runs
+# pins, installed here with `npm ci`).  First tests/mcp/owner_test.mjs:
+# sandboxes belong to the principal (the local user over stdio, the bearer
+# token over HTTP), not the session: created and parked in one ember-mcp
+# process, resumed and used from a second; created and paused in one HTTP
+# session, used from a new session and from a restarted server with the
+# same token; refused to another token and across stdio and HTTP.  Then
+# tests/mcp/client_test.mjs runs
 # once over stdio and once over Streamable HTTP (it starts ember-mcp
 # itself: over HTTP on 127.0.0.1 with a token file) and prints its own
 # ok / not ok lines: tools, sandboxes, Python and JavaScript state, pandas,
 # charts as PNG, errors, timeouts, files, commands, users (root by
 # default, `user` on request: its HOME, files it owns), ten calls at once,
 # pause and resume, kill, TTL, protocol errors, the token, --confirm with
-# elicitation, and the clean-up when a client goes away.  The template
+# elicitation, and the clean-up when a client goes away (ember-mcp
+# --kill-on-disconnect).  The template
 # "default" is built first (one boot, ~10-30 s where guest kernel mode
 # is emulated) in a private state directory ($TMP/state, or
 # $MCP_STATE_DIR, kept with its templates, to reuse one).  At the end no
@@ -86,8 +93,26 @@ check "mcp: npm ci installs the pinned MCP SDK ($(node -p 'require("./tests/mcp/
 	"exit $rc; $(show "$TMP/npm.log")" [ $rc = 0 ]
 [ $rc = 0 ] || exit 0
 
-# ---- the SDK client, both transports -----------------------------------------------
+# ---- sandboxes that outlive the session: their principal's -----------------------
 ev() { eval "$*"; }
+timeout -k 10 "$MCP_TEST_TIMEOUT" node tests/mcp/owner_test.mjs --server "$EMBER_MCP" \
+	>"$TMP/owner.out" 2>"$TMP/owner.err"
+rc=$?
+cat "$TMP/owner.out"
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	not_ok "mcp owner: the SDK test ends within $MCP_TEST_TIMEOUT s" "it was killed"
+elif ! grep -q '^ok - ' "$TMP/owner.out" || { [ $rc != 0 ] && ! grep -q '^not ok - ' "$TMP/owner.out"; }; then
+	not_ok "mcp owner: the SDK test runs" "exit $rc; $(show "$TMP/owner.err")"
+fi
+sleep 1
+left=$(ours | tr '\n' ' ')
+ids=$(sandboxes | tr '\n' ' ')
+check "mcp owner: once the test has killed its sandboxes and stopped its servers, nothing of the state directory is left" \
+	"processes: $left; sandboxes: $ids" ev '[ -z "$left" ] && [ -z "$ids" ]'
+for p in $left; do kill -9 "$p" 2>/dev/null; done
+[ -z "$ids" ] || "$E" kill $ids >/dev/null 2>&1
+
+# ---- the SDK client, both transports -----------------------------------------------
 for transport in stdio http; do
 	timeout -k 10 "$MCP_TEST_TIMEOUT" node tests/mcp/client_test.mjs "$transport" \
 		--server "$EMBER_MCP" >"$TMP/$transport.out" 2>"$TMP/$transport.err"

@@ -231,12 +231,13 @@ check "fake: one of them killed: its rules go, the others' stay" "" \
 "$E" kill "$c1" "$c3" >/dev/null 2>&1
 
 # ember-mcp: create_sandbox's network, list_sandboxes shows it, the
-# session's end removes it.
+# session's end removes it (--kill-on-disconnect: by default a sandbox
+# outlives the session).
 : "${EMBER_MCP:=${E%/*}/ember-mcp-asan}"
 if [ -x "$EMBER_MCP" ]; then
 	"$PY" - "$EMBER_MCP" >"$TMP/mcp.out" 2>"$TMP/mcp.err" <<'EOF'
 import json, subprocess, sys
-p = subprocess.Popen([sys.argv[1]], stdin=subprocess.PIPE,
+p = subprocess.Popen([sys.argv[1], "--kill-on-disconnect"], stdin=subprocess.PIPE,
                      stdout=subprocess.PIPE)
 def call(i, method, params):
     p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method,

@@ -10,6 +10,10 @@
 // "not ok - mcp TRANSPORT: ... (why)", then "#" lines with the servers'
 // last stderr lines when something failed.  Exits 1 when a check failed.
 //
+// Every ember-mcp it starts runs with --kill-on-disconnect, so that the
+// clean-up checks hold (by default sandboxes outlive the session: that is
+// owner_test.mjs's).
+//
 // Sandboxes live in $EMBER_STATE_DIR (which must hold the template that
 // ember-mcp uses, "default" unless MCP_TEMPLATE says otherwise); the
 // clean-up checks look there: once the clients are gone, no sandbox
@@ -50,7 +54,8 @@ if (!stateDir) {
 	console.error('client_test.mjs: set EMBER_STATE_DIR');
 	process.exit(2);
 }
-const templateArgs = process.env.MCP_TEMPLATE ? ['--template', process.env.MCP_TEMPLATE] : [];
+const serverArgs = [...(process.env.MCP_TEMPLATE ? ['--template', process.env.MCP_TEMPLATE] : []),
+	'--kill-on-disconnect'];
 const CALL = { timeout: 120000 }; // per request: a hang fails, it does not stall
 const tmp = mkdtempSync(join(tmpdir(), 'ember-mcp-test.'));
 const TOOLS = ['create_sandbox', 'run_code', 'run_command', 'write_file', 'read_file',
@@ -112,7 +117,7 @@ function freePort() {
 // it printed its "listening on" line, or null when it exited first.
 function startHttpOn(addrPort, tokenFile, extra, name) {
 	return new Promise((res) => {
-		const proc = spawn(server, ['--http', addrPort, '--token-file', tokenFile, ...templateArgs, ...extra],
+		const proc = spawn(server, ['--http', addrPort, '--token-file', tokenFile, ...serverArgs, ...extra],
 			{ env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
 		const log = collect(name, proc.stderr);
 		let done = false;
@@ -150,7 +155,7 @@ async function connect(opts = {}) {
 	if (mode === 'stdio') {
 		transport = new StdioClientTransport({
 			command: server,
-			args: [...templateArgs, ...(opts.confirm ? ['--confirm'] : [])],
+			args: [...serverArgs, ...(opts.confirm ? ['--confirm'] : [])],
 			env: { ...process.env },
 			stderr: 'pipe',
 		});
@@ -163,19 +168,34 @@ async function connect(opts = {}) {
 	await client.connect(transport, CALL);
 	return { client, transport };
 }
-// Closes a client the way it goes away: stdio ends the server's stdin
-// (the SDK waits 2 s for it to exit, then SIGTERM); HTTP DELETEs the
-// session.  Resolves with how long the close took, in ms.
-async function disconnect(c) {
-	if (!c) return 0;
+// Over stdio: ends the server's stdin and waits up to MS for it to exit
+// by itself (the SDK's close() would signal it after 2 s, which a server
+// that kills its sandboxes first (--kill-on-disconnect) may need on a
+// loaded host): {code, signal, ms}, or null when it did not exit (or the
+// SDK keeps its process elsewhere).
+async function ownExit(transport, ms) {
+	const p = transport._process;
+	if (!p || !p.stdin) return null;
 	const t0 = now();
+	if (p.exitCode !== null || p.signalCode !== null) return { code: p.exitCode, signal: p.signalCode, ms: 0 };
+	const exited = new Promise((r) => p.once('exit', (code, signal) => r({ code, signal, ms: now() - t0 })));
+	p.stdin.end();
+	return Promise.race([exited, sleep(ms).then(() => null)]);
+}
+// Closes a client the way it goes away: stdio ends the server's stdin
+// (ownExit()); HTTP DELETEs the session.  Resolves with ownExit()'s
+// result over stdio, else null.
+async function disconnect(c) {
+	if (!c) return null;
+	let self = null;
 	try {
 		if (mode === 'http') await c.transport.terminateSession();
+		else self = await ownExit(c.transport, 20000);
 	} catch { /* the check that follows says what is left */ }
 	try {
 		await c.client.close();
 	} catch { /* likewise */ }
-	return now() - t0;
+	return self;
 }
 
 // ---- helpers on results -----------------------------------------------------------
@@ -312,7 +332,7 @@ const INIT = {
 
 // Over stdio: a server of our own, fed raw lines.
 async function rawStdio() {
-	const proc = spawn(server, templateArgs, { env: process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+	const proc = spawn(server, serverArgs, { env: process.env, stdio: ['pipe', 'pipe', 'pipe'] });
 	collect('ember-mcp (stdio, raw lines)', proc.stderr);
 	let buf = '';
 	const lines = [];
@@ -759,13 +779,15 @@ async function main() {
 		bsid = sc(await call(B.client, 'create_sandbox', {})).sandbox_id;
 		expect(bsid, 'no sandbox id');
 	});
-	const tookA = await disconnect(A);
-	await check(`the first client goes away (${mode === 'http' ? 'DELETE' : 'stdin closed'}): every sandbox it created is killed, nothing left`, async () => {
+	const exitA = await disconnect(A);
+	await check(`--kill-on-disconnect: the first client goes away (${mode === 'http' ? 'DELETE' : 'stdin closed'}): every sandbox it created is killed, nothing left`, async () => {
 		await waitOnly(bsid ? [bsid] : [], 20);
 	});
 	if (mode === 'stdio') {
-		await check('ember-mcp exits by itself when the client closes its stdin', () => {
-			expect(tookA < 1900, `closing took ${tookA} ms: the SDK had to signal it`);
+		await check('ember-mcp exits by itself (status 0, no signal) when the client closes its stdin', () => {
+			expect(exitA, 'still running 20 s after its stdin closed');
+			expect(exitA.code === 0 && exitA.signal === null, `exit ${show(exitA)}`);
+			console.log(`# ember-mcp exited ${exitA.ms} ms after its stdin closed (its sandbox killed first)`);
 		});
 	}
 	await check('... and the second client\'s sandbox is untouched', async () => {
@@ -774,7 +796,7 @@ async function main() {
 		expect(s.stdout === 'still\n', `got ${show(s)}`);
 	});
 	await disconnect(B);
-	await check('the second client goes away: no sandbox, no ember process left', async () => {
+	await check('--kill-on-disconnect: the second client goes away: no sandbox, no ember process left', async () => {
 		await waitOnly([], 20);
 	});
 
