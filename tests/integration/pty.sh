@@ -20,6 +20,12 @@ BOOT_TIMEOUT=${BOOT_TIMEOUT:-600}
 export EMBER_STATE_DIR=$TMP/state
 export EMBER_SUPERVISOR_LOG=$TMP/supervisor.log
 E=$PWD/$EMBERCTL
+if [ -z "${EMBER_E2B:-}" ]; then
+	for EMBER_E2B in build/ember-e2b-asan build/ember-e2b; do
+		[ -x "$EMBER_E2B" ] && break
+	done
+fi
+EMBER_E2B=$(realpath "$EMBER_E2B")
 # Each pane on a tmux server of its own (a server being killed may still
 # answer a new client); all of them killed at the end.
 sock=$TMP/tmux-0.sock
@@ -138,6 +144,14 @@ interactive() {
 	pane "$w-2" -t "$id" -- sleep 101
 	raw_mode 30
 	pid=$(pgrep -f "exec -t $id -- sleep 101" | head -1)
+	t=$("${TM[@]}" display -p -t p '#{pane_tty}')
+	kill -TSTP "$pid" 2>/dev/null
+	sleep 1
+	stty -F "$t" -g >"$TMP/$w-2.stopped"
+	kill -CONT "$pid" 2>/dev/null
+	check "$w: exec -t stopped (SIGTSTP): the terminal is the shell's; raw again on SIGCONT" \
+		"pid '$pid'; $(cat "$TMP/$w-2.before" "$TMP/$w-2.stopped")" \
+		ev 'cmp -s "$TMP/$w-2.before" "$TMP/$w-2.stopped" && raw_mode 10'
 	kill -ALRM "$pid" 2>/dev/null
 	done_in "$TMP/$w-2.status" 20
 	st=$(cat "$TMP/$w-2.status" 2>/dev/null)
@@ -182,6 +196,41 @@ plain() {
 		grep -q 'exec \[-i\] \[-t\]' "$TMP/$w-h.out"
 }
 
+# e2b WHERE [PTY_USER [BREAK]]: ember-e2b (EMBER_E2B) on a free loopback port,
+# tests/e2b/pty_test.mjs against it (sandbox.pty with E2B's SDK), in
+# the state directory's template "default"; the server stopped after.
+# BREAK=1: a last check removes the guest's /dev/ptmx (a real guest only).
+e2b() {
+	local w=$1 key url spid rc
+	if ! command -v node >/dev/null || [ ! -d tests/e2b/node_modules/e2b ]; then
+		echo "ok - # SKIP $w: no node or no tests/e2b/node_modules (npm ci there): sandbox.pty with E2B's SDK"
+		return 0
+	fi
+	key=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	(umask 077 && echo "$key" >"$TMP/$w-key")
+	"$EMBER_E2B" --listen 127.0.0.1:0 --api-key-file "$TMP/$w-key" \
+		>"$TMP/$w-e2b.out" 2>"$TMP/$w-e2b.log" &
+	spid=$!
+	wait_for "$TMP/$w-e2b.out" 'listening on http://127\.0\.0\.1:[1-9]' 30 "$spid"
+	url=$(sed -n 's|.*listening on \(http://127\.0\.0\.1:[0-9]*\).*|\1|p' "$TMP/$w-e2b.out" | head -1)
+	env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" \
+		E2B_API_KEY="$key" PTY_USER="${2:-}" PTY_BREAK_PTMX="${3:-0}" \
+		timeout -k 10 300 node tests/e2b/pty_test.mjs >"$TMP/$w-sdk.out" 2>"$TMP/$w-sdk.err"
+	rc=$?
+	grep -E '^(not )?ok - ' "$TMP/$w-sdk.out" | sed "s/^\(\(not \)\?ok - \)e2b-pty:/\1$w: e2b:/"
+	grep -q '^not ok - ' "$TMP/$w-sdk.out" ||
+		check "$w: e2b: the SDK's pty test ends well" \
+			"exit $rc; $(show "$TMP/$w-sdk.out" "$TMP/$w-sdk.err" "$TMP/$w-e2b.log")" [ $rc = 0 ]
+	kill "$spid" 2>/dev/null
+	exit_of "$spid" 30
+	check "$w: e2b: ember-e2b stops on SIGTERM, no sanitizer report" \
+		"status $st; $(show "$TMP/$w-e2b.log")" \
+		ev '[ "$st" = 0 ] && no_sanitizer_report "$TMP/$w-e2b.log"'
+	for s in $(sed -n 's/^# sandbox \([0-9a-f]\{12\}\)$/\1/p' "$TMP/$w-sdk.out"); do
+		"$E" kill "$s" >/dev/null 2>&1
+	done
+}
+
 # ---- part 1: a fake ember (the "guest" is this host) --------------------
 (
 	export EMBER_BIN=$PWD/tests/integration/fake_ember.py
@@ -198,6 +247,14 @@ plain() {
 	check "fake: exec -t: the closed pane's guest session is hung up too" \
 		"pid '$p'" ev '[ -n "$p" ] && ! kill -0 "$p" 2>/dev/null'
 	"$E" kill "$id" >/dev/null 2>&1
+	# ember-e2b's sandboxes restore from the template "default" (here
+	# a snapshot of the fake); the "guest" has no account "user".
+	export EMBERCTL_BIN=$E
+	"$E" template build default >"$TMP/tpl.out" 2>&1
+	check "fake: template build default" "$(show "$TMP/tpl.out")" \
+		[ -d "$EMBER_STATE_DIR/templates/default" ]
+	e2b fake root
+	"$E" template rm --force default >/dev/null 2>&1
 )
 touch "$TMP/supervisor.log"
 check "fake: no sanitizer report (emberctl)" "$(show "$TMP"/fake*.err)" \
@@ -225,6 +282,25 @@ check "vm: exec -t in a guest without /dev/ptmx: 125, saying so" \
 out=$("$E" exec "$id" -- echo still 2>&1)
 check "vm: the sandbox still answers exec without -t" "got: $out" [ "$out" = still ]
 "$E" kill "$id" >/dev/null 2>"$TMP/vk.err"
+
+# ember-e2b's sandbox.pty in real sandboxes, as E2B's user "user": from
+# the template "default" of SHARED_STATE_DIR (tests/run.sh: net.sh builds
+# it) when there, else built here (and removed after).
+(
+	own=
+	if [ -n "${SHARED_STATE_DIR:-}" ] && [ -d "$SHARED_STATE_DIR/templates/default" ]; then
+		export EMBER_STATE_DIR=$SHARED_STATE_DIR
+	else
+		own=1
+		timeout "$BOOT_TIMEOUT" "$E" template build default --if-missing \
+			--boot-timeout "$BOOT_TIMEOUT" >"$TMP/vtpl.out" 2>&1
+		check "vm: template build default" "$(show "$TMP/vtpl.out")" \
+			[ -d "$EMBER_STATE_DIR/templates/default" ]
+	fi
+	export EMBERCTL_BIN=$E
+	e2b vm "" 1
+	[ -z "$own" ] || "$E" template rm --force default >/dev/null 2>&1
+)
 touch "$TMP/supervisor.log"
 check "vm: no sanitizer report (emberctl, supervisor)" \
 	"$(show "$TMP"/vm*.err "$TMP/supervisor.log")" \
