@@ -59,6 +59,9 @@ async function expectThrow(p, cls, re) {
 }
 
 const REQ = { requestTimeoutMs: 30000 };
+// bash -i -l's start: its profile and completions take long where the
+// CPU is emulated (the KVM box's host userland with a fake ember).
+const SHELL_START_MS = 180000;
 const USER = env.PTY_USER ? { user: env.PTY_USER } : {};
 const enc = new TextEncoder();
 // A terminal's output, decoded as it comes, with a wait for a pattern.
@@ -93,8 +96,8 @@ await check('pty.create 80x24: a shell on a terminal; typed input runs, its outp
 	h = await sbx.pty.create({ ...REQ, ...USER, cols: 80, rows: 24, onData: a.onData, timeoutMs: 120000 });
 	expect(Number.isInteger(h.pid) && h.pid > 0, `pid ${h.pid}`);
 	await sbx.pty.sendInput(h.pid, enc.encode('echo "R-$((6*7))" "T=$TERM" "$(tty)"\n'), REQ);
-	await a.waitFor(/R-42 T=xterm-256color \/dev\/pts\/\d+/);
-});
+	await a.waitFor(/R-42 T=xterm-256color \/dev\/pts\/\d+/, SHELL_START_MS);
+}, SHELL_START_MS + 60000);
 await check('the terminal has the size asked (stty size: 24 80); pty.resize to 100x30 follows', async () => {
 	await sbx.pty.sendInput(h.pid, enc.encode('echo "S1=$(stty size)"\n'), REQ);
 	await a.waitFor(/S1=24 80/);
@@ -130,13 +133,13 @@ await check('pty.kill: a running PTY is killed (true), its handle ends; a second
 	const c = screen();
 	const k = await sbx.pty.create({ ...REQ, ...USER, cols: 40, rows: 10, onData: c.onData, timeoutMs: 120000 });
 	await sbx.pty.sendInput(k.pid, enc.encode('echo "K-$((2+2))"\n'), REQ);
-	await c.waitFor(/K-4/);
+	await c.waitFor(/K-4/, SHELL_START_MS);
 	expect((await sbx.pty.kill(k.pid, REQ)) === true, 'kill did not say true');
 	const r = await k.wait().catch((e) => e);
 	expect(r && r.exitCode !== 0 && /killed/.test(String(r.error || r.message)), `ended with ${show(r && { exitCode: r.exitCode, error: r.error })}`);
 	await sleep(200);
 	expect((await sbx.pty.kill(k.pid, REQ)) === false, 'a second kill did not say false');
-});
+}, SHELL_START_MS + 60000);
 await check('bad input: resize and pty input for a command without a PTY, for an unknown pid', async () => {
 	const cmd = await sbx.commands.run('sleep 30', { ...REQ, ...USER, background: true });
 	try {

@@ -215,7 +215,7 @@ e2b() {
 	url=$(sed -n 's|.*listening on \(http://127\.0\.0\.1:[0-9]*\).*|\1|p' "$TMP/$w-e2b.out" | head -1)
 	env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" \
 		E2B_API_KEY="$key" PTY_USER="${2:-}" PTY_BREAK_PTMX="${3:-0}" \
-		timeout -k 10 300 node tests/e2b/pty_test.mjs >"$TMP/$w-sdk.out" 2>"$TMP/$w-sdk.err"
+		timeout -k 10 900 node tests/e2b/pty_test.mjs >"$TMP/$w-sdk.out" 2>"$TMP/$w-sdk.err"
 	rc=$?
 	grep -E '^(not )?ok - ' "$TMP/$w-sdk.out" | sed "s/^\(\(not \)\?ok - \)e2b-pty:/\1$w: e2b:/"
 	grep -q '^not ok - ' "$TMP/$w-sdk.out" ||
