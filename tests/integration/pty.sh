@@ -144,8 +144,12 @@ interactive() {
 
 	# A signal that ends emberctl restores the terminal too.
 	pane "$w-2" -t "$id" -- sleep 101
-	raw_mode 30
-	pid=$(pgrep -f "exec -t $id -- sleep 101" | head -1)
+	raw_mode 60
+	for _ in $(seq 300); do
+		pid=$(pgrep -f "exec -t $id -- sleep 101" | head -1)
+		[ -z "$pid" ] || break
+		sleep 0.2
+	done
 	t=$("${TM[@]}" display -p -t p '#{pane_tty}')
 	kill -TSTP "$pid" 2>/dev/null
 	sleep 1
@@ -163,8 +167,12 @@ interactive() {
 
 	# The pane closed under a session: SIGHUP, passed on, ends it.
 	pane "$w-3" -t "$id" -- sh -c "echo \$\$ >$3; exec sleep 102"
-	raw_mode 30
-	pid=$(pgrep -f "exec -t $id -- sh -c" | head -1)
+	raw_mode 60
+	for _ in $(seq 300); do
+		pid=$(pgrep -f "exec -t $id -- sh -c" | head -1)
+		[ -z "$pid" ] || break
+		sleep 0.2
+	done
 	sleep 1
 	"${TM[@]}" kill-server
 	for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
