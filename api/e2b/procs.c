@@ -16,6 +16,11 @@
  * (E2B's background commands), until it ends, is killed, its
  * Connect-Timeout-Ms lapses or its sandbox goes (procs__drop()).
  *
+ * A PTY process (Start's pty) is a TTY exec: its terminal's output comes
+ * as stdout and goes out as pty data, SendInput's bytes go to the stdin
+ * pipe (the terminal's input), Update's sizes to a pipe of RESIZE records
+ * (the exec's ctl_fd).
+ *
  * A process that asks for no cwd runs in E2B_HOME, or in the guest's
  * default (the image's WorkingDir, else /) when the guest has no such
  * directory (home_cwd()).  It runs as the request's user (envd_path.h),
