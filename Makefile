@@ -294,6 +294,8 @@ EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c 
 		snapshot/overlay_format.c api/sandbox/template_image.c \
 		api/sandbox/template_docker.c $(IMAGE_CODE_SRCS) $(DOCKERFILE_SRCS) \
 		$(BUILD_CACHE_SRCS)
+# exec -t's host terminal (raw mode, window size).
+EMBERCTL_SRCS += api/emberctl/tty.c
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
 # zlib: the overlays' CRCs and image layers; libcrypto: the images'
 # digests.

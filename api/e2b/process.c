@@ -118,6 +118,35 @@ static struct proc *lookup(struct e2b_server *srv, const json_t *req,
 	return NULL;
 }
 
+/*
+ * A PTY message ({"size": {"cols": N, "rows": N}}, every part optional)
+ * into *@rows and *@cols (0 when not given).  0, or -EINVAL with @err.
+ */
+static int pty_size(const json_t *pty, uint16_t *rows, uint16_t *cols,
+		    char *err, size_t errlen)
+{
+	const json_t *size = member(pty, "size");
+	const char *k[2] = { "rows", "cols" };
+	uint16_t *out[2] = { rows, cols };
+	uint64_t n;
+
+	*rows = *cols = 0;
+	if (!json_is_object(pty) || (size && !json_is_object(size))) {
+		snprintf(err, errlen, "pty: not a PTY message");
+		return -EINVAL;
+	}
+	for (int i = 0; i < 2 && size; i++) {
+		const json_t *v = member(size, k[i]);
+
+		if (v && connect__json_uint(v, UINT16_MAX, &n)) {
+			snprintf(err, errlen, "pty.size.%s: not 0-65535", k[i]);
+			return -EINVAL;
+		}
+		*out[i] = v ? (uint16_t)n : 0;
+	}
+	return 0;
+}
+
 /* A streaming answer's keepalive interval (s, 1-3600) as @r asks. */
 static unsigned int keepalive_s(const struct e2b_req *r)
 {
@@ -253,10 +282,6 @@ static int start(struct e2b_server *srv, const struct e2b_req *r,
 		return fail(resp, true, code,
 			    "process: a ProcessConfig is "
 			    "needed");
-	if (member(req, "pty"))
-		return fail(resp, true, "unimplemented",
-			    "Not supported by ember: a PTY (start "
-			    "the command without pty)");
 	v = member(req, "stdin");
 	if (v && !json_is_boolean(v))
 		return fail(resp, true, code, "stdin: not a boolean");
@@ -264,6 +289,16 @@ static int start(struct e2b_server *srv, const struct e2b_req *r,
 	if (!p)
 		return fail(resp, true, "resource_exhausted", "out of memory");
 	p->has_stdin = json_is_true(v);
+	if (member(req, "pty")) {
+		/* A terminal: its input (SendInput's pty) is the stdin. */
+		if (pty_size(member(req, "pty"), &p->rows, &p->cols, err,
+			     sizeof(err))) {
+			procs__proc_free(p);
+			return fail(resp, true, code, "%s", err);
+		}
+		p->pty = true;
+		p->has_stdin = true;
+	}
 	v = member(req, "tag");
 	if (v && (!json_is_string(v) || json_string_length(v) > MAX_TAG ||
 		  strlen(json_string_value(v)) != json_string_length(v))) {
@@ -371,19 +406,25 @@ static int send_input(struct e2b_server *srv, struct e2b_guest *g,
 	if (in && !json_is_object(in))
 		return fail(resp, false, "invalid_argument",
 			    "input: not an object");
-	if (member(in, "pty"))
-		return fail(resp, false, "unimplemented",
-			    "Not supported by ember: a PTY");
-	v = member(in, "stdin");
+	v = member(in, "pty");
+	if (!v)
+		v = member(in, "stdin");
 	if (v && connect__json_bytes(v, &b, &n))
 		return fail(resp, false, "invalid_argument",
-			    "input.stdin: not base64");
+			    "input.%s: not base64",
+			    member(in, "pty") ? "pty" : "stdin");
 	p = lookup(srv, req, g, resp);
 	if (!p) {
 		free(b);
 		return 0;
 	}
-	rc = proc_stdin__write(p, b, n, &code, err, sizeof(err));
+	if (member(in, "pty") && !p->pty) {
+		code = "failed_precondition";
+		snprintf(err, sizeof(err), "process %u has no PTY", p->pid);
+		rc = -ENOTTY;
+	} else {
+		rc = proc_stdin__write(p, b, n, &code, err, sizeof(err));
+	}
 	procs__put(p);
 	free(b);
 	if (rc)
@@ -404,6 +445,36 @@ static int close_stdin(struct e2b_server *srv, struct e2b_guest *g,
 	if (!had)
 		return fail(resp, false, "failed_precondition",
 			    "the process was started without stdin");
+	return reply__json(resp, 200, json_object());
+}
+
+/* Update: a PTY's new size (the only thing envd's Update changes). */
+static int update(struct e2b_server *srv, struct e2b_guest *g,
+		  const json_t *req, struct e2b_resp *resp)
+{
+	const json_t *pty = member(req, "pty");
+	uint16_t rows, cols;
+	struct proc *p;
+	char err[128];
+	uint32_t pid;
+	int rc;
+
+	if (!pty)
+		return reply__json(resp, 200, json_object()); /* nothing */
+	if (pty_size(pty, &rows, &cols, err, sizeof(err)))
+		return fail(resp, false, "invalid_argument", "%s", err);
+	if (!rows || !cols)
+		return fail(resp, false, "invalid_argument",
+			    "pty.size: rows and cols are needed");
+	p = lookup(srv, req, g, resp);
+	if (!p)
+		return 0;
+	rc = procs__resize(p, rows, cols);
+	pid = p->pid;
+	procs__put(p);
+	if (rc)
+		return fail(resp, false, "failed_precondition",
+			    "process %u has no PTY", pid);
 	return reply__json(resp, 200, json_object());
 }
 
@@ -456,11 +527,7 @@ int process__handle(struct e2b_server *srv, const struct e2b_req *r,
 	streaming = !strcmp(m, "Start") || !strcmp(m, "Connect");
 	if (strcmp(m, "Start") && strcmp(m, "Connect") && strcmp(m, "List") &&
 	    strcmp(m, "SendInput") && strcmp(m, "SendSignal") &&
-	    strcmp(m, "CloseStdin")) {
-		if (!strcmp(m, "Update"))
-			return fail(resp, false, "unimplemented",
-				    "Not supported by ember: a PTY (so "
-				    "none to resize)");
+	    strcmp(m, "CloseStdin") && strcmp(m, "Update")) {
 		if (!strcmp(m, "StreamInput"))
 			return fail(resp, false, "unimplemented",
 				    "Not supported by ember: StreamInput "
@@ -488,6 +555,8 @@ int process__handle(struct e2b_server *srv, const struct e2b_req *r,
 		rc = send_input(srv, g, req, resp);
 	else if (!strcmp(m, "SendSignal"))
 		rc = send_signal(srv, g, req, resp);
+	else if (!strcmp(m, "Update"))
+		rc = update(srv, g, req, resp);
 	else
 		rc = close_stdin(srv, g, req, resp);
 	json_decref(req);

@@ -16,6 +16,11 @@
  * (E2B's background commands), until it ends, is killed, its
  * Connect-Timeout-Ms lapses or its sandbox goes (procs__drop()).
  *
+ * A PTY process (Start's pty) is a TTY exec: its terminal's output comes
+ * as stdout and goes out as pty data, SendInput's bytes go to the stdin
+ * pipe (the terminal's input), Update's sizes to a pipe of RESIZE records
+ * (the exec's ctl_fd).
+ *
  * A process that asks for no cwd runs in E2B_HOME, or in the guest's
  * default (the image's WorkingDir, else /) when the guest has no such
  * directory (home_cwd()).  It runs as the request's user (envd_path.h),
@@ -109,6 +114,8 @@ void procs__proc_free(struct proc *p)
 	close_fd(&p->in_w);
 	close_fd(&p->sig_r);
 	close_fd(&p->sig_w);
+	close_fd(&p->ctl_r);
+	close_fd(&p->ctl_w);
 	close_fd(&p->wake);
 	pthread_mutex_destroy(&p->in_lock);
 	json_decref(p->config);
@@ -166,6 +173,19 @@ void procs__signal(struct proc *p, int sig)
 	/* Full pipe: signals enough are queued already. */
 	n = write(p->sig_w, &si, sizeof(si));
 	(void)n;
+}
+
+int procs__resize(struct proc *p, uint16_t rows, uint16_t cols)
+{
+	struct agent_exec_ctl r = { AGENT_EXEC_CTL_RESIZE, rows, cols };
+	ssize_t n;
+
+	if (!p->pty)
+		return -ENOTTY;
+	/* Full pipe: the agent is behind; a size that is lost is stale. */
+	n = write(p->ctl_w, &r, sizeof(r));
+	(void)n;
+	return 0;
 }
 
 static void proc_wake(struct proc *p)
@@ -378,6 +398,10 @@ static void *exec_main(void *arg)
 		.stdout_fd = p->out_w,
 		.stderr_fd = p->err_w,
 		.sig_fd = p->sig_r,
+		.tty = p->pty,
+		.rows = p->rows,
+		.cols = p->cols,
+		.ctl_fd = p->pty ? p->ctl_r : -1,
 	};
 	struct agent_exec_result res = { 0 };
 	int rc;
@@ -470,6 +494,11 @@ static void finish(struct proc *p, struct sub *list)
 			code = "resource_exhausted";
 			snprintf(msg, sizeof(msg), "out of memory");
 		}
+	} else if (p->rc == -EREMOTEIO && p->pty && p->guest_errno == ENODEV) {
+		code = "failed_precondition";
+		snprintf(msg, sizeof(msg),
+			 "cannot start the process: no PTY in this sandbox "
+			 "(its guest has no /dev/ptmx and devpts)");
 	} else if (p->rc == -EREMOTEIO) {
 		/* The command or its cwd: what the client asked for. */
 		code = "invalid_argument";
@@ -580,7 +609,8 @@ static void *reader_main(void *arg)
 			(void)r;
 		}
 		if (pfd[0].revents)
-			out_open = pump(buf, &list, p->out_r, "stdout");
+			out_open = pump(buf, &list, p->out_r,
+					p->pty ? "pty" : "stdout");
 		if (pfd[1].revents)
 			err_open = pump(buf, &list, p->err_r, "stderr");
 	}
@@ -605,6 +635,7 @@ struct proc *procs__proc_new(struct e2b_server *srv, const struct e2b_guest *g)
 	p->refs = 1; /* the caller's */
 	p->out_r = p->out_w = p->err_r = p->err_w = -1;
 	p->in_r = p->in_w = p->sig_r = p->sig_w = p->wake = -1;
+	p->ctl_r = p->ctl_w = -1;
 	pthread_mutex_init(&p->in_lock, NULL);
 	return p;
 }
@@ -633,6 +664,8 @@ int procs__proc_fds(struct proc *p)
 		rc = pipe_fds(&p->sig_r, &p->sig_w, true);
 	if (!rc && p->has_stdin)
 		rc = pipe_fds(&p->in_r, &p->in_w, true);
+	if (!rc && p->pty)
+		rc = pipe_fds(&p->ctl_r, &p->ctl_w, true);
 	if (!rc) {
 		p->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (p->wake < 0)

@@ -59,6 +59,12 @@ struct proc {
 	int in_w; /* -1: no stdin, or closed */
 	bool has_stdin;
 	bool signalled; /* (atomic) a KILL may have crossed the exit */
+	/* Start's pty: on a guest terminal of rows x cols (0 x 0: the
+	   kernel's), its output as pty data, in_w its input (has_stdin),
+	   ctl_w RESIZE records (struct agent_exec_ctl) for ctl_r. */
+	bool pty;
+	uint16_t rows, cols;
+	int ctl_r, ctl_w;
 };
 
 /*
@@ -125,5 +131,11 @@ json_t *procs__list(struct e2b_procs *t, const char *id);
 
 /* Send @sig to @p's process group in the guest. */
 void procs__signal(struct proc *p, int sig);
+
+/*
+ * Give @p's terminal (a pty process) @rows x @cols: its foreground
+ * process group gets SIGWINCH.  0, or -ENOTTY for a process without pty.
+ */
+int procs__resize(struct proc *p, uint16_t rows, uint16_t cols);
 
 #endif /* EMBER_API_E2B_PROCS_H */

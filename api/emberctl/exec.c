@@ -5,17 +5,36 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../guest-init/protocol.h"
 #include "cli.h"
 #include "commands.h"
 #include "help.h"
+#include "tty.h"
+
+/*
+ * exec -t without a command: the account's login shell (its /etc/passwd
+ * entry, found without getent, which small images lack), else /bin/sh,
+ * as a login shell (-l: bash, dash, busybox ash, zsh and fish know it).
+ */
+static const char *const login_shell[] = {
+	"/bin/sh", "-c",
+	"s=; u=$(id -u 2>/dev/null) && "
+	"while IFS=: read -r n p i g c h sh; do "
+	"[ \"$i\" = \"$u\" ] && { s=$sh; break; }; "
+	"done </etc/passwd 2>/dev/null; "
+	"[ -n \"$s\" ] && [ -x \"$s\" ] || s=/bin/sh; "
+	"exec \"$s\" -l",
+	NULL
+};
 
 /* Add "K=V" to @env (@n entries), replacing an earlier K. */
 static void env_set(const char **env, size_t *n, const char *kv)
@@ -66,6 +85,7 @@ static int start_failure_status(int guest_errno)
 
 struct exec_opts {
 	int interactive;
+	int tty; /* -t given this many times: 2 or more forces a terminal */
 	uint32_t timeout_ms;
 	const char *cwd;
 	const char *user;
@@ -79,7 +99,8 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 {
 	static const struct option opts[] = {
 		{ "interactive", no_argument, NULL, 'i' },
-		{ "timeout", required_argument, NULL, 't' },
+		{ "tty", no_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "cwd", required_argument, NULL, 'w' },
 		{ "user", required_argument, NULL, 'u' },
@@ -92,12 +113,15 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 	int c;
 
 	optind = 0; /* a full re-initialisation: a new vector each time */
-	while ((c = getopt_long(argc, argv, "+ie:w:u:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ite:w:u:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			x->interactive = 1;
 			break;
 		case 't':
+			x->tty++;
+			break;
+		case 'T':
 			errno = 0;
 			t = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(t >= 0) ||
@@ -154,14 +178,71 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 	return 0;
 }
 
+/*
+ * exec -t: which terminal the session follows, into *@term (stdin, which
+ * is made raw; with -tt and no terminal on stdin, stdout for its size
+ * alone, else -1), the request's tty, size and stdin, TERM into @termkv
+ * (@sz bytes; "" when the host has none).  0, or EXIT_OWN after saying
+ * why not.
+ */
+static int tty_setup(const struct exec_opts *x, struct agent_exec_req *req,
+		     int *term, char *termkv, size_t sz)
+{
+	const char *t = getenv("TERM");
+
+	*term = -1;
+	if (isatty(0)) {
+		*term = 0;
+	} else if (x->tty < 2) {
+		fprintf(stderr, "emberctl: exec -t: stdin is not a terminal "
+				"(-tt gives the command a terminal all the "
+				"same)\n");
+		return EXIT_OWN;
+	} else if (isatty(1)) {
+		*term = 1;
+	}
+	if (*term >= 0)
+		tty__size(*term, &req->rows, &req->cols);
+	req->tty = true;
+	req->stdin_fd = 0;
+	termkv[0] = '\0';
+	if (t && *t && strlen(t) + 6 <= sz)
+		snprintf(termkv, sz, "TERM=%s", t);
+	return 0;
+}
+
+/* How an exec that did not run is reported: its exit status. */
+static int exec_failure(struct agent_client *c, const struct exec_opts *x,
+			const char *id, int rc)
+{
+	int e = agent_client__guest_errno(c);
+
+	if (rc != -EREMOTEIO) {
+		fprintf(stderr, "emberctl: exec in sandbox %s: %s\n", id,
+			agent_client__error(c));
+		return EXIT_OWN;
+	}
+	if (x->tty && e == ENODEV)
+		fprintf(stderr,
+			"emberctl: exec -t: sandbox %s has no pseudo-terminals "
+			"(/dev/ptmx and devpts at /dev/pts): run the command "
+			"without -t\n",
+			id);
+	else
+		fprintf(stderr, "emberctl: %s\n", agent_client__error(c));
+	return start_failure_status(e);
+}
+
 int cmd_exec(int argc, char **argv)
 {
 	struct exec_opts x = { 0 };
-	const char *env[EMBER_AGENT_MAX_ENV + 1], **cmd, *ref, **pyargv = NULL;
+	const char *env[EMBER_AGENT_MAX_ENV + 2], **cmd, *ref, **pyargv = NULL;
 	struct agent_exec_req req = { .stdout_fd = 1, .stderr_fd = 2 };
 	struct agent_exec_result res;
 	struct agent_client *c;
 	struct sandbox_info sb;
+	char termkv[256] = "";
+	int ctl[2] = { -1, -1 }, term = -1;
 	size_t envc = 0;
 	int rc, n;
 
@@ -179,6 +260,11 @@ int cmd_exec(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	cmd = (const char **)argv + n + optind;
+	if (x.tty) {
+		rc = tty_setup(&x, &req, &term, termkv, sizeof(termkv));
+		if (rc)
+			return rc;
+	}
 	if (x.python) {
 		int extra = argc - n - optind;
 
@@ -193,18 +279,25 @@ int cmd_exec(int argc, char **argv)
 		for (int i = 0; i < extra; i++)
 			pyargv[3 + i] = cmd[i];
 		cmd = pyargv;
+	} else if (!cmd[0] && x.tty) {
+		cmd = (const char **)login_shell;
 	} else if (!cmd[0]) {
 		fprintf(stderr, "emberctl: exec wants a command: "
-				"emberctl exec ID -- CMD [ARG...]\n");
+				"emberctl exec ID -- CMD [ARG...] (or exec -t "
+				"ID for a shell)\n");
 		return EXIT_OWN;
 	}
 	/*
 	 * The guest's default environment (its image's, PROTOCOL.md) with
-	 * --env over it: ENV_ADD; a later --env K= replaces an earlier one.
+	 * the host's TERM (-t) and --env over it: ENV_ADD; a later --env K=
+	 * replaces an earlier one.  One entry over the agent's count is
+	 * refused by the encoder.
 	 */
-	if (x.envc) {
-		for (size_t i = 0; i < x.envc; i++)
-			env_set(env, &envc, x.env[i]);
+	if (termkv[0])
+		env_set(env, &envc, termkv);
+	for (size_t i = 0; i < x.envc; i++)
+		env_set(env, &envc, x.env[i]);
+	if (envc) {
 		env[envc] = NULL;
 		req.env = env;
 		req.env_add = true;
@@ -213,24 +306,38 @@ int cmd_exec(int argc, char **argv)
 	req.argv = cmd;
 	req.cwd = x.cwd;
 	req.timeout_ms = x.timeout_ms;
-	req.stdin_fd = x.interactive ? 0 : -1;
+	if (!x.tty)
+		req.stdin_fd = x.interactive ? 0 : -1;
 	req.sig_fd = cli__block_stops(1);
 	c = cli__open_agent(ref, &sb);
 	if (!c) {
 		free(pyargv);
 		return EXIT_OWN;
 	}
-	rc = agent_client__exec(c, &req, &res);
-	if (rc == 0) {
-		rc = exit_status(&res);
-	} else if (rc == -EREMOTEIO) {
-		fprintf(stderr, "emberctl: %s\n", agent_client__error(c));
-		rc = start_failure_status(agent_client__guest_errno(c));
-	} else {
-		fprintf(stderr, "emberctl: exec in sandbox %s: %s\n", sb.id,
-			agent_client__error(c));
-		rc = EXIT_OWN;
+	if (term >= 0) {
+		/* Window-size changes: RESIZE records through a pipe. */
+		rc = pipe2(ctl, O_CLOEXEC) < 0 ? -errno : 0;
+		if (rc == 0)
+			rc = tty__follow(term, ctl[1], term == 0);
+		if (rc < 0) {
+			fprintf(stderr, "emberctl: exec -t: the terminal: %s\n",
+				strerror(-rc));
+			rc = EXIT_OWN;
+			goto out;
+		}
+		req.ctl_fd = ctl[0];
 	}
+	rc = agent_client__exec(c, &req, &res);
+	tty__restore(); /* before any message */
+	if (rc == 0)
+		rc = exit_status(&res);
+	else
+		rc = exec_failure(c, &x, sb.id, rc);
+out:
+	tty__restore();
+	for (int i = 0; i < 2; i++)
+		if (ctl[i] >= 0)
+			close(ctl[i]);
 	agent_client__free(c);
 	free(pyargv);
 	return rc;

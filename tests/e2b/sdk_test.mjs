@@ -450,11 +450,10 @@ async function main() {
 		expect(paused.length === 0, `filter state paused: ${show(paused.map((x) => x.sandboxId))}`);
 	});
 
-	await check('what ember does not do is an SDK error that says so: metrics, PTY, network rules, pause on timeout', async () => {
+	await check('what ember does not do is an SDK error that says so: metrics, network rules, pause on timeout', async () => {
 		need();
 		const says = (e) => expect(/not supported|no \w+ support/i.test(e.message), `message ${show(e.message)}`);
 		await expectThrow(call(sbx.getMetrics(REQ), 'getMetrics'), SandboxError, says);
-		await expectThrow(call(sbx.pty.create({ ...REQ, cols: 80, rows: 24, onData: () => {} }), 'pty.create'), SandboxError, says);
 		await expectThrow(call(Sandbox.create({ ...REQ, metadata: META, network: { denyOut: ['8.8.8.8'] } }), 'Sandbox.create'),
 			SandboxError, says);
 		await expectThrow(call(Sandbox.create({ ...REQ, metadata: META, lifecycle: { onTimeout: 'pause' } }), 'Sandbox.create'),
