@@ -66,6 +66,9 @@ AGENT_SRCS := guest-init/agent.c guest-init/agent_serve.c guest-init/agent_conn.
 AGENT_HDRS := guest-init/agent_serve.h guest-init/agent_conn.h guest-init/agent_exec.h \
 		guest-init/agent_files.h guest-init/agent_init.h guest-init/agent_ctr.h \
 		guest-init/protocol.h
+# Kept processes (issue 24, item 4: ATTACH, LIST).
+AGENT_SRCS += guest-init/agent_keep.c
+AGENT_HDRS += guest-init/agent_keep.h
 
 # The guest agent built for this host (glibc, sanitizers), driven over a
 # socketpair by test_agent_protocol, which finds it as build/test/agent-host.
