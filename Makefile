@@ -297,6 +297,8 @@ EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c 
 		snapshot/overlay_format.c api/sandbox/template_image.c \
 		api/sandbox/template_docker.c $(IMAGE_CODE_SRCS) $(DOCKERFILE_SRCS) \
 		$(BUILD_CACHE_SRCS)
+# Kept processes (issue 24, item 4): emberctl attach and ps.
+EMBERCTL_SRCS += api/emberctl/attach.c
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
 # zlib: the overlays' CRCs and image layers; libcrypto: the images'
 # digests.

@@ -73,8 +73,8 @@ void agent_conn__send_errno(struct conn *c, uint32_t stream, int err,
 struct slot *agent_conn__slot(struct conn *c, uint32_t stream)
 {
 	for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++)
-		if (c->slots[i].kind != SLOT_FREE &&
-		    !c->slots[i].detached && c->slots[i].stream == stream)
+		if (c->slots[i].kind != SLOT_FREE && !c->slots[i].detached &&
+		    c->slots[i].stream == stream)
 			return &c->slots[i];
 	return NULL;
 }

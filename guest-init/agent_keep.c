@@ -262,10 +262,11 @@ int agent_keep__start(struct conn *c, struct slot *s,
 		k->cmd_len += (uint32_t)n;
 	}
 	s->kp = k;
-	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-			      0);
+	s->listen_fd =
+		socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	len = keep_addr(k->pid, &sa);
-	if (s->listen_fd < 0 || bind(s->listen_fd, (struct sockaddr *)&sa, len) < 0 ||
+	if (s->listen_fd < 0 ||
+	    bind(s->listen_fd, (struct sockaddr *)&sa, len) < 0 ||
 	    listen(s->listen_fd, 8) < 0) {
 		err = errno;
 		agent_keep__release(s);
@@ -513,8 +514,7 @@ static void keeper_input(struct conn *c, struct slot *s)
 }
 
 /* An ATTACH relay @s fails: ERROR on its stream, the stream ends. */
-static void relay_fail(struct conn *c, struct slot *s, int err,
-		       const char *msg)
+static void relay_fail(struct conn *c, struct slot *s, int err, const char *msg)
 {
 	agent_conn__send_error(c, s->stream, err, msg);
 	agent_keep__release(s);

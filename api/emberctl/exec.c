@@ -66,6 +66,7 @@ static int start_failure_status(int guest_errno)
 
 struct exec_opts {
 	int interactive;
+	int keep, detach; /* --keep, --detach (-d): a kept process */
 	uint32_t timeout_ms;
 	const char *cwd;
 	const char *user;
@@ -84,6 +85,8 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 		{ "cwd", required_argument, NULL, 'w' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "python", required_argument, NULL, 'p' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "keep", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -92,7 +95,7 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 	int c;
 
 	optind = 0; /* a full re-initialisation: a new vector each time */
-	while ((c = getopt_long(argc, argv, "+ie:w:u:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ie:w:u:hd", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			x->interactive = 1;
@@ -142,6 +145,12 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 			break;
 		case 'p':
 			x->python = optarg;
+			break;
+		case 'd':
+			x->detach = 1;
+			break;
+		case 'k':
+			x->keep = 1;
 			break;
 		case 'h':
 			help__usage(stdout);
@@ -214,15 +223,33 @@ int cmd_exec(int argc, char **argv)
 	req.cwd = x.cwd;
 	req.timeout_ms = x.timeout_ms;
 	req.stdin_fd = x.interactive ? 0 : -1;
-	req.sig_fd = cli__block_stops(1);
+	req.keep = x.keep || x.detach;
+	req.detach = x.detach;
+	if (x.detach && x.interactive) {
+		fprintf(stderr,
+			"emberctl: exec --detach takes no stdin (-i)\n");
+		free(pyargv);
+		return EXIT_OWN;
+	}
+	req.sig_fd = x.detach ? -1 : cli__block_stops(1);
 	c = cli__open_agent(ref, &sb);
 	if (!c) {
 		free(pyargv);
 		return EXIT_OWN;
 	}
 	rc = agent_client__exec(c, &req, &res);
-	if (rc == 0) {
+	if (rc == 0 && res.running) {
+		/* --detach: its pid, for emberctl attach. */
+		printf("%u\n", res.pid);
+		rc = 0;
+	} else if (rc == 0) {
 		rc = exit_status(&res);
+	} else if (res.pid && rc != -EREMOTEIO) {
+		fprintf(stderr,
+			"emberctl: exec in sandbox %s: %s; process %u keeps "
+			"running (emberctl attach %s %u)\n",
+			sb.id, agent_client__error(c), res.pid, sb.id, res.pid);
+		rc = EXIT_OWN;
 	} else if (rc == -EREMOTEIO) {
 		fprintf(stderr, "emberctl: %s\n", agent_client__error(c));
 		rc = start_failure_status(agent_client__guest_errno(c));

@@ -467,8 +467,9 @@ static int list_frame(struct op *op, const struct ember_agent_hdr *h,
 		for (k = 0; k < e.cmd_len; k++) {
 			char ch = e.cmd[k];
 
-			a->cmd[k] = ch == '\0' ? ' ' :
-				    (ch < 0x20 || ch == 0x7f) ? '?' : ch;
+			a->cmd[k] = ch == '\0'		      ? ' ' :
+				    (ch < 0x20 || ch == 0x7f) ? '?' :
+								ch;
 		}
 		while (k && a->cmd[k - 1] == ' ')
 			k--;

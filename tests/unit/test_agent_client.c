@@ -1751,10 +1751,9 @@ static void test_keep_detach_attach(void **state)
 static void test_keep_cut(void **state)
 {
 	const char *cmd[] = { "sh", "-c", "echo $$; sleep 1; echo done", NULL };
-	struct agent_exec_req req = { .argv = cmd,
-				      .stdin_fd = -1,
-				      .sig_fd = -1,
-				      .keep = true };
+	struct agent_exec_req req = {
+		.argv = cmd, .stdin_fd = -1, .sig_fd = -1, .keep = true
+	};
 	struct agent_exec_result res;
 	struct fake a, b;
 	char line[32] = { 0 };

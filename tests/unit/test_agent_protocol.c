@@ -641,7 +641,8 @@ static void test_keep_codecs(void **state)
 				      .kind = EMBER_AGENT_EXITED,
 				      .code = 3,
 				      .dropped = 5ULL << 32,
-				      .cmd = "sleep\0" "9\0",
+				      .cmd = "sleep\0"
+					     "9\0",
 				      .cmd_len = 8 },
 				q;
 	static uint8_t other[5000];
@@ -675,7 +676,10 @@ static void test_keep_codecs(void **state)
 	assert_int_equal(q.code, 3);
 	assert_true(q.dropped == 5ULL << 32);
 	assert_int_equal(q.cmd_len, 8);
-	assert_memory_equal(q.cmd, "sleep\0" "9\0", 8);
+	assert_memory_equal(q.cmd,
+			    "sleep\0"
+			    "9\0",
+			    8);
 	assert_int_equal(ember_agent_proc_next(b, total - 1, &off, &q),
 			 EMBER_AGENT_E_TRUNCATED);
 	assert_int_equal(ember_agent_proc_next(b, total, &off, &q), 1);
