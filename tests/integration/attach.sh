@@ -43,7 +43,8 @@ truncate -s 16M "$EMBER_ROOTFS"
 id=$("$E" run 2>"$TMP/run.err")
 check "fake: a sandbox" "$(show "$TMP/run.err")" [ -n "$id" ]
 
-pid=$("$E" exec -d "$id" -- sh -c 'echo one; echo two >&2; sleep 1; echo done; exit 3' \
+# The fake's "guest" is this host: $TMP/go lets the command end.
+pid=$("$E" exec -d "$id" -- sh -c "echo one; echo two >&2; while [ ! -e $TMP/go ]; do sleep 0.05; done; echo done; exit 3" \
 	2>"$TMP/d.err")
 rc=$?
 check "fake: exec -d prints the pid and returns at once (0)" \
@@ -52,6 +53,7 @@ check "fake: exec -d prints the pid and returns at once (0)" \
 "$E" ps "$id" >"$TMP/ps.out" 2>"$TMP/ps.err"
 check "fake: ps lists it running, its command" "$(show "$TMP/ps.out" "$TMP/ps.err")" \
 	ev 'head -1 "$TMP/ps.out" | grep -q "^PID *STATE *DROPPED *COMMAND" && grep -qE "^$pid +running +0 +sh -c echo one" "$TMP/ps.out"'
+( sleep 1; touch "$TMP/go" ) &
 "$E" attach "$id" "$pid" >"$TMP/a.out" 2>"$TMP/a.err"
 rc=$?
 check "fake: attach from a new connection: all its output, its exit status (3)" \
