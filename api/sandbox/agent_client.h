@@ -187,8 +187,10 @@ struct agent_exec_req {
 	 * client gone) it keeps running, its output kept in the guest (1
 	 * MiB, the oldest dropped), for agent_client__attach() by pid.
 	 * detach (with keep): return as soon as it started, res->running
-	 * set, its output all kept for an attach.  Neither: the process is
-	 * killed when the connection closes, as before.
+	 * set, its output all kept for an attach; stdin_fd is not read
+	 * (>= 0: the guest child's stdin is a pipe left open for an
+	 * attach's).  Neither: the process is killed when the connection
+	 * closes, as before.
 	 */
 	bool keep, detach;
 };

@@ -1844,6 +1844,65 @@ static void test_keep_bad_attach(void **state)
 	fake_stop(&c, 1);
 }
 
+/*
+ * An attach relays STDIN and KILL to the keeper: a detached cat with its
+ * stdin kept open reads an attach's input to its end; a detached sleep
+ * gets an attach's SIGTERM.
+ */
+static void test_keep_attach_input(void **state)
+{
+	const char *cat[] = { "sh", "-c", "cat; echo closed", NULL };
+	const char *slp[] = { "sleep", "10", NULL };
+	struct agent_exec_req req = { .argv = cat,
+				      .stdin_fd = 0, /* not read: detach */
+				      .sig_fd = -1,
+				      .keep = true,
+				      .detach = true };
+	struct agent_exec_req at = { .sig_fd = -1 };
+	struct agent_exec_result res;
+	struct fake a, b;
+	int out, err, ctl[2];
+	uint32_t pid, spid;
+	pid_t kid;
+
+	(void)state;
+	agent_up(&a);
+	assert_int_equal(run_req(a.c, &req, &R), 0);
+	pid = R.res.pid;
+	req.argv = slp;
+	req.stdin_fd = -1;
+	assert_int_equal(run_req(a.c, &req, &R), 0);
+	spid = R.res.pid;
+	agent_client__free(a.c);
+	a.c = NULL;
+	agent_up(&b);
+	out = memfd_create("out", MFD_CLOEXEC);
+	err = memfd_create("err", MFD_CLOEXEC);
+	at.stdout_fd = out;
+	at.stderr_fd = err;
+	at.stdin_fd = fill_memfd((const uint8_t *)"hello\n", 6);
+	assert_int_equal(agent_client__attach(b.c, pid, &at, &res), 0);
+	assert_int_equal(res.code, 0);
+	R.out_len = slurp(out, R.out, sizeof(R.out));
+	assert_string_equal(R.out, "hello\nclosed\n");
+	close(at.stdin_fd);
+	/* KILL through the relay. */
+	assert_int_equal(pipe(ctl), 0);
+	at.stdin_fd = -1;
+	at.ctl_fd = ctl[0];
+	kid = ctl_later(ctl[1], 300, AGENT_EXEC_CTL_KILL, SIGTERM, 0);
+	close(ctl[1]);
+	assert_int_equal(agent_client__attach(b.c, spid, &at, &res), 0);
+	waitpid(kid, NULL, 0);
+	close(ctl[0]);
+	assert_int_equal(res.kind, EMBER_AGENT_SIGNALLED);
+	assert_int_equal(res.code, SIGTERM);
+	close(out);
+	close(err);
+	fake_stop(&a, 1);
+	fake_stop(&b, 1);
+}
+
 /* More than EMBER_AGENT_KEEP_BUF of output while detached: the oldest go. */
 static void test_keep_overflow(void **state)
 {
@@ -1907,6 +1966,7 @@ int main(void)
 		cmocka_unit_test(test_keep_detach_attach),
 		cmocka_unit_test(test_keep_cut),
 		cmocka_unit_test(test_keep_bad_attach),
+		cmocka_unit_test(test_keep_attach_input),
 		cmocka_unit_test(test_keep_overflow),
 		cmocka_unit_test(test_file_roundtrip),
 		cmocka_unit_test(test_file_errors),
