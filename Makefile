@@ -66,6 +66,9 @@ AGENT_SRCS := guest-init/agent.c guest-init/agent_serve.c guest-init/agent_conn.
 AGENT_HDRS := guest-init/agent_serve.h guest-init/agent_conn.h guest-init/agent_exec.h \
 		guest-init/agent_files.h guest-init/agent_init.h guest-init/agent_ctr.h \
 		guest-init/protocol.h
+# Kept processes (issue 24, item 4: ATTACH, LIST).
+AGENT_SRCS += guest-init/agent_keep.c
+AGENT_HDRS += guest-init/agent_keep.h
 
 # The guest agent built for this host (glibc, sanitizers), driven over a
 # socketpair by test_agent_protocol, which finds it as build/test/agent-host.
@@ -296,6 +299,8 @@ EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c 
 		$(BUILD_CACHE_SRCS)
 # exec -t's host terminal (raw mode, window size).
 EMBERCTL_SRCS += api/emberctl/tty.c
+# Kept processes (issue 24, item 4): emberctl attach and ps.
+EMBERCTL_SRCS += api/emberctl/attach.c
 # libcurl and jansson speak to ember's control socket (pause, snapshots);
 # zlib: the overlays' CRCs and image layers; libcrypto: the images'
 # digests.

@@ -73,7 +73,7 @@ void agent_conn__send_errno(struct conn *c, uint32_t stream, int err,
 struct slot *agent_conn__slot(struct conn *c, uint32_t stream)
 {
 	for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++)
-		if (c->slots[i].kind != SLOT_FREE &&
+		if (c->slots[i].kind != SLOT_FREE && !c->slots[i].detached &&
 		    c->slots[i].stream == stream)
 			return &c->slots[i];
 	return NULL;
@@ -88,7 +88,7 @@ static struct slot *slot_new(struct conn *c, uint32_t stream)
 			memset(s, 0, sizeof(*s));
 			s->stream = stream;
 			s->out_fd = s->err_fd = s->in_fd = s->file_fd = -1;
-			s->tty_fd = -1;
+			s->tty_fd = s->listen_fd = s->att_fd = -1;
 			return s;
 		}
 	}

@@ -18,7 +18,13 @@
 
 #include "protocol.h"
 
-enum slot_kind { SLOT_FREE, SLOT_EXEC, SLOT_WRITE };
+/*
+ * SLOT_ATTACH: a stream relaying an ATTACH to the process that keeps the
+ * process (agent_keep.c).
+ */
+enum slot_kind { SLOT_FREE, SLOT_EXEC, SLOT_WRITE, SLOT_ATTACH };
+
+struct keep;
 
 /* One stream: a running exec or a file being written. */
 struct slot {
@@ -33,6 +39,18 @@ struct slot {
 	int status;
 	int timed_out;
 	int64_t deadline_ms; /* 0: none */
+	/*
+	 * SLOT_EXEC with FLAGS bit KEEP, and SLOT_ATTACH (agent_keep.c).  A
+	 * detached exec has no stream (agent_conn__slot() does not find it):
+	 * its output goes to att_fd, else into keep's buffer.
+	 */
+	int keep; /* outlives the connection */
+	int detached;
+	int exited; /* reaped while detached: status says how */
+	int listen_fd; /* the abstract socket that names it; -1 */
+	int att_fd; /* an attaching agent process (or, for SLOT_ATTACH, the
+		       keeping one); -1 */
+	struct keep *kp; /* its buffer and command; NULL */
 	/* SLOT_WRITE */
 	int file_fd; /* -1 after an error */
 	int file_err;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent_exec.h"
+#include "agent_keep.h"
 
 extern char **environ;
 
@@ -883,6 +884,13 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
 	if (e.timeout_ms)
 		s->deadline_ms = agent_conn__now_ms() + e.timeout_ms;
+	if ((e.flags & EMBER_AGENT_F_KEEP) &&
+	    (rc = agent_keep__start(c, s, &e))) {
+		/* It cannot be named: not kept, not run. */
+		agent_conn__send_errno(c, h->stream, rc, "keep");
+		agent_exec__abandon(s);
+		s->kind = SLOT_FREE;
+	}
 	return;
 fail:
 	plan_done();
@@ -912,7 +920,7 @@ static void pump(struct conn *c, struct slot *s, int *fd, uint16_t type,
 	while (done < limit) {
 		n = read(*fd, buf, sizeof(buf));
 		if (n > 0) {
-			agent_conn__send(c, type, s->stream, buf, (size_t)n);
+			agent_keep__emit(c, s, type, buf, (size_t)n);
 			done += (size_t)n;
 			continue;
 		}
@@ -953,8 +961,9 @@ static void finish_exec(struct conn *c, struct slot *s)
 	else
 		ember_agent_exit_encode(p, EMBER_AGENT_EXITED,
 					WEXITSTATUS(s->status));
-	agent_conn__send(c, EMBER_AGENT_EXIT, s->stream, p, sizeof(p));
-	s->kind = SLOT_FREE;
+	/* A detached exec's EXIT may wait for an ATTACH (agent_keep.c). */
+	if (agent_keep__exit(c, s, p))
+		s->kind = SLOT_FREE;
 }
 
 void agent_exec__reap(struct conn *c)
@@ -1021,16 +1030,27 @@ void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
 		       const uint8_t *payload)
 {
 	struct slot *s = agent_conn__slot(c, h->stream);
-	struct termios t;
-	uint8_t eof = 4; /* ^D */
 
+	if (s && s->kind == SLOT_ATTACH) {
+		agent_keep__relay(c, s, h, payload);
+		return;
+	}
 	if (!s || s->kind != SLOT_EXEC) {
 		agent_conn__send_error(c, h->stream, ESRCH, "no such exec");
 		return;
 	}
+	agent_exec__stdin_slot(c, s, payload, h->len);
+}
+
+void agent_exec__stdin_slot(struct conn *c, struct slot *s,
+			    const uint8_t *payload, uint32_t len)
+{
+	struct termios t;
+	uint8_t eof = 4; /* ^D */
+
 	if (s->in_fd < 0)
 		return; /* no stdin asked for, or already closed: dropped */
-	if (h->len == 0 && s->tty_fd >= 0) {
+	if (len == 0 && s->tty_fd >= 0) {
 		/*
 		 * A terminal's end of input is its VEOF character (a reader at
 		 * the start of a line in canonical mode reads 0 bytes); its
@@ -1042,11 +1062,11 @@ void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
 		agent_conn__close_fd(&s->in_fd);
 		return;
 	}
-	if (h->len == 0) {
+	if (len == 0) {
 		agent_conn__close_fd(&s->in_fd);
 		return;
 	}
-	write_stdin(c, s, payload, h->len);
+	write_stdin(c, s, payload, len);
 }
 
 void agent_exec__resize(struct conn *c, const struct ember_agent_hdr *h,
@@ -1060,6 +1080,10 @@ void agent_exec__resize(struct conn *c, const struct ember_agent_hdr *h,
 					&ws.ws_col);
 	if (rc < 0) {
 		agent_conn__send_proto_error(c, h->stream, rc);
+		return;
+	}
+	if (s && s->kind == SLOT_ATTACH) {
+		agent_keep__relay(c, s, h, payload);
 		return;
 	}
 	if (!s || s->kind != SLOT_EXEC || !s->pid) {
@@ -1085,6 +1109,10 @@ void agent_exec__kill(struct conn *c, const struct ember_agent_hdr *h,
 	rc = ember_agent_kill_decode(payload, h->len, &sig);
 	if (rc < 0) {
 		agent_conn__send_proto_error(c, h->stream, rc);
+		return;
+	}
+	if (s && s->kind == SLOT_ATTACH) {
+		agent_keep__relay(c, s, h, payload);
 		return;
 	}
 	if (!s || s->kind != SLOT_EXEC || !s->pid) {
@@ -1130,12 +1158,12 @@ int agent_exec__watch(struct conn *c, struct pollfd *pfd, struct slot **who,
 
 void agent_exec__output(struct conn *c, struct slot *s, int fd)
 {
-	if (s->kind != SLOT_EXEC)
-		return;
-	if (fd == s->out_fd)
+	if (s->kind == SLOT_EXEC && fd == s->out_fd)
 		pump(c, s, &s->out_fd, EMBER_AGENT_STDOUT, EMBER_AGENT_CHUNK);
-	else if (fd == s->err_fd)
+	else if (s->kind == SLOT_EXEC && fd == s->err_fd)
 		pump(c, s, &s->err_fd, EMBER_AGENT_STDERR, EMBER_AGENT_CHUNK);
+	else
+		agent_keep__ready(c, s, fd);
 }
 
 void agent_exec__timeouts(struct conn *c, int64_t now)
@@ -1162,4 +1190,5 @@ void agent_exec__abandon(struct slot *s)
 	agent_conn__close_fd(&s->err_fd);
 	agent_conn__close_fd(&s->in_fd);
 	agent_conn__close_fd(&s->tty_fd);
+	agent_keep__release(s);
 }

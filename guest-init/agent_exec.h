@@ -32,6 +32,13 @@ void agent_exec__start(struct conn *c, const struct ember_agent_hdr *h,
 void agent_exec__stdin(struct conn *c, const struct ember_agent_hdr *h,
 		       const uint8_t *payload);
 
+/*
+ * STDIN's work on the exec @s (found by stream or kept, agent_keep.c):
+ * @len bytes of @payload to its stdin, or its end when @len is 0.
+ */
+void agent_exec__stdin_slot(struct conn *c, struct slot *s,
+			    const uint8_t *payload, uint32_t len);
+
 /* KILL: the signal to the exec's process group. */
 void agent_exec__kill(struct conn *c, const struct ember_agent_hdr *h,
 		      const uint8_t *payload);
@@ -53,7 +60,10 @@ void agent_exec__resize(struct conn *c, const struct ember_agent_hdr *h,
 int agent_exec__watch(struct conn *c, struct pollfd *pfd, struct slot **who,
 		      int n, int64_t now, int *timeout);
 
-/* Forward a chunk of what @s's output pipe @fd has (poll said readable). */
+/*
+ * Forward a chunk of what @s's output pipe @fd has (poll said readable);
+ * an fd of agent_keep__watch() goes to agent_keep__ready().
+ */
 void agent_exec__output(struct conn *c, struct slot *s, int fd);
 
 /* SIGCHLD: reap every child that ended and send each exec's EXIT. */
@@ -62,7 +72,10 @@ void agent_exec__reap(struct conn *c);
 /* SIGKILL the execs whose deadline is at or before @now (agent_conn__now_ms()). */
 void agent_exec__timeouts(struct conn *c, int64_t now);
 
-/* The host is gone: kill @s's process group, wait for it, close its pipes. */
+/*
+ * The host is gone: kill @s's process group, wait for it, close its pipes
+ * and whatever kept it (agent_keep__release()).
+ */
 void agent_exec__abandon(struct slot *s);
 
 #endif /* EMBER_GUEST_AGENT_EXEC_H */

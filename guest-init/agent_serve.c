@@ -22,6 +22,7 @@
 #include "agent_exec.h"
 #include "agent_files.h"
 #include "agent_init.h"
+#include "agent_keep.h"
 #include "agent_serve.h"
 
 static void dispatch(struct conn *c, const struct ember_agent_hdr *h,
@@ -58,6 +59,12 @@ static void dispatch(struct conn *c, const struct ember_agent_hdr *h,
 		break;
 	case EMBER_AGENT_INIT:
 		agent_init__handle(c, h);
+		break;
+	case EMBER_AGENT_ATTACH:
+		agent_keep__attach(c, h, payload);
+		break;
+	case EMBER_AGENT_LIST:
+		agent_keep__list(c, h);
 		break;
 	default: /* a guest-to-host type */
 		agent_conn__send_proto_error(c, h->stream, EMBER_AGENT_E_TYPE);
@@ -126,11 +133,34 @@ static void linger_close(int fd)
 	}
 }
 
+/*
+ * The host is gone: nobody will read the results of what is not kept.
+ * Returns how many kept execs remain, for the process to keep serving.
+ */
+static int orphan(struct conn *c)
+{
+	for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++) {
+		struct slot *s = &c->slots[i];
+
+		if (s->kind == SLOT_EXEC && !s->keep) {
+			agent_exec__abandon(s);
+			s->kind = SLOT_FREE;
+		} else if (s->kind == SLOT_WRITE) {
+			agent_files__abandon(s);
+			s->kind = SLOT_FREE;
+		}
+	}
+	/* No more input, nothing to wait for on it (write_stdin). */
+	c->fd = -1;
+	return agent_keep__orphan(c);
+}
+
 void agent_serve__connection(int fd, int sig_fd)
 {
-	struct pollfd pfd[2 + 2 * EMBER_AGENT_MAX_EXECS];
-	struct slot *who[2 + 2 * EMBER_AGENT_MAX_EXECS];
+	struct pollfd pfd[2 + 4 * EMBER_AGENT_MAX_EXECS];
+	struct slot *who[2 + 4 * EMBER_AGENT_MAX_EXECS];
 	struct conn *c;
+	int orphaned = 0;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -142,15 +172,31 @@ void agent_serve__connection(int fd, int sig_fd)
 	if (!c->rx || !c->tx)
 		c->dead = 1;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	while (!c->dead) {
+	for (;;) {
 		int n = 0, timeout = -1;
 		int64_t now = agent_conn__now_ms();
 
-		pfd[n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if (c->dead && !orphaned) {
+			if (c->desync)
+				linger_close(fd);
+			orphaned = 1;
+			/*
+			 * Kept execs outlive the connection: this process
+			 * stays their keeper (agent_keep.h) until each one's
+			 * EXIT went to an ATTACH.
+			 */
+			if (!orphan(c))
+				break;
+		}
+		if (orphaned && !agent_keep__count(c))
+			break;
+		/* fd -1 once orphaned: poll skips it. */
+		pfd[n] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 		who[n++] = NULL;
 		pfd[n] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
 		who[n++] = NULL;
 		n = agent_exec__watch(c, pfd, who, n, now, &timeout);
+		n = agent_keep__watch(c, pfd, who, n);
 		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			break;
 		agent_exec__timeouts(c, agent_conn__now_ms());
@@ -159,12 +205,10 @@ void agent_serve__connection(int fd, int sig_fd)
 				agent_exec__output(c, who[i], pfd[i].fd);
 		if (pfd[1].revents)
 			agent_exec__reap(c);
-		if (pfd[0].revents)
+		if (pfd[0].revents && !orphaned)
 			conn_input(c);
 	}
-	if (c->desync)
-		linger_close(fd);
-	/* The host is gone: nobody will read the results. */
+	/* Whatever is left (a failed poll): killed, as before. */
 	for (int i = 0; i < EMBER_AGENT_MAX_EXECS; i++) {
 		struct slot *s = &c->slots[i];
 
@@ -172,6 +216,8 @@ void agent_serve__connection(int fd, int sig_fd)
 			agent_exec__abandon(s);
 		else if (s->kind == SLOT_WRITE)
 			agent_files__abandon(s);
+		else if (s->kind == SLOT_ATTACH)
+			agent_keep__release(s);
 	}
 	free(c->rx);
 	free(c->tx);

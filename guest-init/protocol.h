@@ -245,6 +245,10 @@ static inline long ember_b64_decode(const char *in, size_t len, void *out,
 #define EMBER_AGENT_NR_RLIMITS	  16 /* resources: Linux's RLIM_NLIMITS */
 #define EMBER_AGENT_RLIM_INFINITY (~0ULL) /* Linux's RLIM_INFINITY */
 #define EMBER_AGENT_WINSIZE_SIZE  4 /* TTY_SIZE, RESIZE: u16 rows, u16 cols */
+#define EMBER_AGENT_KEEP_BUF	  (1U << 20) /* output kept per detached process */
+#define EMBER_AGENT_STARTED_SIZE  12 /* STARTED: u32 pid, u64 dropped */
+#define EMBER_AGENT_PROC_HDR	  28 /* a PROCS entry before its command */
+#define EMBER_AGENT_PROC_CMD_MAX  1024 /* command bytes of a PROCS entry */
 /*
  * INIT steps the guest's CLOCK_REALTIME only when it is further than this
  * (nanoseconds) from the host's TIME: a repeated INIT, or one for a guest
@@ -269,7 +273,11 @@ enum ember_agent_type {
 	EMBER_AGENT_ERROR = 14, /* g->h  u32 errno, message bytes */
 	EMBER_AGENT_INIT = 15, /* h->g  TLVs: TIME?, ENTROPY? (one at least) */
 	EMBER_AGENT_RESIZE = 16, /* h->g  u16 rows, u16 cols (a TTY exec) */
-	EMBER_AGENT_TYPE_MAX = 16,
+	EMBER_AGENT_ATTACH = 17, /* h->g  u32 pid: a kept process again */
+	EMBER_AGENT_LIST = 18, /* h->g  empty: the kept processes */
+	EMBER_AGENT_STARTED = 19, /* g->h  u32 pid, u64 dropped bytes */
+	EMBER_AGENT_PROCS = 20, /* g->h  LIST's answer: PROC entries */
+	EMBER_AGENT_TYPE_MAX = 20,
 };
 
 enum ember_agent_tag {
@@ -293,8 +301,13 @@ enum ember_agent_tag {
 #define EMBER_AGENT_F_ENV_ADD 2U
 /* The child runs on a new pseudo-terminal, session leader (PROTOCOL.md). */
 #define EMBER_AGENT_F_TTY 4U
-#define EMBER_AGENT_F_KNOWN \
-	(EMBER_AGENT_F_STDIN | EMBER_AGENT_F_ENV_ADD | EMBER_AGENT_F_TTY)
+/* The process outlives its connection: STARTED, ATTACH (PROTOCOL.md). */
+#define EMBER_AGENT_F_KEEP 8U
+/* With KEEP: detached at once, its output kept for an ATTACH. */
+#define EMBER_AGENT_F_DETACH 16U
+#define EMBER_AGENT_F_KNOWN                                                \
+	(EMBER_AGENT_F_STDIN | EMBER_AGENT_F_ENV_ADD | EMBER_AGENT_F_TTY | \
+	 EMBER_AGENT_F_KEEP | EMBER_AGENT_F_DETACH)
 
 enum ember_agent_exit_kind {
 	EMBER_AGENT_EXITED = 0, /* code: exit status */
@@ -693,7 +706,9 @@ static inline int ember_agent_exec_decode(const void *in, size_t len,
 	if (r < 0)
 		return r;
 	if ((e->have_size && !(e->flags & EMBER_AGENT_F_TTY)) ||
-	    (e->root && (e->flags & EMBER_AGENT_F_ENV_ADD)))
+	    (e->root && (e->flags & EMBER_AGENT_F_ENV_ADD)) ||
+	    ((e->flags & EMBER_AGENT_F_DETACH) &&
+	     !(e->flags & EMBER_AGENT_F_KEEP)))
 		return EMBER_AGENT_E_FIELD;
 	if (e->argc == 0)
 		return EMBER_AGENT_E_MISSING;
@@ -1075,6 +1090,109 @@ static inline int ember_agent_error_decode(const void *in, size_t len,
 	*msg = (const char *)in + 4;
 	*msglen = len - 4;
 	return 0;
+}
+
+/* STARTED payload: u32 pid, u64 bytes of output dropped (PROTOCOL.md). */
+static inline void ember_agent_started_encode(void *out, uint32_t pid,
+					      uint64_t dropped)
+{
+	uint8_t *b = out;
+
+	ember_agent_put32(b, pid);
+	ember_agent_put32(b + 4, (uint32_t)dropped);
+	ember_agent_put32(b + 8, (uint32_t)(dropped >> 32));
+}
+
+static inline int ember_agent_started_decode(const void *in, size_t len,
+					     uint32_t *pid, uint64_t *dropped)
+{
+	const uint8_t *b = in;
+
+	if (len != EMBER_AGENT_STARTED_SIZE)
+		return EMBER_AGENT_E_FIELD;
+	*pid = ember_agent_get32(b);
+	*dropped = (uint64_t)ember_agent_get32(b + 4) |
+		   (uint64_t)ember_agent_get32(b + 8) << 32;
+	if (*pid == 0)
+		return EMBER_AGENT_E_FIELD;
+	return 0;
+}
+
+/* A PROCS entry's flags. */
+#define EMBER_AGENT_PROC_EXITED	  1U /* ended; kind and code say how */
+#define EMBER_AGENT_PROC_ATTACHED 2U /* a connection streams it now */
+#define EMBER_AGENT_PROC_TTY	  4U /* on a pseudo-terminal */
+
+/* One process of a PROCS payload (PROTOCOL.md, LIST). */
+struct ember_agent_proc {
+	uint32_t pid;
+	uint32_t flags; /* EMBER_AGENT_PROC_* */
+	uint32_t kind; /* with EXITED: enum ember_agent_exit_kind */
+	int32_t code; /* with EXITED: the status or signal */
+	uint64_t dropped; /* bytes of output dropped while detached */
+	const char *cmd; /* argv, each argument followed by a NUL; not
+			    NUL-terminated as a whole; maybe cut short */
+	uint32_t cmd_len; /* at most EMBER_AGENT_PROC_CMD_MAX */
+};
+
+/*
+ * Append @p to the @cap-byte buffer @out at *@off: 0, or
+ * EMBER_AGENT_E_NOSPACE (nothing written).  cmd_len is cut to
+ * EMBER_AGENT_PROC_CMD_MAX.
+ */
+static inline int ember_agent_proc_encode(void *out, size_t cap, size_t *off,
+					  const struct ember_agent_proc *p)
+{
+	uint32_t n = p->cmd_len > EMBER_AGENT_PROC_CMD_MAX ?
+			     EMBER_AGENT_PROC_CMD_MAX :
+			     p->cmd_len;
+	uint8_t *b = (uint8_t *)out + *off;
+
+	if (cap < *off || cap - *off < EMBER_AGENT_PROC_HDR + (size_t)n)
+		return EMBER_AGENT_E_NOSPACE;
+	ember_agent_put32(b, p->pid);
+	ember_agent_put32(b + 4, p->flags);
+	ember_agent_put32(b + 8, p->kind);
+	ember_agent_put32(b + 12, (uint32_t)p->code);
+	ember_agent_put32(b + 16, (uint32_t)p->dropped);
+	ember_agent_put32(b + 20, (uint32_t)(p->dropped >> 32));
+	ember_agent_put32(b + 24, n);
+	if (n)
+		__builtin_memcpy(b + EMBER_AGENT_PROC_HDR, p->cmd, n);
+	*off += EMBER_AGENT_PROC_HDR + n;
+	return 0;
+}
+
+/*
+ * The next entry of the PROCS payload @in (@len bytes) at *@off into @p
+ * (cmd points into @in).  1 and *@off advanced, 0 at the end, or
+ * EMBER_AGENT_E_TRUNCATED / _FIELD (pid 0, a command over the maximum,
+ * an exit kind out of range).
+ */
+static inline int ember_agent_proc_next(const void *in, size_t len, size_t *off,
+					struct ember_agent_proc *p)
+{
+	const uint8_t *b = (const uint8_t *)in + *off;
+
+	if (*off >= len)
+		return 0;
+	if (len - *off < EMBER_AGENT_PROC_HDR)
+		return EMBER_AGENT_E_TRUNCATED;
+	p->pid = ember_agent_get32(b);
+	p->flags = ember_agent_get32(b + 4);
+	p->kind = ember_agent_get32(b + 8);
+	p->code = (int32_t)ember_agent_get32(b + 12);
+	p->dropped = (uint64_t)ember_agent_get32(b + 16) |
+		     (uint64_t)ember_agent_get32(b + 20) << 32;
+	p->cmd_len = ember_agent_get32(b + 24);
+	if (p->cmd_len > EMBER_AGENT_PROC_CMD_MAX || p->pid == 0 ||
+	    p->kind > EMBER_AGENT_TIMEOUT)
+		return EMBER_AGENT_E_FIELD;
+	if (len - *off - EMBER_AGENT_PROC_HDR < p->cmd_len)
+		return EMBER_AGENT_E_TRUNCATED;
+	p->cmd = (const char *)b + EMBER_AGENT_PROC_HDR;
+	*off += EMBER_AGENT_PROC_HDR + p->cmd_len;
+	return 1;
 }
 
 #endif /* EMBER_GUEST_PROTOCOL_H */

@@ -14,6 +14,10 @@ int cmd_run(int argc, char **argv);
 /* `emberctl exec`: exec.c. */
 int cmd_exec(int argc, char **argv);
 
+/* `emberctl attach`, `ps`: kept processes, attach.c. */
+int cmd_attach(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+
 /* `emberctl cp`: cp.c. */
 int cmd_cp(int argc, char **argv);
 

@@ -5,6 +5,8 @@
  *
  *   emberctl run [options]            start one, print its id
  *   emberctl exec [options] ID -- CMD run CMD in it, streaming output
+ *   emberctl attach ID PID            stream a kept process again
+ *   emberctl ps ID                    list its kept processes
  *   emberctl cp SRC DST               copy a file in or out (ID:PATH)
  *   emberctl ls                       list the live and parked ones
  *   emberctl pause [--to-disk] ID...  freeze them (in memory, or parked)
@@ -48,6 +50,8 @@ static const struct command {
 	{ .name = "swap-drive", .fn = cmd_swap_drive },
 	{ .name = "run-code", .fn = cmd_run_code },
 	{ .name = "context", .fn = cmd_context },
+	{ .name = "attach", .fn = cmd_attach },
+	{ .name = "ps", .fn = cmd_ps },
 };
 
 /* Make sure fds 0-2 are open: our own files must not land there. */
@@ -83,7 +87,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr,
-		"emberctl: unknown command '%s' (run, exec, cp, ls, pause, "
+		"emberctl: unknown command '%s' (run, exec, attach, ps, cp, ls, pause, "
 		"resume, kill, ttl, swap-drive, template, run-code, "
 		"context; see "
 		"emberctl "

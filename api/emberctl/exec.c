@@ -86,6 +86,7 @@ static int start_failure_status(int guest_errno)
 struct exec_opts {
 	int interactive;
 	int tty; /* -t given this many times: 2 or more forces a terminal */
+	int keep, detach; /* --keep, --detach (-d): a kept process */
 	uint32_t timeout_ms;
 	const char *cwd;
 	const char *user;
@@ -105,6 +106,8 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 		{ "cwd", required_argument, NULL, 'w' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "python", required_argument, NULL, 'p' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "keep", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -113,7 +116,7 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 	int c;
 
 	optind = 0; /* a full re-initialisation: a new vector each time */
-	while ((c = getopt_long(argc, argv, "+ite:w:u:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ite:w:u:hd", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			x->interactive = 1;
@@ -166,6 +169,12 @@ static int exec_options(int argc, char **argv, struct exec_opts *x)
 			break;
 		case 'p':
 			x->python = optarg;
+			break;
+		case 'd':
+			x->detach = 1;
+			break;
+		case 'k':
+			x->keep = 1;
 			break;
 		case 'h':
 			help__usage(stdout);
@@ -308,7 +317,16 @@ int cmd_exec(int argc, char **argv)
 	req.timeout_ms = x.timeout_ms;
 	if (!x.tty)
 		req.stdin_fd = x.interactive ? 0 : -1;
-	req.sig_fd = cli__block_stops(1);
+	req.keep = x.keep || x.detach;
+	req.detach = x.detach;
+	if (x.detach && (x.interactive || x.tty)) {
+		fprintf(stderr, "emberctl: exec --detach takes no stdin (-i) "
+				"or terminal (-t)\n");
+		tty__restore();
+		free(pyargv);
+		return EXIT_OWN;
+	}
+	req.sig_fd = x.detach ? -1 : cli__block_stops(1);
 	c = cli__open_agent(ref, &sb);
 	if (!c) {
 		free(pyargv);
@@ -329,10 +347,20 @@ int cmd_exec(int argc, char **argv)
 	}
 	rc = agent_client__exec(c, &req, &res);
 	tty__restore(); /* before any message */
-	if (rc == 0)
+	if (rc == 0 && res.running) {
+		/* --detach: its pid, for emberctl attach. */
+		printf("%u\n", res.pid);
+	} else if (rc == 0) {
 		rc = exit_status(&res);
-	else
+	} else if (res.pid && rc != -EREMOTEIO) {
+		fprintf(stderr,
+			"emberctl: exec in sandbox %s: %s; process %u keeps "
+			"running (emberctl attach %s %u)\n",
+			sb.id, agent_client__error(c), res.pid, sb.id, res.pid);
+		rc = EXIT_OWN;
+	} else {
 		rc = exec_failure(c, &x, sb.id, rc);
+	}
 out:
 	tty__restore();
 	for (int i = 0; i < 2; i++)

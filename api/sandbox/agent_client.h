@@ -22,7 +22,10 @@
 #define EMBER_API_AGENT_CLIENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "../../guest-init/protocol.h"
 
 struct agent_client;
 
@@ -178,12 +181,28 @@ struct agent_exec_req {
 	 * read error) on it means no more records.  Not closed.
 	 */
 	int ctl_fd;
+	/*
+	 * keep: the process outlives this connection (KEEP, guest-init/
+	 * PROTOCOL.md): when the connection is cut (a park and resume, a
+	 * client gone) it keeps running, its output kept in the guest (1
+	 * MiB, the oldest dropped), for agent_client__attach() by pid.
+	 * detach (with keep): return as soon as it started, res->running
+	 * set, its output all kept for an attach; stdin_fd is not read
+	 * (>= 0: the guest child's stdin is a pipe left open for an
+	 * attach's).  Neither: the process is killed when the connection
+	 * closes, as before.
+	 */
+	bool keep, detach;
 };
 
 /* How an exec ended: kind is enum ember_agent_exit_kind (protocol.h). */
 struct agent_exec_result {
 	uint32_t kind; /* EMBER_AGENT_EXITED, _SIGNALLED or _TIMEOUT */
 	int32_t code; /* exit status 0-255, or the signal number */
+	/* With keep (and for an attach): the guest pid, 0 before it is known */
+	uint32_t pid;
+	uint64_t dropped; /* an attach: bytes of output the guest dropped */
+	bool running; /* detach: it runs on; kind and code are not set */
 };
 
 /*
@@ -210,6 +229,44 @@ struct agent_exec_result {
  */
 int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 		       struct agent_exec_result *res);
+
+/*
+ * Attach to the process @pid that the guest's agent keeps (started with
+ * keep, by any connection: PROTOCOL.md, ATTACH) and stream it as
+ * agent_client__exec() does, with @req's stdout_fd, stderr_fd, stdin_fd,
+ * sig_fd, ctl_fd, out_max and tty (for RESIZE) used and the rest ignored:
+ * first what the guest kept while nobody was attached (res->dropped says
+ * how many older bytes it dropped), then its live output, until it ends
+ * (0, @res filled).  Errors: -EREMOTEIO with agent_client__guest_errno()
+ * ESRCH (no process of that pid is kept: unknown, not started with keep,
+ * or its end already went to an attach) or EBUSY (another connection is
+ * attached to it), EPROTO from an agent older than ATTACH; -EINVAL (pid
+ * 0), -ECONNRESET, -EPROTO, -EIO.
+ */
+int agent_client__attach(struct agent_client *c, uint32_t pid,
+			 const struct agent_exec_req *req,
+			 struct agent_exec_result *res);
+
+/* A process the guest's agent keeps, as agent_client__list() gives it. */
+struct agent_proc {
+	uint32_t pid;
+	bool exited, attached, tty;
+	uint32_t kind; /* exited: enum ember_agent_exit_kind */
+	int32_t code; /* exited: the status or the signal */
+	uint64_t dropped; /* bytes of output dropped while detached */
+	char cmd[EMBER_AGENT_PROC_CMD_MAX + 1]; /* argv joined by spaces;
+						   maybe cut short */
+};
+
+/*
+ * Every process the guest's agent keeps (LIST): running, or ended with
+ * its end not yet collected by an attach.  *@procs is malloc'd (the
+ * caller frees it; NULL when *@n is 0).  Errors: -EREMOTEIO (EPROTO from
+ * an agent older than LIST), -ENOMEM, -ETIMEDOUT (@timeout_ms > 0),
+ * -ECONNRESET, -EPROTO.
+ */
+int agent_client__list(struct agent_client *c, struct agent_proc **procs,
+		       size_t *n, int timeout_ms);
 
 /*
  * Write everything @src_fd holds from its current offset to the end into

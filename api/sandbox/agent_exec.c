@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@ struct exec_ctx {
 	int stops; /* SIGINT/SIGTERM/SIGHUP forwarded so far */
 	uint64_t out_bytes, err_bytes; /* written so far, for out_max */
 	int stdin_closed; /* the empty STDIN went (or there is no input) */
+	int want_started; /* keep or attach: a STARTED comes first */
 	uint8_t ctl[sizeof(struct agent_exec_ctl)]; /* a record, in part */
 	size_t ctl_have;
 };
@@ -64,7 +66,8 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 		      const uint8_t *p)
 {
 	struct exec_ctx *x = op->ctx;
-	uint32_t kind;
+	uint32_t kind, pid;
+	uint64_t dropped;
 	int32_t code;
 	int rc;
 
@@ -90,6 +93,18 @@ static int exec_frame(struct op *op, const struct ember_agent_hdr *h,
 		    keep_output(x->req->stderr_fd, p, h->len, x->req->out_max,
 				&x->err_bytes) < 0)
 			x->err_gone = 1;
+		return 0;
+	case EMBER_AGENT_STARTED:
+		/* With keep, and for an attach: before any output. */
+		if (!x->want_started || x->res->pid ||
+		    ember_agent_started_decode(p, h->len, &pid, &dropped) < 0)
+			return agent_wire__unexpected(op->c, h);
+		x->res->pid = pid;
+		x->res->dropped = dropped;
+		if (x->req->detach) {
+			x->res->running = true;
+			op->done = 1;
+		}
 		return 0;
 	case EMBER_AGENT_EXIT:
 		if (ember_agent_exit_decode(p, h->len, &kind, &code) < 0)
@@ -285,6 +300,10 @@ static long exec_encode(struct agent_client *c, const struct agent_exec_req *r,
 		flags |= EMBER_AGENT_F_TTY;
 	if (r->env_add && r->env && r->env[0])
 		flags |= EMBER_AGENT_F_ENV_ADD;
+	if (r->keep || r->detach)
+		flags |= EMBER_AGENT_F_KEEP;
+	if (r->detach)
+		flags |= EMBER_AGENT_F_DETACH;
 	for (n = 0; r->argv[n] && rc == 0; n++)
 		rc = n < EMBER_AGENT_MAX_ARGS ?
 			     ember_agent_tlv_put_str(b, cap, &off,
@@ -328,14 +347,16 @@ int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 {
 	struct exec_ctx x = { .req = req,
 			      .res = res,
-			      .stdin_closed = req->stdin_fd < 0 && !req->tty };
+			      .stdin_closed = req->stdin_fd < 0 && !req->tty,
+			      .want_started = req->keep || req->detach };
 	struct op op = {
 		.c = c,
 		.frame = exec_frame,
 		.input = exec_input,
 		.signal = exec_signal,
 		.control = exec_control,
-		.in_fd = req->stdin_fd,
+		/* detach: stdin stays open in the guest, for an attach. */
+		.in_fd = req->detach ? -1 : req->stdin_fd,
 		.sig_fd = req->sig_fd,
 		.ctl_fd = req->ctl_fd > 0 ? req->ctl_fd : -1,
 		.ctx = &x,
@@ -345,6 +366,7 @@ int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 	int rc;
 
 	c->guest_errno = 0;
+	memset(res, 0, sizeof(*res));
 	if (!req->argv || !req->argv[0] || req->stdout_fd < 0 ||
 	    req->stderr_fd < 0)
 		return agent_wire__fail(c, -EINVAL, "nothing to run");
@@ -366,4 +388,129 @@ int agent_client__exec(struct agent_client *c, const struct agent_exec_req *req,
 			c, rc, "no EXIT from the agent %d s after the timeout",
 			EXEC_GRACE_MS / 1000);
 	return rc;
+}
+
+int agent_client__attach(struct agent_client *c, uint32_t pid,
+			 const struct agent_exec_req *req,
+			 struct agent_exec_result *res)
+{
+	struct agent_exec_req r = *req;
+	struct exec_ctx x = { .req = &r,
+			      .res = res,
+			      .stdin_closed = req->stdin_fd < 0 && !req->tty,
+			      .want_started = 1 };
+	struct op op = {
+		.c = c,
+		.frame = exec_frame,
+		.input = exec_input,
+		.signal = exec_signal,
+		.control = exec_control,
+		.in_fd = req->stdin_fd,
+		.sig_fd = req->sig_fd,
+		.ctl_fd = req->ctl_fd > 0 ? req->ctl_fd : -1,
+		.ctx = &x,
+	};
+	uint8_t *b;
+	int rc;
+
+	c->guest_errno = 0;
+	memset(res, 0, sizeof(*res));
+	r.detach = false; /* an attach streams to the end */
+	if (!pid)
+		return agent_wire__fail(c, -EINVAL, "no pid 0");
+	if (req->stdout_fd < 0 || req->stderr_fd < 0)
+		return agent_wire__fail(c, -EINVAL, "no output fds");
+	rc = agent_wire__request(c, &b);
+	if (rc)
+		return rc;
+	ember_agent_put32(b + EMBER_AGENT_HDR_SIZE, pid);
+	op.stream = agent_wire__new_stream(c);
+	agent_wire__tx_commit(c, EMBER_AGENT_ATTACH, op.stream, 4);
+	return agent_wire__pump(&op);
+}
+
+struct list_ctx {
+	struct agent_proc *procs;
+	size_t n;
+};
+
+static int list_frame(struct op *op, const struct ember_agent_hdr *h,
+		      const uint8_t *p)
+{
+	struct list_ctx *x = op->ctx;
+	struct ember_agent_proc e;
+	size_t off = 0, n = 0;
+	int rc;
+
+	if (h->type != EMBER_AGENT_PROCS)
+		return agent_wire__other_frame(op, h, p);
+	while ((rc = ember_agent_proc_next(p, h->len, &off, &e)) > 0)
+		n++;
+	if (rc < 0)
+		return agent_wire__fail(op->c, -EPROTO,
+					"malformed PROCS frame");
+	x->procs = n ? calloc(n, sizeof(*x->procs)) : NULL;
+	if (n && !x->procs)
+		return agent_wire__fail(op->c, -ENOMEM, "out of memory");
+	off = 0;
+	while (ember_agent_proc_next(p, h->len, &off, &e) > 0) {
+		struct agent_proc *a = &x->procs[x->n++];
+		size_t k;
+
+		a->pid = e.pid;
+		a->exited = e.flags & EMBER_AGENT_PROC_EXITED;
+		a->attached = e.flags & EMBER_AGENT_PROC_ATTACHED;
+		a->tty = e.flags & EMBER_AGENT_PROC_TTY;
+		a->kind = e.kind;
+		a->code = e.code;
+		a->dropped = e.dropped;
+		/* argv joined by spaces, the last NUL dropped. */
+		for (k = 0; k < e.cmd_len; k++) {
+			char ch = e.cmd[k];
+
+			a->cmd[k] = ch == '\0'		      ? ' ' :
+				    (ch < 0x20 || ch == 0x7f) ? '?' :
+								ch;
+		}
+		while (k && a->cmd[k - 1] == ' ')
+			k--;
+		a->cmd[k] = '\0';
+	}
+	op->done = 1;
+	return 0;
+}
+
+int agent_client__list(struct agent_client *c, struct agent_proc **procs,
+		       size_t *n, int timeout_ms)
+{
+	struct list_ctx x = { 0 };
+	struct op op = {
+		.c = c,
+		.frame = list_frame,
+		.in_fd = -1,
+		.sig_fd = -1,
+		.ctl_fd = -1,
+		.ctx = &x,
+	};
+	uint8_t *b;
+	int rc;
+
+	c->guest_errno = 0;
+	*procs = NULL;
+	*n = 0;
+	rc = agent_wire__request(c, &b);
+	if (rc)
+		return rc;
+	op.stream = agent_wire__new_stream(c);
+	agent_wire__tx_commit(c, EMBER_AGENT_LIST, op.stream, 0);
+	if (timeout_ms > 0)
+		op.deadline_ms = clock__mono_ms() + timeout_ms;
+	rc = agent_wire__pump(&op);
+	if (rc) {
+		free(x.procs);
+		return rc;
+	}
+	*procs = x.procs;
+	*n = x.n;
+	return 0;
 }

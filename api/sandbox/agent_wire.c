@@ -196,7 +196,8 @@ static const char *type_name(uint16_t type)
 		"?",	     "PING",	 "PONG",      "EXEC", "STDIN",
 		"STDOUT",    "STDERR",	 "EXIT",      "KILL", "WRITE_FILE",
 		"FILE_DATA", "FILE_END", "READ_FILE", "OK",   "ERROR",
-		"INIT",	     "RESIZE",
+		"INIT",	     "RESIZE",	 "ATTACH",    "LIST", "STARTED",
+		"PROCS",
 	};
 
 	return type <= EMBER_AGENT_TYPE_MAX ? names[type] : "?";

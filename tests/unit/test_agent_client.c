@@ -1645,6 +1645,301 @@ static void test_hostile_init(void **state)
 	hostile(h_silent, OP_INIT, -ETIMEDOUT, "INIT");
 }
 
+/* ---- kept processes: KEEP, DETACH, ATTACH, LIST (issue 24) -------------- */
+
+/* Attach to @pid on @c, its output captured in @r (stdout up to 64 KiB). */
+static int attach_run(struct agent_client *c, uint32_t pid, struct run *r,
+		      off_t *out_size)
+{
+	struct agent_exec_req req = { .stdin_fd = -1, .sig_fd = -1 };
+	int out = memfd_create("out", MFD_CLOEXEC);
+	int err = memfd_create("err", MFD_CLOEXEC);
+	int rc;
+
+	assert_true(out >= 0 && err >= 0);
+	req.stdout_fd = out;
+	req.stderr_fd = err;
+	rc = agent_client__attach(c, pid, &req, &r->res);
+	if (out_size)
+		*out_size = lseek(out, 0, SEEK_END);
+	r->out_len = slurp(out, r->out, sizeof(r->out));
+	r->err_len = slurp(err, r->err, sizeof(r->err));
+	close(out);
+	close(err);
+	return rc;
+}
+
+/* The LIST entry of @pid (asserted to be there) into @p. */
+static void list_find(struct agent_client *c, uint32_t pid,
+		      struct agent_proc *p)
+{
+	struct agent_proc *all;
+	size_t n, i;
+
+	assert_int_equal(agent_client__list(c, &all, &n, TIMEOUT), 0);
+	for (i = 0; i < n && all[i].pid != pid; i++)
+		;
+	assert_true(i < n);
+	*p = all[i];
+	free(all);
+}
+
+/*
+ * A detached process: STARTED with its pid at once, listed by another
+ * connection, its output kept and its exit status given to that
+ * connection's ATTACH; then its keeper (the first connection's agent
+ * process, whose host left) exits by itself.  A second one attached from
+ * its own connection.
+ */
+static void test_keep_detach_attach(void **state)
+{
+	const char *cmd[] = { "sh", "-c",
+			      "echo early; echo warn >&2; sleep 1; echo done; "
+			      "exit 7",
+			      NULL };
+	const char *self[] = { "sh", "-c", "sleep 0.3; echo self", NULL };
+	struct agent_exec_req req = { .argv = cmd,
+				      .stdin_fd = -1,
+				      .sig_fd = -1,
+				      .keep = true,
+				      .detach = true };
+	struct fake a, b;
+	struct agent_proc p;
+	uint32_t pid;
+
+	(void)state;
+	agent_up(&a);
+	assert_int_equal(run_req(a.c, &req, &R), 0);
+	assert_true(R.res.running);
+	assert_true(R.res.pid > 0);
+	assert_int_equal(R.out_len, 0);
+	pid = R.res.pid;
+	/* Its own connection can attach too (and gets the output). */
+	req.argv = self;
+	assert_int_equal(run_req(a.c, &req, &R), 0);
+	assert_true(R.res.running);
+	assert_int_equal(attach_run(a.c, R.res.pid, &R, NULL), 0);
+	assert_string_equal(R.out, "self\n");
+	assert_int_equal(R.res.code, 0);
+	agent_client__free(a.c); /* the host goes: the process stays */
+	a.c = NULL;
+	agent_up(&b);
+	list_find(b.c, pid, &p);
+	assert_false(p.exited);
+	assert_false(p.attached);
+	assert_string_equal(p.cmd, "sh -c echo early; echo warn >&2; sleep 1; "
+				   "echo done; exit 7");
+	assert_int_equal(attach_run(b.c, pid, &R, NULL), 0);
+	assert_int_equal(R.res.pid, pid);
+	assert_int_equal(R.res.dropped, 0);
+	assert_string_equal(R.out, "early\ndone\n");
+	assert_string_equal(R.err, "warn\n");
+	assert_int_equal(R.res.kind, EMBER_AGENT_EXITED);
+	assert_int_equal(R.res.code, 7);
+	/* Collected: no longer kept, and its keeper is gone. */
+	assert_int_equal(attach_run(b.c, pid, &R, NULL), -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(b.c), ESRCH);
+	fake_stop(&a, 1);
+	fake_stop(&b, 1);
+}
+
+/*
+ * A kept process whose connection is cut while it runs (what a park and
+ * resume does): it runs on, and an attach gets the rest and its status;
+ * one without keep is killed as before.
+ */
+static void test_keep_cut(void **state)
+{
+	const char *cmd[] = { "sh", "-c", "echo $$; sleep 1; echo done", NULL };
+	struct agent_exec_req req = {
+		.argv = cmd, .stdin_fd = -1, .sig_fd = -1, .keep = true
+	};
+	struct agent_exec_result res;
+	struct fake a, b;
+	char line[32] = { 0 };
+	int pfd[2];
+	pid_t kid;
+	uint32_t pid;
+
+	(void)state;
+	agent_up(&a);
+	assert_int_equal(pipe(pfd), 0);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		req.stdout_fd = pfd[1];
+		req.stderr_fd = 2;
+		agent_client__exec(a.c, &req, &res);
+		_exit(0);
+	}
+	close(pfd[1]);
+	for (size_t n = 0; n < sizeof(line) - 1 && !strchr(line, '\n');) {
+		ssize_t k = read(pfd[0], line + n, sizeof(line) - 1 - n);
+
+		assert_true(k > 0);
+		n += (size_t)k;
+	}
+	close(pfd[0]);
+	pid = (uint32_t)strtoul(line, NULL, 10);
+	assert_true(pid > 0);
+	/* The connection is cut: the client dies, its socket closes. */
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	agent_client__free(a.c);
+	a.c = NULL;
+	agent_up(&b);
+	assert_int_equal(attach_run(b.c, pid, &R, NULL), 0);
+	assert_string_equal(R.out, "done\n");
+	assert_int_equal(R.res.code, 0);
+	fake_stop(&a, 1);
+	fake_stop(&b, 1);
+}
+
+/* Bad attaches: an unknown pid, pid 0, a process attached elsewhere. */
+static void test_keep_bad_attach(void **state)
+{
+	const char *cmd[] = { "sleep", "1", NULL };
+	struct agent_exec_req req = { .argv = cmd,
+				      .stdin_fd = -1,
+				      .sig_fd = -1,
+				      .keep = true,
+				      .detach = true };
+	struct fake a, b, c;
+	uint32_t pid;
+
+	(void)state;
+	agent_up(&a);
+	assert_int_equal(attach_run(a.c, 0x7ffffff0, &R, NULL), -EREMOTEIO);
+	assert_int_equal(agent_client__guest_errno(a.c), ESRCH);
+	assert_non_null(strstr(agent_client__error(a.c), "no process"));
+	assert_int_equal(attach_run(a.c, 0, &R, NULL), -EINVAL);
+	assert_int_equal(run_req(a.c, &req, &R), 0);
+	pid = R.res.pid;
+	agent_client__free(a.c);
+	a.c = NULL;
+	/* b attaches; c, meanwhile, is refused with EBUSY. */
+	agent_up(&b);
+	agent_up(&c);
+	{
+		pid_t kid = fork();
+
+		assert_true(kid >= 0);
+		if (kid == 0)
+			_exit(attach_run(b.c, pid, &R, NULL) == 0 &&
+					      R.res.code == 0 ?
+				      0 :
+				      1);
+		usleep(300 * 1000);
+		assert_int_equal(attach_run(c.c, pid, &R, NULL), -EREMOTEIO);
+		assert_int_equal(agent_client__guest_errno(c.c), EBUSY);
+		{
+			int st;
+
+			assert_int_equal(waitpid(kid, &st, 0), kid);
+			assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		}
+	}
+	fake_stop(&a, 1);
+	fake_stop(&b, 1);
+	fake_stop(&c, 1);
+}
+
+/*
+ * An attach relays STDIN and KILL to the keeper: a detached cat with its
+ * stdin kept open reads an attach's input to its end; a detached sleep
+ * gets an attach's SIGTERM.
+ */
+static void test_keep_attach_input(void **state)
+{
+	const char *cat[] = { "sh", "-c", "cat; echo closed", NULL };
+	const char *slp[] = { "sleep", "10", NULL };
+	struct agent_exec_req req = { .argv = cat,
+				      .stdin_fd = 0, /* not read: detach */
+				      .sig_fd = -1,
+				      .keep = true,
+				      .detach = true };
+	struct agent_exec_req at = { .sig_fd = -1 };
+	struct agent_exec_result res;
+	struct fake a, b;
+	int out, err, ctl[2];
+	uint32_t pid, spid;
+	pid_t kid;
+
+	(void)state;
+	agent_up(&a);
+	assert_int_equal(run_req(a.c, &req, &R), 0);
+	pid = R.res.pid;
+	req.argv = slp;
+	req.stdin_fd = -1;
+	assert_int_equal(run_req(a.c, &req, &R), 0);
+	spid = R.res.pid;
+	agent_client__free(a.c);
+	a.c = NULL;
+	agent_up(&b);
+	out = memfd_create("out", MFD_CLOEXEC);
+	err = memfd_create("err", MFD_CLOEXEC);
+	at.stdout_fd = out;
+	at.stderr_fd = err;
+	at.stdin_fd = fill_memfd((const uint8_t *)"hello\n", 6);
+	assert_int_equal(agent_client__attach(b.c, pid, &at, &res), 0);
+	assert_int_equal(res.code, 0);
+	R.out_len = slurp(out, R.out, sizeof(R.out));
+	assert_string_equal(R.out, "hello\nclosed\n");
+	close(at.stdin_fd);
+	/* KILL through the relay. */
+	assert_int_equal(pipe(ctl), 0);
+	at.stdin_fd = -1;
+	at.ctl_fd = ctl[0];
+	kid = ctl_later(ctl[1], 300, AGENT_EXEC_CTL_KILL, SIGTERM, 0);
+	close(ctl[1]);
+	assert_int_equal(agent_client__attach(b.c, spid, &at, &res), 0);
+	waitpid(kid, NULL, 0);
+	close(ctl[0]);
+	assert_int_equal(res.kind, EMBER_AGENT_SIGNALLED);
+	assert_int_equal(res.code, SIGTERM);
+	close(out);
+	close(err);
+	fake_stop(&a, 1);
+	fake_stop(&b, 1);
+}
+
+/* More than EMBER_AGENT_KEEP_BUF of output while detached: the oldest go. */
+static void test_keep_overflow(void **state)
+{
+	const char *cmd[] = { "sh", "-c",
+			      "head -c 3000000 /dev/zero | tr '\\0' x; echo; "
+			      "echo end",
+			      NULL };
+	struct agent_exec_req req = { .argv = cmd,
+				      .stdin_fd = -1,
+				      .sig_fd = -1,
+				      .keep = true,
+				      .detach = true };
+	struct agent_proc p;
+	struct fake a;
+	int64_t end = mono_ms() + TIMEOUT;
+	off_t size = 0;
+	uint32_t pid;
+
+	(void)state;
+	agent_up(&a);
+	assert_int_equal(run_req(a.c, &req, &R), 0);
+	pid = R.res.pid;
+	do {
+		usleep(100 * 1000);
+		list_find(a.c, pid, &p);
+	} while (!p.exited && mono_ms() < end);
+	assert_true(p.exited);
+	assert_int_equal(p.kind, EMBER_AGENT_EXITED);
+	assert_int_equal(p.dropped, 3000005 - EMBER_AGENT_KEEP_BUF);
+	assert_int_equal(attach_run(a.c, pid, &R, &size), 0);
+	assert_int_equal(size, EMBER_AGENT_KEEP_BUF);
+	assert_int_equal(R.res.dropped, 3000005 - EMBER_AGENT_KEEP_BUF);
+	assert_int_equal(R.res.code, 0);
+	assert_int_equal(R.out[0], 'x');
+	fake_stop(&a, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1668,6 +1963,11 @@ int main(void)
 		cmocka_unit_test(test_exec_ctl_kill),
 		cmocka_unit_test(test_exec_too_big),
 		cmocka_unit_test(test_exec_agent_dies),
+		cmocka_unit_test(test_keep_detach_attach),
+		cmocka_unit_test(test_keep_cut),
+		cmocka_unit_test(test_keep_bad_attach),
+		cmocka_unit_test(test_keep_attach_input),
+		cmocka_unit_test(test_keep_overflow),
 		cmocka_unit_test(test_file_roundtrip),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test_setup_teardown(test_init_guest_report,

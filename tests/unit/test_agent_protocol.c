@@ -343,7 +343,8 @@ static int decode_one(uint16_t tag, const void *v, uint32_t vlen)
 
 static void test_exec_malformed(void **state)
 {
-	uint8_t u32[4] = { 1, 0, 0, 0 }, big[4] = { 8, 0, 0, 0 };
+	uint8_t u32[4] = { 1, 0, 0, 0 }, big[4] = { 32, 0, 0, 0 };
+	uint8_t detach[4] = { 16, 0, 0, 0 }, keep[4] = { 24, 0, 0, 0 };
 	size_t off;
 
 	(void)state;
@@ -361,6 +362,10 @@ static void test_exec_malformed(void **state)
 			 EMBER_AGENT_E_FIELD);
 	assert_int_equal(decode_one(EMBER_AGENT_T_FLAGS, big, 4),
 			 EMBER_AGENT_E_FIELD);
+	/* DETACH wants KEEP. */
+	assert_int_equal(decode_one(EMBER_AGENT_T_FLAGS, detach, 4),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(decode_one(EMBER_AGENT_T_FLAGS, keep, 4), 0);
 	assert_int_equal(decode_one(EMBER_AGENT_T_PATH, "/x", 3),
 			 EMBER_AGENT_E_FIELD);
 	assert_int_equal(decode_one(0, "", 0), EMBER_AGENT_E_FIELD);
@@ -625,6 +630,65 @@ static void test_exec_counts(void **state)
 	ember_agent_tlv_put_str(pl, sizeof(pl), &off, EMBER_AGENT_T_ENV, "B=");
 	assert_int_equal(ember_agent_exec_decode(pl, off, &ex),
 			 EMBER_AGENT_E_COUNT);
+}
+
+/* STARTED and PROCS (kept processes): round trips and bad input. */
+static void test_keep_codecs(void **state)
+{
+	uint8_t b[2 * (EMBER_AGENT_PROC_HDR + EMBER_AGENT_PROC_CMD_MAX)];
+	struct ember_agent_proc p = { .pid = 42,
+				      .flags = EMBER_AGENT_PROC_EXITED,
+				      .kind = EMBER_AGENT_EXITED,
+				      .code = 3,
+				      .dropped = 5ULL << 32,
+				      .cmd = "sleep\0"
+					     "9\0",
+				      .cmd_len = 8 },
+				q;
+	static uint8_t other[5000];
+	uint64_t dropped;
+	uint32_t pid;
+	size_t off = 0, total;
+
+	(void)state;
+	ember_agent_started_encode(b, 7, 1ULL << 40);
+	assert_int_equal(ember_agent_started_decode(b, 12, &pid, &dropped), 0);
+	assert_int_equal(pid, 7);
+	assert_true(dropped == 1ULL << 40);
+	assert_int_equal(ember_agent_started_decode(b, 11, &pid, &dropped),
+			 EMBER_AGENT_E_FIELD);
+	ember_agent_started_encode(b, 0, 0);
+	assert_int_equal(ember_agent_started_decode(b, 12, &pid, &dropped),
+			 EMBER_AGENT_E_FIELD);
+	assert_int_equal(ember_agent_proc_encode(b, sizeof(b), &off, &p), 0);
+	p.pid = 43;
+	p.cmd_len = 5000; /* cut to the maximum */
+	p.cmd = (const char *)other; /* any bytes */
+	assert_int_equal(ember_agent_proc_encode(b, sizeof(b), &off, &p), 0);
+	assert_int_equal(off, 2 * EMBER_AGENT_PROC_HDR + 8 +
+				      EMBER_AGENT_PROC_CMD_MAX);
+	assert_int_equal(ember_agent_proc_encode(b, sizeof(b), &off, &p),
+			 EMBER_AGENT_E_NOSPACE);
+	total = off;
+	off = 0;
+	assert_int_equal(ember_agent_proc_next(b, total, &off, &q), 1);
+	assert_int_equal(q.pid, 42);
+	assert_int_equal(q.code, 3);
+	assert_true(q.dropped == 5ULL << 32);
+	assert_int_equal(q.cmd_len, 8);
+	assert_memory_equal(q.cmd,
+			    "sleep\0"
+			    "9\0",
+			    8);
+	assert_int_equal(ember_agent_proc_next(b, total - 1, &off, &q),
+			 EMBER_AGENT_E_TRUNCATED);
+	assert_int_equal(ember_agent_proc_next(b, total, &off, &q), 1);
+	assert_int_equal(q.cmd_len, EMBER_AGENT_PROC_CMD_MAX);
+	assert_int_equal(ember_agent_proc_next(b, off, &off, &q), 0);
+	ember_agent_put32(b + 24, EMBER_AGENT_PROC_CMD_MAX + 1);
+	off = 0;
+	assert_int_equal(ember_agent_proc_next(b, total, &off, &q),
+			 EMBER_AGENT_E_FIELD);
 }
 
 static void test_encode_nospace(void **state)
@@ -1866,6 +1930,7 @@ int main(void)
 		cmocka_unit_test(test_exec_counts),
 		cmocka_unit_test(test_exec_container_fields),
 		cmocka_unit_test(test_encode_nospace),
+		cmocka_unit_test(test_keep_codecs),
 		cmocka_unit_test(test_file_decode),
 		cmocka_unit_test(test_init_codec),
 		cmocka_unit_test(test_small_payloads),
