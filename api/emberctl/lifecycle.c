@@ -53,9 +53,9 @@ int cmd_ls(int argc, char **argv)
 		cli__report(err);
 		return 1;
 	}
-	printf("%-12s  %-8s  %7s  %5s  %-7s  %-7s  %-7s  %-9s  %-12s  %s\n",
-	       "ID", "PID", "MEM", "VCPUS", "STATE", "AGE", "TTL", "NET",
-	       "ON-TIMEOUT", "TEMPLATE");
+	printf("%-12s  %-8s  %7s  %5s  %-7s  %-7s  %-7s  %-12s  %-9s  %s\n",
+	       "ID", "PID", "MEM", "VCPUS", "STATE", "AGE", "TTL", "ON-TIMEOUT",
+	       "NET", "TEMPLATE");
 	for (size_t i = 0; i < n; i++) {
 		const struct sandbox_info *s = &v[i];
 
@@ -76,10 +76,10 @@ int cmd_ls(int argc, char **argv)
 		snprintf(when, sizeof(when), "%s%s",
 			 s->ttl_park ? "pause" : "kill",
 			 s->auto_resume ? "+resume" : "");
-		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %-7s  %-9s  %-12s  "
+		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %-7s  %-12s  %-9s  "
 		       "%s\n",
 		       s->id, pid, s->mem_mib, s->vcpus, sandbox__state_name(s),
-		       age, ttl, net, when,
+		       age, ttl, when, net,
 		       s->template_name[0] ? s->template_name : "-");
 	}
 	free(v);

@@ -46,7 +46,9 @@
  *   lock         flock()ed by the supervisor for as long as it lives
  *   info         key=value lines: supervisor/ember pids and start times,
  *                created/ready times, ttl, mem, vcpus, pause and park
- *                state, the template it came from, its network (net.h)
+ *                state, what the TTL's end does (on_timeout=kill|pause)
+ *                and auto_resume, the template it came from, its network
+ *                (net.h)
  *   rootfs.ext4  its disk: a sparse copy of the rootfs (booted), or an
  *                overlay over the template's image (restored); kept for
  *                the sandbox's whole life, so that it can be parked

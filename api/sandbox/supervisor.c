@@ -9,7 +9,9 @@
  * SIGTERM/SIGINT/SIGHUP or ember's own exit: SIGTERM to ember, SIGKILL
  * after SUPERVISOR_STOP_GRACE_MS, then the directory is renamed to
  * .<id>.dead and removed.  A park (pause.c) marks the info file parked
- * and sends SIGUSR1: then ember is stopped and the directory stays.
+ * and sends SIGUSR1: then ember is stopped and the directory stays.  A
+ * sandbox made with ttl_park (run --on-timeout pause) is parked by the
+ * supervisor itself at its TTL's end (ttl_park()), as pause.c would.
  * ember gets SIGTERM should the supervisor die (PR_SET_PDEATHSIG); what
  * such a death leaves is found by the next lookup or listing through the
  * free lock (lookup.c), and removed (unless parked).

@@ -92,7 +92,7 @@ check "ontimeout: fake: --on-timeout other than pause|kill, or pause without a T
 id=$("$E" run --boot --ttl 1 2>"$TMP/k.err")
 check "ontimeout: fake: by default the TTL's end kills (on_timeout=kill, ls says kill)" \
 	"$(show "$TMP/k.err")" \
-	ev '[ "$(info_of "$id" on_timeout)" = kill ] && "$E" ls | grep -qE "^$id .* kill +- *$" && sleep 3 && [ ! -e "$EMBER_STATE_DIR/$id" ]'
+	ev '[ "$(info_of "$id" on_timeout)" = kill ] && "$E" ls | grep -qE "^$id .* kill +- +-$" && sleep 3 && [ ! -e "$EMBER_STATE_DIR/$id" ]'
 
 # Parked at the TTL's end, without auto-resume: exec refuses.
 id=$("$E" run --boot --ttl 2 --on-timeout pause 2>"$TMP/p.err")
@@ -103,7 +103,7 @@ check "ontimeout: fake: run --ttl 2 --on-timeout pause: parked at the TTL's end,
 	ev '[ $rc = 0 ] && [ "$(state "$id")" = parked ] && [ -f "$EMBER_STATE_DIR/$id/snap-1.state" ] && [ "$(info_of "$id" on_timeout)" = pause ] && ! pgrep -f "$EMBER_STATE_DIR/$id/" >/dev/null'
 "$E" ls >"$TMP/ls1.out"
 check "ontimeout: fake: ls shows it parked, ON-TIMEOUT pause" "$(show "$TMP/ls1.out")" \
-	ev 'grep -q "ON-TIMEOUT" "$TMP/ls1.out" && grep -qE "^$id +- .* parked .* pause +- *$" "$TMP/ls1.out"'
+	ev 'grep -q "ON-TIMEOUT" "$TMP/ls1.out" && grep -qE "^$id +- .* parked .* pause +- +-$" "$TMP/ls1.out"'
 "$E" exec "$id" -- true 2>"$TMP/pe.err"
 rc=$?
 check "ontimeout: fake: exec on it without --auto-resume: 125, parked (nothing resumed)" \
@@ -124,7 +124,7 @@ wait_state "$id" parked 10
 "$E" ls >"$TMP/ls2.out"
 check "ontimeout: fake: --auto-resume: parked at the TTL's end; ls says pause+resume" \
 	"exit $rc; $(show "$TMP/a.err" "$TMP/ls2.out")" \
-	ev '[ $rc = 0 ] && grep -qE "^$id .* parked .* pause\+resume +- *$" "$TMP/ls2.out" && [ "$(info_of "$id" auto_resume)" = 1 ]'
+	ev '[ $rc = 0 ] && grep -qE "^$id .* parked .* pause\+resume +- +-$" "$TMP/ls2.out" && [ "$(info_of "$id" auto_resume)" = 1 ]'
 out=$("$E" exec "$id" -- cat "$TMP/count.$id" 2>"$TMP/ae.err")
 rc=$?
 check "ontimeout: fake: exec on the parked auto-resume sandbox resumes it and runs" \
@@ -200,7 +200,7 @@ wait_state "$id" parked 60
 "$E" ls >"$TMP/ls.out" 2>&1
 check "ontimeout: run --ttl 5 --on-timeout pause: after the TTL, ls shows it parked" \
 	"exit $rc; count $c1; $(show "$TMP/r.err" "$TMP/x.err" "$TMP/ls.out" "$TMP/supervisor.log")" \
-	ev '[ $rc = 0 ] && [ -n "$c1" ] && grep -qE "^$id +- .* parked .* pause\+resume +$TPL$" "$TMP/ls.out" && ! pgrep -f "$EMBER_STATE_DIR/$id/" >/dev/null'
+	ev '[ $rc = 0 ] && [ -n "$c1" ] && grep -qE "^$id +- .* parked .* pause\+resume +- +$TPL$" "$TMP/ls.out" && ! pgrep -f "$EMBER_STATE_DIR/$id/" >/dev/null'
 mem=$("$E" exec "$id" -- cat /tmp/mem 2>"$TMP/ae.err")
 rc=$?
 sleep 1
