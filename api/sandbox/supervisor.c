@@ -749,6 +749,14 @@ static void close_others(int keep1, int keep2)
 			close(fd);
 }
 
+/* Has a park (pause.c) marked the sandbox parked?  Then it stays. */
+static bool parked_now(struct sup *s)
+{
+	struct sandbox_info now = s->info;
+
+	return sandbox__read_info(s->info.dir, &now) == 0 && now.parked;
+}
+
 int supervisor__snapshot(struct sandbox_info *cur, char *err, size_t errlen)
 {
 	char sock[PATH_MAX], state[PATH_MAX], mem[PATH_MAX], why[512];
@@ -809,10 +817,10 @@ int supervisor__snapshot(struct sandbox_info *cur, char *err, size_t errlen)
  * The TTL is over and the sandbox asked to be parked then (ttl_park):
  * park it, as sandbox__park() would, under its pause.lock.  A pause, park
  * or renew under way elsewhere is waited for: it may park the sandbox
- * itself, or give it more time.  1 parked (by us or meanwhile), 0 not to
- * end after all (renewed or paused meanwhile: the info file says), -1 to
- * be ended (a stop request, ember's end, or the park failed: said in the
- * supervisor's log).
+ * itself, or give it more time.  1 parked by us, 2 parked meanwhile by
+ * sandbox__park(), 0 not to end after all (renewed or paused meanwhile:
+ * the info file says), -1 to be ended (a stop request, ember's end, or
+ * the park failed: said in the supervisor's log).
  */
 static int ttl_park(struct sup *s)
 {
@@ -833,12 +841,15 @@ static int ttl_park(struct sup *s)
 		rc = sup_events(s, 50);
 		if (rc < 0)
 			return -1;
+		/* A park under way (pause.c) waits for us to end. */
+		if (rc == 1 && parked_now(s))
+			return 2;
 	}
 	cur = s->info;
 	rc = sandbox__read_info(s->info.dir, &cur);
 	if (rc == 0 && cur.parked) {
 		close(fd);
-		return 1;
+		return 2;
 	}
 	/* Renewed (a new ttl) or paused meanwhile: not over after all. */
 	if (rc == 0 && (cur.paused || cur.ttl_s != s->info.ttl_s)) {
@@ -861,14 +872,6 @@ failed:
 		"ended instead\n",
 		s->info.id, why);
 	return -1;
-}
-
-/* Has a park (pause.c) marked the sandbox parked?  Then it stays. */
-static bool parked_now(struct sup *s)
-{
-	struct sandbox_info now = s->info;
-
-	return sandbox__read_info(s->info.dir, &now) == 0 && now.parked;
 }
 
 /* The TTL's end in CLOCK_MONOTONIC ms from what @i has left; 0: none. */
@@ -1009,10 +1012,9 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 			if (!s->info.ttl_park)
 				break;
 			rc = ttl_park(s);
-			if (rc == 1) {
-				parked = true;
+			parked = rc == 1;
+			if (rc > 0)
 				break;
-			}
 			if (rc < 0 || sandbox__read_info(s->info.dir, &now))
 				break;
 			/* Renewed or paused meanwhile: on it goes. */
