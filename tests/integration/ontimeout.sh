@@ -99,7 +99,7 @@ check "ontimeout: fake: by default the TTL's end kills (ls says kill; gone, not 
 # Parked at the TTL's end, without auto-resume: exec refuses.
 id=$("$E" run --boot --ttl 2 --on-timeout pause 2>"$TMP/p.err")
 rc=$?
-wait_state "$id" parked 10
+wait_state "$id" parked 30
 check "ontimeout: fake: run --ttl 2 --on-timeout pause: parked at the TTL's end, not killed (snapshot, no process)" \
 	"exit $rc; state $(state "$id"); $(show "$TMP/p.err" "$TMP/supervisor.log"; ls -la "$EMBER_STATE_DIR/$id" 2>&1)" \
 	ev '[ $rc = 0 ] && [ "$(state "$id")" = parked ] && [ -f "$EMBER_STATE_DIR/$id/snap-1.state" ] && [ "$(info_of "$id" on_timeout)" = pause ] && ! pgrep -f "$EMBER_STATE_DIR/$id/" >/dev/null'
@@ -119,10 +119,10 @@ check "ontimeout: fake: resume: its snapshot loaded, its TTL given anew (ttl, co
 "$E" kill "$id" >/dev/null 2>&1
 
 # Auto-resume: exec brings it back, a fresh TTL, parked again at its end.
-id=$("$E" run --boot --ttl 2 --on-timeout pause --auto-resume 2>"$TMP/a.err")
+id=$("$E" run --boot --ttl 3 --on-timeout pause --auto-resume 2>"$TMP/a.err")
 rc=$?
 echo 41 >"$TMP/count.$id" # the fake's guest is this host
-wait_state "$id" parked 10
+wait_state "$id" parked 30
 "$E" ls >"$TMP/ls2.out"
 check "ontimeout: fake: --auto-resume: parked at the TTL's end; ls says pause+resume" \
 	"exit $rc; $(show "$TMP/a.err" "$TMP/ls2.out")" \
@@ -132,7 +132,7 @@ rc=$?
 check "ontimeout: fake: exec on the parked auto-resume sandbox resumes it and runs" \
 	"exit $rc; got: $out; $(show "$TMP/ae.err")" \
 	ev '[ $rc = 0 ] && [ "$out" = 41 ] && grep -qx "load $EMBER_STATE_DIR/$id/snap-1.state" "$FAKE_SNAP_LOG"'
-wait_state "$id" parked 10
+wait_state "$id" parked 30
 check "ontimeout: fake: resumed, it gets its TTL anew and is parked again at its end (snap-2, snap-1 gone)" \
 	"state $(state "$id"); $(ls "$EMBER_STATE_DIR/$id" 2>&1)" \
 	ev '[ "$(state "$id")" = parked ] && [ -f "$EMBER_STATE_DIR/$id/snap-2.state" ] && [ ! -e "$EMBER_STATE_DIR/$id/snap-1.state" ]'
@@ -145,9 +145,9 @@ check "ontimeout: fake: cp to a parked auto-resume sandbox resumes it too" \
 
 # A template removed behind its back: one error, it stays parked, whole.
 "$E" template build ot --no-interp >/dev/null 2>"$TMP/tb.err"
-id=$("$E" run --template ot --ttl 1 --on-timeout pause --auto-resume 2>"$TMP/t.err")
+id=$("$E" run --template ot --ttl 3 --on-timeout pause --auto-resume 2>"$TMP/t.err")
 rc=$?
-wait_state "$id" parked 10
+wait_state "$id" parked 30
 mv "$T/ot" "$TMP/ot.aside"
 "$E" exec "$id" -- true >"$TMP/te.out" 2>"$TMP/te.err"
 rc2=$?
