@@ -89,9 +89,9 @@ check "ontimeout: fake: --on-timeout other than pause|kill, or pause without a T
 	ev '[ "$rc1$rc2" = 22 ] && grep -q "on-timeout wants pause or kill, not .sleep." "$TMP/bad1.err" && grep -q "has no TTL" "$TMP/bad2.err" && [ -z "$(sandboxes)" ]'
 
 # Default: killed at the TTL's end.
-id=$("$E" run --boot --ttl 4 2>"$TMP/k.err")
+id=$("$E" run --boot --ttl 8 2>"$TMP/k.err")
 "$E" ls >"$TMP/lsk.out" 2>&1
-for _ in $(seq 100); do [ -e "$EMBER_STATE_DIR/$id" ] || break; sleep 0.2; done
+for _ in $(seq 150); do [ -e "$EMBER_STATE_DIR/$id" ] || break; sleep 0.2; done
 check "ontimeout: fake: by default the TTL's end kills (ls says kill; gone, not parked)" \
 	"$(show "$TMP/k.err" "$TMP/lsk.out")" \
 	ev 'grep -qE "^$id .* kill +- +-$" "$TMP/lsk.out" && [ ! -e "$EMBER_STATE_DIR/$id" ]'
@@ -119,7 +119,7 @@ check "ontimeout: fake: resume: its snapshot loaded, its TTL given anew (ttl, co
 "$E" kill "$id" >/dev/null 2>&1
 
 # Auto-resume: exec brings it back, a fresh TTL, parked again at its end.
-id=$("$E" run --boot --ttl 3 --on-timeout pause --auto-resume 2>"$TMP/a.err")
+id=$("$E" run --boot --ttl 5 --on-timeout pause --auto-resume 2>"$TMP/a.err")
 rc=$?
 echo 41 >"$TMP/count.$id" # the fake's guest is this host
 wait_state "$id" parked 30
@@ -145,7 +145,7 @@ check "ontimeout: fake: cp to a parked auto-resume sandbox resumes it too" \
 
 # A template removed behind its back: one error, it stays parked, whole.
 "$E" template build ot --no-interp >/dev/null 2>"$TMP/tb.err"
-id=$("$E" run --template ot --ttl 3 --on-timeout pause --auto-resume 2>"$TMP/t.err")
+id=$("$E" run --template ot --ttl 5 --on-timeout pause --auto-resume 2>"$TMP/t.err")
 rc=$?
 wait_state "$id" parked 30
 mv "$T/ot" "$TMP/ot.aside"
