@@ -6,8 +6,8 @@
 //   E2B_API_URL=http://127.0.0.1:PORT E2B_SANDBOX_URL=http://127.0.0.1:PORT \
 //   E2B_API_KEY=KEY ONTIMEOUT_TEMPLATE=NAME node tests/e2b/ontimeout_test.mjs
 //
-// Sandbox.create with lifecycle {onTimeout: 'pause', autoResume: true}
-// and a 5 s timeout: getInfo says so, it is paused (not killed) at its
+// Sandbox.create with lifecycle {onTimeout: 'pause', autoResume: true},
+// then a 5 s timeout (setTimeout): getInfo says so, it is paused (not killed) at its
 // end, and commands.run resumes it with its /tmp (memory) intact;
 // lifecycle {onTimeout: 'pause'} alone: envd calls find it paused, and
 // Sandbox.connect resumes it; the older body's autoPause: true; bad
@@ -83,14 +83,16 @@ async function rawCreate(body) {
 
 let a;
 await check("Sandbox.create with lifecycle {onTimeout: 'pause', autoResume: true}: getInfo says so", async () => {
-	a = await create({ timeoutMs: 5000, lifecycle: { onTimeout: 'pause', autoResume: true } });
+	// Time to set it up, then 5 s (setTimeout): a loaded host is slow.
+	a = await create({ timeoutMs: 120000, lifecycle: { onTimeout: 'pause', autoResume: true } });
 	const i = await Sandbox.getInfo(a.sandboxId, REQ);
 	expect(i.lifecycle && i.lifecycle.onTimeout === 'pause' && i.lifecycle.autoResume === true,
 		`lifecycle ${show(i.lifecycle)}`);
 	const r = await a.commands.run('echo kept >/tmp/mem', RUN);
 	expect(r.exitCode === 0, `exit ${r.exitCode}`);
+	await a.setTimeout(5000, REQ);
 });
-await check('after its 5 s timeout it is paused, not killed', async () => {
+await check('after its 5 s timeout (setTimeout) it is paused, not killed', async () => {
 	expect(a, 'no sandbox');
 	await waitState(a.sandboxId, 'paused', 120000);
 });
@@ -104,8 +106,9 @@ await check('autoResume: commands.run on the paused sandbox resumes it, its /tmp
 
 let b;
 await check("lifecycle {onTimeout: 'pause'} without autoResume: paused at its end; an envd call does not resume it", async () => {
-	b = await create({ timeoutMs: 5000, lifecycle: { onTimeout: 'pause' } });
+	b = await create({ timeoutMs: 120000, lifecycle: { onTimeout: 'pause' } });
 	await b.commands.run('echo b-kept >/tmp/mem', RUN);
+	await b.setTimeout(5000, REQ);
 	await waitState(b.sandboxId, 'paused', 120000);
 	let threw = null;
 	try {
