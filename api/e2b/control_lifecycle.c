@@ -64,9 +64,10 @@ static json_t *listed_json(const struct sandbox_info *i,
 				    json_string(rec->token));
 	json_object_set_new(j, "allowInternetAccess",
 			    json_boolean(i->net_mode == NET_NAT));
-	json_object_set_new(
-		j, "lifecycle",
-		json_pack("{s:s, s:b}", "onTimeout", "kill", "autoResume", 0));
+	json_object_set_new(j, "lifecycle",
+			    json_pack("{s:s, s:b}", "onTimeout",
+				      i->ttl_park ? "pause" : "kill",
+				      "autoResume", i->auto_resume));
 	return j;
 }
 
@@ -146,12 +147,9 @@ static const char *unsupported_create(const json_t *b)
 {
 	json_t *v;
 
-	if (json_is_true(json_object_get(b, "autoPause")))
-		return "autoPause (pause on timeout): ember kills a sandbox "
-		       "when its timeout ends";
-	v = json_object_get(b, "autoResume");
-	if (json_is_true(json_object_get(v, "enabled")))
-		return "autoResume: resume a paused sandbox with connect";
+	if (json_is_false(json_object_get(b, "autoPauseMemory")))
+		return "autoPauseMemory: false (a pause without memory: "
+		       "ember's pause keeps it)";
 	v = json_object_get(b, "mcp");
 	if (v && !json_is_null(v))
 		return "mcp (the MCP gateway)";
@@ -173,6 +171,7 @@ static const char *mistyped_create(const json_t *b)
 		json_type type;
 	} fields[] = {
 		{ "autoPause", JSON_TRUE }, /* a boolean */
+		{ "autoPauseMemory", JSON_TRUE },
 		{ "autoResume", JSON_OBJECT },
 		{ "network", JSON_OBJECT },
 		{ "volumeMounts", JSON_ARRAY },
@@ -200,7 +199,7 @@ int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
 {
 	json_t *metadata, *env, *v;
 	const char *asked = "base", *tname, *what;
-	unsigned int ttl_s = SANDBOX_DEF_TTL;
+	unsigned int ttl_s = SANDBOX_DEF_TTL, life = 0;
 	enum net_mode net = srv->net_mode;
 	struct sandbox_info info;
 	struct e2b_record rec;
@@ -231,6 +230,23 @@ int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
 		reply__error(resp, 400, "Not supported by ember: %s", what);
 		return 0;
 	}
+	/*
+	 * lifecycle {onTimeout: 'pause', autoResume} as the SDKs send it
+	 * (and older SDKs' autoPause alone): parked at the timeout's end;
+	 * with autoResume.enabled, envd calls resume it too (connect always
+	 * does).
+	 */
+	if (json_is_true(json_object_get(b, "autoPause")))
+		life |= CONTROL_LIFE_PAUSE;
+	if (json_is_true(json_object_get(json_object_get(b, "autoResume"),
+					 "enabled")))
+		life |= CONTROL_LIFE_RESUME;
+	if (life == CONTROL_LIFE_RESUME) {
+		reply__error(resp, 400,
+			     "autoResume can only be true when onTimeout is "
+			     "pause (autoPause)");
+		return 0;
+	}
 	v = json_object_get(b, "allow_internet_access");
 	if (json_is_false(v))
 		net = NET_NONE;
@@ -243,8 +259,8 @@ int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
 			     asked);
 		return 0;
 	}
-	if (control_sandbox__start(srv, tname, asked, ttl_s, net, metadata, env,
-				   &info, &rec, resp))
+	if (control_sandbox__start(srv, tname, asked, ttl_s, life, net,
+				   metadata, env, &info, &rec, resp))
 		return 0;
 	reply__json(resp, 201, control_sandbox__json(&info, &rec));
 	record__release(&rec);
@@ -524,8 +540,8 @@ int control_lifecycle__connect(struct e2b_server *srv, const json_t *b,
 	if (info.parked || info.paused) {
 		if (info.parked)
 			forget__sandbox(srv, id);
-		rc = sandbox__resume(&info, srv->ember, srv->boot_timeout_s,
-				     err, sizeof(err));
+		rc = sandbox__wake(&info, srv->ember, srv->boot_timeout_s, err,
+				   sizeof(err));
 		status = 201;
 	}
 	if (rc && control_sandbox__vanished(id)) {

@@ -121,9 +121,10 @@ bool control_sandbox__vanished(const char *id)
 
 int control_sandbox__start(struct e2b_server *srv, const char *tname,
 			   const char *asked, unsigned int ttl_s,
-			   enum net_mode net, const json_t *metadata,
-			   const json_t *env, struct sandbox_info *info,
-			   struct e2b_record *rec, struct e2b_resp *resp)
+			   unsigned int life, enum net_mode net,
+			   const json_t *metadata, const json_t *env,
+			   struct sandbox_info *info, struct e2b_record *rec,
+			   struct e2b_resp *resp)
 {
 	struct sandbox_opts o = {
 		.ember = srv->ember,
@@ -132,6 +133,8 @@ int control_sandbox__start(struct e2b_server *srv, const char *tname,
 		.vcpus = 1,
 		.ttl_s = ttl_s,
 		.boot_timeout_s = srv->boot_timeout_s,
+		.ttl_park = life & CONTROL_LIFE_PAUSE,
+		.auto_resume = life & CONTROL_LIFE_RESUME,
 		.net_mode = net,
 	};
 	struct template_info t;

@@ -56,17 +56,23 @@ int control_sandbox__find(const char *id, struct sandbox_info *info,
  */
 bool control_sandbox__vanished(const char *id);
 
+/* Its life at the timeout's end (control_sandbox__start()'s @life). */
+#define CONTROL_LIFE_PAUSE  1u /* parked, not killed (onTimeout: pause) */
+#define CONTROL_LIFE_RESUME 2u /* auto-resumed by envd calls (autoResume) */
+
 /*
  * Start a sandbox from ember's template @tname for @ttl_s seconds with
- * network @net (none when the template has no network device); its
+ * network @net (none when the template has no network device) and
+ * @life (CONTROL_LIFE_* bits, 0: killed at the timeout's end); its
  * record says @asked (the templateID the client gave), @metadata and
  * @env (objects of strings, or NULL).  0 with @info and @rec filled
  * (release @rec); else a negative errno and an answer in @resp.
  */
 int control_sandbox__start(struct e2b_server *srv, const char *tname,
 			   const char *asked, unsigned int ttl_s,
-			   enum net_mode net, const json_t *metadata,
-			   const json_t *env, struct sandbox_info *info,
-			   struct e2b_record *rec, struct e2b_resp *resp);
+			   unsigned int life, enum net_mode net,
+			   const json_t *metadata, const json_t *env,
+			   struct sandbox_info *info, struct e2b_record *rec,
+			   struct e2b_resp *resp);
 
 #endif /* EMBER_API_E2B_CONTROL_SANDBOX_H */

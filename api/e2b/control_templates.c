@@ -113,6 +113,8 @@ int control_templates__fork(struct e2b_server *srv, const json_t *b,
 		if (control_sandbox__start(
 			    srv, name,
 			    have ? srec.template_id : src.template_name, ttl_s,
+			    (src.ttl_park ? CONTROL_LIFE_PAUSE : 0) |
+				    (src.auto_resume ? CONTROL_LIFE_RESUME : 0),
 			    src.net_mode, have ? srec.metadata : NULL,
 			    have ? srec.env_vars : NULL, &info, &rec, &one)) {
 			json_t *e = json_loadb(one.body ? one.body : "",

@@ -3,7 +3,9 @@
  * ember-e2b's router (route.h): which credential a request needs and
  * which service answers it (e2b.h says the rules).  A sandbox that is not
  * running (none, parked, booting) answers 502, as E2B's proxy does for a
- * sandbox it cannot reach: the SDKs read that as "not running".
+ * sandbox it cannot reach: the SDKs read that as "not running"; but one
+ * created with autoResume is resumed first, for a request that has its
+ * access token.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <strings.h>
 
 #include "e2b.h"
+#include "forget.h"
 #include "route.h"
 #include "template_build.h"
 
@@ -56,15 +59,56 @@ static int envd_env(const struct e2b_guest *g, struct e2b_resp *resp)
 							    json_object()));
 }
 
+/* The access token request @r carries, or NULL. */
+static const char *req_token(const struct e2b_req *r)
+{
+	const char *token = e2b__header(r, "X-Access-Token");
+
+	if (!token || !*token)
+		token = e2b__header(r, "E2B-Traffic-Access-Token");
+	return token;
+}
+
+/*
+ * The sandbox @g->info, created with autoResume and parked or paused:
+ * resumed for request @r when it has the sandbox's access token (else it
+ * stays as it is, and the caller refuses).  0, or -1 with the failure
+ * answered.
+ */
+static int guest_wake(struct e2b_server *srv, const struct e2b_req *r,
+		      struct e2b_guest *g, struct e2b_resp *resp)
+{
+	char err[1024], msg[1200];
+	struct e2b_record rec;
+	bool ok;
+
+	if (record__load(g->info.dir, &rec))
+		return 0;
+	ok = record__token_ok(&rec, req_token(r));
+	record__release(&rec);
+	if (!ok)
+		return 0;
+	if (g->info.parked)
+		forget__sandbox(srv, g->info.id);
+	if (sandbox__wake(&g->info, srv->ember, srv->boot_timeout_s, err,
+			  sizeof(err)) == 0)
+		return 0;
+	snprintf(msg, sizeof(msg), "The sandbox %s could not be resumed: %s",
+		 g->info.id, err);
+	guest_fail(r, resp, 500, "internal", msg);
+	return -1;
+}
+
 /*
  * The running sandbox @id that request @r may use, into @g (release its
  * record): 0, or -1 with the refusal answered.
  */
-static int guest_open(const struct e2b_req *r, const char *id,
-		      struct e2b_guest *g, struct e2b_resp *resp)
+static int guest_open(struct e2b_server *srv, const struct e2b_req *r,
+		      const char *id, struct e2b_guest *g,
+		      struct e2b_resp *resp)
 {
 	const char *port_s = e2b__header(r, "E2b-Sandbox-Port");
-	const char *token = e2b__header(r, "X-Access-Token");
+	const char *token = req_token(r);
 	char err[512], *end;
 	unsigned long port;
 	int rc;
@@ -92,6 +136,9 @@ static int guest_open(const struct e2b_req *r, const char *id,
 		guest_fail(r, resp, 502, "unavailable", err);
 		return -1;
 	}
+	if ((g->info.parked || g->info.paused) && g->info.auto_resume &&
+	    guest_wake(srv, r, g, resp))
+		return -1;
 	if (g->info.parked || g->info.paused || !g->info.ready) {
 		snprintf(err, sizeof(err), "The sandbox %s is %s", id,
 			 sandbox__state_name(&g->info));
@@ -99,8 +146,6 @@ static int guest_open(const struct e2b_req *r, const char *id,
 		return -1;
 	}
 	rc = record__load(g->info.dir, &g->rec);
-	if (!token || !*token)
-		token = e2b__header(r, "E2B-Traffic-Access-Token");
 	if (rc || !record__token_ok(&g->rec, token)) {
 		record__release(&g->rec);
 		guest_fail(r, resp, 401, "unauthenticated",
@@ -118,7 +163,7 @@ static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
 	struct e2b_guest g;
 	int rc;
 
-	if (guest_open(r, id, &g, resp))
+	if (guest_open(srv, r, id, &g, resp))
 		return 0;
 	if (g.port == E2B_INTERP_PORT)
 		rc = interp__handle(srv, r, &g, resp);
@@ -146,7 +191,7 @@ int route__check(struct e2b_server *srv, const struct e2b_req *r,
 	struct e2b_guest g;
 
 	if (id) {
-		if (guest_open(r, id, &g, resp))
+		if (guest_open(srv, r, id, &g, resp))
 			return -1;
 		record__release(&g.rec);
 		return 0;

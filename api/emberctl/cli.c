@@ -166,6 +166,33 @@ int cli__parse_net(int argc, char **argv, enum net_mode *mode)
 	return 2;
 }
 
+int cli__wake(struct sandbox_info *sb)
+{
+	char ember[PATH_MAX] = "", err[4096];
+	sigset_t set, old;
+	int rc;
+
+	if (!sb->auto_resume || (!sb->parked && !sb->paused))
+		return 0;
+	if (sb->parked && cli__default_path("ember", NULL, "EMBER_BIN", "ember",
+					    1, ember, sizeof(ember)))
+		return -1;
+	/* A restore is seen through (a stop passes on to its supervisor). */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	rc = sandbox__wake(sb, ember[0] ? ember : NULL, SANDBOX_DEF_BOOT_S, err,
+			   sizeof(err));
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0) {
+		cli__report(err);
+		return -1;
+	}
+	return 0;
+}
+
 struct agent_client *cli__open_agent(const char *ref, struct sandbox_info *sb)
 {
 	struct agent_client *c;
@@ -177,6 +204,8 @@ struct agent_client *cli__open_agent(const char *ref, struct sandbox_info *sb)
 		cli__report(err);
 		return NULL;
 	}
+	if (cli__wake(sb) < 0)
+		return NULL;
 	if (sb->paused) {
 		fprintf(stderr,
 			"emberctl: sandbox %s is %s (emberctl resume %s)\n",

@@ -75,8 +75,17 @@ int cli__template_name(const char *name);
 int cli__parse_net(int argc, char **argv, enum net_mode *mode);
 
 /*
+ * The sandbox @sb (from sandbox__find()), made with --auto-resume and
+ * parked or paused: resumed (sandbox__wake(), the boot timeout
+ * SANDBOX_DEF_BOOT_S), @sb read again.  0 (also for any other sandbox,
+ * left as it is), or -1 after reporting why (it stays parked).
+ */
+int cli__wake(struct sandbox_info *sb);
+
+/*
  * Find the sandbox @ref (into @sb) and connect to its agent, which must
  * answer a PING within CLI_CONNECT_MS; a paused or parked sandbox is
+ * resumed first when it was made with --auto-resume (cli__wake()), else
  * refused.  The client (the caller frees it), or NULL after reporting
  * why.
  */

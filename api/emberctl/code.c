@@ -72,6 +72,8 @@ static struct interp_client *open_interp(const char *ref,
 		say("%s", err);
 		return NULL;
 	}
+	if (cli__wake(sb) < 0)
+		return NULL;
 	if (sb->parked) {
 		say("sandbox %s is parked on disk: emberctl resume %s first",
 		    sb->id, sb->id);

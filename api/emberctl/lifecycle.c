@@ -40,7 +40,7 @@ int cmd_ls(int argc, char **argv)
 {
 	struct sandbox_info *v;
 	int64_t now = (int64_t)time(NULL);
-	char err[512], age[16], ttl[16], pid[16];
+	char err[512], age[16], ttl[16], pid[16], when[16];
 	const char *net;
 	size_t n;
 
@@ -53,8 +53,9 @@ int cmd_ls(int argc, char **argv)
 		cli__report(err);
 		return 1;
 	}
-	printf("%-12s  %-8s  %7s  %5s  %-7s  %-7s  %-7s  %-9s  %s\n", "ID",
-	       "PID", "MEM", "VCPUS", "STATE", "AGE", "TTL", "NET", "TEMPLATE");
+	printf("%-12s  %-8s  %7s  %5s  %-7s  %-7s  %-7s  %-12s  %-9s  %s\n",
+	       "ID", "PID", "MEM", "VCPUS", "STATE", "AGE", "TTL", "ON-TIMEOUT",
+	       "NET", "TEMPLATE");
 	for (size_t i = 0; i < n; i++) {
 		const struct sandbox_info *s = &v[i];
 
@@ -71,9 +72,14 @@ int cmd_ls(int argc, char **argv)
 			snprintf(pid, sizeof(pid), "-");
 		/* "-": no network device; else its mode (none too). */
 		net = s->net_dev ? net__mode_name(s->net_mode) : "-";
-		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %-7s  %-9s  %s\n",
+		/* What its TTL's end does; "+resume": run --auto-resume. */
+		snprintf(when, sizeof(when), "%s%s",
+			 s->ttl_park ? "pause" : "kill",
+			 s->auto_resume ? "+resume" : "");
+		printf("%-12s  %-8s  %6uM  %5u  %-7s  %-7s  %-7s  %-12s  %-9s  "
+		       "%s\n",
 		       s->id, pid, s->mem_mib, s->vcpus, sandbox__state_name(s),
-		       age, ttl, net,
+		       age, ttl, when, net,
 		       s->template_name[0] ? s->template_name : "-");
 	}
 	free(v);

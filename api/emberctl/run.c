@@ -36,6 +36,8 @@ int cmd_run(int argc, char **argv)
 		{ "jail-uid", required_argument, NULL, 'U' },
 		{ "jail-gid", required_argument, NULL, 'G' },
 		{ "spare-drives", required_argument, NULL, 'S' },
+		{ "on-timeout", required_argument, NULL, 'O' },
+		{ "auto-resume", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -121,6 +123,19 @@ int cmd_run(int argc, char **argv)
 					    &o.spare_drives))
 				return 2;
 			break;
+		case 'O':
+			if (strcmp(optarg, "pause") && strcmp(optarg, "kill")) {
+				fprintf(stderr,
+					"emberctl: --on-timeout wants pause or "
+					"kill, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.ttl_park = !strcmp(optarg, "pause");
+			break;
+		case 'A':
+			o.auto_resume = true;
+			break;
 		case 'h':
 			help__usage(stdout);
 			return 0;
@@ -132,6 +147,11 @@ int cmd_run(int argc, char **argv)
 	if (optind != argc) {
 		fprintf(stderr, "emberctl: run takes no arguments: %s\n",
 			argv[optind]);
+		return 2;
+	}
+	if (o.ttl_park && !o.ttl_s) {
+		fprintf(stderr, "emberctl: run --on-timeout pause: the sandbox "
+				"has no TTL (--ttl 0)\n");
 		return 2;
 	}
 	if (boot && o.template_name) {

@@ -170,9 +170,10 @@ int sandbox__renew(const struct sandbox_info *info, unsigned int ttl_s,
 				   "sandbox %s: TTL out of range", info->id);
 		goto out;
 	}
-	if ((unsigned int)ttl == cur.ttl_s)
+	if ((unsigned int)ttl == cur.ttl_s && cur.ttl_len == ttl_s)
 		goto out;
 	cur.ttl_s = (unsigned int)ttl;
+	cur.ttl_len = ttl_s;
 	rc = pause__write_info(info, &cur, err, errlen);
 	if (rc)
 		goto out;
@@ -184,26 +185,9 @@ out:
 	return rc;
 }
 
-/* Remove park @gen's snapshot files from @dir. */
-static void pause__snap_gone(const char *dir, unsigned int gen)
-{
-	char path[PATH_MAX];
-
-	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_SNAP_STATE, dir,
-			 gen) == 0)
-		unlink(path);
-	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_SNAP_MEM, dir,
-			 gen) == 0)
-		unlink(path);
-}
-
 int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 {
-	char sock[PATH_MAX], state[PATH_MAX], mem[PATH_MAX], why[512];
 	struct sandbox_info cur = *info;
-	int64_t now = (int64_t)time(NULL);
-	unsigned int gen;
-	bool was_paused, diff;
 	int fd, rc = 0;
 
 	fd = pause__lock(info, &cur, err, errlen);
@@ -221,55 +205,9 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 	rc = pause__booting(&cur, err, errlen);
 	if (rc)
 		goto out;
-	gen = cur.snap_gen + 1;
-	if (files__pathf(sock, sizeof(sock), "%s/" SANDBOX_API_NAME,
-			 info->dir) ||
-	    files__pathf(state, sizeof(state), "%s/" SANDBOX_SNAP_STATE,
-			 info->dir, gen) ||
-	    files__pathf(mem, sizeof(mem), "%s/" SANDBOX_SNAP_MEM, info->dir,
-			 gen)) {
-		rc = sandbox__errf(err, errlen, -ENAMETOOLONG,
-				   "sandbox path too long");
+	rc = supervisor__snapshot(&cur, err, errlen);
+	if (rc)
 		goto out;
-	}
-	was_paused = cur.paused != 0;
-	if (!was_paused) {
-		rc = ember_api__pause(sock, true, err, errlen);
-		if (rc < 0)
-			goto out;
-	}
-	/* What a failed earlier attempt may have left. */
-	pause__snap_gone(info->dir, gen);
-	/*
-	 * Restored from its template, this ember knows which pages changed
-	 * since: a diff over the template's memory.  Restored from its own
-	 * Diff park, its base is still the template's memory (the diff's
-	 * pages count as changed): a diff again.  Booted, or restored from a
-	 * Full park (whose file this park replaces), all of RAM.
-	 */
-	diff = cur.origin == SANDBOX_FROM_TEMPLATE ||
-	       (cur.origin == SANDBOX_FROM_PARK && cur.snap_diff);
-	rc = ember_api__snapshot_create(sock, diff, state, mem, err, errlen);
-	if (rc < 0) {
-		pause__snap_gone(info->dir, gen);
-		if (!was_paused &&
-		    ember_api__pause(sock, false, why, sizeof(why)) < 0)
-			snprintf(err + strlen(err), errlen - strlen(err),
-				 "; and resuming it: %s", why);
-		goto out;
-	}
-	cur.parked = 1;
-	cur.snap_gen = gen;
-	cur.snap_diff = diff;
-	if (!was_paused)
-		cur.paused = now > 0 ? now : 1;
-	rc = pause__write_info(info, &cur, err, errlen);
-	if (rc) {
-		pause__snap_gone(info->dir, gen);
-		if (!was_paused)
-			ember_api__pause(sock, false, why, sizeof(why));
-		goto out;
-	}
 	/* The supervisor sees "parked", stops ember and leaves the rest. */
 	if (proc__alive(cur.supervisor, cur.supervisor_start))
 		kill(cur.supervisor, SIGUSR1);
@@ -289,8 +227,8 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 	}
 	sandbox__sockets_gone(info->dir);
 	/* The park before, whose memory that ember mapped, is over. */
-	if (gen > 1)
-		pause__snap_gone(info->dir, gen - 1);
+	if (cur.snap_gen > 1)
+		sandbox__snap_gone(info->dir, cur.snap_gen - 1);
 	rc = 0;
 out:
 	close(fd);
@@ -303,4 +241,35 @@ int sandbox__resume(const struct sandbox_info *info, const char *ember,
 	if (info->parked)
 		return sandbox__unpark(info, ember, timeout_s, err, errlen);
 	return sandbox__pause(info, false, err, errlen);
+}
+
+int sandbox__wake(struct sandbox_info *info, const char *ember,
+		  unsigned int timeout_s, char *err, size_t errlen)
+{
+	int64_t end = clock__mono_ms() + (int64_t)timeout_s * 1000;
+	char id[SANDBOX_ID_LEN + 1];
+	int rc;
+
+	snprintf(id, sizeof(id), "%s", info->id);
+	for (;;) {
+		if (!info->parked && !info->paused && info->ready)
+			return 0;
+		/* Still booting (a resume's new ember): wait, as for -EBUSY. */
+		rc = info->parked || info->paused ?
+			     sandbox__resume(info, ember, timeout_s, err,
+					     errlen) :
+			     -EBUSY;
+		if (rc < 0 && rc != -EBUSY && rc != -EAGAIN)
+			return rc;
+		if (rc < 0 && clock__mono_ms() >= end)
+			return sandbox__errf(err, errlen, -ETIMEDOUT,
+					     "sandbox %s: not running within "
+					     "%u s (resumed elsewhere)",
+					     id, timeout_s);
+		if (rc < 0)
+			clock__sleep_ms(100);
+		rc = sandbox__find(id, info, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
 }

@@ -48,7 +48,8 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 		     "origin=%u\ntemplate=%s\nrestore_load_ms=%u\n"
 		     "restore_ready_ms=%u\nsnap_diff=%d\nnet_dev=%d\nnet=%s\n"
 		     "jail_root=%s\njailer=%s\njail_uid=%u\njail_gid=%u\n"
-		     "spare_drives=%u\nspare_swapped=%u\n",
+		     "spare_drives=%u\nspare_swapped=%u\nttl_len=%u\n"
+		     "on_timeout=%s\nauto_resume=%d\n",
 		     (int)i->supervisor, i->supervisor_start, (int)i->ember,
 		     i->ember_start, i->created, i->ready, i->ttl_s, i->mem_mib,
 		     i->vcpus, i->paused, i->paused_s, i->parked, i->snap_gen,
@@ -56,13 +57,26 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 		     i->restore_ready_ms, i->snap_diff, i->net_dev,
 		     net__mode_name(i->net_mode), i->jail_root, i->jailer,
 		     i->jail_uid, i->jail_gid, i->spare_drives,
-		     i->spare_swapped);
+		     i->spare_swapped, i->ttl_len,
+		     i->ttl_park ? "pause" : "kill", i->auto_resume);
 	if (n < 0 || (size_t)n >= sizeof(buf) ||
 	    strchr(i->template_name, '\n') || strchr(i->jail_root, '\n') ||
 	    strchr(i->jailer, '\n'))
 		return -EINVAL;
 	/* Synced: a park's "parked" must outlive a host crash. */
 	return files__replace(path, tmp, buf, (size_t)n, 0600, FILES_SYNC);
+}
+
+void sandbox__snap_gone(const char *dir, unsigned int gen)
+{
+	char path[PATH_MAX];
+
+	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_SNAP_STATE, dir,
+			 gen) == 0)
+		unlink(path);
+	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_SNAP_MEM, dir,
+			 gen) == 0)
+		unlink(path);
 }
 
 bool sandbox__holds_snapshot(const char *dir)
@@ -114,6 +128,10 @@ int sandbox__read_info(const char *dir, struct sandbox_info *i)
 				files__pathf(i->uds, sizeof(i->uds),
 					     "%s/" SANDBOX_UDS_NAME,
 					     i->jail_root);
+			continue;
+		}
+		if (!strcmp(key, "on_timeout")) {
+			i->ttl_park = !strcmp(val, "pause");
 			continue;
 		}
 		if (!strcmp(key, "jailer")) {
@@ -169,6 +187,10 @@ int sandbox__read_info(const char *dir, struct sandbox_info *i)
 			i->spare_drives = (unsigned int)v;
 		else if (!strcmp(key, "spare_swapped") && v <= UINT_MAX)
 			i->spare_swapped = (unsigned int)v;
+		else if (!strcmp(key, "ttl_len") && v <= UINT_MAX)
+			i->ttl_len = (unsigned int)v;
+		else if (!strcmp(key, "auto_resume"))
+			i->auto_resume = v != 0;
 	}
 	return 0;
 }

@@ -61,6 +61,16 @@ struct sandbox_opts {
 	unsigned int ttl_s; /* life after readiness; 0: none */
 	unsigned int boot_timeout_s; /* until the agent answers, >= 1 */
 	/*
+	 * At the TTL's end the sandbox is parked on disk (as sandbox__park())
+	 * instead of ended (run --on-timeout pause); not for a jailed one.
+	 */
+	bool ttl_park;
+	/*
+	 * A request that names it while it is parked or paused resumes it
+	 * first (run --auto-resume; sandbox__wake()).
+	 */
+	bool auto_resume;
+	/*
 	 * Its network (net.h).  A boot gets a network device (tap0 in the
 	 * sandbox's own namespace, the guest's address on the kernel's
 	 * command line) with @net_dev or a mode other than NET_NONE; a
@@ -108,6 +118,14 @@ struct sandbox_info {
 	int64_t created; /* Unix time, s */
 	int64_t ready; /* Unix time the agent first answered; 0: booting */
 	unsigned int ttl_s; /* 0: none */
+	/*
+	 * The length of the TTL last given (at run, or by sandbox__renew()),
+	 * s: a resume that finds the TTL over (a park at its end) gives the
+	 * sandbox that much again (info: ttl_len).
+	 */
+	unsigned int ttl_len;
+	int ttl_park; /* 1: parked at the TTL's end (info: on_timeout=pause) */
+	int auto_resume; /* 1: resumed by the next request (info: auto_resume) */
 	unsigned int mem_mib;
 	unsigned int vcpus;
 	int64_t paused; /* Unix time the current pause (or park) began;
@@ -197,6 +215,12 @@ int sandbox__lock_probe(const char *dir, int *fd);
  * supervisor gone): 0, or -ETIMEDOUT.
  */
 int sandbox__wait_unlocked(const char *dir, int ms);
+
+/*
+ * Remove park @gen's snapshot files (snap-@gen.state, snap-@gen.mem) from
+ * the sandbox directory @dir, if they are there.
+ */
+void sandbox__snap_gone(const char *dir, unsigned int gen);
 
 /* Remove the sockets a stopped ember left in @dir (api, vsock, _<port>). */
 void sandbox__sockets_gone(const char *dir);

@@ -319,6 +319,12 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 				"be jailed (--jail needs --template)");
 		goto out_tlock;
 	}
+	if (o->jailer && o->ttl_park) {
+		rc = sandbox__errf(err, errlen, -EOPNOTSUPP,
+				   "a jailed sandbox cannot be parked on disk "
+				   "at its TTL's end (--on-timeout pause)");
+		goto out_tlock;
+	}
 	if (o->jailer && geteuid() != 0) {
 		rc = sandbox__errf(err, errlen, -EPERM,
 				   "a jailed sandbox needs root (ember-jailer "
@@ -409,6 +415,9 @@ int sandbox__run(const struct sandbox_opts *o, char id[SANDBOX_ID_LEN + 1],
 		rc = files__pathf(disk, sizeof(disk), "%s", o->disk);
 	info.created = clock__wall_s();
 	info.ttl_s = o->ttl_s;
+	info.ttl_len = o->ttl_s;
+	info.ttl_park = o->ttl_park;
+	info.auto_resume = o->auto_resume;
 	if (rc == 0)
 		rc = sandbox__write_info(tmp, &info);
 	if (rc == 0 && rename(tmp, info.dir) < 0)
@@ -489,6 +498,30 @@ int sandbox__unpark(const struct sandbox_info *info, const char *ember,
 		return sandbox__errf(
 			err, errlen, rc, "sandbox %s: %s", info->id,
 			rc == -EINVAL ? "not parked" : strerror(-rc));
+	}
+	/*
+	 * Its disk is an overlay over its template's image, a Diff park's
+	 * memory is over the template's: without the template (its files
+	 * gone behind `template rm`'s back) it cannot run, and a try could
+	 * lose it.  It stays parked, whole, should the template come back.
+	 */
+	if (cur.template_name[0]) {
+		struct template_info t;
+		char why[256];
+
+		rc = template__open(cur.template_name, &t, NULL, why,
+				    sizeof(why));
+		if (rc < 0) {
+			close(lock_fd);
+			return sandbox__errf(
+				err, errlen, rc == -ENOENT ? -ENXIO : rc,
+				"sandbox %s cannot be resumed: it was made "
+				"from template %s, %s (it stays parked; "
+				"emberctl kill %s removes it)",
+				info->id, cur.template_name,
+				rc == -ENOENT ? "which is gone" : why,
+				info->id);
+		}
 	}
 	if (files__pathf(disk, sizeof(disk), "%s/" SANDBOX_ROOTFS_NAME,
 			 info->dir) ||

@@ -46,7 +46,9 @@
  *   lock         flock()ed by the supervisor for as long as it lives
  *   info         key=value lines: supervisor/ember pids and start times,
  *                created/ready times, ttl, mem, vcpus, pause and park
- *                state, the template it came from, its network (net.h)
+ *                state, what the TTL's end does (on_timeout=kill|pause)
+ *                and auto_resume, the template it came from, its network
+ *                (net.h)
  *   rootfs.ext4  its disk: a sparse copy of the rootfs (booted), or an
  *                overlay over the template's image (restored); kept for
  *                the sandbox's whole life, so that it can be parked
@@ -159,7 +161,8 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen);
  * snapshot is loaded the sandbox stays parked; after, it is removed (its
  * guest ran on from the snapshot, which no longer matches the disk), and
  * @err says which.  -EBUSY while another park or resume works on it,
- * -EINVAL when it is not parked.
+ * -EINVAL when it is not parked, -ENXIO when the template it was made
+ * from is gone (it stays parked: nothing is tried).
  */
 int sandbox__unpark(const struct sandbox_info *info, const char *ember,
 		    unsigned int timeout_s, char *err, size_t errlen);
@@ -175,5 +178,20 @@ int sandbox__unpark(const struct sandbox_info *info, const char *ember,
  */
 int sandbox__resume(const struct sandbox_info *info, const char *ember,
 		    unsigned int timeout_s, char *err, size_t errlen);
+
+/*
+ * sandbox__wake() - bring the sandbox @info (from sandbox__find()) back
+ * for a request that names it: a parked or paused one is resumed as
+ * sandbox__resume() does (with @ember, which may be NULL when @info is
+ * not parked, and @timeout_s), and a resume that another process has
+ * under way (-EBUSY) is waited for, up to @timeout_s, so that requests
+ * that come at once all find it running.  A running one is left as it
+ * is.  On success 0 and @info read again (running, ready).  -ENOENT (it
+ * went away), -ETIMEDOUT, or sandbox__resume()'s errno (-ENXIO: its
+ * template is gone), with @err.  Front ends call it for sandboxes made
+ * with auto_resume (struct sandbox_opts), and on E2B's connect.
+ */
+int sandbox__wake(struct sandbox_info *info, const char *ember,
+		  unsigned int timeout_s, char *err, size_t errlen);
 
 #endif /* EMBER_API_SANDBOX_H */

@@ -9,7 +9,9 @@
  * SIGTERM/SIGINT/SIGHUP or ember's own exit: SIGTERM to ember, SIGKILL
  * after SUPERVISOR_STOP_GRACE_MS, then the directory is renamed to
  * .<id>.dead and removed.  A park (pause.c) marks the info file parked
- * and sends SIGUSR1: then ember is stopped and the directory stays.
+ * and sends SIGUSR1: then ember is stopped and the directory stays.  A
+ * sandbox made with ttl_park (run --on-timeout pause) is parked by the
+ * supervisor itself at its TTL's end (ttl_park()), as pause.c would.
  * ember gets SIGTERM should the supervisor die (PR_SET_PDEATHSIG); what
  * such a death leaves is found by the next lookup or listing through the
  * free lock (lookup.c), and removed (unless parked).
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -754,6 +757,123 @@ static bool parked_now(struct sup *s)
 	return sandbox__read_info(s->info.dir, &now) == 0 && now.parked;
 }
 
+int supervisor__snapshot(struct sandbox_info *cur, char *err, size_t errlen)
+{
+	char sock[PATH_MAX], state[PATH_MAX], mem[PATH_MAX], why[512];
+	int64_t now = clock__wall_s();
+	unsigned int gen = cur->snap_gen + 1;
+	bool was_paused = cur->paused != 0, diff;
+	int rc;
+
+	if (files__pathf(sock, sizeof(sock), "%s/" SANDBOX_API_NAME,
+			 cur->dir) ||
+	    files__pathf(state, sizeof(state), "%s/" SANDBOX_SNAP_STATE,
+			 cur->dir, gen) ||
+	    files__pathf(mem, sizeof(mem), "%s/" SANDBOX_SNAP_MEM, cur->dir,
+			 gen))
+		return sandbox__errf(err, errlen, -ENAMETOOLONG,
+				     "sandbox path too long");
+	if (!was_paused) {
+		rc = ember_api__pause(sock, true, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	/* What a failed earlier attempt may have left. */
+	sandbox__snap_gone(cur->dir, gen);
+	/*
+	 * Restored from its template, this ember knows which pages changed
+	 * since: a diff over the template's memory.  Restored from its own
+	 * Diff park, its base is still the template's memory (the diff's
+	 * pages count as changed): a diff again.  Booted, or restored from a
+	 * Full park (whose file this park replaces), all of RAM.
+	 */
+	diff = cur->origin == SANDBOX_FROM_TEMPLATE ||
+	       (cur->origin == SANDBOX_FROM_PARK && cur->snap_diff);
+	rc = ember_api__snapshot_create(sock, diff, state, mem, err, errlen);
+	if (rc == 0) {
+		struct sandbox_info next = *cur;
+
+		next.parked = 1;
+		next.snap_gen = gen;
+		next.snap_diff = diff;
+		if (!was_paused)
+			next.paused = now > 0 ? now : 1;
+		rc = sandbox__write_info(cur->dir, &next);
+		if (rc == 0) {
+			*cur = next;
+			return 0;
+		}
+		sandbox__errf(err, errlen, rc, "writing the info file: %s",
+			      strerror(-rc));
+	}
+	sandbox__snap_gone(cur->dir, gen);
+	if (!was_paused && ember_api__pause(sock, false, why, sizeof(why)) < 0)
+		snprintf(err + strlen(err), errlen - strlen(err),
+			 "; and resuming it: %s", why);
+	return rc;
+}
+
+/*
+ * The TTL is over and the sandbox asked to be parked then (ttl_park):
+ * park it, as sandbox__park() would, under its pause.lock.  A pause, park
+ * or renew under way elsewhere is waited for: it may park the sandbox
+ * itself, or give it more time.  1 parked by us, 2 parked meanwhile by
+ * sandbox__park(), 0 not to end after all (renewed or paused meanwhile:
+ * the info file says), -1 to be ended (a stop request, ember's end, or
+ * the park failed: said in the supervisor's log).
+ */
+static int ttl_park(struct sup *s)
+{
+	char lock[PATH_MAX], why[1024];
+	struct sandbox_info cur;
+	int fd, rc;
+
+	if (files__pathf(lock, sizeof(lock), "%s/" SANDBOX_PAUSE_LOCK,
+			 s->info.dir))
+		return -1;
+	for (;;) {
+		fd = files__lock(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600,
+				 LOCK_EX | LOCK_NB, why, sizeof(why));
+		if (fd >= 0)
+			break;
+		if (fd != -EWOULDBLOCK)
+			goto failed;
+		rc = sup_events(s, 50);
+		if (rc < 0)
+			return -1;
+		/* A park under way (pause.c) waits for us to end. */
+		if (rc == 1 && parked_now(s))
+			return 2;
+	}
+	cur = s->info;
+	rc = sandbox__read_info(s->info.dir, &cur);
+	if (rc == 0 && cur.parked) {
+		close(fd);
+		return 2;
+	}
+	/* Renewed (a new ttl) or paused meanwhile: not over after all. */
+	if (rc == 0 && (cur.paused || cur.ttl_s != s->info.ttl_s)) {
+		close(fd);
+		return 0;
+	}
+	if (rc)
+		sandbox__errf(why, sizeof(why), rc, "its info file: %s",
+			      strerror(-rc));
+	else
+		rc = supervisor__snapshot(&cur, why, sizeof(why));
+	close(fd);
+	if (rc == 0) {
+		s->info = cur;
+		return 1;
+	}
+failed:
+	dprintf(2,
+		"emberctl: sandbox %s: parking it at the TTL's end: %s; "
+		"ended instead\n",
+		s->info.id, why);
+	return -1;
+}
+
 /* The TTL's end in CLOCK_MONOTONIC ms from what @i has left; 0: none. */
 static int64_t ttl_end_of(const struct sandbox_info *i)
 {
@@ -779,6 +899,18 @@ static void ready(struct sup *s)
 			now > s->info.paused ? now - s->info.paused : 0;
 		s->info.paused = 0;
 		s->info.parked = 0;
+		/*
+		 * Parked when its TTL ran out (run --on-timeout pause): it
+		 * gets the last TTL it was given anew, from now.
+		 */
+		if (s->info.ttl_s && s->info.ttl_len &&
+		    sandbox__ttl_left(&s->info, now) == 0) {
+			int64_t ttl = now + (int64_t)s->info.ttl_len -
+				      s->info.ready - s->info.paused_s;
+
+			if (ttl >= 1 && ttl <= UINT32_MAX)
+				s->info.ttl_s = (unsigned int)ttl;
+		}
 	}
 	s->info.origin = !s->how->snap_state ? SANDBOX_BOOTED :
 			 s->how->parked	     ? SANDBOX_FROM_PARK :
@@ -792,7 +924,7 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 		path[PATH_MAX];
 	int64_t ttl_end;
 	sigset_t set;
-	bool logged;
+	bool logged, parked = false;
 	int rc;
 
 	setsid();
@@ -874,8 +1006,25 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	for (;;) {
 		int64_t left = ttl_end ? ttl_end - clock__mono_ms() : -1;
 
-		if (ttl_end && left <= 0)
-			break;
+		if (ttl_end && left <= 0) {
+			struct sandbox_info now = s->info;
+
+			if (!s->info.ttl_park)
+				break;
+			rc = ttl_park(s);
+			parked = rc == 1;
+			if (rc > 0)
+				break;
+			if (rc < 0 || sandbox__read_info(s->info.dir, &now))
+				break;
+			/* Renewed or paused meanwhile: on it goes. */
+			s->info.ttl_s = now.ttl_s;
+			s->info.ttl_len = now.ttl_len;
+			s->info.paused = now.paused;
+			s->info.paused_s = now.paused_s;
+			ttl_end = now.paused ? 0 : ttl_end_of(&now);
+			continue;
+		}
 		rc = sup_events(s, left < 0	? -1 :
 				   left > 60000 ? 60000 :
 						  (int)left);
@@ -896,6 +1045,7 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 			if (!s->info.ttl_s || !now.ttl_s)
 				continue;
 			s->info.ttl_s = now.ttl_s;
+			s->info.ttl_len = now.ttl_len;
 			s->info.paused = now.paused;
 			s->info.paused_s = now.paused_s;
 			ttl_end = now.paused ? 0 : ttl_end_of(&now);
@@ -905,6 +1055,12 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	/* Parked too: a resume makes the network again. */
 	net_gone(s);
 	jail_gone(s);
+	/* Our own park: what sandbox__park() does once we are gone. */
+	if (parked) {
+		sandbox__sockets_gone(s->info.dir);
+		if (s->info.snap_gen > 1)
+			sandbox__snap_gone(s->info.dir, s->info.snap_gen - 1);
+	}
 	/* A park's snapshot is complete: the directory is the sandbox. */
 	if (!parked_now(s))
 		remove_dir(s);

@@ -63,4 +63,20 @@ __attribute__((noreturn)) void supervisor__run(const struct sandbox_opts *o,
 					       const struct supervisor_how *how,
 					       int lock_fd, int verdict_fd);
 
+/*
+ * supervisor__snapshot() - the snapshot half of a park, shared by
+ * sandbox__park() (pause.c) and the supervisor's own park at the TTL's
+ * end (run --on-timeout pause).  The caller holds the sandbox's
+ * pause.lock, and @cur is its info file read under it: ready, not parked,
+ * not jailed.  Pauses the vCPUs unless paused (PATCH /vm), has ember
+ * write snap-N.state and snap-N.mem into @cur->dir (N = snap_gen + 1; a
+ * Diff over the template's memory when the running ember was restored
+ * from the template or from a Diff park, else Full), and writes @cur,
+ * marked parked, as the info file.  The supervisor's part (stopping
+ * ember, leaving the directory) is the caller's.  On failure no
+ * snapshot file is left, the vCPUs run again if they ran, the info file
+ * is unchanged: a negative errno with @err (ember's refusal as -EIO).
+ */
+int supervisor__snapshot(struct sandbox_info *cur, char *err, size_t errlen);
+
 #endif /* EMBER_API_SUPERVISOR_H */

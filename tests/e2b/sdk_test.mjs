@@ -450,13 +450,14 @@ async function main() {
 		expect(paused.length === 0, `filter state paused: ${show(paused.map((x) => x.sandboxId))}`);
 	});
 
-	await check('what ember does not do is an SDK error that says so: metrics, network rules, pause on timeout', async () => {
+	await check('what ember does not do is an SDK error that says so: metrics, network rules, a pause on timeout without memory', async () => {
 		need();
 		const says = (e) => expect(/not supported|no \w+ support/i.test(e.message), `message ${show(e.message)}`);
 		await expectThrow(call(sbx.getMetrics(REQ), 'getMetrics'), SandboxError, says);
 		await expectThrow(call(Sandbox.create({ ...REQ, metadata: META, network: { denyOut: ['8.8.8.8'] } }), 'Sandbox.create'),
 			SandboxError, says);
-		await expectThrow(call(Sandbox.create({ ...REQ, metadata: META, lifecycle: { onTimeout: 'pause' } }), 'Sandbox.create'),
+		await expectThrow(call(Sandbox.create({ ...REQ, metadata: META,
+			lifecycle: { onTimeout: { action: 'pause', keepMemory: false } } }), 'Sandbox.create'),
 			SandboxError, says);
 		const l = await listed({ metadata: { run: RUN_ID } });
 		expect(l.length === 1 && l[0].sandboxId === sbx.sandboxId, `sandboxes of this run: ${show(l.map((x) => x.sandboxId))}`);
