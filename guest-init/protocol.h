@@ -269,7 +269,9 @@ enum ember_agent_type {
 	EMBER_AGENT_ERROR = 14, /* g->h  u32 errno, message bytes */
 	EMBER_AGENT_INIT = 15, /* h->g  TLVs: TIME?, ENTROPY? (one at least) */
 	EMBER_AGENT_RESIZE = 16, /* h->g  u16 rows, u16 cols (a TTY exec) */
-	EMBER_AGENT_TYPE_MAX = 16,
+	/* 17-23: free (not sent, refused as unknown). */
+	EMBER_AGENT_FORWARD = 24, /* h->g  u32 port: then a byte stream */
+	EMBER_AGENT_TYPE_MAX = 24,
 };
 
 enum ember_agent_tag {
