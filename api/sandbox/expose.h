@@ -32,8 +32,13 @@
 
 #include "record.h"
 
-#define EXPOSE_MAX_CONNS    256 /* default concurrent connections a port */
-#define EXPOSE_CONNS_LIMIT  4096 /* the most a port may be given */
+/*
+ * Connections of a port at once: each is a vsock connection, and ember's
+ * vsock device carries at most VIRTIO_VSOCK_MAX_CONNS (256) a sandbox, so
+ * that a flood on one port leaves room for exec, cp and the other ports.
+ */
+#define EXPOSE_MAX_CONNS    64 /* by default */
+#define EXPOSE_CONNS_LIMIT  192 /* the most a port may be given */
 #define EXPOSE_AGENT_MS	    10000 /* a connection's CONNECT and FORWARD */
 #define EXPOSE_DIR_NAME	    "expose" /* in the sandbox directory */
 #define EXPOSE_DEFAULT_HOST "127.0.0.1"

@@ -142,9 +142,9 @@ import socket, sys, time
 port = int(sys.argv[1])
 held = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
 time.sleep(1)
-s = socket.create_connection(("127.0.0.1", port))
-s.settimeout(8)
 try:
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(8)
     d = s.recv(100)
     print("third: eof" if d == b"" else "third: data")
 except ConnectionResetError:
