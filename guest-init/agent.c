@@ -10,6 +10,7 @@
  *   agent_exec.c   EXEC, STDIN, KILL, RESIZE: children, output, exits
  *   agent_files.c  WRITE_FILE, FILE_DATA, FILE_END and READ_FILE
  *   agent_init.c   INIT: the random pool and the clock after a restore
+ *   agent_fwd.c    FORWARD: the connection spliced to a guest TCP port
  *
  *   ember-agent --vsock PORT   listen on AF_VSOCK PORT, serve every
  *                              connection in its own process
