@@ -10,7 +10,8 @@
 # connection is reset at once (no hang).  --max-conns 2: a third
 # connection at once is reset while exec and the other port go on, and
 # once the two close a new one is served.  --rm stops the listener;
-# kill ends every forwarder and frees the host ports.
+# kill ends every forwarder and frees the host ports, and so does the
+# TTL's end (a second sandbox, `ttl ID 1`).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -210,5 +211,22 @@ c2=$?
 check "expose: kill ends every forwarder and frees the host ports" \
 	"pids $p0 $p2, curl $c0 $c2; $(show "$TMP/kill.err")" \
 	ev '[ -n "$p0" ] && [ -n "$p2" ] && ! alive "$p0" && ! alive "$p2" && [ $c0 = 7 ] && [ $c2 = 7 ]'
+
+# ---- the TTL's end -----------------------------------------------------------
+id2=$(timeout "$BOOT_TIMEOUT" "$E" run --boot --ttl 1800 \
+	--boot-timeout "$BOOT_TIMEOUT" 2>"$TMP/run2.err")
+[ -n "$id2" ] && IDS+=("$id2")
+a3=$("$E" expose "$id2" 8000 2>/dev/null)
+p3=$(fwd_pid "$id2" 8000)
+"$E" ttl "$id2" 1 >/dev/null 2>"$TMP/ttl.err"
+for _ in $(seq 300); do
+	alive "$p3" || break
+	sleep 0.1
+done
+get "$a3" >/dev/null 2>&1
+c3=$?
+check "expose: the TTL's end ends the forwarder and frees the host port" \
+	"sandbox '$id2', address '$a3', pid '$p3', curl $c3; $(show "$TMP/run2.err" "$TMP/ttl.err")" \
+	ev '[ -n "$p3" ] && ! alive "$p3" && [ $c3 = 7 ] && [ ! -e "$EMBER_STATE_DIR/$id2" ]'
 check "expose: no sanitizer reports" "$(show "$TMP"/*.err "$EMBER_SUPERVISOR_LOG")" \
 	no_sanitizer_report "$TMP"/*.err "$EMBER_SUPERVISOR_LOG"
