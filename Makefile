@@ -62,9 +62,10 @@ $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 # The guest agent's sources, for the guest (musl) and for the host.
 AGENT_SRCS := guest-init/agent.c guest-init/agent_serve.c guest-init/agent_conn.c \
 		guest-init/agent_exec.c guest-init/agent_files.c guest-init/agent_init.c \
-		guest-init/agent_ctr.c
+		guest-init/agent_ctr.c guest-init/agent_fwd.c
 AGENT_HDRS := guest-init/agent_serve.h guest-init/agent_conn.h guest-init/agent_exec.h \
 		guest-init/agent_files.h guest-init/agent_init.h guest-init/agent_ctr.h \
+		guest-init/agent_fwd.h \
 		guest-init/protocol.h
 # Kept processes (issue 24, item 4: ATTACH, LIST).
 AGENT_SRCS += guest-init/agent_keep.c
@@ -268,7 +269,7 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 		api/sandbox/net.c api/sandbox/net_plan.c api/sandbox/jail.c api/sandbox/pool.c \
 		api/sandbox/loopback.c api/sandbox/sibling.c api/sandbox/guest_run.c \
 		api/sandbox/guest_fs.c api/sandbox/guest_stat.c api/sandbox/spare.c \
-		api/sandbox/start_gate.c
+		api/sandbox/start_gate.c api/sandbox/expose.c api/sandbox/agent_fwd.c
 # The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
 LISTENER_SRCS := api/sandbox/listener.c
 # Images (issue 22): SRC forms -> an ext4 disk and the run defaults, with
@@ -293,7 +294,7 @@ BUILD_CACHE_SRCS := api/sandbox/build_cache.c
 EMBERCTL_SRCS := api/emberctl/emberctl.c api/emberctl/help.c api/emberctl/cli.c \
 		api/emberctl/run.c api/emberctl/exec.c api/emberctl/cp.c \
 		api/emberctl/lifecycle.c api/emberctl/templates.c api/emberctl/code.c \
-		$(SANDBOX_SRCS) vmm/config.c snapshot/overlay.c \
+		api/emberctl/expose.c $(SANDBOX_SRCS) vmm/config.c snapshot/overlay.c \
 		snapshot/overlay_format.c api/sandbox/template_image.c \
 		api/sandbox/template_docker.c $(IMAGE_CODE_SRCS) $(DOCKERFILE_SRCS) \
 		$(BUILD_CACHE_SRCS)

@@ -12,6 +12,7 @@
  *   agent_init.c   INIT: the random pool and the clock after a restore
  *   agent_keep.c   kept execs (KEEP): their buffers, ATTACH and LIST;
  *                  a connection's process outlives it while it keeps one
+ *   agent_fwd.c    FORWARD: the connection spliced to a guest TCP port
  *
  *   ember-agent --vsock PORT   listen on AF_VSOCK PORT, serve every
  *                              connection in its own process

@@ -21,6 +21,7 @@
 #include "agent_conn.h"
 #include "agent_exec.h"
 #include "agent_files.h"
+#include "agent_fwd.h"
 #include "agent_init.h"
 #include "agent_keep.h"
 #include "agent_serve.h"
@@ -65,6 +66,9 @@ static void dispatch(struct conn *c, const struct ember_agent_hdr *h,
 		break;
 	case EMBER_AGENT_LIST:
 		agent_keep__list(c, h);
+		break;
+	case EMBER_AGENT_FORWARD:
+		agent_fwd__start(c, h, payload);
 		break;
 	default: /* a guest-to-host type */
 		agent_conn__send_proto_error(c, h->stream, EMBER_AGENT_E_TYPE);

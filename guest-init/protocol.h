@@ -277,7 +277,9 @@ enum ember_agent_type {
 	EMBER_AGENT_LIST = 18, /* h->g  empty: the kept processes */
 	EMBER_AGENT_STARTED = 19, /* g->h  u32 pid, u64 dropped bytes */
 	EMBER_AGENT_PROCS = 20, /* g->h  LIST's answer: PROC entries */
-	EMBER_AGENT_TYPE_MAX = 20,
+	/* 21-23: free (not sent, refused as unknown). */
+	EMBER_AGENT_FORWARD = 24, /* h->g  u32 port: then a byte stream */
+	EMBER_AGENT_TYPE_MAX = 24,
 };
 
 enum ember_agent_tag {

@@ -33,6 +33,9 @@ int cmd_swap_drive(int argc, char **argv);
 /* `emberctl template build|save|ls|rm`: templates.c. */
 int cmd_template(int argc, char **argv);
 
+/* `emberctl expose`: expose.c (api/sandbox/expose.h). */
+int cmd_expose(int argc, char **argv);
+
 /* `emberctl run-code`: code.c, guest-init/INTERP.md. */
 int cmd_run_code(int argc, char **argv);
 

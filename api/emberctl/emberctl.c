@@ -14,6 +14,7 @@
  *   emberctl kill ID...               end them, leaving nothing behind
  *   emberctl ttl ID S                 renew one's TTL: S seconds from now
  *   emberctl swap-drive ID SLOT FILE  a file into a spare drive (spare.h)
+ *   emberctl expose ID PORT [HOST]    a guest port on the host (expose.h)
  *   emberctl template build|ls|rm     snapshots that `run` restores
  *   emberctl run-code ID CODE         Python/JavaScript in its interpreter
  *   emberctl context ls|create|...    the interpreter's contexts (code.c)
@@ -48,6 +49,7 @@ static const struct command {
 	{ .name = "template", .fn = cmd_template },
 	{ .name = "ttl", .fn = cmd_ttl },
 	{ .name = "swap-drive", .fn = cmd_swap_drive },
+	{ .name = "expose", .fn = cmd_expose },
 	{ .name = "run-code", .fn = cmd_run_code },
 	{ .name = "context", .fn = cmd_context },
 	{ .name = "attach", .fn = cmd_attach },
@@ -88,7 +90,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 		"emberctl: unknown command '%s' (run, exec, attach, ps, cp, ls, pause, "
-		"resume, kill, ttl, swap-drive, template, run-code, "
+		"resume, kill, ttl, swap-drive, expose, template, run-code, "
 		"context; see "
 		"emberctl "
 		"--help)\n",

@@ -20,6 +20,7 @@
 #include "../../guest-init/protocol.h"
 #include "../sandbox/agent_client.h"
 #include "../sandbox/base64.h"
+#include "../sandbox/expose.h"
 #include "../sandbox/clock.h"
 #include "../sandbox/guest_fs.h"
 #include "../sandbox/guest_run.h"
@@ -936,6 +937,49 @@ static json_t *list_sandboxes(struct backend *b)
 		     NULL;
 }
 
+/* --- ports --------------------------------------------------------------- */
+
+/*
+ * The guest's port on the host's 127.0.0.1 (api/sandbox/expose.h); one
+ * exposed already is answered with its address.
+ */
+static json_t *expose_port(struct backend *b, const json_t *args)
+{
+	json_int_t port = tools__int(json_object_get(args, "port"), 0);
+	json_int_t hp = tools__int(json_object_get(args, "host_port"), 0);
+	struct expose_entry e, *v = NULL;
+	struct sandbox_info sb;
+	char err[512], host[32];
+	size_t n = 0;
+	json_t *res;
+	int rc;
+
+	res = roster__usable(b->r, args, &sb);
+	if (res)
+		return res;
+	if (port < 1 || port > 65535 || hp < 0 || hp > 65535)
+		return tools__fail("port out of range");
+	snprintf(host, sizeof(host), EXPOSE_DEFAULT_HOST ":%d", (int)hp);
+	rc = expose__add(&sb, (unsigned int)port, host, 0, &e, err,
+			 sizeof(err));
+	if (rc == -EEXIST && expose__list(&sb, &v, &n, err, sizeof(err)) == 0)
+		for (size_t i = 0; i < n; i++)
+			if (v[i].port == (unsigned int)port) {
+				e = v[i];
+				rc = 0;
+			}
+	free(v);
+	if (rc < 0)
+		return tools__fail("%s", err);
+	rc = expose__probe(&sb, (unsigned int)port, CONNECT_MS, err,
+			   sizeof(err));
+	return tools__ok(json_pack("{s:s, s:i, s:s, s:s+, s:b}", "sandbox_id",
+				   sb.id, "port", (int)port, "address", e.addr,
+				   "url", "http://", e.addr, "listening",
+				   rc == 0),
+			 NULL);
+}
+
 json_t *backend__call(void *arg, const struct mcp_tool *t, const json_t *args)
 {
 	struct backend *b = arg;
@@ -961,6 +1005,8 @@ json_t *backend__call(void *arg, const struct mcp_tool *t, const json_t *args)
 		return kill_sandbox(b, args);
 	case TOOL_LIST_SANDBOXES:
 		return list_sandboxes(b);
+	case TOOL_EXPOSE_PORT:
+		return expose_port(b, args);
 	default:
 		return tools__fail("tool %s is not implemented", t->name);
 	}

@@ -302,6 +302,33 @@ const struct mcp_tool tools__table[TOOL_COUNT] = {
 			"},'required':['sandboxes']}",
 		.read_only = true,
 	},
+	[TOOL_EXPOSE_PORT] = {
+		.id = TOOL_EXPOSE_PORT,
+		.name = "expose_port",
+		.title = "Expose a port",
+		.description =
+			"Make a TCP server running in the sandbox (listening on its "
+			"127.0.0.1 or 0.0.0.0 port) reachable from the host at "
+			"127.0.0.1: returns the host address and an http:// URL. "
+			"The sandbox needs no network; the port stays exposed until "
+			"the sandbox ends. Exposing a port again returns the same "
+			"address. listening says whether something listens on the "
+			"port yet (start the server first).",
+		.input_schema =
+			"{'type':'object','properties':{"
+			SANDBOX_ID_PROP ","
+			"'port':{'type':'integer','minimum':1,'maximum':65535,"
+			"'description':'The TCP port the server listens on in the sandbox'},"
+			"'host_port':{'type':'integer','minimum':0,'maximum':65535,"
+			"'description':'The port on the host (default 0: any free one)'}"
+			"},'required':['sandbox_id','port'],'additionalProperties':false}",
+		.output_schema =
+			"{'type':'object','properties':{"
+			"'sandbox_id':{'type':'string'},'port':{'type':'integer'},"
+			"'address':{'type':'string'},'url':{'type':'string'},"
+			"'listening':{'type':'boolean'}"
+			"},'required':['sandbox_id','port','address','url','listening']}",
+	},
 };
 
 const struct mcp_tool *tools__find(const char *name)

@@ -292,6 +292,21 @@ int agent_client__read_file(struct agent_client *c, const char *guest_path,
 			    int dst_fd, int idle_ms);
 
 /*
+ * FORWARD (guest-init/PROTOCOL.md, "Forward"): ask the agent to connect to
+ * TCP @port (1-65535) on the guest's loopback (127.0.0.1, else [::1]) and
+ * wait up to @timeout_ms milliseconds (> 0) for its answer.  On 0 the
+ * connection is no longer the agent's protocol but the TCP connection's
+ * bytes both ways: take it with agent_client__detach_fd().  Errors:
+ * -EREMOTEIO (the guest's connect failed; agent_client__guest_errno():
+ * ECONNREFUSED when nothing listens on @port, ETIMEDOUT; EPROTO from an
+ * agent that predates FORWARD), -EINVAL (a bad port or timeout),
+ * -ETIMEDOUT, -ECONNRESET, -EPROTO, -ENOTCONN.  Implemented in
+ * agent_fwd.c.
+ */
+int agent_client__forward(struct agent_client *c, uint32_t port,
+			  int timeout_ms);
+
+/*
  * The last failure as one line of text (never NULL; "" when none yet),
  * e.g. "guest: python4: No such file or directory".  Owned by @c, valid
  * until the next call on @c.

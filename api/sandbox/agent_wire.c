@@ -200,7 +200,9 @@ static const char *type_name(uint16_t type)
 		"PROCS",
 	};
 
-	return type <= EMBER_AGENT_TYPE_MAX ? names[type] : "?";
+	if (type == EMBER_AGENT_FORWARD)
+		return "FORWARD";
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
 
 int agent_wire__unexpected(struct agent_client *c,

@@ -59,7 +59,8 @@ const serverArgs = [...(process.env.MCP_TEMPLATE ? ['--template', process.env.MC
 const CALL = { timeout: 120000 }; // per request: a hang fails, it does not stall
 const tmp = mkdtempSync(join(tmpdir(), 'ember-mcp-test.'));
 const TOOLS = ['create_sandbox', 'run_code', 'run_command', 'write_file', 'read_file',
-	'list_files', 'pause_sandbox', 'resume_sandbox', 'kill_sandbox', 'list_sandboxes'];
+	'list_files', 'pause_sandbox', 'resume_sandbox', 'kill_sandbox', 'list_sandboxes',
+	'expose_port'];
 
 // ---- reporting ----------------------------------------------------------------
 let failed = 0;
@@ -737,6 +738,22 @@ async function main() {
 	await check('... and the Python state (x is 2)', async () => {
 		need();
 		await expectValue(c, sid, 'x', '2');
+	});
+
+	await check('expose_port: a server in the sandbox fetched from the host; again: the same address', async () => {
+		need();
+		const s = await cmd(c, sid, 'mkdir -p /srv/mcp && echo mcp-port >/srv/mcp/index.html && ' +
+			'busybox httpd -p 127.0.0.1:8123 -h /srv/mcp');
+		expect(s.exit_code === 0, `httpd: ${show(s)}`);
+		const r = sc(await call(c, 'expose_port', { sandbox_id: sid, port: 8123 }));
+		expect(r.listening === true && /^127\.0\.0\.1:\d+$/.test(r.address) &&
+			r.url === `http://${r.address}`, `got ${show(r)}`);
+		const body = await (await fetch(`${r.url}/`)).text();
+		expect(body === 'mcp-port\n', `fetched ${show(body)}`);
+		const again = sc(await call(c, 'expose_port', { sandbox_id: sid, port: 8123 }));
+		expect(again.address === r.address, `again: ${show(again)}`);
+		const none = sc(await call(c, 'expose_port', { sandbox_id: sid, port: 8124 }));
+		expect(none.listening === false, `a port nothing listens on: ${show(none)}`);
 	});
 
 	await check('unknown tool: a JSON-RPC error -32602', async () => {

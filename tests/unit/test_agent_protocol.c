@@ -7,8 +7,10 @@
  * files, malformed frames, INIT (through the agent's report hook, and for
  * real: OK when privileged, ERROR(EPERM) when not).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -1916,6 +1918,92 @@ static void test_e2e_bad_magic(void **state)
 	assert_int_equal(recv_frame(a, &h), -1);
 }
 
+/* A TCP listener on 127.0.0.1 (any port): its fd; its port in *@port. */
+static int tcp_listener(uint16_t *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void forward_on(struct agent *a, uint32_t stream, uint32_t port)
+{
+	uint8_t b[4];
+
+	ember_agent_put32(b, port);
+	send_frame(a, EMBER_AGENT_FORWARD, stream, b, sizeof(b));
+}
+
+/*
+ * FORWARD: bad payloads, a port nothing listens on and a busy connection
+ * are refused with the connection still framed; then OK and the
+ * connection carries the TCP connection's bytes both ways, half-closes
+ * passed on, and the agent closes it when both ended.
+ */
+static void test_e2e_forward(void **state)
+{
+	static const char *const sleep_argv[] = { "sleep", "30", NULL };
+	struct agent *a = *state;
+	struct ember_agent_hdr h;
+	uint16_t port;
+	uint8_t b[4] = { 0 };
+	char buf[16];
+	int lfd, sfd;
+
+	send_frame(a, EMBER_AGENT_FORWARD, 1, b, 3);
+	expect_error(a, 1, EPROTO);
+	forward_on(a, 1, 0);
+	expect_error(a, 1, EPROTO);
+	forward_on(a, 1, 65536);
+	expect_error(a, 1, EPROTO);
+	/* A port nothing listens on (bound a moment ago, then closed). */
+	lfd = tcp_listener(&port);
+	close(lfd);
+	forward_on(a, 2, port);
+	expect_error(a, 2, ECONNREFUSED);
+	assert_non_null(strstr(a->res[2].msg, "Connection refused"));
+	/* Not while an exec runs on this connection. */
+	lfd = tcp_listener(&port);
+	exec_on(a, 3, 0, 0, sleep_argv);
+	forward_on(a, 4, port);
+	expect_error(a, 4, EBUSY);
+	send_frame(a, EMBER_AGENT_KILL, 3, (uint8_t[]){ 9, 0, 0, 0 }, 4);
+	wait_done(a, 3);
+	expect_pong(a);
+	/* Forwarded. */
+	forward_on(a, 5, port);
+	assert_int_equal(recv_frame(a, &h), 0);
+	assert_int_equal(h.type, EMBER_AGENT_OK);
+	assert_int_equal(h.stream, 5);
+	assert_int_equal(h.len, 0);
+	sfd = accept(lfd, NULL, NULL);
+	assert_true(sfd >= 0);
+	close(lfd);
+	xwrite(a->fd, "hello", 5);
+	assert_int_equal(xread(sfd, buf, 5), 0);
+	assert_memory_equal(buf, "hello", 5);
+	xwrite(sfd, "world!", 6);
+	assert_int_equal(xread(a->fd, buf, 6), 0);
+	assert_memory_equal(buf, "world!", 6);
+	/* The server's end of file reaches the host; the host still writes. */
+	shutdown(sfd, SHUT_WR);
+	assert_int_equal(xread(a->fd, buf, 1), -1);
+	xwrite(a->fd, "late", 4);
+	assert_int_equal(xread(sfd, buf, 4), 0);
+	assert_memory_equal(buf, "late", 4);
+	shutdown(a->fd, SHUT_WR);
+	assert_int_equal(xread(sfd, buf, 1), -1);
+	close(sfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1950,6 +2038,7 @@ int main(void)
 		E(test_e2e_desync),
 		E(test_e2e_bad_magic),
 		E(test_e2e_init_real),
+		E(test_e2e_forward),
 		cmocka_unit_test_setup_teardown(test_e2e_init_report,
 						agent_setup_report,
 						agent_teardown),
