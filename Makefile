@@ -25,7 +25,8 @@ TCFLAGS	:= -std=gnu11 -O1 -g -D_GNU_SOURCE $(WARN) -fPIE -MMD -MP $(SAN) \
 # the unit tests link against; the control socket's server (api/server/)
 # is part of ember.  ember-jailer (api/jailer/) is a program of its own.
 EMBER_MAIN := api/server/main.c
-JAILER_SRCS := $(wildcard api/jailer/*.c)
+# vmm/pvm/detect.c: ember's own PVM host test (the jailer adds --pvm on).
+JAILER_SRCS := $(wildcard api/jailer/*.c) vmm/pvm/detect.c
 LIB_SRCS := $(filter-out $(EMBER_MAIN),$(wildcard vmm/*.c vmm/*/*.c devices/*.c boot/*.c \
 	snapshot/*.c api/server/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -269,7 +270,8 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 		api/sandbox/net.c api/sandbox/net_plan.c api/sandbox/jail.c api/sandbox/pool.c \
 		api/sandbox/loopback.c api/sandbox/sibling.c api/sandbox/guest_run.c \
 		api/sandbox/guest_fs.c api/sandbox/guest_stat.c api/sandbox/spare.c \
-		api/sandbox/start_gate.c api/sandbox/expose.c api/sandbox/agent_fwd.c
+		api/sandbox/start_gate.c api/sandbox/expose.c api/sandbox/agent_fwd.c \
+		vmm/pvm/detect.c
 # The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
 LISTENER_SRCS := api/sandbox/listener.c
 # Images (issue 22): SRC forms -> an ext4 disk and the run defaults, with
@@ -376,7 +378,7 @@ $(BUILD)/test/test_build_cache: tests/unit/test_build_cache.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
 $(BUILD)/test/test_start_gate: tests/unit/test_start_gate.c \
-		$(BUILD)/asan/api/sandbox/start_gate.o
+		$(BUILD)/asan/api/sandbox/start_gate.o $(BUILD)/asan/vmm/pvm/detect.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
 # --- end of emberctl -------------------------------------------------------

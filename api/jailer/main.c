@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../vmm/pvm/pvm.h"
 #include "jailer.h"
 
 #define JAILER_VERSION "0.1.0"
@@ -187,7 +188,7 @@ static char **exec_argv(const struct jail_args *a)
 		if (!strncmp(a->ember_argv[i], "--pvm", 5))
 			pvm_said = true;
 	}
-	if (!pvm_said && access("/sys/module/kvm_pvm", F_OK) == 0) {
+	if (!pvm_said && pvm__detect()) {
 		v[3 + i] = (char *)"--pvm";
 		v[4 + i] = (char *)"on";
 	}

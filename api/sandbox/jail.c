@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../vmm/pvm/pvm.h"
 #include "clock.h"
 #include "files.h"
 #include "jail.h"
@@ -289,7 +290,7 @@ int jail__argv(const struct jail_start *s, struct jail_argv *out, char *err,
 	rc = rc ?: add(out, &n, &used, "--console");
 	rc = rc ?: add(out, &n, &used, con);
 	/* The jail has no /sys: ember cannot see kvm_pvm there. */
-	if (rc == 0 && access("/sys/module/kvm_pvm", F_OK) == 0) {
+	if (rc == 0 && pvm__detect()) {
 		rc = add(out, &n, &used, "--pvm");
 		rc = rc ?: add(out, &n, &used, "on");
 	}

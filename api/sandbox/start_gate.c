@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "../../vmm/pvm/pvm.h"
 #include "start_gate.h"
 
 #define START_GATE_MAX 1024
@@ -24,7 +25,7 @@ unsigned int start_gate__slots(void)
 		if (!errno && !*end && n >= 0 && n <= START_GATE_MAX)
 			return (unsigned int)n;
 	}
-	if (access("/sys/module/kvm_pvm", F_OK) != 0)
+	if (!pvm__detect())
 		return 0;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1		  ? 1 :

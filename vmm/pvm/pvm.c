@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/* PVM host detection and the PVM kernel arguments (see pvm.h). */
+/* The PVM kernel arguments (see pvm.h; the detection is detect.c). */
 #include "pvm.h"
 
 #include <stdio.h>
 #include <unistd.h>
 
 #include "../log.h"
-
-bool pvm__detect(void)
-{
-	return access("/sys/module/kvm_pvm", F_OK) == 0;
-}
 
 int pvm__cmdline(struct cmdline *c, unsigned int nr_vcpus, uint32_t tsc_khz)
 {
