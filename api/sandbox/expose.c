@@ -284,17 +284,6 @@ static void accept_one(struct fwd *f, int lfd, pthread_attr_t *attr)
 	}
 }
 
-/* Close every fd above 2 but @keep1 and @keep2. */
-static void close_others(int keep1, int keep2)
-{
-	for (int fd = 3; fd < 1024; fd++)
-		if (fd != keep1 && fd != keep2)
-			close(fd);
-	if (close_range(1024, ~0U, 0) < 0) {
-		/* Nothing was open that high. */
-	}
-}
-
 /*
  * The forwarder process: never returns.  Tells @ready_w its pid once it
  * watches the sandbox directory (EOF without it: it could not).
@@ -305,25 +294,11 @@ __attribute__((noreturn)) static void forwarder(struct fwd *f, int lfd,
 	struct pollfd pfd[3];
 	pthread_attr_t attr;
 	sigset_t set;
-	int ino, sig, null, log = -1;
-	const char *logp;
+	int ino, sig;
 	pid_t me = getpid();
 
-	close_others(lfd, ready_w);
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	/* Where the supervisors write (tests: sanitizer reports). */
-	logp = getenv("EMBER_SUPERVISOR_LOG");
-	if (logp && *logp)
-		log = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			   0600);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(log >= 0 ? log : null, 2);
-		close(null);
-	}
-	if (log >= 0)
-		close(log);
+	proc__close_others(lfd, ready_w);
+	proc__daemon_stdio();
 	if (chdir("/") < 0)
 		_exit(1);
 	prctl(PR_SET_NAME, "emberctl-fwd");
