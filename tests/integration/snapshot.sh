@@ -38,7 +38,6 @@ if grep -q "Snapshots are not supported by ember yet" "$EMBER"; then
 fi
 export EMBER_BIN=$EMBER EMBER_KERNEL=$GUEST/vmlinux EMBER_ROOTFS=$GUEST/rootfs.ext4
 
-# A supervisor counts while its pid has the start time its info recorded.
 cleanup() {
 	local p
 	for p in $(state_dir_procs); do kill -9 "$p" 2>/dev/null; done
