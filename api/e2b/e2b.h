@@ -56,6 +56,9 @@ struct e2b_server {
 	const char *default_template; /* what base / code-interpreter-v1 name */
 	enum net_mode net_mode; /* sandboxes' network when they may have one */
 	unsigned int boot_timeout_s;
+	/* What create and connect answer as `domain`: the SDK's getHost(port)
+	   is PORT-ID.DOMAIN, routed to the guest's port (port_proxy.h) */
+	const char *domain;
 	struct pool *pool; /* idle agent connections, per sandbox */
 	struct e2b_procs *procs; /* the table of started processes (procs.h) */
 };

@@ -24,6 +24,7 @@
 #include "../sandbox/listener.h"
 #include "e2b.h"
 #include "http.h"
+#include "port_proxy.h"
 #include "route.h"
 #include "stream.h"
 #include "template_build.h"
@@ -46,6 +47,7 @@ struct req_state {
 	bool too_big;
 	bool failed; /* writing the memfd failed */
 	bool refused; /* answered before its body: the body is dropped */
+	struct port_proxy *proxy; /* for a sandbox's own port (port_proxy.h) */
 };
 
 /* --- libmicrohttpd -------------------------------------------------------- */
@@ -165,6 +167,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 			return MHD_NO;
 		rq->fd = -1;
 		*con_cls = rq;
+		if (port_proxy__wants(h->srv, con))
+			return port_proxy__begin(h->srv, con, method,
+						 &rq->proxy);
 		r = (struct e2b_req){
 			.conn = con,
 			.method = method,
@@ -190,6 +195,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 		}
 		return MHD_YES;
 	}
+	if (rq->proxy)
+		return port_proxy__step(rq->proxy, con, data, data_len);
 	if (rq->refused) {
 		*data_len = 0;
 		return MHD_YES;
@@ -250,6 +257,7 @@ static void completed(void *cls, struct MHD_Connection *con, void **con_cls,
 		MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned int)IDLE_S);
 	if (rq) {
+		port_proxy__free(rq->proxy);
 		if (rq->fd >= 0)
 			close(rq->fd);
 		free(rq->body);
@@ -269,6 +277,8 @@ int e2b_http__start(struct e2b_server *srv, const char *addr, unsigned int port,
 		.completed = completed,
 		.idle_s = IDLE_S,
 		.max_connections = MAX_CONNECTIONS,
+		.uri_log = port_proxy__uri_log,
+		.allow_upgrade = true,
 	};
 	struct e2b_http *h;
 	int rc;

@@ -69,6 +69,16 @@ static const char *req_token(const struct e2b_req *r)
 	return token;
 }
 
+/* Resume the parked or paused sandbox @info.  0 or -errno with @err. */
+static int wake(struct e2b_server *srv, struct sandbox_info *info, char *err,
+		size_t errlen)
+{
+	if (info->parked)
+		forget__sandbox(srv, info->id);
+	return sandbox__wake(info, srv->ember, srv->boot_timeout_s, err,
+			     errlen);
+}
+
 /*
  * The sandbox @g->info, created with autoResume and parked or paused:
  * resumed for request @r when it has the sandbox's access token (else it
@@ -88,10 +98,7 @@ static int guest_wake(struct e2b_server *srv, const struct e2b_req *r,
 	record__release(&rec);
 	if (!ok)
 		return 0;
-	if (g->info.parked)
-		forget__sandbox(srv, g->info.id);
-	if (sandbox__wake(&g->info, srv->ember, srv->boot_timeout_s, err,
-			  sizeof(err)) == 0)
+	if (wake(srv, &g->info, err, sizeof(err)) == 0)
 		return 0;
 	snprintf(msg, sizeof(msg), "The sandbox %s could not be resumed: %s",
 		 g->info.id, err);
@@ -182,6 +189,46 @@ static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
 				  r->method, r->path);
 	record__release(&g.rec);
 	return rc;
+}
+
+int route__port_guest(struct e2b_server *srv, const struct e2b_req *r,
+		      const char *id, struct sandbox_info *info,
+		      struct e2b_resp *resp)
+{
+	const char *token = e2b__header(r, "E2b-Traffic-Access-Token");
+	struct e2b_record rec;
+	char err[1024];
+	bool ok = true;
+
+	if (strlen(id) != SANDBOX_ID_LEN ||
+	    strspn(id, "0123456789abcdef") != SANDBOX_ID_LEN ||
+	    sandbox__find(id, info, err, sizeof(err)) || strcmp(info->id, id))
+		return reply__error(resp, 502,
+				    "The sandbox %.64s was not found", id) -
+		       1;
+	/* No record (made by emberctl or ember-mcp): its ports are public. */
+	if (!record__load(info->dir, &rec)) {
+		ok = record__traffic_ok(&rec, token);
+		record__release(&rec);
+	}
+	if (!ok)
+		return reply__error(resp, 403,
+				    "The sandbox %s's ports need its traffic "
+				    "access token (header "
+				    "e2b-traffic-access-token): %s",
+				    id, token ? "a wrong one" : "none given") -
+		       1;
+	if ((info->parked || info->paused) && info->auto_resume &&
+	    wake(srv, info, err, sizeof(err)))
+		return reply__error(resp, 502,
+				    "The sandbox %s could not be resumed: %s",
+				    id, err) -
+		       1;
+	if (info->parked || info->paused || !info->ready)
+		return reply__error(resp, 502, "The sandbox %s is %s", id,
+				    sandbox__state_name(info)) -
+		       1;
+	return 0;
 }
 
 int route__check(struct e2b_server *srv, const struct e2b_req *r,
