@@ -28,16 +28,17 @@
 /* What the guest answers while its request's body is still being sent
    (a server that echoes as it reads) is kept, up to this many bytes. */
 #define SPOOL_MAX   (16u << 20)
-#define LINE_MAX_B  4096 /* a chunk-size or trailer line */
+#define LINE_MAX_B  16384 /* a line of an answer's head or chunks */
 #define MAX_HEADERS 128 /* an answer's headers kept */
 #define COUNT_SLOTS 512 /* sandboxes with requests at once */
+#define ID_MAX	    64 /* bytes of a sandbox id as a request names it */
 
 /* How the answer's body is framed. */
 enum body_mode { BODY_NONE, BODY_LEN, BODY_CHUNKED, BODY_EOF };
 
 struct port_proxy {
 	struct e2b_server *srv;
-	char id[SANDBOX_ID_LEN + 1];
+	char id[ID_MAX + 1]; /* as named (route.c checks it) */
 	unsigned int port;
 	bool counted; /* holds one of the sandbox's connections */
 	bool answered; /* a response is queued: the rest is dropped */
@@ -77,7 +78,7 @@ void *port_proxy__uri_log(void *cls, const char *uri,
 
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	char id[SANDBOX_ID_LEN + 1];
+	char id[ID_MAX + 1];
 	unsigned int n;
 } counts[COUNT_SLOTS];
 
@@ -99,7 +100,7 @@ static int count_take(const char *id)
 			fr = i;
 	}
 	if (fr >= 0) {
-		memcpy(counts[fr].id, id, sizeof(counts[fr].id));
+		snprintf(counts[fr].id, sizeof(counts[fr].id), "%s", id);
 		counts[fr].n = 1;
 		rc = 0;
 	}
@@ -151,7 +152,7 @@ static size_t name_len(const char *h)
  * DOMAIN's, case-insensitive).  true with @id and *@port.
  */
 static bool target(const struct e2b_server *srv, struct MHD_Connection *con,
-		   char id[SANDBOX_ID_LEN + 1], unsigned int *port)
+		   char id[ID_MAX + 1], unsigned int *port)
 {
 	const char *sid = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
 						      "E2b-Sandbox-Id");
@@ -166,7 +167,7 @@ static bool target(const struct e2b_server *srv, struct MHD_Connection *con,
 		if (!*port || *port == E2B_ENVD_PORT ||
 		    *port == E2B_INTERP_PORT)
 			return false; /* route.c answers it */
-		snprintf(id, SANDBOX_ID_LEN + 1, "%s", sid);
+		snprintf(id, ID_MAX + 1, "%s", sid);
 		return true;
 	}
 	host = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Host");
@@ -192,7 +193,7 @@ static bool target(const struct e2b_server *srv, struct MHD_Connection *con,
 
 bool port_proxy__wants(const struct e2b_server *srv, struct MHD_Connection *con)
 {
-	char id[SANDBOX_ID_LEN + 1];
+	char id[ID_MAX + 1];
 	unsigned int port;
 
 	return target(srv, con, id, &port);
