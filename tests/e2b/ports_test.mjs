@@ -13,10 +13,13 @@
 // to ember-e2b, as a wildcard DNS name would route it): a GET with its
 // query string as sent, a POST whose body streams there and back, a
 // WebSocket echo (a raw Upgrade, frames made here), the headers
-// E2b-Sandbox-Id and E2b-Sandbox-Port instead of the name, a port
-// nothing listens on (502 at once, E2B's words), an unknown sandbox; a
-// sandbox created with network {allowPublicTraffic: false}: a
-// trafficAccessToken, 403 without it or with a wrong one, 200 with it.
+// E2b-Sandbox-Id and E2b-Sandbox-Port instead of the name, 64
+// WebSockets at once (the next request 503, envd calls unaffected), a
+// port nothing listens on (502 at once, E2B's words), an unknown
+// sandbox; a sandbox created with network {allowPublicTraffic: false}:
+// a trafficAccessToken, 403 without it or with a wrong one, 200 with
+// it; a paused sandbox (502 saying so) and one created with autoResume
+// (resumed by a request to its port).
 // Prints "ok - ..." / "not ok - ... (why)" lines and exits 1 when a
 // check failed; every sandbox it made is killed at the end.
 import { Sandbox } from 'e2b';
@@ -148,6 +151,21 @@ function frame(op, s) {
 	return out;
 }
 
+// A WebSocket to HOST (an Upgrade through ember-e2b): its socket.
+function openWs(host) {
+	return new Promise((resolve, reject) => {
+		const req = http.request({
+			host: api.hostname, port: api.port, path: '/ws', agent: false,
+			headers: { Host: host, Connection: 'Upgrade', Upgrade: 'websocket',
+				'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'), 'Sec-WebSocket-Version': '13' },
+		});
+		req.on('upgrade', (res, sock) => resolve(sock));
+		req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+		req.on('error', reject);
+		req.end();
+	});
+}
+
 async function main() {
 	let sbx, priv;
 	const P = 8080;
@@ -238,6 +256,29 @@ async function main() {
 		});
 		expect(r.status === 200 && r.body.toString() === 'hello from the guest /by-header', `status ${r.status} ${show(r.body.toString())}`);
 	});
+	await check('64 WebSockets at once to one sandbox: the next request gets 503 (Retry-After), its envd calls still work; once closed, 200 again', async () => {
+		const socks = await Promise.all(Array.from({ length: 64 }, () => openWs(host)));
+		try {
+			const r = await request(host, { path: '/65th' });
+			expect(r.status === 503 && r.headers['retry-after'] === '1' && /the most at once/.test(r.body.toString()),
+				`the 65th: ${r.status} ${r.body}`);
+			const c = await sbx.commands.run('echo envd-ok', REQ);
+			expect(c.stdout.trim() === 'envd-ok', `commands.run meanwhile: ${show(c.stdout)}`);
+		} finally {
+			await Promise.all(socks.map((sk) => new Promise((res) => {
+				sk.on('close', res);
+				sk.on('error', res);
+				sk.write(frame(8, ''));
+				setTimeout(() => { sk.destroy(); res(); }, 20000);
+			})));
+		}
+		const end = Date.now() + 30000;
+		let r;
+		do {
+			r = await request(host, { path: '/after' });
+		} while (r.status === 503 && Date.now() < end && (await sleep(200), true));
+		expect(r.status === 200, `after closing them: ${r.status} ${r.body}`);
+	}, 180000);
 	await check('a port nothing listens on: 502 within 10 s, E2B\'s words', async () => {
 		const t0 = Date.now();
 		const r = await within(10000, request(sbx.getHost(3000), { path: '/' }), 'port 3000');
@@ -262,7 +303,12 @@ async function main() {
 		const info = await Sandbox.getInfo(priv.sandboxId, REQ);
 		expect(info.network && info.network.allowPublicTraffic === false, `getInfo network ${show(info.network)}`);
 	}, 320000);
-	if (!priv) return;
+	if (priv) await privateChecks(priv, host);
+	await pauseChecks(sbx, host);
+}
+
+async function privateChecks(priv, host) {
+	const P = 8080;
 	const tok = { 'e2b-traffic-access-token': priv.trafficAccessToken };
 	await check('its port answers with the token (e2b-traffic-access-token)', () => startServer(priv, P, tok), 300000);
 	await check('its port without the token, or with a wrong one: 403; with it: 200', async () => {
@@ -280,6 +326,25 @@ async function main() {
 		const other = await request(host, { path: '/p', headers: tok });
 		expect(other.status === 200, `a public sandbox with a token: ${other.status}`);
 	});
+}
+
+async function pauseChecks(sbx, host) {
+	await check('a paused sandbox (no autoResume): its ports answer 502 that says it is paused; connect resumes it', async () => {
+		await sbx.pause(REQ);
+		const r = await request(host, { path: '/' });
+		expect(r.status === 502 && /paused/.test(r.body.toString()), `status ${r.status} ${r.body}`);
+		await Sandbox.connect(sbx.sandboxId, REQ);
+	}, 240000);
+	await check('a paused sandbox created with autoResume: a request to its port resumes it', async () => {
+		const ar = await create({ timeoutMs: 300000, lifecycle: { onTimeout: 'pause', autoResume: true } });
+		await ar.pause(REQ);
+		expect((await Sandbox.getInfo(ar.sandboxId, REQ)).state === 'paused', 'not paused');
+		const r = await request(ar.getHost(3000), { path: '/' });
+		const j = JSON.parse(r.body.toString());
+		expect(r.status === 502 && j.error === 'The sandbox is running but port is not open', `status ${r.status} ${show(j)}`);
+		const st = (await Sandbox.getInfo(ar.sandboxId, REQ)).state;
+		expect(st === 'running', `state ${st}`);
+	}, 320000);
 }
 
 try {
