@@ -224,7 +224,13 @@ int route__port_guest(struct e2b_server *srv, const struct e2b_req *r,
 				    "The sandbox %s could not be resumed: %s",
 				    id, err) -
 		       1;
-	if (info->parked || info->paused || !info->ready)
+	if (info->parked || info->paused)
+		return reply__error(resp, 502,
+				    "The sandbox %s is paused (%s): "
+				    "Sandbox.connect() resumes it",
+				    id, sandbox__state_name(info)) -
+		       1;
+	if (!info->ready)
 		return reply__error(resp, 502, "The sandbox %s is %s", id,
 				    sandbox__state_name(info)) -
 		       1;
