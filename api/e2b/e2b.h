@@ -17,6 +17,11 @@
  *   - E2b-Sandbox-Port 49999: the code interpreter (interp.c: /contexts;
  *     interp_exec.c: /execute), the token in X-Access-Token or
  *     E2B-Traffic-Access-Token.
+ *   - a Host PORT-ID.DOMAIN (E2B's getHost(PORT)), or E2b-Sandbox-Id
+ *     with another E2b-Sandbox-Port: the guest's own TCP port, proxied
+ *     as the request arrives (port_proxy.h; http.c hands it over before
+ *     the body), a private sandbox's traffic token in
+ *     E2b-Traffic-Access-Token.
  *
  * A service fills a struct e2b_resp (reply.h): a whole body, an fd to
  * send, or a stream that a thread of the service writes while the

@@ -8,6 +8,10 @@
  * unnamed file in the uploads' directory up to E2B_MAX_UPLOAD.  The router (route.h) checks the credential (before
  * the body too) and answers; this file sends the answer.
  *
+ * A request for a sandbox's own port (port_proxy.h) is not read whole:
+ * port_proxy.c takes it from its headers on, its body to the guest as
+ * it arrives (the listener keeps its URI as sent and allows upgrades).
+ *
  * An idle connection is closed after IDLE_S; while a request's call runs
  * (a create) the timeout is off, and it is back once the call returned: a
  * client that stops reading its answer is dropped (after IDLE_S plus a
