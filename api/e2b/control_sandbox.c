@@ -51,13 +51,13 @@ json_t *control_sandbox__json(const struct e2b_server *srv,
 			      const struct e2b_record *rec)
 {
 	return json_pack(
-		"{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?}", "sandboxID", i->id,
+		"{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "sandboxID", i->id,
 		"templateID",
 		rec->template_id[0] ? rec->template_id : i->template_name,
 		"alias", i->template_name, "clientID", "ember", "envdVersion",
 		E2B_ENVD_VERSION, "envdAccessToken", rec->token, "domain",
 		srv->domain, "trafficAccessToken",
-		rec->traffic_token[0] ? rec->traffic_token : NULL);
+		rec->traffic_token[0] ? rec->traffic_token : rec->token);
 }
 
 json_t *control_sandbox__body(const struct e2b_req *r, struct e2b_resp *resp)

@@ -30,9 +30,10 @@ json_t *control_sandbox__aliases(const char *name, const char *dflt);
 json_t *control_sandbox__time(int64_t t);
 
 /*
- * The Sandbox that create, connect and fork answer: with @srv's domain,
- * and a trafficAccessToken only when @rec has one (its ports are
- * private).
+ * The Sandbox that create, connect and fork answer: with @srv's domain;
+ * its trafficAccessToken is @rec's traffic token when it has one (its
+ * ports are private), else its access token (the code interpreter's
+ * SDK sends only that for some calls).
  */
 json_t *control_sandbox__json(const struct e2b_server *srv,
 			      const struct sandbox_info *i,

@@ -16,7 +16,8 @@
  *     in X-Access-Token;
  *   - E2b-Sandbox-Port 49999: the code interpreter (interp.c: /contexts;
  *     interp_exec.c: /execute), the token in X-Access-Token or
- *     E2B-Traffic-Access-Token.
+ *     E2B-Traffic-Access-Token (or there a private sandbox's traffic
+ *     token).
  *   - a Host PORT-ID.DOMAIN (E2B's getHost(PORT)), or E2b-Sandbox-Id
  *     with another E2b-Sandbox-Port: the guest's own TCP port, proxied
  *     as the request arrives (port_proxy.h; http.c hands it over before

@@ -80,6 +80,22 @@ static int wake(struct e2b_server *srv, struct sandbox_info *info, char *err,
 }
 
 /*
+ * Whether request @r to port @port of the sandbox of @rec carries its
+ * credential: its access token (X-Access-Token, else
+ * E2B-Traffic-Access-Token: a public sandbox's trafficAccessToken is its
+ * access token); for the interpreter's port, a private sandbox's traffic
+ * token too (the code interpreter's SDK sends only that for contexts).
+ */
+static bool req_ok(const struct e2b_record *rec, const struct e2b_req *r,
+		   unsigned int port)
+{
+	return record__token_ok(rec, req_token(r)) ||
+	       (port == E2B_INTERP_PORT && rec->traffic_token[0] &&
+		record__traffic_ok(rec, e2b__header(r, "E2B-Traffic-Access-"
+						       "Token")));
+}
+
+/*
  * The sandbox @g->info, created with autoResume and parked or paused:
  * resumed for request @r when it has the sandbox's access token (else it
  * stays as it is, and the caller refuses).  0, or -1 with the failure
@@ -94,7 +110,7 @@ static int guest_wake(struct e2b_server *srv, const struct e2b_req *r,
 
 	if (record__load(g->info.dir, &rec))
 		return 0;
-	ok = record__token_ok(&rec, req_token(r));
+	ok = req_ok(&rec, r, g->port);
 	record__release(&rec);
 	if (!ok)
 		return 0;
@@ -115,7 +131,6 @@ static int guest_open(struct e2b_server *srv, const struct e2b_req *r,
 		      struct e2b_resp *resp)
 {
 	const char *port_s = e2b__header(r, "E2b-Sandbox-Port");
-	const char *token = req_token(r);
 	char err[512], *end;
 	unsigned long port;
 	int rc;
@@ -153,7 +168,7 @@ static int guest_open(struct e2b_server *srv, const struct e2b_req *r,
 		return -1;
 	}
 	rc = record__load(g->info.dir, &g->rec);
-	if (rc || !record__token_ok(&g->rec, token)) {
+	if (rc || !req_ok(&g->rec, r, g->port)) {
 		record__release(&g->rec);
 		guest_fail(r, resp, 401, "unauthenticated",
 			   rc ? "This sandbox has no access token yet: "

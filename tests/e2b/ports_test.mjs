@@ -22,6 +22,7 @@
 // (resumed by a request to its port).
 // Prints "ok - ..." / "not ok - ... (why)" lines and exits 1 when a
 // check failed; every sandbox it made is killed at the end.
+import { Sandbox as CI } from '@e2b/code-interpreter';
 import { Sandbox } from 'e2b';
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -101,8 +102,8 @@ s.on('upgrade', (req, sock, head) => {
 s.listen(PORT, '127.0.0.1');
 `;
 
-async function create(opts = {}) {
-	const sbx = await within(300000, Sandbox.create(TPL, { ...REQ, ...opts }), 'Sandbox.create');
+async function create(opts = {}, cls = Sandbox) {
+	const sbx = await within(300000, cls.create(TPL, { ...REQ, ...opts }), 'Sandbox.create');
 	created.add(sbx.sandboxId);
 	console.log(`# sandbox ${sbx.sandboxId}`);
 	return sbx;
@@ -170,11 +171,12 @@ async function main() {
 	let sbx, priv;
 	const P = 8080;
 
-	await check('create answers the domain; getHost(8080) is 8080-ID.DOMAIN; a public sandbox has no traffic token', async () => {
+	await check('create answers the domain; getHost(8080) is 8080-ID.DOMAIN; a public sandbox\'s traffic token is its envd token', async () => {
 		sbx = await create();
 		expect(sbx.sandboxDomain === `localhost:${api.port}`, `sandboxDomain ${show(sbx.sandboxDomain)}`);
 		expect(sbx.getHost(P) === `${P}-${sbx.sandboxId}.localhost:${api.port}`, `getHost ${sbx.getHost(P)}`);
-		expect(sbx.trafficAccessToken === undefined, `trafficAccessToken ${show(sbx.trafficAccessToken)}`);
+		expect(sbx.trafficAccessToken && sbx.trafficAccessToken === sbx.envdAccessToken,
+			`trafficAccessToken ${show(sbx.trafficAccessToken)}`);
 	}, 320000);
 	if (!sbx) return;
 	const host = sbx.getHost(P);
@@ -297,9 +299,9 @@ async function main() {
 	});
 
 	await check('network {allowPublicTraffic: false}: create answers a trafficAccessToken', async () => {
-		priv = await create({ network: { allowPublicTraffic: false } });
-		expect(typeof priv.trafficAccessToken === 'string' && priv.trafficAccessToken.length >= 16,
-			`trafficAccessToken ${show(priv.trafficAccessToken)}`);
+		priv = await create({ network: { allowPublicTraffic: false } }, CI);
+		expect(typeof priv.trafficAccessToken === 'string' && priv.trafficAccessToken.length >= 16 &&
+			priv.trafficAccessToken !== priv.envdAccessToken, `trafficAccessToken ${show(priv.trafficAccessToken)}`);
 		const info = await Sandbox.getInfo(priv.sandboxId, REQ);
 		expect(info.network && info.network.allowPublicTraffic === false, `getInfo network ${show(info.network)}`);
 	}, 320000);
@@ -326,6 +328,11 @@ async function privateChecks(priv, host) {
 		const other = await request(host, { path: '/p', headers: tok });
 		expect(other.status === 200, `a public sandbox with a token: ${other.status}`);
 	});
+	await check('its code interpreter: runCode, and a context (the SDK sends only the traffic token for it)', async () => {
+		const ctx = await priv.createCodeContext({ requestTimeoutMs: 240000 });
+		const ex = await priv.runCode('x = 40 + 2; x', { context: ctx, timeoutMs: 240000 });
+		expect(ex.text === '42', `runCode ${show(ex.text)} ${show(ex.error)}`);
+	}, 300000);
 }
 
 async function pauseChecks(sbx, host) {
