@@ -122,6 +122,10 @@ check "e2b: ember-e2b --help exits 0 and names --listen and --api-key-file" "exi
 env -u EMBER_E2B_API_KEY timeout 10 "$EMBER_E2B" --listen 127.0.0.1:0 >"$TMP/nokey" 2>&1
 rc=$?
 check "e2b: without a key ember-e2b refuses to start (exit 2)" "exit $rc; $(show "$TMP/nokey")" [ $rc = 2 ]
+timeout 10 "$EMBER_E2B" --listen 127.0.0.1:0 --api-key k --domain 'a_b.example' >"$TMP/baddom" 2>&1
+rc=$?
+check "e2b: a --domain that is no host name is refused (exit 2), and --help names --domain" \
+	"exit $rc; $(show "$TMP/baddom")" ev '[ $rc = 2 ] && grep -q "want a host name" "$TMP/baddom" && grep -q -- --domain "$TMP/help"'
 
 sandboxes >"$TMP/before"
 key=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
