@@ -425,7 +425,7 @@ E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
 		api/e2b/fs_script.c api/e2b/fs_watch.c api/e2b/filesystem.c \
 		api/e2b/envd_path.c api/e2b/file_transfer.c \
 		api/e2b/interp_text.c api/e2b/interp_conn.c api/e2b/interp_exec.c \
-		api/e2b/interp.c api/e2b/template_build.c \
+		api/e2b/interp.c api/e2b/template_build.c api/e2b/port_proxy.c \
 		api/sandbox/utf8.c $(LISTENER_SRCS) \
 		$(filter-out api/sandbox/base64.c api/sandbox/files.c,$(SANDBOX_SRCS)) vmm/config.c \
 		snapshot/overlay.c snapshot/overlay_format.c

@@ -64,6 +64,9 @@ static json_t *listed_json(const struct sandbox_info *i,
 				    json_string(rec->token));
 	json_object_set_new(j, "allowInternetAccess",
 			    json_boolean(i->net_mode == NET_NAT));
+	json_object_set_new(j, "network",
+			    json_pack("{s:b}", "allowPublicTraffic",
+				      !rec || !rec->traffic_token[0]));
 	json_object_set_new(j, "lifecycle",
 			    json_pack("{s:s, s:b}", "onTimeout",
 				      i->ttl_park ? "pause" : "kill",
@@ -154,7 +157,8 @@ static const char *unsupported_create(const json_t *b)
 	if (v && !json_is_null(v))
 		return "mcp (the MCP gateway)";
 	v = json_object_get(b, "network");
-	if (v && !json_is_null(v) && json_object_size(v))
+	if (v && !json_is_null(v) &&
+	    json_object_size(v) > !!json_object_get(v, "allowPublicTraffic"))
 		return "network rules (allowOut, denyOut...): ember-e2b --net "
 		       "sets the sandboxes' network";
 	v = json_object_get(b, "volumeMounts");
@@ -191,6 +195,10 @@ static const char *mistyped_create(const json_t *b)
 	v = json_object_get(json_object_get(b, "autoResume"), "enabled");
 	if (v && !json_is_null(v) && !json_is_boolean(v))
 		return "autoResume.enabled";
+	v = json_object_get(json_object_get(b, "network"),
+			    "allowPublicTraffic");
+	if (v && !json_is_null(v) && !json_is_boolean(v))
+		return "network.allowPublicTraffic";
 	return NULL;
 }
 
@@ -250,6 +258,10 @@ int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
 	v = json_object_get(b, "allow_internet_access");
 	if (json_is_false(v))
 		net = NET_NONE;
+	/* Its own ports (port_proxy.h) only with its traffic token. */
+	if (json_is_false(json_object_get(json_object_get(b, "network"),
+					  "allowPublicTraffic")))
+		life |= CONTROL_LIFE_PRIVATE;
 	tname = control_sandbox__is_default(asked) ? srv->default_template :
 						     asked;
 	if (template__name_ok(tname, err, sizeof(err))) {
@@ -262,7 +274,7 @@ int control_lifecycle__create(struct e2b_server *srv, const json_t *b,
 	if (control_sandbox__start(srv, tname, asked, ttl_s, life, net,
 				   metadata, env, &info, &rec, resp))
 		return 0;
-	reply__json(resp, 201, control_sandbox__json(&info, &rec));
+	reply__json(resp, 201, control_sandbox__json(srv, &info, &rec));
 	record__release(&rec);
 	return 0;
 }
@@ -568,7 +580,7 @@ int control_lifecycle__connect(struct e2b_server *srv, const json_t *b,
 			     strerror(-rc));
 		return 0;
 	}
-	reply__json(resp, status, control_sandbox__json(&info, &rec));
+	reply__json(resp, status, control_sandbox__json(srv, &info, &rec));
 	record__release(&rec);
 	return 0;
 }

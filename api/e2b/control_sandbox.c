@@ -46,16 +46,18 @@ json_t *control_sandbox__time(int64_t t)
 	return json_string(buf);
 }
 
-json_t *control_sandbox__json(const struct sandbox_info *i,
+json_t *control_sandbox__json(const struct e2b_server *srv,
+			      const struct sandbox_info *i,
 			      const struct e2b_record *rec)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "sandboxID",
-			 i->id, "templateID",
-			 rec->template_id[0] ? rec->template_id :
-					       i->template_name,
-			 "alias", i->template_name, "clientID", "ember",
-			 "envdVersion", E2B_ENVD_VERSION, "envdAccessToken",
-			 rec->token, "trafficAccessToken", rec->token);
+	return json_pack(
+		"{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "sandboxID", i->id,
+		"templateID",
+		rec->template_id[0] ? rec->template_id : i->template_name,
+		"alias", i->template_name, "clientID", "ember", "envdVersion",
+		E2B_ENVD_VERSION, "envdAccessToken", rec->token, "domain",
+		srv->domain, "trafficAccessToken",
+		rec->traffic_token[0] ? rec->traffic_token : rec->token);
 }
 
 json_t *control_sandbox__body(const struct e2b_req *r, struct e2b_resp *resp)
@@ -173,7 +175,10 @@ int control_sandbox__start(struct e2b_server *srv, const char *tname,
 			json_object_update(rec->metadata, (json_t *)metadata);
 		if (env)
 			json_object_update(rec->env_vars, (json_t *)env);
-		rc = record__save(info->dir, rec);
+		if (life & CONTROL_LIFE_PRIVATE)
+			rc = record__add_traffic_token(rec);
+		if (!rc)
+			rc = record__save(info->dir, rec);
 		if (rc)
 			record__release(rec);
 	}

@@ -29,8 +29,14 @@ json_t *control_sandbox__aliases(const char *name, const char *dflt);
 /* The time @t (s since the epoch) in RFC 3339, UTC, as E2B writes it. */
 json_t *control_sandbox__time(int64_t t);
 
-/* The Sandbox that create, connect and fork answer. */
-json_t *control_sandbox__json(const struct sandbox_info *i,
+/*
+ * The Sandbox that create, connect and fork answer: with @srv's domain;
+ * its trafficAccessToken is @rec's traffic token when it has one (its
+ * ports are private), else its access token (the code interpreter's
+ * SDK sends only that for some calls).
+ */
+json_t *control_sandbox__json(const struct e2b_server *srv,
+			      const struct sandbox_info *i,
 			      const struct e2b_record *rec);
 
 /* The body as a JSON object ({} when empty); NULL after answering 400. */
@@ -59,6 +65,9 @@ bool control_sandbox__vanished(const char *id);
 /* Its life at the timeout's end (control_sandbox__start()'s @life). */
 #define CONTROL_LIFE_PAUSE  1u /* parked, not killed (onTimeout: pause) */
 #define CONTROL_LIFE_RESUME 2u /* auto-resumed by envd calls (autoResume) */
+/* Not life, but kept as it: network {allowPublicTraffic: false}, its
+   ports need the traffic token that its record is given */
+#define CONTROL_LIFE_PRIVATE 4u
 
 /*
  * Start a sandbox from ember's template @tname for @ttl_s seconds with

@@ -114,7 +114,11 @@ int control_templates__fork(struct e2b_server *srv, const json_t *b,
 			    srv, name,
 			    have ? srec.template_id : src.template_name, ttl_s,
 			    (src.ttl_park ? CONTROL_LIFE_PAUSE : 0) |
-				    (src.auto_resume ? CONTROL_LIFE_RESUME : 0),
+				    (src.auto_resume ? CONTROL_LIFE_RESUME :
+						       0) |
+				    (have && srec.traffic_token[0] ?
+					     CONTROL_LIFE_PRIVATE :
+					     0),
 			    src.net_mode, have ? srec.metadata : NULL,
 			    have ? srec.env_vars : NULL, &info, &rec, &one)) {
 			json_t *e = json_loadb(one.body ? one.body : "",
@@ -125,9 +129,9 @@ int control_templates__fork(struct e2b_server *srv, const json_t *b,
 							e ? e : json_object()));
 		} else {
 			json_array_append_new(
-				arr,
-				json_pack("{s:o}", "sandbox",
-					  control_sandbox__json(&info, &rec)));
+				arr, json_pack("{s:o}", "sandbox",
+					       control_sandbox__json(srv, &info,
+								     &rec)));
 			record__release(&rec);
 		}
 		free(one.body);

@@ -16,7 +16,13 @@
  *     in X-Access-Token;
  *   - E2b-Sandbox-Port 49999: the code interpreter (interp.c: /contexts;
  *     interp_exec.c: /execute), the token in X-Access-Token or
- *     E2B-Traffic-Access-Token.
+ *     E2B-Traffic-Access-Token (or there a private sandbox's traffic
+ *     token).
+ *   - a Host PORT-ID.DOMAIN (E2B's getHost(PORT)), or E2b-Sandbox-Id
+ *     with another E2b-Sandbox-Port: the guest's own TCP port, proxied
+ *     as the request arrives (port_proxy.h; http.c hands it over before
+ *     the body), a private sandbox's traffic token in
+ *     E2b-Traffic-Access-Token.
  *
  * A service fills a struct e2b_resp (reply.h): a whole body, an fd to
  * send, or a stream that a thread of the service writes while the
@@ -56,6 +62,9 @@ struct e2b_server {
 	const char *default_template; /* what base / code-interpreter-v1 name */
 	enum net_mode net_mode; /* sandboxes' network when they may have one */
 	unsigned int boot_timeout_s;
+	/* What create and connect answer as `domain`: the SDK's getHost(port)
+	   is PORT-ID.DOMAIN, routed to the guest's port (port_proxy.h) */
+	const char *domain;
 	struct pool *pool; /* idle agent connections, per sandbox */
 	struct e2b_procs *procs; /* the table of started processes (procs.h) */
 };

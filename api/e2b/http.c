@@ -8,6 +8,10 @@
  * unnamed file in the uploads' directory up to E2B_MAX_UPLOAD.  The router (route.h) checks the credential (before
  * the body too) and answers; this file sends the answer.
  *
+ * A request for a sandbox's own port (port_proxy.h) is not read whole:
+ * port_proxy.c takes it from its headers on, its body to the guest as
+ * it arrives (the listener keeps its URI as sent and allows upgrades).
+ *
  * An idle connection is closed after IDLE_S; while a request's call runs
  * (a create) the timeout is off, and it is back once the call returned: a
  * client that stops reading its answer is dropped (after IDLE_S plus a
@@ -24,6 +28,7 @@
 #include "../sandbox/listener.h"
 #include "e2b.h"
 #include "http.h"
+#include "port_proxy.h"
 #include "route.h"
 #include "stream.h"
 #include "template_build.h"
@@ -46,6 +51,7 @@ struct req_state {
 	bool too_big;
 	bool failed; /* writing the memfd failed */
 	bool refused; /* answered before its body: the body is dropped */
+	struct port_proxy *proxy; /* for a sandbox's own port (port_proxy.h) */
 };
 
 /* --- libmicrohttpd -------------------------------------------------------- */
@@ -165,6 +171,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 			return MHD_NO;
 		rq->fd = -1;
 		*con_cls = rq;
+		if (port_proxy__wants(h->srv, con))
+			return port_proxy__begin(h->srv, con, method,
+						 &rq->proxy);
 		r = (struct e2b_req){
 			.conn = con,
 			.method = method,
@@ -190,6 +199,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con,
 		}
 		return MHD_YES;
 	}
+	if (rq->proxy)
+		return port_proxy__step(rq->proxy, con, data, data_len);
 	if (rq->refused) {
 		*data_len = 0;
 		return MHD_YES;
@@ -250,6 +261,7 @@ static void completed(void *cls, struct MHD_Connection *con, void **con_cls,
 		MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned int)IDLE_S);
 	if (rq) {
+		port_proxy__free(rq->proxy);
 		if (rq->fd >= 0)
 			close(rq->fd);
 		free(rq->body);
@@ -269,6 +281,8 @@ int e2b_http__start(struct e2b_server *srv, const char *addr, unsigned int port,
 		.completed = completed,
 		.idle_s = IDLE_S,
 		.max_connections = MAX_CONNECTIONS,
+		.uri_log = port_proxy__uri_log,
+		.allow_upgrade = true,
 	};
 	struct e2b_http *h;
 	int rc;

@@ -32,7 +32,9 @@
 #define DEF_ADDR "127.0.0.1"
 #define DEF_PORT 49982
 #define KEY_MAX	 256 /* bytes of an API key */
-#define SWEEP_S	 30 /* between two forget__sweep()s */
+#define SWEEP_S	 30
+#define DOMAIN_MAX \
+	200 /* bytes of --domain's host name */ /* between two forget__sweep()s */
 
 static void usage(FILE *f)
 {
@@ -55,6 +57,11 @@ static void usage(FILE *f)
 	      "                     gives none)\n"
 	      "  --boot-timeout S    how long a create or resume may take (120)\n"
 	      "  --ember FILE        the VMM ($EMBER_BIN, else ember beside this)\n"
+	      "  --domain DOMAIN     the `domain` create and connect answer: the\n"
+	      "                     SDK's getHost(PORT) is PORT-ID.DOMAIN, and a\n"
+	      "                     request with that Host goes to the guest's PORT\n"
+	      "                     (default localhost:LISTENPORT; also\n"
+	      "                     $EMBER_E2B_DOMAIN)\n"
 	      "State (sandboxes, templates) as emberctl's: $EMBER_STATE_DIR.\n",
 	      f);
 }
@@ -74,6 +81,39 @@ static int find_ember(const char *given, char *out, size_t outsz)
 			strerror(rc < 0 ? -rc : errno));
 		return -ENOENT;
 	}
+	return 0;
+}
+
+/*
+ * The domain getHost() names: a host name (letters, digits, '-' and '.',
+ * no leading or trailing dot), optionally ":PORT", lowercased into @out.
+ */
+static int set_domain(const char *d, char *out, size_t outsz)
+{
+	size_t n = strcspn(d, ":");
+	const char *p = d + n;
+	unsigned long port = 0;
+	char *end = NULL;
+
+	if (*p) {
+		errno = 0;
+		port = strtoul(p + 1, &end, 10);
+	}
+	if (!n || n > DOMAIN_MAX || d[0] == '.' || d[n - 1] == '.' ||
+	    strspn(d, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		      "0123456789-.") != n ||
+	    (*p && (errno || *end || !port || port > 65535 || p[1] == '+' ||
+		    p[1] == '-'))) {
+		fprintf(stderr,
+			"ember-e2b: --domain %s: want a host name, optionally "
+			"with :PORT\n",
+			d);
+		return -1;
+	}
+	snprintf(out, outsz, "%s", d);
+	for (char *c = out; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
 	return 0;
 }
 
@@ -104,6 +144,7 @@ int main(int argc, char **argv)
 		{ "net", required_argument, NULL, 'n' },
 		{ "boot-timeout", required_argument, NULL, 'b' },
 		{ "ember", required_argument, NULL, 'e' },
+		{ "domain", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -113,7 +154,7 @@ int main(int argc, char **argv)
 		.boot_timeout_s = 120,
 	};
 	char addr[64] = DEF_ADDR, key[KEY_MAX + 2] = "", ember[PATH_MAX];
-	char err[512], state[PATH_MAX];
+	char err[512], state[PATH_MAX], domain[DOMAIN_MAX + 16] = "";
 	const char *ember_arg = NULL, *env_key = getenv("EMBER_E2B_API_KEY");
 	unsigned int port = DEF_PORT;
 	struct e2b_http *h = NULL;
@@ -124,6 +165,9 @@ int main(int argc, char **argv)
 
 	if (env_key)
 		snprintf(key, sizeof(key), "%s", env_key);
+	if (getenv("EMBER_E2B_DOMAIN") &&
+	    set_domain(getenv("EMBER_E2B_DOMAIN"), domain, sizeof(domain)))
+		return 2;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
@@ -171,6 +215,10 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			ember_arg = optarg;
+			break;
+		case 'd':
+			if (set_domain(optarg, domain, sizeof(domain)))
+				return 2;
 			break;
 		case 'h':
 			usage(stdout);
@@ -221,6 +269,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ember-e2b: %s\n", err);
 		goto out;
 	}
+	if (!domain[0])
+		snprintf(domain, sizeof(domain), "localhost:%u",
+			 e2b_http__port(h));
+	srv.domain = domain;
 	printf("ember-e2b: listening on http://%s%s%s:%u\n",
 	       strchr(addr, ':') ? "[" : "", addr, strchr(addr, ':') ? "]" : "",
 	       e2b_http__port(h));

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +22,34 @@ void record__release(struct e2b_record *r)
 	r->env_vars = NULL;
 }
 
-int record__init(struct e2b_record *r, const char *template_id)
+/* A fresh random token of RECORD_TOKEN_LEN hex digits into @out. */
+static int random_token(char out[RECORD_TOKEN_LEN + 1])
 {
 	unsigned char raw[RECORD_TOKEN_LEN / 2];
 	ssize_t n;
 
-	memset(r, 0, sizeof(*r));
 	n = getrandom(raw, sizeof(raw), 0);
 	if (n != (ssize_t)sizeof(raw))
 		return n < 0 ? -errno : -EIO;
 	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(r->token + 2 * i, 3, "%02x", raw[i]);
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+static bool is_token(const char *t)
+{
+	return t && strlen(t) == RECORD_TOKEN_LEN &&
+	       strspn(t, "0123456789abcdef") == RECORD_TOKEN_LEN;
+}
+
+int record__init(struct e2b_record *r, const char *template_id)
+{
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = random_token(r->token);
+	if (rc)
+		return rc;
 	snprintf(r->template_id, sizeof(r->template_id), "%s",
 		 template_id ? template_id : "");
 	r->metadata = json_object();
@@ -60,7 +78,7 @@ int record__load(const char *dir, struct e2b_record *r)
 	char path[PATH_MAX], *buf;
 	json_error_t jerr;
 	json_t *j, *md, *env;
-	const char *tok, *tid;
+	const char *tok, *tid, *ttok;
 	ssize_t n;
 	int fd;
 
@@ -91,14 +109,17 @@ int record__load(const char *dir, struct e2b_record *r)
 	tid = json_string_value(json_object_get(j, "templateID"));
 	md = json_object_get(j, "metadata");
 	env = json_object_get(j, "envVars");
-	if (!tok || strlen(tok) != RECORD_TOKEN_LEN ||
-	    strspn(tok, "0123456789abcdef") != RECORD_TOKEN_LEN || !tid ||
+	ttok = json_string_value(json_object_get(j, "trafficToken"));
+	if (!is_token(tok) ||
+	    (json_object_get(j, "trafficToken") && !is_token(ttok)) || !tid ||
 	    strlen(tid) > RECORD_ID_MAX || !strings_only(md) ||
 	    !strings_only(env)) {
 		json_decref(j);
 		return -EINVAL;
 	}
 	memcpy(r->token, tok, RECORD_TOKEN_LEN + 1);
+	if (ttok)
+		memcpy(r->traffic_token, ttok, RECORD_TOKEN_LEN + 1);
 	snprintf(r->template_id, sizeof(r->template_id), "%s", tid);
 	r->metadata = json_incref(md);
 	r->env_vars = json_incref(env);
@@ -122,6 +143,12 @@ int record__save(const char *dir, const struct e2b_record *r)
 	j = json_pack("{s:s, s:s, s:O, s:O}", "token", r->token, "templateID",
 		      r->template_id, "metadata", r->metadata, "envVars",
 		      r->env_vars);
+	if (j && r->traffic_token[0] &&
+	    json_object_set_new(j, "trafficToken",
+				json_string(r->traffic_token))) {
+		json_decref(j);
+		j = NULL;
+	}
 	if (!j)
 		return -ENOMEM;
 	text = json_dumps(j, JSON_COMPACT);
@@ -138,16 +165,32 @@ int record__save(const char *dir, const struct e2b_record *r)
 	return rc;
 }
 
-int record__token_ok(const struct e2b_record *r, const char *token)
+/* Whether @token is @want (a token of RECORD_TOKEN_LEN), in constant time. */
+static int token_eq(const char *want, const char *token)
 {
 	unsigned char diff = 0;
 
 	if (!token || strlen(token) != RECORD_TOKEN_LEN ||
-	    strlen(r->token) != RECORD_TOKEN_LEN)
+	    strlen(want) != RECORD_TOKEN_LEN)
 		return 0;
 	for (size_t i = 0; i < RECORD_TOKEN_LEN; i++)
-		diff |= (unsigned char)(token[i] ^ r->token[i]);
+		diff |= (unsigned char)(token[i] ^ want[i]);
 	return diff == 0;
+}
+
+int record__token_ok(const struct e2b_record *r, const char *token)
+{
+	return token_eq(r->token, token);
+}
+
+int record__add_traffic_token(struct e2b_record *r)
+{
+	return random_token(r->traffic_token);
+}
+
+int record__traffic_ok(const struct e2b_record *r, const char *token)
+{
+	return !r->traffic_token[0] || token_eq(r->traffic_token, token);
 }
 
 int record__metadata_match(const struct e2b_record *r, const json_t *want)

@@ -8,7 +8,9 @@
  *
  *   {"token": hex, "templateID": the name the client asked for,
  *    "metadata": {string: string}, "envVars": {string: string},
- *    "alias": string}
+ *    "alias": string, "trafficToken": hex (only for a sandbox created
+ *    with network {allowPublicTraffic: false}: requests to its own ports
+ *    must carry it, port_proxy.h)}
  *
  * A sandbox without the file (made by emberctl or ember-mcp) gets one at
  * its first `connect`, which hands out its token.
@@ -26,6 +28,7 @@
 
 struct e2b_record {
 	char token[RECORD_TOKEN_LEN + 1];
+	char traffic_token[RECORD_TOKEN_LEN + 1]; /* "": its ports are public */
 	char template_id[RECORD_ID_MAX + 1];
 	json_t *metadata; /* object of strings; owned */
 	json_t *env_vars; /* object of strings; owned */
@@ -54,6 +57,19 @@ void record__release(struct e2b_record *r);
  * Whether @token (NULL: none given) is @r's, compared in constant time.
  */
 int record__token_ok(const struct e2b_record *r, const char *token);
+
+/*
+ * Give @r a fresh random traffic token (its ports then need it).
+ * getrandom's -errno.
+ */
+int record__add_traffic_token(struct e2b_record *r);
+
+/*
+ * Whether a request to @r's own ports that carries @token (NULL: none)
+ * may pass: always when @r has no traffic token, else when @token is it
+ * (compared in constant time).  1 or 0.
+ */
+int record__traffic_ok(const struct e2b_record *r, const char *token);
 
 /*
  * Whether every key of the object @want is in @r's metadata with the

@@ -69,6 +69,32 @@ static const char *req_token(const struct e2b_req *r)
 	return token;
 }
 
+/* Resume the parked or paused sandbox @info.  0 or -errno with @err. */
+static int wake(struct e2b_server *srv, struct sandbox_info *info, char *err,
+		size_t errlen)
+{
+	if (info->parked)
+		forget__sandbox(srv, info->id);
+	return sandbox__wake(info, srv->ember, srv->boot_timeout_s, err,
+			     errlen);
+}
+
+/*
+ * Whether request @r to port @port of the sandbox of @rec carries its
+ * credential: its access token (X-Access-Token, else
+ * E2B-Traffic-Access-Token: a public sandbox's trafficAccessToken is its
+ * access token); for the interpreter's port, a private sandbox's traffic
+ * token too (the code interpreter's SDK sends only that for contexts).
+ */
+static bool req_ok(const struct e2b_record *rec, const struct e2b_req *r,
+		   unsigned int port)
+{
+	return record__token_ok(rec, req_token(r)) ||
+	       (port == E2B_INTERP_PORT && rec->traffic_token[0] &&
+		record__traffic_ok(rec, e2b__header(r, "E2B-Traffic-Access-"
+						       "Token")));
+}
+
 /*
  * The sandbox @g->info, created with autoResume and parked or paused:
  * resumed for request @r when it has the sandbox's access token (else it
@@ -84,14 +110,11 @@ static int guest_wake(struct e2b_server *srv, const struct e2b_req *r,
 
 	if (record__load(g->info.dir, &rec))
 		return 0;
-	ok = record__token_ok(&rec, req_token(r));
+	ok = req_ok(&rec, r, g->port);
 	record__release(&rec);
 	if (!ok)
 		return 0;
-	if (g->info.parked)
-		forget__sandbox(srv, g->info.id);
-	if (sandbox__wake(&g->info, srv->ember, srv->boot_timeout_s, err,
-			  sizeof(err)) == 0)
+	if (wake(srv, &g->info, err, sizeof(err)) == 0)
 		return 0;
 	snprintf(msg, sizeof(msg), "The sandbox %s could not be resumed: %s",
 		 g->info.id, err);
@@ -108,7 +131,6 @@ static int guest_open(struct e2b_server *srv, const struct e2b_req *r,
 		      struct e2b_resp *resp)
 {
 	const char *port_s = e2b__header(r, "E2b-Sandbox-Port");
-	const char *token = req_token(r);
 	char err[512], *end;
 	unsigned long port;
 	int rc;
@@ -146,7 +168,7 @@ static int guest_open(struct e2b_server *srv, const struct e2b_req *r,
 		return -1;
 	}
 	rc = record__load(g->info.dir, &g->rec);
-	if (rc || !record__token_ok(&g->rec, token)) {
+	if (rc || !req_ok(&g->rec, r, g->port)) {
 		record__release(&g->rec);
 		guest_fail(r, resp, 401, "unauthenticated",
 			   rc ? "This sandbox has no access token yet: "
@@ -182,6 +204,52 @@ static int route_guest(struct e2b_server *srv, const struct e2b_req *r,
 				  r->method, r->path);
 	record__release(&g.rec);
 	return rc;
+}
+
+int route__port_guest(struct e2b_server *srv, const struct e2b_req *r,
+		      const char *id, struct sandbox_info *info,
+		      struct e2b_resp *resp)
+{
+	const char *token = e2b__header(r, "E2b-Traffic-Access-Token");
+	struct e2b_record rec;
+	char err[1024];
+	bool ok = true;
+
+	if (strlen(id) != SANDBOX_ID_LEN ||
+	    strspn(id, "0123456789abcdef") != SANDBOX_ID_LEN ||
+	    sandbox__find(id, info, err, sizeof(err)) || strcmp(info->id, id))
+		return reply__error(resp, 502,
+				    "The sandbox %.64s was not found", id) -
+		       1;
+	/* No record (made by emberctl or ember-mcp): its ports are public. */
+	if (!record__load(info->dir, &rec)) {
+		ok = record__traffic_ok(&rec, token);
+		record__release(&rec);
+	}
+	if (!ok)
+		return reply__error(resp, 403,
+				    "The sandbox %s's ports need its traffic "
+				    "access token (header "
+				    "e2b-traffic-access-token): %s",
+				    id, token ? "a wrong one" : "none given") -
+		       1;
+	if ((info->parked || info->paused) && info->auto_resume &&
+	    wake(srv, info, err, sizeof(err)))
+		return reply__error(resp, 502,
+				    "The sandbox %s could not be resumed: %s",
+				    id, err) -
+		       1;
+	if (info->parked || info->paused)
+		return reply__error(resp, 502,
+				    "The sandbox %s is paused (%s): "
+				    "Sandbox.connect() resumes it",
+				    id, sandbox__state_name(info)) -
+		       1;
+	if (!info->ready)
+		return reply__error(resp, 502, "The sandbox %s is %s", id,
+				    sandbox__state_name(info)) -
+		       1;
+	return 0;
 }
 
 int route__check(struct e2b_server *srv, const struct e2b_req *r,

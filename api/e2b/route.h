@@ -11,6 +11,7 @@
 #include "reply.h"
 
 struct e2b_server;
+struct sandbox_info;
 
 /*
  * Whether request @r (its headers) carries its credential: 0, or -1 with
@@ -27,6 +28,18 @@ int route__check(struct e2b_server *srv, const struct e2b_req *r,
  */
 int route__request(struct e2b_server *srv, const struct e2b_req *r,
 		   struct e2b_resp *resp);
+
+/*
+ * The sandbox @id whose own port request @r is for (port_proxy.h), into
+ * @info: 0 when it is running (resumed first when it was created with
+ * autoResume and is parked or paused) and @r carries its traffic access
+ * token if it has one (header E2b-Traffic-Access-Token); else -1 with
+ * the refusal in @resp: 502 (no such sandbox, not running, the resume
+ * failed), 403 (the token).
+ */
+int route__port_guest(struct e2b_server *srv, const struct e2b_req *r,
+		      const char *id, struct sandbox_info *info,
+		      struct e2b_resp *resp);
 
 /*
  * Answer @r, whose body is over the limit (E2B_MAX_BODY, or

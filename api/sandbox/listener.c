@@ -26,13 +26,16 @@ int listener__start(const struct listener_opts *o, struct MHD_Daemon **out,
 		return rc;
 	if (ipv6)
 		flags |= MHD_USE_IPv6;
-	d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, o->handle,
-			     o->cls, MHD_OPTION_SOCK_ADDR,
-			     (const struct sockaddr *)&sa,
-			     MHD_OPTION_NOTIFY_COMPLETED, o->completed, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, o->idle_s,
-			     MHD_OPTION_CONNECTION_LIMIT, o->max_connections,
-			     MHD_OPTION_END);
+	if (o->allow_upgrade)
+		flags |= MHD_ALLOW_UPGRADE;
+	d = MHD_start_daemon(
+		flags, (uint16_t)o->port, NULL, NULL, o->handle, o->cls,
+		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&sa,
+		MHD_OPTION_NOTIFY_COMPLETED, o->completed, NULL,
+		MHD_OPTION_CONNECTION_TIMEOUT, o->idle_s,
+		MHD_OPTION_CONNECTION_LIMIT, o->max_connections,
+		o->uri_log ? MHD_OPTION_URI_LOG_CALLBACK : MHD_OPTION_END,
+		o->uri_log, o->cls, MHD_OPTION_END);
 	if (!d) {
 		snprintf(err, errlen, "cannot listen on %s port %u", o->addr,
 			 o->port);

@@ -13,6 +13,7 @@
 #define EMBER_API_LISTENER_H
 
 #include <microhttpd.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* What to listen on and how to answer. */
@@ -26,6 +27,11 @@ struct listener_opts {
 	MHD_RequestCompletedCallback completed; /* NULL: none; with NULL cls */
 	unsigned int idle_s; /* a connection with no request going on */
 	unsigned int max_connections; /* all of them at once */
+	/* NULL, or called with each request's URI as sent (its query string
+	   and escapes kept), in the connection's thread, before @handle sees
+	   the request; see MHD_OPTION_URI_LOG_CALLBACK (it must return NULL) */
+	void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *c);
+	bool allow_upgrade; /* MHD_ALLOW_UPGRADE: 101 responses (WebSockets) */
 };
 
 /*

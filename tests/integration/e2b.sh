@@ -10,7 +10,10 @@
 # files, timeouts, list, pause and connect, fork, snapshots, kill, the
 # access token, a wrong key, an unknown sandbox; then
 # tests/e2b/template_test.mjs builds templates with E2B's Template builder
-# (its templates removed here at the end).  Sandboxes restore from
+# (its templates removed here at the end); tests/e2b/ports_test.mjs
+# reaches a server in a sandbox through getHost(port) and the
+# E2b-Sandbox-Port header (HTTP, a WebSocket, the traffic token).
+# E2B_TESTS: which of them run (default "sdk template ports").  Sandboxes restore from
 # the template "default" in $SHARED_STATE_DIR (tests/run.sh: net.sh
 # builds it; built here when missing), or in $E2B_STATE_DIR (which must
 # hold it: used as it is), else in a private one (its template removed at
@@ -119,6 +122,10 @@ check "e2b: ember-e2b --help exits 0 and names --listen and --api-key-file" "exi
 env -u EMBER_E2B_API_KEY timeout 10 "$EMBER_E2B" --listen 127.0.0.1:0 >"$TMP/nokey" 2>&1
 rc=$?
 check "e2b: without a key ember-e2b refuses to start (exit 2)" "exit $rc; $(show "$TMP/nokey")" [ $rc = 2 ]
+timeout 10 "$EMBER_E2B" --listen 127.0.0.1:0 --api-key k --domain 'a_b.example' >"$TMP/baddom" 2>&1
+rc=$?
+check "e2b: a --domain that is no host name is refused (exit 2), and --help names --domain" \
+	"exit $rc; $(show "$TMP/baddom")" ev '[ $rc = 2 ] && grep -q "want a host name" "$TMP/baddom" && grep -q -- --domain "$TMP/help"'
 
 sandboxes >"$TMP/before"
 key=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -132,6 +139,9 @@ check "e2b: ember-e2b listens on a free loopback port ($url)" \
 [ -n "$url" ] || exit 0
 
 # ---- the SDK test --------------------------------------------------------------------
+E2B_TESTS=" ${E2B_TESTS:-sdk template ports} "
+touch "$TMP/sdk.out" "$TMP/tpl.out"
+[[ $E2B_TESTS != *" sdk "* ]] || {
 env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
 	timeout -k 10 "$E2B_TEST_TIMEOUT" node tests/e2b/sdk_test.mjs >"$TMP/sdk.out" 2>"$TMP/sdk.err"
 rc=$?
@@ -142,10 +152,27 @@ elif ! grep -q '^ok - ' "$TMP/sdk.out" || { [ $rc != 0 ] && ! grep -q '^not ok -
 	not_ok "e2b: the SDK test runs" "exit $rc; $(show "$TMP/sdk.err")"
 fi
 grep -q '^not ok - ' "$TMP/sdk.out" && show "$TMP/e2b.log"
+}
+
+# ---- getHost(port): tests/e2b/ports_test.mjs ------------------------------------------
+[[ $E2B_TESTS != *" ports "* ]] || {
+env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
+	timeout -k 10 900 node tests/e2b/ports_test.mjs >"$TMP/ports.out" 2>"$TMP/ports.err"
+rc=$?
+cat "$TMP/ports.out"
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	not_ok "e2b: ports: the getHost test ends within 900 s" "it was killed"
+elif ! grep -q '^ok - ' "$TMP/ports.out" || { [ $rc != 0 ] && ! grep -q '^not ok - ' "$TMP/ports.out"; }; then
+	not_ok "e2b: ports: the getHost test runs" "exit $rc; $(show "$TMP/ports.err")"
+fi
+grep -q '^not ok - ' "$TMP/ports.out" && show "$TMP/e2b.log"
+grep '^# sandbox ' "$TMP/ports.out" >>"$TMP/sdk.out"
+}
 
 # ---- Template.build (tests/e2b/template_test.mjs) --------------------------------------
 # Its builds run emberctl (EMBERCTL_BIN: this test's); its templates are
 # removed below whatever happened.
+[[ $E2B_TESTS != *" template "* ]] || {
 env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
 	timeout -k 10 "$E2B_TEMPLATE_TIMEOUT" node tests/e2b/template_test.mjs >"$TMP/tpl.out" 2>"$TMP/tpl.err"
 rc=$?
@@ -157,6 +184,7 @@ elif ! grep -q '^ok - ' "$TMP/tpl.out" || { [ $rc != 0 ] && ! grep -q '^not ok -
 fi
 grep -q '^not ok - ' "$TMP/tpl.out" && show "$TMP/e2b.log"
 grep '^# sandbox ' "$TMP/tpl.out" >>"$TMP/sdk.out"
+}
 
 # Whatever the test did, none of its sandboxes outlives it.
 sleep 1

@@ -145,6 +145,40 @@ static void test_round_trip(void **state)
 	record__release(&r);
 }
 
+/* A traffic token: kept through a save, none unless added. */
+static void test_traffic_token(void **state)
+{
+	const char *dir = *state;
+	struct e2b_record r, back;
+
+	assert_int_equal(record__init(&r, "base"), 0);
+	assert_string_equal(r.traffic_token, "");
+	assert_true(record__traffic_ok(&r, NULL));
+	assert_true(record__traffic_ok(&r, "anything"));
+	assert_int_equal(record__save(dir, &r), 0);
+	assert_int_equal(record__load(dir, &back), 0);
+	assert_string_equal(back.traffic_token, "");
+	record__release(&back);
+
+	assert_int_equal(record__add_traffic_token(&r), 0);
+	assert_int_equal(strlen(r.traffic_token), RECORD_TOKEN_LEN);
+	assert_string_not_equal(r.traffic_token, r.token);
+	assert_false(record__traffic_ok(&r, NULL));
+	assert_false(record__traffic_ok(&r, r.token));
+	assert_true(record__traffic_ok(&r, r.traffic_token));
+	assert_int_equal(record__save(dir, &r), 0);
+	assert_int_equal(record__load(dir, &back), 0);
+	assert_string_equal(back.traffic_token, r.traffic_token);
+	assert_true(record__traffic_ok(&back, r.traffic_token));
+	record__release(&back);
+	record__release(&r);
+
+	/* A malformed one: not half-read. */
+	write_record(dir, "{\"token\":\"" TOKEN "\",\"templateID\":\"b\","
+			  "\"metadata\":{},\"envVars\":{},\"trafficToken\":1}");
+	assert_int_equal(record__load(dir, &back), -EINVAL);
+}
+
 static void test_load_missing(void **state)
 {
 	const char *dir = *state;
@@ -328,6 +362,8 @@ int main(void)
 		cmocka_unit_test(test_token_ok),
 		cmocka_unit_test(test_metadata_match),
 		cmocka_unit_test_setup_teardown(test_round_trip, setup_dir,
+						teardown_dir),
+		cmocka_unit_test_setup_teardown(test_traffic_token, setup_dir,
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_load_missing, setup_dir,
 						teardown_dir),
