@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../../guest-init/fd_splice.h"
 #include "../sandbox/agent_client.h"
 #include "e2b.h"
 #include "port_proxy.h"
@@ -703,34 +704,6 @@ static ssize_t body_read(void *cls, uint64_t pos, char *out, size_t max)
 	return MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
-/* Copy what @from has to @to without blocking: 0, 1 at @from's end, -1. */
-static int relay(int from, int to, char *buf, size_t cap)
-{
-	ssize_t n = recv(from, buf, cap, MSG_DONTWAIT);
-	size_t off = 0;
-
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	if (n == 0)
-		return 1;
-	while (off < (size_t)n) {
-		ssize_t w = send(to, buf + off, (size_t)n - off, MSG_NOSIGNAL);
-		struct pollfd pf = { .fd = to, .events = POLLOUT };
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN) {
-			if (poll(&pf, 1, SEND_IDLE_MS) <= 0)
-				return -1;
-			continue;
-		}
-		if (w <= 0)
-			return -1;
-		off += (size_t)w;
-	}
-	return 0;
-}
-
 /* Send @len bytes of @b to @fd (which may be non-blocking): 0 or -1. */
 static int send_all(int fd, const char *b, size_t len)
 {
@@ -755,15 +728,14 @@ static int send_all(int fd, const char *b, size_t len)
 
 /*
  * The upgraded connection (MHD calls it in the connection's thread once
- * the 101 is sent): bytes both ways until both sides ended, or either
- * failed.
+ * the 101 is sent): what was read ahead on either side, then bytes both
+ * ways until both sides ended, or either failed (fd_splice.h).
  */
 static void upgraded(void *cls, struct MHD_Connection *con, void *con_cls,
 		     const char *extra_in, size_t extra_in_size,
 		     MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
 	struct port_proxy *p = cls;
-	bool eof[2] = { false, false }; /* client's, guest's */
 
 	(void)con;
 	(void)con_cls;
@@ -771,37 +743,7 @@ static void upgraded(void *cls, struct MHD_Connection *con, void *con_cls,
 	    send_all(p->fd, extra_in, extra_in_size))
 		goto out;
 	p->off = p->len = 0;
-	while (!eof[0] || !eof[1]) {
-		struct pollfd pf[2] = {
-			{ .fd = sock, .events = eof[0] ? 0 : POLLIN },
-			{ .fd = p->fd, .events = eof[1] ? 0 : POLLIN },
-		};
-		int rc;
-
-		if (poll(pf, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (pf[0].revents) {
-			rc = relay(sock, p->fd, p->buf, RBUF);
-			if (rc < 0)
-				break;
-			if (rc == 1) {
-				eof[0] = true;
-				shutdown(p->fd, SHUT_WR);
-			}
-		}
-		if (pf[1].revents) {
-			rc = relay(p->fd, sock, p->buf, RBUF);
-			if (rc < 0)
-				break;
-			if (rc == 1) {
-				eof[1] = true;
-				shutdown(sock, SHUT_WR);
-			}
-		}
-	}
+	fd_splice__run(sock, p->fd);
 out:
 	close(p->fd);
 	p->fd = -1;
