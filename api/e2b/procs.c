@@ -76,6 +76,8 @@
 #define GONE_CHECK_MS	  2000 /* idle readers look for gone clients */
 #define FREE_WAIT_MS	  3000 /* procs__free() waits for threads */
 #define MAX_MEMOS	  1024 /* kept processes remembered, all sandboxes */
+#define ADOPT_TRIES	  10 /* LISTs while the process is attached */
+#define ADOPT_WAIT_MS	  300 /* between them */
 
 /* What Start said of a kept process, for List and Connect after a park. */
 struct memo {
@@ -1143,19 +1145,33 @@ int procs__adopt(struct e2b_server *srv, const struct e2b_guest *g,
 	struct proc *p;
 	struct memo *m;
 	char err[256];
-	size_t n, i;
-	int rc;
+	size_t n = 0, i;
+	int rc, tries;
 
 	pthread_mutex_lock(&t->lock);
 	m = memo_find(t, g->info.id, pid, tag);
 	if (tag)
 		pid = m ? m->pid : 0;
 	pthread_mutex_unlock(&t->lock);
-	if (!pid || guest_kept(srv, g, &aps, &n))
-		return -ENOENT;
-	for (i = 0; i < n && !ap; i++)
-		if (aps[i].pid == pid && !aps[i].attached)
-			ap = &aps[i];
+	/*
+	 * Attached: to another client, or still to a connection that a
+	 * restore cut but whose end the guest has not seen yet (moments).
+	 */
+	for (tries = 0; !ap && pid && tries < ADOPT_TRIES; tries++) {
+		if (tries)
+			clock__sleep_ms(ADOPT_WAIT_MS);
+		free(aps);
+		aps = NULL;
+		if (guest_kept(srv, g, &aps, &n))
+			break;
+		for (i = 0; i < n && (!ap || ap->attached); i++)
+			if (aps[i].pid == pid)
+				ap = &aps[i];
+		if (!ap)
+			break; /* not kept at all */
+		if (ap->attached)
+			ap = NULL;
+	}
 	if (!ap) {
 		free(aps);
 		return -ENOENT;
