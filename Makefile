@@ -63,10 +63,10 @@ $(BUILD)/test/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 # The guest agent's sources, for the guest (musl) and for the host.
 AGENT_SRCS := guest-init/agent.c guest-init/agent_serve.c guest-init/agent_conn.c \
 		guest-init/agent_exec.c guest-init/agent_files.c guest-init/agent_init.c \
-		guest-init/agent_ctr.c guest-init/agent_fwd.c
+		guest-init/agent_ctr.c guest-init/agent_fwd.c guest-init/fd_splice.c
 AGENT_HDRS := guest-init/agent_serve.h guest-init/agent_conn.h guest-init/agent_exec.h \
 		guest-init/agent_files.h guest-init/agent_init.h guest-init/agent_ctr.h \
-		guest-init/agent_fwd.h \
+		guest-init/agent_fwd.h guest-init/fd_splice.h \
 		guest-init/protocol.h
 # Kept processes (issue 24, item 4: ATTACH, LIST).
 AGENT_SRCS += guest-init/agent_keep.c
@@ -271,7 +271,7 @@ SANDBOX_SRCS := api/sandbox/sandbox.c api/sandbox/lookup.c api/sandbox/record.c 
 		api/sandbox/loopback.c api/sandbox/sibling.c api/sandbox/guest_run.c \
 		api/sandbox/guest_fs.c api/sandbox/guest_stat.c api/sandbox/spare.c \
 		api/sandbox/start_gate.c api/sandbox/expose.c api/sandbox/agent_fwd.c \
-		vmm/pvm/detect.c
+		vmm/pvm/detect.c guest-init/fd_splice.c
 # The loopback HTTP listener of the servers (libmicrohttpd): not emberctl's.
 LISTENER_SRCS := api/sandbox/listener.c
 # Images (issue 22): SRC forms -> an ext4 disk and the run defaults, with

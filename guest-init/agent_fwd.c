@@ -21,14 +21,7 @@
 #include <sys/socket.h>
 
 #include "agent_fwd.h"
-
-/* One direction of the splice: bytes read from @from wait for @to. */
-struct leg {
-	int from, to;
-	uint8_t *buf;
-	size_t off, len;
-	bool eof; /* @from said end of file: @to was shut for writing */
-};
+#include "fd_splice.h"
 
 /*
  * A non-blocking TCP connection to @sa (@salen bytes) within
@@ -100,79 +93,6 @@ static int dial(uint16_t port)
 	return fd6 >= 0 ? fd6 : fd;
 }
 
-/* Move what @l can: 0, or -1 when a side failed (the splice ends). */
-static int leg_step(struct leg *l)
-{
-	for (;;) {
-		ssize_t n;
-
-		if (l->len) {
-			n = write(l->to, l->buf + l->off, l->len);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && errno == EAGAIN)
-				return 0;
-			if (n <= 0)
-				return -1;
-			l->off += (size_t)n;
-			l->len -= (size_t)n;
-			continue;
-		}
-		if (l->eof)
-			return 0;
-		l->off = 0;
-		n = read(l->from, l->buf, AGENT_FWD_BUF);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return 0;
-		if (n < 0)
-			return -1;
-		if (n == 0) {
-			l->eof = true;
-			shutdown(l->to, SHUT_WR);
-			return 0;
-		}
-		l->len = (size_t)n;
-	}
-}
-
-/* Copy both ways between @a and @b (non-blocking) until done. */
-static void splice_fds(int a, int b)
-{
-	struct leg legs[2] = {
-		{ .from = a, .to = b, .buf = malloc(AGENT_FWD_BUF) },
-		{ .from = b, .to = a, .buf = malloc(AGENT_FWD_BUF) },
-	};
-
-	if (!legs[0].buf || !legs[1].buf)
-		goto out;
-	for (;;) {
-		struct pollfd pfd[2] = { { .fd = a }, { .fd = b } };
-
-		for (int i = 0; i < 2; i++) {
-			struct leg *l = &legs[i];
-
-			if (l->len)
-				pfd[1 - i].events |= POLLOUT;
-			else if (!l->eof)
-				pfd[i].events |= POLLIN;
-		}
-		if (!pfd[0].events && !pfd[1].events)
-			break; /* both ended, everything written */
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (leg_step(&legs[0]) < 0 || leg_step(&legs[1]) < 0)
-			break;
-	}
-out:
-	free(legs[0].buf);
-	free(legs[1].buf);
-}
-
 void agent_fwd__start(struct conn *c, const struct ember_agent_hdr *h,
 		      const uint8_t *payload)
 {
@@ -207,7 +127,7 @@ void agent_fwd__start(struct conn *c, const struct ember_agent_hdr *h,
 	}
 	agent_conn__send(c, EMBER_AGENT_OK, h->stream, NULL, 0);
 	if (!c->dead)
-		splice_fds(c->fd, fd);
+		fd_splice__run(c->fd, fd);
 	close(fd);
 	c->dead = 1;
 }

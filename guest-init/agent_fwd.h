@@ -11,8 +11,6 @@
 
 /* How long the guest's connect to the port may take, ms. */
 #define AGENT_FWD_CONNECT_MS 5000
-/* Bytes buffered each way while splicing. */
-#define AGENT_FWD_BUF (64U << 10)
 
 /*
  * FORWARD on @c (header @h, payload @payload: u32 port 1-65535):

@@ -77,3 +77,21 @@ npm_install() {
 	fi
 	(cd "$1" && timeout 600 npm ci --silent --no-audit --no-fund)
 }
+
+# state_dir_procs [DIR]: the pids of every process of the sandboxes under
+# the state directory DIR (default $EMBER_STATE_DIR): ember's arguments
+# name it, and each info file names its supervisor (a pid and its start
+# time, so that a recycled pid is never named).  For a test's clean-up.
+state_dir_procs() {
+	local dir=${1:-$EMBER_STATE_DIR} f pid start
+	pgrep -f "$dir/" 2>/dev/null
+	for f in "$dir"/*/info; do
+		[ -f "$f" ] || continue
+		pid=$(sed -n 's/^supervisor=//p' "$f")
+		start=$(sed -n 's/^supervisor_start=//p' "$f")
+		[ -n "$pid" ] && [ "$pid" != 0 ] &&
+			[ "$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d" " -f20)" = "$start" ] &&
+			echo "$pid"
+	done
+	return 0
+}

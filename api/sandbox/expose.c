@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../guest-init/fd_splice.h"
 #include "../../guest-init/protocol.h"
 #include "agent_client.h"
 #include "expose.h"
@@ -39,7 +40,6 @@
 #include "proc.h"
 #include "sandbox.h"
 
-#define SPLICE_BUF    (64U << 10) /* bytes buffered each way */
 #define THREAD_STACK  (1U << 20) /* a wake's resume needs more than 256K */
 #define CHECK_MS      5000 /* the forwarder looks at the directory */
 #define STOP_GRACE_MS 1000 /* --rm: SIGTERM to SIGKILL */
@@ -240,86 +240,6 @@ static void reset_close(int fd)
 	close(fd);
 }
 
-/* One direction: bytes read from @from wait in @buf for @to. */
-struct leg {
-	int from, to;
-	uint8_t *buf;
-	size_t off, len;
-	bool eof;
-};
-
-/* Move what @l can without blocking: 0, or -1 when a side failed. */
-static int leg_step(struct leg *l)
-{
-	for (;;) {
-		ssize_t n;
-
-		if (l->len) {
-			n = send(l->to, l->buf + l->off, l->len,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && errno == EAGAIN)
-				return 0;
-			if (n <= 0)
-				return -1;
-			l->off += (size_t)n;
-			l->len -= (size_t)n;
-			continue;
-		}
-		if (l->eof)
-			return 0;
-		l->off = 0;
-		n = recv(l->from, l->buf, SPLICE_BUF, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return 0;
-		if (n < 0)
-			return -1;
-		if (n == 0) {
-			l->eof = true;
-			shutdown(l->to, SHUT_WR);
-			return 0;
-		}
-		l->len = (size_t)n;
-	}
-}
-
-/* Copy both ways between the sockets @a and @b until both ended. */
-static void splice_fds(int a, int b)
-{
-	struct leg legs[2] = {
-		{ .from = a, .to = b, .buf = malloc(SPLICE_BUF) },
-		{ .from = b, .to = a, .buf = malloc(SPLICE_BUF) },
-	};
-
-	if (!legs[0].buf || !legs[1].buf)
-		goto out;
-	for (;;) {
-		struct pollfd pfd[2] = { { .fd = a }, { .fd = b } };
-
-		for (int i = 0; i < 2; i++) {
-			if (legs[i].len)
-				pfd[1 - i].events |= POLLOUT;
-			else if (!legs[i].eof)
-				pfd[i].events |= POLLIN;
-		}
-		if (!pfd[0].events && !pfd[1].events)
-			break;
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (leg_step(&legs[0]) < 0 || leg_step(&legs[1]) < 0)
-			break;
-	}
-out:
-	free(legs[0].buf);
-	free(legs[1].buf);
-}
-
 /* Append @msg as a line to the expose directory's log, and stderr. */
 static void log_line(const struct fwd *f, const char *msg)
 {
@@ -402,7 +322,7 @@ static void *conn_main(void *arg)
 	if (afd < 0) {
 		reset_close(fc->fd);
 	} else {
-		splice_fds(fc->fd, afd);
+		fd_splice__run(fc->fd, afd);
 		close(afd);
 		close(fc->fd);
 	}
@@ -439,17 +359,6 @@ static void accept_one(struct fwd *f, int lfd, pthread_attr_t *attr)
 	}
 }
 
-/* Close every fd above 2 but @keep1 and @keep2. */
-static void close_others(int keep1, int keep2)
-{
-	for (int fd = 3; fd < 1024; fd++)
-		if (fd != keep1 && fd != keep2)
-			close(fd);
-	if (close_range(1024, ~0U, 0) < 0) {
-		/* Nothing was open that high. */
-	}
-}
-
 /*
  * The forwarder process: never returns.  Tells @ready_w its pid once it
  * watches the sandbox directory (EOF without it: it could not).
@@ -460,25 +369,11 @@ __attribute__((noreturn)) static void forwarder(struct fwd *f, int lfd,
 	struct pollfd pfd[3];
 	pthread_attr_t attr;
 	sigset_t set;
-	int ino, sig, null, log = -1;
-	const char *logp;
+	int ino, sig;
 	pid_t me = getpid();
 
-	close_others(lfd, ready_w);
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	/* Where the supervisors write (tests: sanitizer reports). */
-	logp = getenv("EMBER_SUPERVISOR_LOG");
-	if (logp && *logp)
-		log = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			   0600);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(log >= 0 ? log : null, 2);
-		close(null);
-	}
-	if (log >= 0)
-		close(log);
+	proc__close_others(lfd, ready_w);
+	proc__daemon_stdio();
 	if (chdir("/") < 0)
 		_exit(1);
 	prctl(PR_SET_NAME, "emberctl-fwd");

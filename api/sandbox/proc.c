@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,4 +67,40 @@ void proc__terminate(pid_t pid, uint64_t start, int grace_ms)
 	}
 	if (proc__alive(pid, start))
 		kill(pid, SIGKILL);
+}
+
+void proc__daemon_stdio(void)
+{
+	const char *logp = getenv("EMBER_SUPERVISOR_LOG");
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), log = -1;
+
+	if (logp && *logp)
+		log = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			   0600);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(log >= 0 ? log : null, 2);
+		close(null);
+	}
+	if (log >= 0)
+		close(log);
+}
+
+void proc__close_others(int keep1, int keep2)
+{
+	unsigned int lo = (unsigned int)(keep1 < keep2 ? keep1 : keep2);
+	unsigned int hi = (unsigned int)(keep1 < keep2 ? keep2 : keep1);
+	int ok = 1;
+
+	if (lo > 3)
+		ok &= close_range(3, lo - 1, 0) == 0;
+	if (hi > lo + 1)
+		ok &= close_range(lo + 1, hi - 1, 0) == 0;
+	ok &= close_range(hi + 1, ~0U, 0) == 0;
+	if (ok)
+		return;
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != keep1 && fd != keep2)
+			close(fd);
 }

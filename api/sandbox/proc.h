@@ -31,4 +31,21 @@ int proc__alive(pid_t pid, uint64_t start);
  */
 void proc__terminate(pid_t pid, uint64_t start, int grace_ms);
 
+/*
+ * proc__daemon_stdio() - for a process that runs on in the background
+ * (a supervisor, a port forwarder): stdin and stdout on /dev/null,
+ * stderr appended to the file named by $EMBER_SUPERVISOR_LOG (created
+ * 0600; the tests' sanitizer reports) or else /dev/null too.  What cannot
+ * be opened is left as it was; nothing to report.
+ */
+void proc__daemon_stdio(void);
+
+/*
+ * proc__close_others() - close every fd of this process but 0, 1, 2 and
+ * @keep1, @keep2 (both >= 3, either order; equal is fine), with
+ * close_range(2), else one by one below 1024.  For a freshly forked
+ * background process.
+ */
+void proc__close_others(int keep1, int keep2);
+
 #endif /* EMBER_API_PROC_H */

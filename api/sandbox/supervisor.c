@@ -712,43 +712,6 @@ static void remove_dir(struct sup *s)
 		files__rm_tree(s->info.dir);
 }
 
-static void sup_stdio(void)
-{
-	const char *logp = getenv("EMBER_SUPERVISOR_LOG");
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC), log = -1;
-
-	if (logp && *logp)
-		log = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			   0600);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(log >= 0 ? log : null, 2);
-		close(null);
-	}
-	if (log >= 0)
-		close(log);
-}
-
-/* Close every fd but 0-2 and @keep1, @keep2 (both >= 3). */
-static void close_others(int keep1, int keep2)
-{
-	unsigned int lo = (unsigned int)(keep1 < keep2 ? keep1 : keep2);
-	unsigned int hi = (unsigned int)(keep1 < keep2 ? keep2 : keep1);
-	int ok = 1;
-
-	if (lo > 3)
-		ok &= close_range(3, lo - 1, 0) == 0;
-	if (hi > lo + 1)
-		ok &= close_range(lo + 1, hi - 1, 0) == 0;
-	ok &= close_range(hi + 1, ~0U, 0) == 0;
-	if (ok)
-		return;
-	for (int fd = 3; fd < 1024; fd++)
-		if (fd != keep1 && fd != keep2)
-			close(fd);
-}
-
 /* Has a park (pause.c) marked the sandbox parked?  Then it stays. */
 static bool parked_now(struct sup *s)
 {
@@ -928,8 +891,8 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 	int rc;
 
 	setsid();
-	sup_stdio();
-	close_others(s->lock_fd, s->verdict_fd);
+	proc__daemon_stdio();
+	proc__close_others(s->lock_fd, s->verdict_fd);
 	prctl(PR_SET_NAME, "emberctl-sup");
 	if (chdir("/") < 0)
 		_exit(125);

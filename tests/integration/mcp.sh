@@ -50,24 +50,10 @@ if [ ! -x "$E" ] || [ ! -x "$EMBER" ] || [ ! -x "$EMBER_MCP" ]; then
 fi
 export EMBER_BIN=$PWD/$EMBER EMBER_KERNEL=$PWD/$GUEST/vmlinux EMBER_ROOTFS=$PWD/$GUEST/rootfs.ext4
 
-# Every process of this test: ember's arguments name the state directory,
-# the supervisors are in the info files (while the sandbox has one).
-ours() {
-	local f pid start
-	pgrep -f "$EMBER_STATE_DIR/" 2>/dev/null
-	for f in "$EMBER_STATE_DIR"/*/info; do
-		[ -f "$f" ] || continue
-		pid=$(sed -n 's/^supervisor=//p' "$f")
-		start=$(sed -n 's/^supervisor_start=//p' "$f")
-		[ -n "$pid" ] && [ "$pid" != 0 ] &&
-			[ "$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d" " -f20)" = "$start" ] &&
-			echo "$pid"
-	done
-}
 sandboxes() { ls "$EMBER_STATE_DIR" 2>/dev/null | grep -E '^[0-9a-f]{12}$'; }
 cleanup() {
 	local p ids
-	for p in $(ours); do kill -9 "$p" 2>/dev/null; done
+	for p in $(state_dir_procs); do kill -9 "$p" 2>/dev/null; done
 	if [ -n "${MCP_STATE_DIR:-}" ]; then
 		ids=$(sandboxes)
 		[ -z "$ids" ] || "$E" kill $ids >/dev/null 2>&1
@@ -105,7 +91,7 @@ elif ! grep -q '^ok - ' "$TMP/owner.out" || { [ $rc != 0 ] && ! grep -q '^not ok
 	not_ok "mcp owner: the SDK test runs" "exit $rc; $(show "$TMP/owner.err")"
 fi
 sleep 1
-left=$(ours | tr '\n' ' ')
+left=$(state_dir_procs | tr '\n' ' ')
 ids=$(sandboxes | tr '\n' ' ')
 check "mcp owner: once the test has killed its sandboxes and stopped its servers, nothing of the state directory is left" \
 	"processes: $left; sandboxes: $ids" ev '[ -z "$left" ] && [ -z "$ids" ]'
@@ -125,7 +111,7 @@ for transport in stdio http; do
 	fi
 	# Whatever the test did, none of its sandboxes outlives it.
 	sleep 1
-	left=$(ours | tr '\n' ' ')
+	left=$(state_dir_procs | tr '\n' ' ')
 	ids=$(sandboxes | tr '\n' ' ')
 	check "mcp $transport: once the test and its servers are gone, no sandbox and no process of the state directory is left" \
 		"processes: $left; sandboxes: $ids" ev '[ -z "$left" ] && [ -z "$ids" ]'
@@ -143,5 +129,5 @@ if [ -z "${MCP_STATE_DIR:-}" ]; then
 	rc=$?
 	check "mcp: the template is removed; nothing is left" \
 		"exit $rc; $(show "$TMP/trm.err"; ls -la "$EMBER_STATE_DIR")" \
-		ev '[ $rc = 0 ] && [ -z "$(sandboxes)" ] && [ -z "$(ours)" ]'
+		ev '[ $rc = 0 ] && [ -z "$(sandboxes)" ] && [ -z "$(state_dir_procs)" ]'
 fi

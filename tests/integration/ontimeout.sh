@@ -46,24 +46,10 @@ wait_state() {
 	done
 	[ "$(state "$1")" = "$2" ]
 }
-# Every process of this test: ember's arguments name the state directory,
-# the supervisors are in the info files.
-ours() {
-	local f pid start
-	pgrep -f "$EMBER_STATE_DIR" 2>/dev/null
-	for f in "$EMBER_STATE_DIR"/*/info; do
-		[ -f "$f" ] || continue
-		pid=$(sed -n 's/^supervisor=//p' "$f")
-		start=$(sed -n 's/^supervisor_start=//p' "$f")
-		[ -n "$pid" ] && [ "$pid" != 0 ] &&
-			[ "$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d" " -f20)" = "$start" ] &&
-			echo "$pid"
-	done
-}
 cleanup() {
 	local p
 	[ -z "$spid" ] || kill -9 "$spid" 2>/dev/null
-	for p in $(ours); do kill -9 "$p" 2>/dev/null; done
+	for p in $(state_dir_procs); do kill -9 "$p" 2>/dev/null; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -300,4 +286,4 @@ rc=$?
 touch "$TMP/supervisor.log"
 check "ontimeout: every sandbox killed by the test itself, the template removed, no process left, no sanitizer report" \
 	"left: $ids; exit $rc; $(show "$TMP/trm.err" "$TMP/supervisor.log")" \
-	ev '[ -z "$ids" ] && [ $rc = 0 ] && [ -z "$(ours)" ] && no_sanitizer_report "$TMP/supervisor.log"'
+	ev '[ -z "$ids" ] && [ $rc = 0 ] && [ -z "$(state_dir_procs)" ] && no_sanitizer_report "$TMP/supervisor.log"'

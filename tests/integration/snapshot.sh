@@ -38,24 +38,9 @@ if grep -q "Snapshots are not supported by ember yet" "$EMBER"; then
 fi
 export EMBER_BIN=$EMBER EMBER_KERNEL=$GUEST/vmlinux EMBER_ROOTFS=$GUEST/rootfs.ext4
 
-# Every process of this test: ember's arguments name the state directory,
-# the supervisors are in the info files.  Killed by pid at the end.
-# A supervisor counts while its pid has the start time its info recorded.
-ours() {
-	local f pid start
-	pgrep -f "$EMBER_STATE_DIR" 2>/dev/null
-	for f in "$EMBER_STATE_DIR"/*/info; do
-		[ -f "$f" ] || continue
-		pid=$(sed -n 's/^supervisor=//p' "$f")
-		start=$(sed -n 's/^supervisor_start=//p' "$f")
-		[ -n "$pid" ] && [ "$pid" != 0 ] &&
-			[ "$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d" " -f20)" = "$start" ] &&
-			echo "$pid"
-	done
-}
 cleanup() {
 	local p
-	for p in $(ours); do kill -9 "$p" 2>/dev/null; done
+	for p in $(state_dir_procs); do kill -9 "$p" 2>/dev/null; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -156,7 +141,7 @@ check "pause --to-disk parks it in $took ms: a snapshot beside its disk, no embe
 "$E" ls >"$TMP/ls.out" 2>&1
 check "ls shows it parked" "$(show "$TMP/ls.out")" grep -qE "^$A +- +256M +1 +parked .* $TPL$" "$TMP/ls.out"
 # Every ember of this test, and the supervisors: as after a host crash.
-for p in $(ours); do kill -9 "$p" 2>/dev/null; done
+for p in $(state_dir_procs); do kill -9 "$p" 2>/dev/null; done
 sleep 1
 "$E" ls >"$TMP/ls2.out" 2>&1
 check "every ember and supervisor killed (kill -9): the parked one stays, B is cleaned up" \
@@ -243,7 +228,7 @@ check "... and kill ends them all, leaving nothing" "exit $rc; $(show "$TMP/kall
 rc=$?
 check "unused, the template is removed; nothing is left" \
 	"exit $rc; $(show "$TMP/trm2.err"; ls -la "$EMBER_STATE_DIR" "$EMBER_STATE_DIR/templates")" \
-	ev '[ $rc = 0 ] && [ -z "$(ls -A "$EMBER_STATE_DIR/templates")" ] && [ "$(sandboxes)" = 0 ] && [ -z "$(ours)" ]'
+	ev '[ $rc = 0 ] && [ -z "$(ls -A "$EMBER_STATE_DIR/templates")" ] && [ "$(sandboxes)" = 0 ] && [ -z "$(state_dir_procs)" ]'
 touch "$TMP/supervisor.log"
 check "no sanitizer report (emberctl, supervisors)" "$(show "$TMP/supervisor.log")" \
 	no_sanitizer_report "$TMP"/*.err "$TMP/supervisor.log"
