@@ -109,6 +109,9 @@ static struct proc *lookup(struct e2b_server *srv, const json_t *req,
 	p = procs__get(srv->procs, g->info.id, pid, tag);
 	if (p)
 		return p;
+	/* One the guest kept through a park, listed again. */
+	if (!procs__adopt(srv, g, pid, tag, 0, 0, NULL, &p) && p)
+		return p;
 	if (tag)
 		fail(resp, false, "not_found",
 		     "process with tag %.*s not found", MAX_TAG, tag);
@@ -369,6 +372,9 @@ static int connect_proc(struct e2b_server *srv, const struct e2b_req *r,
 		return fail(resp, true, "invalid_argument", "%s", err);
 	rc = procs__connect(srv->procs, g->info.id, pid, tag, keepalive_s(r),
 			    timeout_ms(r), &st);
+	if (rc == -ENOENT) /* one the guest kept through a park? */
+		rc = procs__adopt(srv, g, pid, tag, keepalive_s(r),
+				  timeout_ms(r), &st, NULL);
 	if (rc == -ENOENT) {
 		if (tag)
 			return fail(resp, true, "not_found",
@@ -385,7 +391,7 @@ static int connect_proc(struct e2b_server *srv, const struct e2b_req *r,
 static int list(struct e2b_server *srv, struct e2b_guest *g,
 		struct e2b_resp *resp)
 {
-	json_t *arr = procs__list(srv->procs, g->info.id);
+	json_t *arr = procs__list_guest(srv, g);
 
 	if (!arr)
 		return fail(resp, false, "resource_exhausted", "out of memory");

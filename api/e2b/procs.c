@@ -27,9 +27,20 @@
  * with the guest's default environment (the image's Env, the user's
  * HOME, USER, LOGNAME) under the sandbox's and the request's variables.
  *
- * Pids are ember's own numbers (ember does not see the guest's): one
- * counter for the whole server, from PID_FIRST, so a pid names one
- * process of one sandbox.
+ * Processes outlive a park (PROTOCOL.md, "Processes that outlive their
+ * connection"): Start runs an exec with KEEP and DETACH (its pid, the
+ * guest's, is the process's pid, known before the start event) and the
+ * exec thread then ATTACHes to it on the same connection, so that nothing
+ * of its output is lost.  A park cuts that connection: the exec thread
+ * ends, its streams end and the table forgets it (procs__drop() does, on
+ * a pause, without a signal), but the guest runs it on and keeps its
+ * output (1 MiB).  After the resume procs__list_guest() finds it in the
+ * agent's LIST and procs__adopt() lists it again with an exec thread that
+ * ATTACHes to it; what Start said of it (its tag, its config) is
+ * remembered for that (struct memo, in memory: lost with the server).
+ * A guest whose agent knows no KEEP gets a plain exec, killed with its
+ * connection, under one of ember's own pids: one counter for the whole
+ * server, from PID_FIRST.
  *
  * Locking: the table's one mutex guards the table, every process's
  * reference count, pending subscribers, flags and exec result, and the
@@ -64,6 +75,19 @@
 #define READ_CHUNK	  65536 /* bytes of output per data event, at most */
 #define GONE_CHECK_MS	  2000 /* idle readers look for gone clients */
 #define FREE_WAIT_MS	  3000 /* procs__free() waits for threads */
+#define MAX_MEMOS	  1024 /* kept processes remembered, all sandboxes */
+#define ADOPT_TRIES	  10 /* LISTs while the process is attached */
+#define ADOPT_WAIT_MS	  300 /* between them */
+
+/* What Start said of a kept process, for List and Connect after a park. */
+struct memo {
+	struct memo *next;
+	char id[SANDBOX_ID_LEN + 1];
+	uint32_t pid;
+	char *tag; /* NULL: none */
+	json_t *config;
+	bool has_stdin;
+};
 
 /* Whether a sandbox has E2B_HOME, found out once (home_cwd()). */
 struct home {
@@ -77,6 +101,8 @@ struct e2b_procs {
 	pthread_cond_t cond; /* a thread ended */
 	struct proc *head;
 	struct home *homes;
+	struct memo *memos; /* newest first */
+	unsigned int nmemos;
 	uint32_t next_pid;
 	unsigned int count; /* listed processes */
 	unsigned int threads; /* exec and reader threads alive */
@@ -207,7 +233,9 @@ static void drop_locked(struct e2b_procs *t, const char *id)
 			continue;
 		p->dropped = true;
 		unlist(p);
-		procs__signal(p, SIGKILL);
+		/* Only a server that stops kills: a park keeps them. */
+		if (t->closing)
+			procs__signal(p, SIGKILL);
 		proc_wake(p);
 	}
 }
@@ -225,6 +253,72 @@ static void forget_homes(struct e2b_procs *t, const char *id)
 		*hp = h->next;
 		free(h);
 	}
+}
+
+static void memo_free(struct memo *m)
+{
+	free(m->tag);
+	json_decref(m->config);
+	free(m);
+}
+
+/* Forget what Start said of @pid of @id (@pid 0: all of @id, @id NULL:
+   all); under the lock. */
+static void memo_del(struct e2b_procs *t, const char *id, uint32_t pid)
+{
+	struct memo **mp = &t->memos, *m;
+
+	while ((m = *mp)) {
+		if ((id && strcmp(m->id, id)) || (pid && m->pid != pid)) {
+			mp = &m->next;
+			continue;
+		}
+		*mp = m->next;
+		t->nmemos--;
+		memo_free(m);
+	}
+}
+
+/* Remember what Start said of @p (a kept process); under the lock. */
+static void memo_add(struct e2b_procs *t, const struct proc *p)
+{
+	struct memo *m = calloc(1, sizeof(*m)), **mp;
+
+	if (!m)
+		return;
+	snprintf(m->id, sizeof(m->id), "%s", p->g.info.id);
+	m->pid = p->pid;
+	m->has_stdin = p->has_stdin;
+	m->config = json_deep_copy(p->config);
+	m->tag = p->tag ? strdup(p->tag) : NULL;
+	if (!m->config || (p->tag && !m->tag)) {
+		memo_free(m);
+		return;
+	}
+	memo_del(t, m->id, m->pid);
+	if (t->nmemos >= MAX_MEMOS) { /* the oldest goes */
+		for (mp = &t->memos; (*mp)->next; mp = &(*mp)->next)
+			;
+		memo_free(*mp);
+		*mp = NULL;
+		t->nmemos--;
+	}
+	m->next = t->memos;
+	t->memos = m;
+	t->nmemos++;
+}
+
+/* What Start said of @pid (or @tag) of @id, or NULL; under the lock. */
+static struct memo *memo_find(struct e2b_procs *t, const char *id, uint32_t pid,
+			      const char *tag)
+{
+	struct memo *m;
+
+	for (m = t->memos; m; m = m->next)
+		if (!strcmp(m->id, id) &&
+		    (tag ? m->tag && !strcmp(m->tag, tag) : m->pid == pid))
+			return m;
+	return NULL;
 }
 
 void procs__drop(struct e2b_procs *t, const char *id)
@@ -263,8 +357,10 @@ void procs__free(struct e2b_procs *t)
 	       pthread_cond_timedwait(&t->cond, &t->lock, &dl) != ETIMEDOUT)
 		;
 	left = t->threads;
-	if (!left)
+	if (!left) {
 		forget_homes(t, NULL);
+		memo_del(t, NULL, 0);
+	}
 	pthread_mutex_unlock(&t->lock);
 	/*
 	 * Threads still waiting on a guest that does not answer keep using
@@ -284,7 +380,7 @@ static struct proc *find_locked(struct e2b_procs *t, const char *id,
 	struct proc *p;
 
 	for (p = t->head; p; p = p->next) {
-		if (strcmp(p->g.info.id, id))
+		if (strcmp(p->g.info.id, id) || !p->pid)
 			continue;
 		if (tag ? p->tag && !strcmp(p->tag, tag) : p->pid == pid)
 			return p;
@@ -384,10 +480,9 @@ static const char *home_cwd(struct proc *p)
 	return rc == -EREMOTEIO && gerr == ENOENT ? NULL : E2B_HOME;
 }
 
-static void *exec_main(void *arg)
+/* The exec request of @p (its cwd, when it asked for none, not yet). */
+static struct agent_exec_req exec_req(const struct proc *p)
 {
-	struct proc *p = arg;
-	struct e2b_procs *t = p->tab;
 	struct agent_exec_req req = {
 		.argv = (const char *const *)p->argv,
 		.env = (const char *const *)p->env,
@@ -403,12 +498,26 @@ static void *exec_main(void *arg)
 		.cols = p->cols,
 		.ctl_fd = p->pty ? p->ctl_r : -1,
 	};
+
+	return req;
+}
+
+static void *exec_main(void *arg)
+{
+	struct proc *p = arg;
+	struct e2b_procs *t = p->tab;
+	struct agent_exec_req req = exec_req(p);
 	struct agent_exec_result res = { 0 };
 	int rc;
 
-	if (p->cwd_default)
-		req.cwd = home_cwd(p);
-	rc = agent_client__exec(p->c, &req, &res);
+	if (p->keep || p->attach) {
+		/* Started detached (keep_start()), or adopted: stream it. */
+		rc = agent_client__attach(p->c, p->pid, &req, &res);
+	} else {
+		if (p->cwd_default)
+			req.cwd = home_cwd(p);
+		rc = agent_client__exec(p->c, &req, &res);
+	}
 	pthread_mutex_lock(&t->lock);
 	p->rc = rc;
 	p->res = res;
@@ -466,6 +575,44 @@ static bool pump(uint8_t *buf, struct sub **list, int fd, const char *kind)
 	return true;
 }
 
+/*
+ * The Connect error that @p's failed exec (p->rc, guest_errno, err) is:
+ * its code, its message in @msg.
+ */
+static const char *exec_error(const struct proc *p, char *msg, size_t len)
+{
+	if (p->rc == -EREMOTEIO && p->pty && p->guest_errno == ENODEV) {
+		snprintf(msg, len,
+			 "cannot start the process: no PTY in this sandbox "
+			 "(its guest has no /dev/ptmx and devpts)");
+		return "failed_precondition";
+	}
+	if (p->rc == -EREMOTEIO && p->attach) {
+		snprintf(msg, len, "process with pid %u not found: %s", p->pid,
+			 p->err);
+		return "not_found";
+	}
+	if (p->rc == -EREMOTEIO) {
+		/* The command or its cwd: what the client asked for. */
+		snprintf(msg, len, "cannot start the process: %s", p->err);
+		return "invalid_argument";
+	}
+	if (p->rc == -E2BIG) {
+		snprintf(msg, len, "%s", p->err);
+		return "invalid_argument";
+	}
+	if ((p->keep || p->attach) && p->rc == -ECONNRESET) {
+		snprintf(msg, len,
+			 "the connection to the sandbox's agent was cut (a "
+			 "pause?): the process runs on in the sandbox, "
+			 "connect to pid %u again",
+			 p->pid);
+		return "unavailable";
+	}
+	snprintf(msg, len, "lost the sandbox's agent: %s", p->err);
+	return "unavailable";
+}
+
 /* The process is over: tell every subscriber how, and forget it. */
 static void finish(struct proc *p, struct sub *list)
 {
@@ -478,6 +625,9 @@ static void finish(struct proc *p, struct sub *list)
 
 	pthread_mutex_lock(&t->lock);
 	unlist(p);
+	/* Its end collected, or the guest keeps it no more: forgotten. */
+	if ((p->keep || p->attach) && (p->rc == 0 || p->rc == -EREMOTEIO))
+		memo_del(t, p->g.info.id, p->pid);
 	if (p->pending) {
 		for (s = p->pending; s->next; s = s->next)
 			;
@@ -494,23 +644,8 @@ static void finish(struct proc *p, struct sub *list)
 			code = "resource_exhausted";
 			snprintf(msg, sizeof(msg), "out of memory");
 		}
-	} else if (p->rc == -EREMOTEIO && p->pty && p->guest_errno == ENODEV) {
-		code = "failed_precondition";
-		snprintf(msg, sizeof(msg),
-			 "cannot start the process: no PTY in this sandbox "
-			 "(its guest has no /dev/ptmx and devpts)");
-	} else if (p->rc == -EREMOTEIO) {
-		/* The command or its cwd: what the client asked for. */
-		code = "invalid_argument";
-		snprintf(msg, sizeof(msg), "cannot start the process: %s",
-			 p->err);
-	} else if (p->rc == -E2BIG) {
-		code = "invalid_argument";
-		snprintf(msg, sizeof(msg), "%s", p->err);
 	} else {
-		code = "unavailable";
-		snprintf(msg, sizeof(msg), "lost the sandbox's agent: %s",
-			 p->err);
+		code = exec_error(p, msg, sizeof(msg));
 	}
 	tail = connect__end_stream(code, msg, &tailn);
 	if (ev)
@@ -561,10 +696,12 @@ static void *reader_main(void *arg)
 				else
 					proc_sub__fail(
 						s, "unavailable",
-						"the sandbox %s was stopped",
+						"the sandbox %s was paused or "
+						"stopped",
 						p->g.info.id);
 			}
-			drop_done = killed = true; /* drop sent SIGKILL */
+			/* No deadline's kill from now on. */
+			drop_done = killed = true;
 		}
 		for (pp = &list; *pp;) {
 			s = *pp;
@@ -675,8 +812,10 @@ int procs__proc_fds(struct proc *p)
 }
 
 /*
- * Put @p in the table with the next pid, unless the limits say no (the
- * answer's error in @code/@err).  Takes the table's reference.
+ * Put @p in the table with the next pid (a kept process: with its own,
+ * pid 0 until it started; -EEXIST for an adopted one already listed),
+ * unless the limits say no (the answer's error in @code/@err).  Takes
+ * the table's reference.
  */
 static int proc_list(struct proc *p, const char **code, char *err,
 		     size_t errlen)
@@ -700,12 +839,16 @@ static int proc_list(struct proc *p, const char **code, char *err,
 			 "%d)",
 			 mine, MAX_PROCS_SANDBOX);
 		rc = -EAGAIN;
+	} else if (p->attach && find_locked(t, p->g.info.id, p->pid, NULL)) {
+		rc = -EEXIST;
 	} else {
-		do {
+		while (!p->keep && !p->attach) {
 			p->pid = t->next_pid++;
 			if (t->next_pid < PID_FIRST)
 				t->next_pid = PID_FIRST;
-		} while (find_locked(t, p->g.info.id, p->pid, NULL));
+			if (!find_locked(t, p->g.info.id, p->pid, NULL))
+				break;
+		}
 		p->next = t->head;
 		t->head = p;
 		t->count++;
@@ -756,33 +899,67 @@ static void abandon(struct proc *p, unsigned int threads)
 
 /* --- what the process service does with the table -------------------- */
 
-int procs__start(struct proc *p, unsigned int keepalive_s, uint64_t timeout_ms,
-		 struct e2b_stream **st, const char **code, char *err,
-		 size_t errlen)
+/*
+ * Start @p in the guest detached, with KEEP (its pid the guest's, set
+ * under the lock); 0, 1 for a guest whose agent knows no KEEP (@p then
+ * gets a pid of ember's and a plain exec), else -errno with the answer's
+ * error in @code/@err.
+ */
+static int keep_start(struct proc *p, const char **code, char *err,
+		      size_t errlen)
 {
-	struct agent_client *c = p->c;
-	struct sub *s;
+	struct e2b_procs *t = p->tab;
+	struct agent_exec_req req = exec_req(p);
+	struct agent_exec_result res = { 0 };
 	int rc;
 
-	rc = proc_list(p, code, err, errlen);
-	if (rc) {
-		guest__agent_done(p->srv, &p->g, c, true);
-		p->c = NULL;
-		procs__proc_free(p);
-		return rc;
+	if (p->cwd_default) {
+		req.cwd = home_cwd(p);
+		if (!req.cwd) { /* the guest's default from now on */
+			free(p->cwd);
+			p->cwd = NULL;
+		}
+		p->cwd_default = false;
 	}
-	s = proc_sub__new(p->pid, keepalive_s, timeout_ms);
-	if (!s) {
-		abandon(p, 2);
-		guest__agent_done(p->srv, &p->g, c, true);
-		p->c = NULL;
-		procs__put(p);
-		*code = "resource_exhausted";
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	req.keep = req.detach = true;
+	rc = agent_client__exec(p->c, &req, &res);
+	pthread_mutex_lock(&t->lock);
+	if (rc == 0 && res.running && res.pid) {
+		p->pid = res.pid;
+		memo_add(t, p);
+	} else if (rc == -EREMOTEIO &&
+		   agent_client__guest_errno(p->c) == EPROTO) {
+		p->keep = false;
+		do {
+			p->pid = t->next_pid++;
+			if (t->next_pid < PID_FIRST)
+				t->next_pid = PID_FIRST;
+		} while (find_locked(t, p->g.info.id, p->pid, NULL));
+		rc = 1;
+	} else {
+		if (!rc)
+			rc = -EPROTO; /* detached without a pid */
+		p->rc = rc;
+		p->guest_errno = agent_client__guest_errno(p->c);
+		e2b__clean_text(p->err, sizeof(p->err),
+				agent_client__error(p->c));
+		*code = exec_error(p, err, errlen);
 	}
-	/* The reader's from now on, which may end it at any time. */
-	*st = s->s;
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+/*
+ * Start the threads of a listed @p (counted, its agent connection in
+ * p->c) with @s (NULL: none) as its first subscriber.  Consumes the
+ * caller's reference either way.  0; else -EAGAIN with the error in
+ * @code/@err, @p unlisted, @s ended.
+ */
+static int run(struct proc *p, struct sub *s, const char **code, char *err,
+	       size_t errlen)
+{
+	struct agent_client *c = p->c;
+
 	pthread_mutex_lock(&p->tab->lock);
 	p->pending = s;
 	pthread_mutex_unlock(&p->tab->lock);
@@ -790,9 +967,12 @@ int procs__start(struct proc *p, unsigned int keepalive_s, uint64_t timeout_ms,
 		/* No reader: nobody would end it.  Take it all back. */
 		p->pending = NULL;
 		abandon(p, 1);
-		proc_sub__end(s, NULL, 0);
-		e2b_stream__put(*st);
-		*st = NULL;
+		if (s) {
+			struct e2b_stream *st = s->s;
+
+			proc_sub__end(s, NULL, 0);
+			e2b_stream__put(st); /* the connection's */
+		}
 		guest__agent_done(p->srv, &p->g, c, true);
 		p->c = NULL;
 		procs__put(p);
@@ -813,6 +993,50 @@ int procs__start(struct proc *p, unsigned int keepalive_s, uint64_t timeout_ms,
 	}
 	procs__put(p);
 	return 0;
+}
+
+int procs__start(struct proc *p, unsigned int keepalive_s, uint64_t timeout_ms,
+		 struct e2b_stream **st, const char **code, char *err,
+		 size_t errlen)
+{
+	struct agent_client *c = p->c;
+	struct sub *s;
+	int rc;
+
+	p->keep = true; /* unless the guest's agent knows no KEEP */
+	rc = proc_list(p, code, err, errlen);
+	if (rc) {
+		guest__agent_done(p->srv, &p->g, c, true);
+		p->c = NULL;
+		procs__proc_free(p);
+		return rc;
+	}
+	rc = keep_start(p, code, err, errlen);
+	if (rc < 0) {
+		abandon(p, 2);
+		guest__agent_done(p->srv, &p->g, c,
+				  rc == -EREMOTEIO || rc == -E2BIG);
+		p->c = NULL;
+		procs__put(p);
+		return rc;
+	}
+	s = proc_sub__new(p->pid, keepalive_s, timeout_ms);
+	if (!s) {
+		/* Started: ended too, as a client that went away would. */
+		if (p->keep)
+			procs__signal(p, SIGKILL);
+		p->deadline_ms = 0;
+		run(p, NULL, code, err, errlen);
+		*code = "resource_exhausted";
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* The reader's from now on, which may end it at any time. */
+	*st = s->s;
+	rc = run(p, s, code, err, errlen);
+	if (rc)
+		*st = NULL;
+	return rc;
 }
 
 int procs__connect(struct e2b_procs *t, const char *id, uint32_t pid,
@@ -861,7 +1085,7 @@ json_t *procs__list(struct e2b_procs *t, const char *id)
 
 	pthread_mutex_lock(&t->lock);
 	for (p = t->head; p && !oom; p = p->next) {
-		if (strcmp(p->g.info.id, id))
+		if (strcmp(p->g.info.id, id) || !p->pid)
 			continue;
 		o = json_pack("{s:o, s:I}", "config", json_deep_copy(p->config),
 			      "pid", (json_int_t)p->pid);
@@ -877,5 +1101,185 @@ json_t *procs__list(struct e2b_procs *t, const char *id)
 		json_decref(arr);
 		return NULL;
 	}
+	return arr;
+}
+
+/* --- after a resume: the guest's kept processes ---------------------- */
+
+/*
+ * The processes @g's guest keeps (agent LIST) in *@aps, *@n of them;
+ * 0, or -errno (an agent without LIST: -EREMOTEIO).
+ */
+static int guest_kept(struct e2b_server *srv, const struct e2b_guest *g,
+		      struct agent_proc **aps, size_t *n)
+{
+	struct agent_client *c;
+	char err[256];
+	int rc;
+
+	*aps = NULL;
+	*n = 0;
+	c = guest__agent(srv, g, err, sizeof(err));
+	if (!c)
+		return -ECONNREFUSED;
+	rc = agent_client__list(c, aps, n, E2B_AGENT_TIMEOUT_MS);
+	guest__agent_done(srv, g, c, rc == 0 || rc == -EREMOTEIO);
+	return rc;
+}
+
+/* A config for a kept process Start did not tell this server of. */
+static json_t *cmd_config(const struct agent_proc *ap)
+{
+	return json_pack("{s:s, s:[], s:{}, s:s}", "cmd", ap->cmd, "args",
+			 "envs", "cwd", "");
+}
+
+int procs__adopt(struct e2b_server *srv, const struct e2b_guest *g,
+		 uint32_t pid, const char *tag, unsigned int keepalive_s,
+		 uint64_t timeout_ms, struct e2b_stream **st, struct proc **pp)
+{
+	struct e2b_procs *t = srv->procs;
+	struct agent_proc *aps = NULL, *ap = NULL;
+	const char *code;
+	struct sub *s = NULL;
+	struct proc *p;
+	struct memo *m;
+	char err[256];
+	size_t n = 0, i;
+	int rc, tries;
+
+	pthread_mutex_lock(&t->lock);
+	m = memo_find(t, g->info.id, pid, tag);
+	if (tag)
+		pid = m ? m->pid : 0;
+	pthread_mutex_unlock(&t->lock);
+	/*
+	 * Attached: to another client, or still to a connection that a
+	 * restore cut but whose end the guest has not seen yet (moments).
+	 */
+	for (tries = 0; !ap && pid && tries < ADOPT_TRIES; tries++) {
+		if (tries)
+			clock__sleep_ms(ADOPT_WAIT_MS);
+		free(aps);
+		aps = NULL;
+		if (guest_kept(srv, g, &aps, &n))
+			break;
+		for (i = 0; i < n && (!ap || ap->attached); i++)
+			if (aps[i].pid == pid)
+				ap = &aps[i];
+		if (!ap)
+			break; /* not kept at all */
+		if (ap->attached)
+			ap = NULL;
+	}
+	if (!ap) {
+		free(aps);
+		return -ENOENT;
+	}
+	p = procs__proc_new(srv, g);
+	if (!p) {
+		free(aps);
+		return -ENOMEM;
+	}
+	p->attach = true;
+	p->pid = pid;
+	p->pty = ap->tty;
+	pthread_mutex_lock(&t->lock);
+	m = memo_find(t, g->info.id, pid, NULL);
+	if (m) {
+		p->config = json_deep_copy(m->config);
+		p->tag = m->tag ? strdup(m->tag) : NULL;
+		p->has_stdin = m->has_stdin;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!m)
+		p->config = cmd_config(ap);
+	free(aps);
+	p->has_stdin |= p->pty;
+	if (!p->config || (m && m->tag && !p->tag) || procs__proc_fds(p)) {
+		procs__proc_free(p);
+		return -ENOMEM;
+	}
+	p->c = guest__agent(srv, g, err, sizeof(err));
+	if (!p->c) {
+		procs__proc_free(p);
+		return -ENOENT;
+	}
+	rc = proc_list(p, &code, err, sizeof(err));
+	if (rc) {
+		guest__agent_done(srv, g, p->c, true);
+		p->c = NULL;
+		procs__proc_free(p);
+		if (rc != -EEXIST) /* adopted meanwhile: that one */
+			return rc;
+		if (st)
+			return procs__connect(t, g->info.id, pid, NULL,
+					      keepalive_s, timeout_ms, st);
+		if (pp)
+			*pp = procs__get(t, g->info.id, pid, NULL);
+		return pp && !*pp ? -ENOENT : 0;
+	}
+	if (st) {
+		s = proc_sub__new(pid, keepalive_s, timeout_ms);
+		if (!s) {
+			abandon(p, 2);
+			guest__agent_done(srv, g, p->c, true);
+			p->c = NULL;
+			procs__put(p);
+			return -ENOMEM;
+		}
+		*st = s->s;
+	}
+	if (pp) {
+		pthread_mutex_lock(&t->lock);
+		p->refs++;
+		pthread_mutex_unlock(&t->lock);
+		*pp = p;
+	}
+	rc = run(p, s, &code, err, sizeof(err));
+	if (rc) {
+		if (st)
+			*st = NULL;
+		if (pp) {
+			procs__put(p);
+			*pp = NULL;
+		}
+	}
+	return rc;
+}
+
+json_t *procs__list_guest(struct e2b_server *srv, const struct e2b_guest *g)
+{
+	struct e2b_procs *t = srv->procs;
+	json_t *arr = procs__list(t, g->info.id), *o, *cfg;
+	struct agent_proc *aps;
+	struct memo *m;
+	size_t n, i;
+
+	if (!arr || guest_kept(srv, g, &aps, &n))
+		return arr;
+	for (i = 0; i < n; i++) {
+		pthread_mutex_lock(&t->lock);
+		if (find_locked(t, g->info.id, aps[i].pid, NULL)) {
+			pthread_mutex_unlock(&t->lock);
+			continue;
+		}
+		m = memo_find(t, g->info.id, aps[i].pid, NULL);
+		cfg = m ? json_deep_copy(m->config) : cmd_config(&aps[i]);
+		o = json_pack("{s:o, s:I}", "config", cfg, "pid",
+			      (json_int_t)aps[i].pid);
+		if (o && m && m->tag &&
+		    json_object_set_new(o, "tag", json_string(m->tag))) {
+			json_decref(o);
+			o = NULL;
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (!o || json_array_append_new(arr, o)) {
+			json_decref(arr);
+			free(aps);
+			return NULL;
+		}
+	}
+	free(aps);
 	return arr;
 }

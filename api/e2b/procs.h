@@ -65,12 +65,16 @@ struct proc {
 	bool pty;
 	uint16_t rows, cols;
 	int ctl_r, ctl_w;
+	/* The guest keeps it (KEEP): pid is the guest's, and a park cuts
+	   only its connection.  attach: adopted after one (ATTACH pid). */
+	bool keep, attach;
 };
 
 /*
  * The table.  procs__new() NULL when out of memory; procs__drop() ends
- * and forgets every process of sandbox @id (killed or paused: their agent
- * connections are gone).  procs__stop() kills every process, ends its
+ * the streams of every process of sandbox @id and forgets them, without
+ * a signal (killed: gone with it; paused: the guest keeps them, for
+ * procs__adopt() after the resume).  procs__stop() kills every process, ends its
  * streams (so that the HTTP server can stop without waiting on them) and
  * refuses new ones: call it before e2b_http__stop(), and procs__free()
  * (which waits up to 3 s for the processes' threads) before freeing the
@@ -114,6 +118,26 @@ int procs__start(struct proc *p, unsigned int keepalive_s, uint64_t timeout_ms,
 int procs__connect(struct e2b_procs *t, const char *id, uint32_t pid,
 		   const char *tag, unsigned int keepalive_s,
 		   uint64_t timeout_ms, struct e2b_stream **st);
+
+/*
+ * The process of @g's sandbox with @pid (or @tag when not NULL, as Start
+ * named it) that the table does not list but the guest's agent keeps (its
+ * connection was cut by a park and resume): listed again, attached (its
+ * output kept meanwhile first) with @st, when not NULL, subscribed as by
+ * procs__connect(); with a reference in *@pp when @pp is not NULL.
+ * -ENOENT (the guest keeps no such process, or another connection is
+ * attached to it), -ENOMEM, -EAGAIN (limits, threads).
+ */
+int procs__adopt(struct e2b_server *srv, const struct e2b_guest *g,
+		 uint32_t pid, const char *tag, unsigned int keepalive_s,
+		 uint64_t timeout_ms, struct e2b_stream **st, struct proc **pp);
+
+/*
+ * procs__list() and the processes the guest's agent keeps that the table
+ * does not list (after a resume), as envd's ProcessInfo list; NULL when
+ * out of memory.
+ */
+json_t *procs__list_guest(struct e2b_server *srv, const struct e2b_guest *g);
 
 /*
  * The listed process of sandbox @id with @pid (or @tag when not NULL),

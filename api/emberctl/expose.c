@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,13 @@ static int add(const struct sandbox_info *sb, unsigned int port,
 	char err[512];
 	int rc;
 
+	char ember[PATH_MAX] = "";
+
+	/* A parked auto-resume sandbox is resumed by a connection. */
+	if (sb->auto_resume &&
+	    cli__default_path("ember", NULL, "EMBER_BIN", "ember", 1, ember,
+			      sizeof(ember)) == 0)
+		expose__set_ember(ember);
 	if (expose__add(sb, port, host, max_conns, &e, err, sizeof(err)) < 0) {
 		cli__report(err);
 		return 1;

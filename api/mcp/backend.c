@@ -960,6 +960,7 @@ static json_t *expose_port(struct backend *b, const json_t *args)
 	if (port < 1 || port > 65535 || hp < 0 || hp > 65535)
 		return tools__fail("port out of range");
 	snprintf(host, sizeof(host), EXPOSE_DEFAULT_HOST ":%d", (int)hp);
+	expose__set_ember(b->o.ember); /* an auto-resume sandbox's */
 	rc = expose__add(&sb, (unsigned int)port, host, 0, &e, err,
 			 sizeof(err));
 	if (rc == -EEXIST && expose__list(&sb, &v, &n, err, sizeof(err)) == 0)

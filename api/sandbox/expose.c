@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../guest-init/fd_splice.h"
@@ -39,10 +40,15 @@
 #include "proc.h"
 #include "sandbox.h"
 
-#define THREAD_STACK  (256U << 10)
+#define THREAD_STACK  (1U << 20) /* a wake's resume needs more than 256K */
 #define CHECK_MS      5000 /* the forwarder looks at the directory */
 #define STOP_GRACE_MS 1000 /* --rm: SIGTERM to SIGKILL */
 #define RECORD_MAX    512
+#define WAKE_S	      SANDBOX_DEF_BOOT_S /* a connection's auto-resume */
+#define LOG_NAME      "log" /* in the expose directory: failed wakes */
+
+/* The VMM binary forwarders resume a parked sandbox with ("": none). */
+static char ember_bin[PATH_MAX];
 
 /* ---- records --------------------------------------------------------- */
 
@@ -212,9 +218,12 @@ static void local_name(int fd, char *out, size_t outsz)
 struct fwd {
 	char uds[PATH_MAX];
 	char dir[PATH_MAX];
+	char id[SANDBOX_ID_LEN + 1];
+	char ember[PATH_MAX]; /* ember_bin when it started */
 	unsigned int port;
 	unsigned int max_conns;
 	atomic_uint active;
+	pthread_mutex_t wake_lock; /* one wake at a time */
 };
 
 struct fwd_conn {
@@ -231,19 +240,85 @@ static void reset_close(int fd)
 	close(fd);
 }
 
-static void *conn_main(void *arg)
+/* Append @msg as a line to the expose directory's log, and stderr. */
+static void log_line(const struct fwd *f, const char *msg)
 {
-	struct fwd_conn *fc = arg;
-	struct fwd *f = fc->f;
+	char path[PATH_MAX];
+	int fd;
+
+	fprintf(stderr, "emberctl-fwd: %s\n", msg);
+	if (files__pathf(path, sizeof(path), "%s/" EXPOSE_DIR_NAME "/" LOG_NAME,
+			 f->dir))
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (dprintf(fd, "%lld %s\n", (long long)time(NULL), msg) < 0) {
+		/* Nowhere else to say it. */
+	}
+	close(fd);
+}
+
+/*
+ * The sandbox is not running: resume it when it was made with
+ * auto_resume (sandbox__wake()), its socket into @uds.  0 when it runs
+ * now; -1 (the connection is to be reset; a failed resume logged).
+ */
+static int wake(struct fwd *f, char *uds, size_t len)
+{
+	struct sandbox_info info;
+	char err[1024], msg[1200];
+	int rc;
+
+	pthread_mutex_lock(&f->wake_lock);
+	rc = sandbox__find(f->id, &info, err, sizeof(err));
+	if (rc == 0 && !info.auto_resume)
+		rc = -EPERM;
+	if (rc == 0 && (info.parked || info.paused || !info.ready)) {
+		rc = sandbox__wake(&info, f->ember[0] ? f->ember : NULL, WAKE_S,
+				   err, sizeof(err));
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg),
+				 "sandbox %s, port %u: a connection was reset: "
+				 "cannot resume the sandbox: %s",
+				 f->id, f->port, err);
+			log_line(f, msg);
+		}
+	}
+	pthread_mutex_unlock(&f->wake_lock);
+	if (rc < 0 || (size_t)snprintf(uds, len, "%s", info.uds) >= len)
+		return -1;
+	return 0;
+}
+
+/* A connection to the guest's port through @uds: its fd, or -1. */
+static int forward_fd(const struct fwd *f, const char *uds)
+{
 	struct agent_client *c = agent_client__new();
 	int afd = -1;
 
 	if (c &&
-	    agent_client__connect(c, f->uds, EMBER_AGENT_PORT,
-				  EXPOSE_AGENT_MS) == 0 &&
+	    agent_client__connect(c, uds, EMBER_AGENT_PORT, EXPOSE_AGENT_MS) ==
+		    0 &&
 	    agent_client__forward(c, f->port, EXPOSE_AGENT_MS) == 0)
 		afd = agent_client__detach_fd(c);
+	else if (c && agent_client__guest_errno(c) == ECONNREFUSED)
+		afd = -2; /* the guest answered: nothing listens */
 	agent_client__free(c);
+	return afd;
+}
+
+static void *conn_main(void *arg)
+{
+	struct fwd_conn *fc = arg;
+	struct fwd *f = fc->f;
+	char uds[PATH_MAX];
+	int afd;
+
+	afd = forward_fd(f, f->uds);
+	/* Not running (parked, paused): auto-resume, then once more. */
+	if (afd == -1 && wake(f, uds, sizeof(uds)) == 0)
+		afd = forward_fd(f, uds);
 	if (afd < 0) {
 		reset_close(fc->fd);
 	} else {
@@ -433,6 +508,9 @@ int expose__add(const struct sandbox_info *sb, unsigned int port,
 	}
 	strcpy(f->uds, sb->uds);
 	strcpy(f->dir, sb->dir);
+	strcpy(f->id, sb->id);
+	strcpy(f->ember, ember_bin);
+	pthread_mutex_init(&f->wake_lock, NULL);
 	f->port = port;
 	f->max_conns = max_conns;
 	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -472,6 +550,12 @@ out:
 	free(f);
 	close(lock);
 	return rc;
+}
+
+void expose__set_ember(const char *ember)
+{
+	snprintf(ember_bin, sizeof(ember_bin), "%s",
+		 ember && strlen(ember) < sizeof(ember_bin) ? ember : "");
 }
 
 int expose__remove(const struct sandbox_info *sb, unsigned int port, char *err,

@@ -14,8 +14,12 @@
  * both ways.  It is tied to the sandbox by its directory: it ends when
  * that is removed or renamed away (kill, TTL, a crashed supervisor's
  * clean-up), which it watches with inotify, so a port never outlives its
- * sandbox.  While the sandbox is parked or its agent does not answer,
- * connections are reset (after EXPOSE_AGENT_MS at most).  A connection
+ * sandbox; a park leaves it.  A connection that finds the sandbox parked
+ * or paused resumes it first (sandbox__wake()) when it was made with
+ * auto_resume; a resume that fails resets it, with a line in <sandbox
+ * dir>/expose/log (and stderr: EMBER_SUPERVISOR_LOG) saying why, and the
+ * sandbox stays as it was.  Without auto_resume, or while its agent does
+ * not answer, connections are reset (after EXPOSE_AGENT_MS at most).  A connection
  * to a guest port nothing listens on is reset at once.
  *
  * Records: <sandbox dir>/expose/<port> (key=value lines: port, addr,
@@ -69,6 +73,15 @@ struct expose_entry {
 int expose__add(const struct sandbox_info *sb, unsigned int port,
 		const char *host, unsigned int max_conns,
 		struct expose_entry *out, char *err, size_t errlen);
+
+/*
+ * expose__set_ember() - the VMM binary (@ember, a path; NULL or "":
+ * none) with which the forwarders that expose__add() starts from now on
+ * resume a parked auto_resume sandbox; without one such a connection is
+ * reset (sandbox__wake()'s error logged).  Not thread-safe: call it
+ * before expose__add().
+ */
+void expose__set_ember(const char *ember);
 
 /*
  * expose__remove() - stop exposing @port of @sb: its forwarder is ended

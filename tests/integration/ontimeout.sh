@@ -11,7 +11,8 @@
 # emulated): `run --ttl 5 --on-timeout pause --auto-resume`, a file in
 # the guest's /tmp (a tmpfs: memory) and a counter in a shell's memory,
 # parked by its TTL, exec brings it back with both.  Part 3, E2B's SDK
-# (tests/e2b/ontimeout_test.mjs) on ember-e2b with the same template.
+# (tests/e2b/ontimeout_test.mjs) on ember-e2b with the same template,
+# and processes that outlive a pause (tests/e2b/keepprocs_test.mjs).
 # Nothing of the test is left at the end.
 set -u
 cd "$(dirname "$0")/../.."
@@ -145,6 +146,35 @@ out=$("$E" exec "$id" -- echo back 2>"$TMP/tb2.err")
 rc=$?
 check "ontimeout: fake: ... nothing lost: with the template back, exec resumes it" \
 	"exit $rc; got: $out; $(show "$TMP/tb2.err")" ev '[ $rc = 0 ] && [ "$out" = back ]'
+
+# An exposed port of a parked auto-resume sandbox: with its template
+# gone, a connection is reset, one line in <sandbox dir>/expose/log says
+# why, and it stays parked; with the template back a connection resumes
+# it.  (The fake's ember has a network namespace of its own, new at each
+# resume: no server there answers; part 2 gets a real guest's answer.)
+mkdir -p "$TMP/www" && echo page >"$TMP/www/index.html"
+python3 -c 'import http.server, functools, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+open(sys.argv[2], "w").write("%d\n" % s.server_address[1])
+s.serve_forever()' "$TMP/www" "$TMP/www.port" 2>/dev/null &
+wpid=$!
+for _ in $(seq 50); do [ -s "$TMP/www.port" ] && break; sleep 0.1; done
+wport=$(cat "$TMP/www.port" 2>/dev/null)
+addr=$("$E" expose "$id" "$wport" 2>"$TMP/xa.err")
+wait_state "$id" parked 30
+mv "$T/ot" "$TMP/ot.aside"
+got=$(curl -sS -m 60 "http://$addr/" 2>"$TMP/xc.err")
+rc=$?
+check "ontimeout: fake: a connection to an exposed port of it, its template gone: reset, one line in its expose/log, still parked" \
+	"exit $rc; got '$got'; state $(state "$id"); $(show "$TMP/xa.err" "$TMP/xc.err" "$EMBER_STATE_DIR/$id/expose/log")" \
+	ev '[ -n "$addr" ] && [ $rc != 0 ] && [ -z "$got" ] && [ "$(state "$id")" = parked ] && [ "$(wc -l <"$EMBER_STATE_DIR/$id/expose/log")" = 1 ] && grep -q "sandbox $id, port $wport: a connection was reset: cannot resume the sandbox: .*template ot, which is gone" "$EMBER_STATE_DIR/$id/expose/log"'
+mv "$TMP/ot.aside" "$T/ot"
+curl -sS -m 120 "http://$addr/" >/dev/null 2>"$TMP/xc2.err"
+check "ontimeout: fake: ... with it back, a connection to the exposed port resumes it (auto-resume)" \
+	"$(show "$TMP/xc2.err" "$FAKE_SNAP_LOG")" \
+	grep -qx "load $EMBER_STATE_DIR/$id/snap-2.state" "$FAKE_SNAP_LOG"
+kill "$wpid" 2>/dev/null
 "$E" kill "$id" >/dev/null 2>&1
 "$E" template rm ot >/dev/null 2>&1
 touch "$TMP/supervisor.log"
@@ -196,6 +226,18 @@ c2=$("$E" exec "$id" -- cat /tmp/count 2>>"$TMP/ae.err")
 check "ontimeout: exec on it (auto-resume) brings it back: its /tmp file and its counter's memory intact" \
 	"exit $rc; mem $mem; count $c1 -> $c2; $(show "$TMP/ae.err")" \
 	ev '[ $rc = 0 ] && [ "$mem" = kept ] && [ -n "$c2" ] && [ "$c2" -gt "$c1" ] && [ "$(info_of "$id" snap)" -ge 1 ]'
+# An exposed port (expose.h): its forwarder outlives the park, and a
+# connection to it resumes the sandbox and gets the guest server's answer.
+"$E" exec "$id" -- sh -c 'mkdir -p /tmp/srv && echo hello-from-guest >/tmp/srv/index.html &&
+	busybox httpd -p 127.0.0.1:8000 -h /tmp/srv' >"$TMP/srv.out" 2>&1
+addr=$("$E" expose "$id" 8000 2>>"$TMP/srv.out")
+wait_state "$id" parked 60
+st1=$(state "$id")
+got=$(curl -sS -m 300 "http://$addr/" 2>"$TMP/xc.err")
+rc=$?
+check "ontimeout: a connection to an exposed port of the parked sandbox resumes it and gets the guest server's answer" \
+	"exit $rc; got '$got'; state before: $st1; $(show "$TMP/srv.out" "$TMP/xc.err" "$EMBER_STATE_DIR/$id/expose/log")" \
+	ev '[ $rc = 0 ] && [ "$got" = hello-from-guest ] && [ "$st1" = parked ]'
 "$E" kill "$id" >/dev/null 2>&1
 
 # ---- part 3: E2B's SDK ------------------------------------------------------
@@ -218,6 +260,16 @@ else
 		not_ok "ontimeout: e2b: the SDK test runs" "exit $rc; $(show "$TMP/sdk.err" "$TMP/e2b.log")"
 	fi
 	grep -q '^not ok - ' "$TMP/sdk.out" && show "$TMP/e2b.log"
+	# Processes that outlive a pause (tests/e2b/keepprocs_test.mjs).
+	env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
+		KEEP_TEMPLATE=$TPL timeout -k 10 900 node tests/e2b/keepprocs_test.mjs \
+		>"$TMP/keep.out" 2>"$TMP/keep.err"
+	rc=$?
+	cat "$TMP/keep.out"
+	if ! grep -q '^ok - ' "$TMP/keep.out" || { [ $rc != 0 ] && ! grep -q '^not ok - ' "$TMP/keep.out"; }; then
+		not_ok "keepprocs: e2b: the SDK test runs" "exit $rc; $(show "$TMP/keep.err" "$TMP/e2b.log")"
+	fi
+	grep -q '^not ok - ' "$TMP/keep.out" && show "$TMP/e2b.log"
 	kill -TERM "$spid" 2>/dev/null
 	exit_of "$spid" 30
 	spid=
