@@ -413,6 +413,7 @@ $(BUILD)/test/test_mcp_owner: LDLIBS += -lcrypto
 # tests and the fuzz target; the rest adds the sandbox library (as
 # emberctl) and libmicrohttpd.
 E2B_PURE_SRCS := api/e2b/connect_rpc.c api/e2b/record.c api/sandbox/base64.c \
+		api/e2b/http1.c \
 		api/sandbox/files.c api/e2b/template_spec.c
 E2B_SRCS := $(E2B_PURE_SRCS) api/e2b/main.c api/e2b/http.c api/e2b/route.c \
 		api/e2b/reply.c api/e2b/stream.c \
@@ -446,6 +447,11 @@ $(BUILD)/fuzz/fuzz_e2b_template: tests/fuzz/fuzz_e2b_template.c $(E2B_PURE_SRCS)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(E2B_PURE_SRCS) $(DOCKERFILE_SRCS) \
 		api/sandbox/image_src.c -ljansson -lcrypto -lpthread
+# The port proxy's HTTP/1.x parsing, alone.
+$(BUILD)/fuzz/fuzz_e2b_http1: tests/fuzz/fuzz_e2b_http1.c api/e2b/http1.c \
+		api/e2b/http1.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< api/e2b/http1.c
 # --- end of ember-e2b ------------------------------------------------------
 
 # --- ember-jailer (api/jailer/): Firecracker's jailer for ember -----------

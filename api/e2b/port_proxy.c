@@ -20,6 +20,7 @@
 #include "../../guest-init/fd_splice.h"
 #include "../sandbox/agent_client.h"
 #include "e2b.h"
+#include "http1.h"
 #include "port_proxy.h"
 #include "route.h"
 
@@ -29,13 +30,12 @@
 /* What the guest answers while its request's body is still being sent
    (a server that echoes as it reads) is kept, up to this many bytes. */
 #define SPOOL_MAX   (16u << 20)
-#define LINE_MAX_B  16384 /* a line of an answer's head or chunks */
 #define MAX_HEADERS 128 /* an answer's headers kept */
 #define COUNT_SLOTS 512 /* sandboxes with requests at once */
 #define ID_MAX	    64 /* bytes of a sandbox id as a request names it */
 
-/* How the answer's body is framed. */
-enum body_mode { BODY_NONE, BODY_LEN, BODY_CHUNKED, BODY_EOF };
+_Static_assert(HTTP1_ID_LEN == SANDBOX_ID_LEN, "a sandbox id's length");
+_Static_assert(HTTP1_SIZE_UNKNOWN == MHD_SIZE_UNKNOWN, "an unknown size");
 
 struct port_proxy {
 	struct e2b_server *srv;
@@ -54,8 +54,8 @@ struct port_proxy {
 	size_t off, len, cap;
 	bool guest_eof;
 	/* The answer's body. */
-	enum body_mode mode;
-	uint64_t left; /* BODY_LEN: bytes; BODY_CHUNKED: of this chunk */
+	enum http1_body_mode mode;
+	uint64_t left; /* bytes: HTTP1_BODY_LEN's, or this chunk's */
 	bool need_crlf, chunks_done;
 };
 
@@ -123,29 +123,6 @@ static void count_put(const char *id)
 
 /* --- which requests ---------------------------------------------------- */
 
-/* @s's first @n bytes as a port, 1-65535; 0 if not. */
-static unsigned int parse_port(const char *s, size_t n)
-{
-	unsigned int v = 0;
-
-	if (!n || n > 5 || s[0] == '0')
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		v = v * 10 + (unsigned int)(s[i] - '0');
-	}
-	return v <= 65535 ? v : 0;
-}
-
-/* The length of host name @h without its ":PORT" (none for "[v6]"). */
-static size_t name_len(const char *h)
-{
-	const char *c = strrchr(h, ':');
-
-	return c && !strchr(h, ']') ? (size_t)(c - h) : strlen(h);
-}
-
 /*
  * The sandbox and port that request @con names: by its headers
  * E2b-Sandbox-Id and E2b-Sandbox-Port (a port other than envd's and
@@ -157,39 +134,24 @@ static bool target(const struct e2b_server *srv, struct MHD_Connection *con,
 {
 	const char *sid = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
 						      "E2b-Sandbox-Id");
-	const char *host, *dash, *dot;
-	size_t dlen;
+	const char *host;
+	int rc;
 
 	if (sid) {
 		const char *ps = MHD_lookup_connection_value(
 			con, MHD_HEADER_KIND, "E2b-Sandbox-Port");
 
-		*port = ps ? parse_port(ps, strlen(ps)) : 0;
-		if (!*port || *port == E2B_ENVD_PORT ||
-		    *port == E2B_INTERP_PORT)
+		rc = ps ? http1__parse_port(ps, strlen(ps)) : -EINVAL;
+		if (rc < 0 || rc == E2B_ENVD_PORT || rc == E2B_INTERP_PORT)
 			return false; /* route.c answers it */
+		*port = (unsigned int)rc;
 		snprintf(id, ID_MAX + 1, "%s", sid);
 		return true;
 	}
 	host = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Host");
 	if (!host || !srv->domain)
 		return false;
-	dash = strchr(host, '-');
-	dot = dash ? strchr(dash, '.') : NULL;
-	if (!dot || dot - dash - 1 != SANDBOX_ID_LEN)
-		return false;
-	*port = parse_port(host, (size_t)(dash - host));
-	dlen = name_len(srv->domain);
-	if (!*port || name_len(dot + 1) != dlen ||
-	    strncasecmp(dot + 1, srv->domain, dlen))
-		return false;
-	for (int i = 0; i < SANDBOX_ID_LEN; i++) {
-		char c = dash[1 + i];
-
-		id[i] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-	}
-	id[SANDBOX_ID_LEN] = '\0';
-	return true;
+	return !http1__host_target(host, srv->domain, id, port);
 }
 
 bool port_proxy__wants(const struct e2b_server *srv, struct MHD_Connection *con)
@@ -408,8 +370,9 @@ static ssize_t guest_read(struct port_proxy *p, char *out, size_t max)
 	return (ssize_t)n;
 }
 
-/* The next line of the guest's (CRLF or LF cut off) into @line: 0 or -1. */
-static int guest_line(struct port_proxy *p, char *line, size_t cap)
+/* The next line of the guest's (CRLF or LF cut off) into @line, NUL
+   ended, its length in *@len (a NUL within it counted): 0 or -1. */
+static int guest_line(struct port_proxy *p, char *line, size_t cap, size_t *len)
 {
 	for (;;) {
 		char *nl = memchr(p->buf + p->off, '\n', p->len - p->off);
@@ -423,6 +386,7 @@ static int guest_line(struct port_proxy *p, char *line, size_t cap)
 			if (n && line[n - 1] == '\r')
 				n--;
 			line[n] = '\0';
+			*len = n;
 			p->off += (size_t)(nl - (p->buf + p->off)) + 1;
 			return 0;
 		}
@@ -646,19 +610,20 @@ enum MHD_Result port_proxy__begin(struct e2b_server *srv,
 static ssize_t body_read(void *cls, uint64_t pos, char *out, size_t max)
 {
 	struct port_proxy *p = cls;
-	char line[LINE_MAX_B];
+	char line[HTTP1_LINE_MAX];
+	size_t ll;
 	ssize_t n;
 
 	(void)pos;
 	switch (p->mode) {
-	case BODY_NONE:
+	case HTTP1_BODY_NONE:
 		return MHD_CONTENT_READER_END_OF_STREAM;
-	case BODY_EOF:
+	case HTTP1_BODY_EOF:
 		n = guest_read(p, out, max);
 		return n > 0  ? n :
 		       n == 0 ? MHD_CONTENT_READER_END_OF_STREAM :
 				MHD_CONTENT_READER_END_WITH_ERROR;
-	case BODY_LEN:
+	case HTTP1_BODY_LEN:
 		if (!p->left)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		n = guest_read(p, out, p->left < max ? (size_t)p->left : max);
@@ -666,31 +631,24 @@ static ssize_t body_read(void *cls, uint64_t pos, char *out, size_t max)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		p->left -= (uint64_t)n;
 		return n;
-	case BODY_CHUNKED:
+	case HTTP1_BODY_CHUNKED:
 		while (!p->left) {
-			char *end;
-
 			if (p->chunks_done)
 				return MHD_CONTENT_READER_END_OF_STREAM;
 			if (p->need_crlf &&
-			    (guest_line(p, line, sizeof(line)) || line[0]))
+			    (guest_line(p, line, sizeof(line), &ll) || ll))
 				return MHD_CONTENT_READER_END_WITH_ERROR;
 			p->need_crlf = false;
-			if (guest_line(p, line, sizeof(line)))
-				return MHD_CONTENT_READER_END_WITH_ERROR;
-			errno = 0;
-			p->left = strtoull(line, &end, 16);
-			if (errno || end == line ||
-			    (*end && *end != ';' && *end != ' ' &&
-			     *end != '\t'))
+			if (guest_line(p, line, sizeof(line), &ll) ||
+			    http1__chunk_size(line, ll, &p->left))
 				return MHD_CONTENT_READER_END_WITH_ERROR;
 			if (p->left)
 				continue;
 			/* The trailers (dropped), up to an empty line. */
 			do {
-				if (guest_line(p, line, sizeof(line)))
+				if (guest_line(p, line, sizeof(line), &ll))
 					return MHD_CONTENT_READER_END_WITH_ERROR;
-			} while (line[0]);
+			} while (ll);
 			p->chunks_done = true;
 		}
 		n = guest_read(p, out, p->left < max ? (size_t)p->left : max);
@@ -769,9 +727,9 @@ static bool hop_answer_header(const char *k, bool upgrade)
 /* The guest's answer: its head read, the answer queued. */
 static enum MHD_Result answer(struct port_proxy *p, struct MHD_Connection *con)
 {
-	char *hv[MAX_HEADERS][2], *headp, line[LINE_MAX_B], *te = NULL,
-							    *cl = NULL;
-	size_t nh = 0, hlen = 0;
+	char *hv[MAX_HEADERS][2], *headp, line[HTTP1_LINE_MAX];
+	struct http1_framing fr;
+	size_t nh = 0, hlen = 0, ll;
 	unsigned int status = 0;
 	struct MHD_Response *m;
 	enum MHD_Result ret;
@@ -782,65 +740,41 @@ static enum MHD_Result answer(struct port_proxy *p, struct MHD_Connection *con)
 	/* Informational answers (100, 103) other than 101 are skipped. */
 	do {
 		nh = hlen = 0;
-		if (guest_line(p, line, sizeof(line)) ||
-		    sscanf(line, "HTTP/1.%*1[01] %3u", &status) != 1 ||
-		    status < 100 || status > 599)
+		memset(&fr, 0, sizeof(fr));
+		if (guest_line(p, line, sizeof(line), &ll) ||
+		    http1__status_line(line, ll, &status))
 			goto bad;
 		for (;;) {
-			char *colon, *v;
-			size_t ll;
+			char *k, *v;
 
-			if (guest_line(p, line, sizeof(line)))
+			if (guest_line(p, line, sizeof(line), &ll))
 				goto bad;
-			if (!line[0])
+			if (!ll)
 				break;
-			ll = strlen(line) + 1;
-			colon = strchr(line, ':');
-			if (!colon || nh == MAX_HEADERS ||
-			    hlen + ll > PORT_PROXY_HEAD_MAX)
+			if (nh == MAX_HEADERS ||
+			    hlen + ll + 1 > PORT_PROXY_HEAD_MAX)
 				goto bad;
-			memcpy(headp + hlen, line, ll);
-			colon = headp + hlen + (colon - line);
-			*colon = '\0';
-			v = colon + 1 + strspn(colon + 1, " \t");
-			hv[nh][0] = headp + hlen;
+			memcpy(headp + hlen, line, ll + 1);
+			if (http1__header_split(headp + hlen, ll, &k, &v) ||
+			    http1__framing_add(&fr, k, v))
+				goto bad;
+			hv[nh][0] = k;
 			hv[nh][1] = v;
 			nh++;
-			hlen += ll;
+			hlen += ll + 1;
 		}
 	} while (status < 200 && status != 101);
-	for (size_t i = 0; i < nh; i++) {
-		if (!strcasecmp(hv[i][0], "Transfer-Encoding"))
-			te = hv[i][1];
-		else if (!strcasecmp(hv[i][0], "Content-Length"))
-			cl = hv[i][1];
-	}
 	if (status == 101 && !p->upgrade)
 		goto bad;
 	if (status == 101) {
 		m = MHD_create_response_for_upgrade(upgraded, p);
 	} else {
-		uint64_t size = MHD_SIZE_UNKNOWN;
-		char *end;
+		struct http1_body b = http1__body_mode(&fr, status, p->head);
 
-		p->mode = BODY_EOF;
-		if (te && has_token(te, "chunked")) {
-			p->mode = BODY_CHUNKED;
-		} else if (cl) {
-			errno = 0;
-			size = strtoull(cl, &end, 10);
-			if (errno || end == cl || *end || cl[0] == '-')
-				goto bad;
-			p->mode = BODY_LEN;
-			p->left = size;
-		}
-		if (p->head || status == 204 || status == 304) {
-			p->mode = BODY_NONE;
-			if (!p->head || !cl)
-				size = 0;
-		}
-		m = MHD_create_response_from_callback(size, RBUF, body_read, p,
-						      NULL);
+		p->mode = b.mode;
+		p->left = b.len;
+		m = MHD_create_response_from_callback(b.size, RBUF, body_read,
+						      p, NULL);
 	}
 	if (!m) {
 		free(headp);
