@@ -14,40 +14,13 @@
 // the second.  Prints "ok - ..." / "not ok - ... (why)" lines and exits
 // 1 when a check failed; the sandbox is killed at the end.
 import { Sandbox } from 'e2b';
+import { expect, needEnv, show, tap, within } from './tap.mjs';
 
 const env = process.env;
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'KEEP_TEMPLATE']) {
-	if (!env[v]) {
-		console.error(`keepprocs_test.mjs: set ${v}`);
-		process.exit(2);
-	}
-}
+needEnv('keepprocs_test.mjs', ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'KEEP_TEMPLATE']);
 const REQ = { requestTimeoutMs: 240000 };
-const prefix = 'keepprocs: e2b: ';
-let failed = 0;
-const show = (v) => String(JSON.stringify(v)).replace(/\s+/g, ' ').slice(0, 400);
-function expect(cond, why) {
-	if (!cond) throw new Error(why);
-}
-function within(ms, p, what) {
-	let timer;
-	const t = new Promise((_, rej) => {
-		timer = setTimeout(() => rej(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
-	});
-	return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
-async function check(name, fn, ms = 300000) {
-	const t0 = Date.now();
-	try {
-		await within(ms, Promise.resolve().then(fn), 'the check');
-		console.log(`ok - ${prefix}${name} (${Date.now() - t0} ms)`);
-		return true;
-	} catch (e) {
-		failed++;
-		console.log(`not ok - ${prefix}${name} (${String(e && e.message ? `${e.name}: ${e.message}` : e).replace(/\s+/g, ' ')})`);
-		return false;
-	}
-}
+const t = tap('keepprocs: e2b: ', 300000);
+const check = t.check;
 
 let sbx, h, h2, t0;
 const ok = await check('a sandbox, a background `sleep 30; echo done` and a `sleep 300`', async () => {
@@ -97,4 +70,4 @@ if (ok) {
 	});
 }
 if (sbx) await sbx.kill(REQ).catch(() => {});
-process.exit(failed ? 1 : 0);
+process.exit(t.failed() ? 1 : 0);

@@ -14,44 +14,16 @@
 // bodies.  Prints "ok - ..." / "not ok - ... (why)" lines and exits 1
 // when a check failed; every sandbox it made is killed at the end.
 import { Sandbox } from 'e2b';
+import { expect, needEnv, show, sleep, tap, within } from './tap.mjs';
 
 const env = process.env;
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'ONTIMEOUT_TEMPLATE']) {
-	if (!env[v]) {
-		console.error(`ontimeout_test.mjs: set ${v}`);
-		process.exit(2);
-	}
-}
+needEnv('ontimeout_test.mjs', ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'ONTIMEOUT_TEMPLATE']);
 const TPL = env.ONTIMEOUT_TEMPLATE;
 const REQ = { requestTimeoutMs: 120000 };
 const RUN = { ...REQ, timeoutMs: 120000 };
-const prefix = 'ontimeout: e2b: ';
-let failed = 0;
+const t = tap('ontimeout: e2b: ', 240000);
+const check = t.check;
 const created = new Set();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const show = (v) => String(JSON.stringify(v)).replace(/\s+/g, ' ').slice(0, 400);
-function expect(cond, why) {
-	if (!cond) throw new Error(why);
-}
-function within(ms, p, what) {
-	let timer;
-	const t = new Promise((_, rej) => {
-		timer = setTimeout(() => rej(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
-	});
-	return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
-async function check(name, fn, ms = 240000) {
-	const t0 = Date.now();
-	try {
-		await within(ms, Promise.resolve().then(fn), 'the check');
-		console.log(`ok - ${prefix}${name} (${Date.now() - t0} ms)`);
-		return true;
-	} catch (e) {
-		failed++;
-		console.log(`not ok - ${prefix}${name} (${String(e && e.message ? `${e.name}: ${e.message}` : e).replace(/\s+/g, ' ')})`);
-		return false;
-	}
-}
 async function create(opts) {
 	const sbx = await within(240000, Sandbox.create(TPL, { ...REQ, ...opts }), 'Sandbox.create');
 	created.add(sbx.sandboxId);
@@ -153,4 +125,4 @@ for (const id of created) {
 		console.log(`# kill ${id}: ${e.message}`);
 	}
 }
-process.exit(failed ? 1 : 0);
+process.exit(t.failed() ? 1 : 0);

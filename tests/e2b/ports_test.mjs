@@ -26,44 +26,17 @@ import { Sandbox as CI } from '@e2b/code-interpreter';
 import { Sandbox } from 'e2b';
 import crypto from 'node:crypto';
 import http from 'node:http';
+import { expect, needEnv, show as showN, sleep, tap, within } from './tap.mjs';
 
 const env = process.env;
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY']) {
-	if (!env[v]) {
-		console.error(`ports_test.mjs: set ${v}`);
-		process.exit(2);
-	}
-}
+needEnv('ports_test.mjs', ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY']);
 const TPL = env.PORTS_TEMPLATE || 'base';
 const api = new URL(env.E2B_API_URL);
 const REQ = { requestTimeoutMs: 240000 };
-const prefix = 'e2b: ports: ';
-let failed = 0;
+const t = tap('e2b: ports: ', 240000);
+const check = t.check;
 const created = new Set();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const show = (v) => String(JSON.stringify(v)).replace(/\s+/g, ' ').slice(0, 300);
-function expect(cond, why) {
-	if (!cond) throw new Error(why);
-}
-function within(ms, p, what) {
-	let timer;
-	const t = new Promise((_, rej) => {
-		timer = setTimeout(() => rej(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
-	});
-	return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
-async function check(name, fn, ms = 240000) {
-	const t0 = Date.now();
-	try {
-		await within(ms, Promise.resolve().then(fn), 'the check');
-		console.log(`ok - ${prefix}${name} (${Date.now() - t0} ms)`);
-		return true;
-	} catch (e) {
-		failed++;
-		console.log(`not ok - ${prefix}${name} (${String(e && e.message ? `${e.name}: ${e.message}` : e).replace(/\s+/g, ' ')})`);
-		return false;
-	}
-}
+const show = (v) => showN(v, 300);
 
 // The server in the guest: GET echoes its URL and Host; POST /echo sends
 // its body back as it comes (chunked); an Upgrade is a WebSocket echo
@@ -357,10 +330,9 @@ async function pauseChecks(sbx, host) {
 try {
 	await main();
 } catch (e) {
-	failed++;
-	console.log(`not ok - ${prefix}the test runs (${e && e.stack ? e.stack.split('\n')[0] : e})`);
+	t.fail('the test runs', e);
 } finally {
 	for (const id of created)
 		await Sandbox.kill(id, REQ).catch(() => {});
 }
-process.exit(failed ? 1 : 0);
+process.exit(t.failed() ? 1 : 0);

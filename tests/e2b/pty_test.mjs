@@ -15,37 +15,12 @@
 // "# sandbox ID" for the sandbox it made (killed before it exits); exits
 // 1 when a check failed.
 import { Sandbox, NotFoundError, SandboxError } from 'e2b';
+import { expect, needEnv, oneLine, show, sleep, tap, within } from './tap.mjs';
 
 const env = process.env;
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY']) {
-	if (!env[v]) {
-		console.error(`pty_test.mjs: set ${v}`);
-		process.exit(2);
-	}
-}
-let failed = 0;
-const oneLine = (s) => String(s).replace(/\s+/g, ' ').trim().slice(0, 400);
-const show = (v) => oneLine(JSON.stringify(v));
-const expect = (cond, why) => {
-	if (!cond) throw new Error(why);
-};
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-function within(ms, p, what) {
-	let timer;
-	const t = new Promise((_, rej) => {
-		timer = setTimeout(() => rej(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
-	});
-	return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
-async function check(name, fn, ms = 180000) {
-	try {
-		await within(ms, Promise.resolve().then(fn), 'the check');
-		console.log(`ok - e2b-pty: ${name}`);
-	} catch (e) {
-		failed++;
-		console.log(`not ok - e2b-pty: ${name} (${oneLine(e && e.message ? `${e.name}: ${e.message}` : e)})`);
-	}
-}
+needEnv('pty_test.mjs', ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY']);
+const t = tap('e2b-pty: ', 180000);
+const check = t.check;
 async function expectThrow(p, cls, re) {
 	let r;
 	try {
@@ -175,4 +150,4 @@ if (env.PTY_BREAK_PTMX === '1') {
 	});
 }
 await sbx.kill().catch(() => {});
-process.exit(failed ? 1 : 0);
+process.exit(t.failed() ? 1 : 0);
