@@ -153,10 +153,19 @@ static int pax_parse(struct image_tar *t)
 
 	while (off < t->pax_len) {
 		char *rec = (char *)t->pax + off, *sp, *eq, *end;
-		unsigned long len = strtoul(rec, &sp, 10);
+		unsigned long len;
 
-		if (sp == rec || *sp != ' ' || len == 0 ||
-		    len > t->pax_len - off)
+		/*
+		 * "LEN KEY=VALUE\n", LEN counting the whole record: digits
+		 * only (strtoul() would take blanks and a sign), and room in
+		 * LEN for the blank, a key, the '=' and the '\n' after them,
+		 * so that the searches below stay inside the record.
+		 */
+		if (*rec < '0' || *rec > '9')
+			return -EPROTO;
+		len = strtoul(rec, &sp, 10);
+		if (*sp != ' ' || len > t->pax_len - off ||
+		    len < (unsigned long)(sp - rec) + 4)
 			return -EPROTO;
 		end = rec + len - 1; /* the '\n' */
 		eq = memchr(sp + 1, '=', (size_t)(end - sp - 1));

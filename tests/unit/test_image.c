@@ -287,14 +287,48 @@ static void test_tar_scan(void **state)
 		assert_null(find(&t, "dev/null", 'c'));
 		image_tar__free(&t);
 	}
-	/* A bad pax record is an error; the scan stops. */
+	/*
+	 * A bad pax record is an error; the scan stops.  Among them records
+	 * whose LEN leaves no room for "K=\n" after its blank (LEN 1 or 2 once
+	 * made a '=' be searched for past the record, and a value's length
+	 * negative: found by fuzz_image, after a blank before LEN that
+	 * strtoul() skipped put the record's end before its own blank), a
+	 * LEN with more digits than its value, a sign before LEN.
+	 */
+	{
+		static const char *const bad[] = {
+			"99 x=y\n",
+			"2 =\n",
+			"1 \n",
+			"5 =x\n\n",
+			"003 x=\n",
+			" 7 x=y\n",
+			"+6 x=\n",
+			"-6 x=\n",
+			"6 xy\n\n",
+			"\n1 path=x\n",
+			"\t1 SCHILY.xattr.security.a=b\n",
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+			struct image_tar t;
+
+			n2 = 0;
+			put(l2, &n2, "PaxHeaders/x", 'x', bad[i],
+			    strlen(bad[i]), 0, 0);
+			image_tar__init(&t);
+			assert_int_equal(image_tar__feed(&t, l2, n2), -EPROTO);
+			image_tar__free(&t);
+		}
+	}
+	/* The shortest record there is: "5 k=\n", an empty value. */
 	{
 		struct image_tar t;
 
 		n2 = 0;
-		put(l2, &n2, "PaxHeaders/x", 'x', "99 x=y\n", 7, 0, 0);
+		put(l2, &n2, "PaxHeaders/x", 'x', "5 k=\n", 5, 0, 0);
 		image_tar__init(&t);
-		assert_int_equal(image_tar__feed(&t, l2, n2), -EPROTO);
+		assert_int_equal(image_tar__feed(&t, l2, n2), 0);
 		image_tar__free(&t);
 	}
 }
