@@ -19,19 +19,6 @@
 #include "commands.h"
 #include "help.h"
 
-/* The process's end as exec's exit status (help.c). */
-static int attach_status(const struct agent_exec_result *r)
-{
-	switch (r->kind) {
-	case EMBER_AGENT_EXITED:
-		return r->code;
-	case EMBER_AGENT_SIGNALLED:
-		return 128 + r->code;
-	default:
-		return EXIT_TIMEOUT;
-	}
-}
-
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -81,7 +68,7 @@ int cmd_attach(int argc, char **argv)
 				"nobody was attached (the guest keeps the "
 				"last %u)\n",
 				pid, res.dropped, EMBER_AGENT_KEEP_BUF);
-		rc = attach_status(&res);
+		rc = cli__exit_status(&res);
 	} else if (rc == -EREMOTEIO && agent_client__guest_errno(c) == EPROTO) {
 		fprintf(stderr,
 			"emberctl: attach in sandbox %s: its agent predates "

@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "../../guest-init/protocol.h"
 #include "../../vmm/config.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/sibling.h"
@@ -218,4 +219,16 @@ struct agent_client *cli__open_agent(const char *ref, struct sandbox_info *sb)
 		return NULL;
 	}
 	return c;
+}
+
+int cli__exit_status(const struct agent_exec_result *r)
+{
+	switch (r->kind) {
+	case EMBER_AGENT_EXITED:
+		return r->code;
+	case EMBER_AGENT_SIGNALLED:
+		return 128 + r->code;
+	default:
+		return EXIT_TIMEOUT;
+	}
 }

@@ -23,6 +23,13 @@
 #define CLI_CONNECT_MS 30000 /* exec/cp: until the agent answers a PING */
 
 /*
+ * A guest process's end @r as exec's and attach's exit status: its exit
+ * code (0-255), 128 + N when signal N ended it, EXIT_TIMEOUT otherwise
+ * (killed at the deadline).
+ */
+int cli__exit_status(const struct agent_exec_result *r);
+
+/*
  * getopt's '?' (opterr is 0) in the command @cmd: one line naming the
  * option (@argv[optind - 1]), not getopt's message (which would carry the
  * sandbox id as the program name).

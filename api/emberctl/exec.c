@@ -50,18 +50,6 @@ static void env_set(const char **env, size_t *n, const char *kv)
 	env[(*n)++] = kv;
 }
 
-static int exit_status(const struct agent_exec_result *r)
-{
-	switch (r->kind) {
-	case EMBER_AGENT_EXITED:
-		return r->code;
-	case EMBER_AGENT_SIGNALLED:
-		return 128 + r->code;
-	default:
-		return EXIT_TIMEOUT;
-	}
-}
-
 /* The status for a command the guest could not start (docker's). */
 static int start_failure_status(int guest_errno)
 {
@@ -351,7 +339,7 @@ int cmd_exec(int argc, char **argv)
 		/* --detach: its pid, for emberctl attach. */
 		printf("%u\n", res.pid);
 	} else if (rc == 0) {
-		rc = exit_status(&res);
+		rc = cli__exit_status(&res);
 	} else if (res.pid && rc != -EREMOTEIO) {
 		fprintf(stderr,
 			"emberctl: exec in sandbox %s: %s; process %u keeps "
