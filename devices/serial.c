@@ -30,6 +30,7 @@
 #define UART_FCR_ENABLE 0x01
 #define UART_FCR_CLR_RX 0x02
 #define UART_LCR_DLAB	0x80
+#define UART_MCR_RTS	0x02
 #define UART_MCR_LOOP	0x10
 #define UART_LSR_DR	0x01
 #define UART_LSR_THRE	0x20
@@ -290,11 +291,16 @@ size_t serial__input(struct device *d, const void *buf, size_t len,
 	pthread_mutex_lock(&d->lock);
 	*retry_ns = 0;
 	/*
-	 * Until the guest's driver enables the receive interrupt (the tty is
-	 * open) input would be lost (its start-up clears the FIFO): leave it
-	 * with the caller, which keeps it for later.
+	 * Until the guest's tty is open, input would be lost (the driver's
+	 * start-up clears the FIFO): leave it with the caller, which keeps it
+	 * for later.  Open means RTS raised (the receiver is ready, as for
+	 * RTS/CTS flow control) and the receive interrupt enabled.  Either
+	 * alone is not enough: Linux's 8250 probe sets IER to 0x0F for a
+	 * moment to test the register, long before any open, and a byte
+	 * taken then would be cleared with the FIFO.
 	 */
-	if (!(s->ier & UART_IER_RDI) || (s->mcr & UART_MCR_LOOP))
+	if (!(s->ier & UART_IER_RDI) || !(s->mcr & UART_MCR_RTS) ||
+	    (s->mcr & UART_MCR_LOOP))
 		goto out;
 	now = serial__now(s);
 	ct = serial__char_ns(s);

@@ -54,8 +54,10 @@ struct device *serial__create(const struct serial_host *host,
 /*
  * serial__input() - queue up to @len received bytes (host -> guest) as
  * the pacing above allows, and raise the interrupt.  Nothing is queued
- * while the guest has the receive interrupt disabled (no tty open yet) or
- * the UART in loopback.  The caller keeps the bytes not taken and calls
+ * until the guest's tty is open, that is while the guest has RTS low
+ * (MCR bit 1: its receiver is not ready, as RTS/CTS flow control reads
+ * it) or the receive interrupt disabled, nor while the UART is in
+ * loopback.  The caller keeps the bytes not taken and calls
  * again after *@retry_ns nanoseconds: the time until the line can carry
  * the next byte, or 0 when the guest must act first (open its tty, read
  * the FIFO), which the caller polls for.  Takes the device lock.

@@ -12,6 +12,8 @@
 #define PATTERN_WORDS (4UL << 20) / 8
 #define UART_IER      (SERIAL_PORT + 1)
 #define UART_IER_RDI  0x01
+#define UART_MCR      (SERIAL_PORT + 4)
+#define UART_MCR_RTS  0x02
 #define UART_LSR_DR   0x01
 
 static u64 pattern(u64 i)
@@ -28,7 +30,11 @@ int guest_main(void)
 
 	for (i = 0; i < PATTERN_WORDS; i++)
 		p[i] = pattern(i);
-	/* The UART takes host input only once the guest wants it. */
+	/*
+	 * The UART takes host input only once the guest's receiver is ready:
+	 * RTS raised and the receive interrupt enabled, as a tty's open does.
+	 */
+	outb(UART_MCR, UART_MCR_RTS);
 	outb(UART_IER, UART_IER_RDI);
 	puts("ready\n");
 	while (!(inb(SERIAL_LSR) & UART_LSR_DR))

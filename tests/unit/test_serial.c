@@ -115,6 +115,16 @@ static void wr(struct fixture *f, uint64_t off, uint8_t v)
 	f->d->ops->write(f->d, off, &v, 1);
 }
 
+/*
+ * What Linux's 8250 driver leaves when it opens the tty: DTR, RTS and OUT2
+ * raised (MCR 0x0b), then IER = @ier.
+ */
+static void tty_open(struct fixture *f, uint8_t ier)
+{
+	wr(f, MCR, 0x0b);
+	wr(f, IER, ier);
+}
+
 /* serial__input() with the retry time dropped. */
 static size_t input(struct fixture *f, const void *buf, size_t len)
 {
@@ -263,7 +273,7 @@ static void test_receive(void **state)
 {
 	struct fixture *f = *state;
 
-	wr(f, IER, 0x01);
+	tty_open(f, 0x01);
 	assert_int_equal(f->irq_calls, 0);
 	assert_int_equal(input(f, "hi", 2), 2);
 	assert_int_equal(f->irq_calls, 1);
@@ -289,7 +299,7 @@ static void test_receive_priority(void **state)
 	struct fixture *f = *state;
 
 	/* RDI outranks THRI; THRI shows once the data is read. */
-	wr(f, IER, 0x03);
+	tty_open(f, 0x03);
 	assert_int_equal(input(f, "x", 1), 1);
 	assert_int_equal(rd(f, IIR), 0x04);
 	assert_int_equal(rd(f, RX), 'x');
@@ -307,11 +317,23 @@ static void test_receive_without_ier(void **state)
 	assert_int_equal(f->irq_calls, 0);
 	assert_int_equal(rd(f, LSR), 0x60);
 	assert_int_equal(rd(f, IIR), 0x01);
+	/*
+	 * Linux's 8250 probe, long before the tty opens: IER 0x0F for a
+	 * moment (RTS low, DTR raised for the console), then back, and
+	 * later a FIFO clear.  Input taken in that moment would be lost.
+	 */
+	wr(f, MCR, 0x01);
+	wr(f, IER, 0x0f);
+	assert_int_equal(input(f, "ab", 2), 0);
+	assert_int_equal(rd(f, LSR), 0x60);
+	wr(f, IER, 0x00);
+	/* RTS raised with RDI off (the open's first steps): still held. */
+	wr(f, MCR, 0x0b);
+	assert_int_equal(input(f, "ab", 2), 0);
 	/* Once the driver listens, input is queued and interrupts. */
 	wr(f, IER, 0x01);
-	assert_int_equal(f->irq_calls, 0);
+	assert_int_equal(f->irq_level, 0);
 	assert_int_equal(input(f, "ab", 2), 2);
-	assert_int_equal(f->irq_calls, 1);
 	assert_int_equal(f->irq_level, 1);
 	assert_int_equal(rd(f, LSR), 0x61);
 	/* FCR "clear receive FIFO" empties it and lowers the line. */
@@ -320,8 +342,13 @@ static void test_receive_without_ier(void **state)
 	assert_int_equal(rd(f, LSR), 0x60);
 	assert_int_equal(rd(f, RX), 0);
 	/* Loopback disconnects the input, as on a real 16550. */
-	wr(f, MCR, 0x10);
+	wr(f, MCR, 0x1b);
 	assert_int_equal(input(f, "c", 1), 0);
+	/* The tty closed (HUPCL drops RTS): held again. */
+	wr(f, MCR, 0x09);
+	assert_int_equal(input(f, "c", 1), 0);
+	wr(f, MCR, 0x0b);
+	assert_int_equal(input(f, "c", 1), 1);
 }
 
 static void test_fifo_limit(void **state)
@@ -333,7 +360,7 @@ static void test_fifo_limit(void **state)
 
 	for (i = 0; i < sizeof(in); i++)
 		in[i] = (uint8_t)i;
-	wr(f, IER, 0x01);
+	tty_open(f, 0x01);
 	/* Bursts of SERIAL_RX_BURST as the line time passes; the FIFO fills. */
 	do {
 		got = input(f, in + n, sizeof(in) - n);
@@ -373,7 +400,7 @@ static void test_receive_pacing_baud(void **state)
 	unsigned int r, step;
 
 	wr(f, LCR, 0x03);
-	wr(f, IER, 0x01);
+	tty_open(f, 0x01);
 	assert_int_equal(serial__input(f->d, in, sizeof(in), &retry),
 			 SERIAL_RX_BURST);
 	assert_int_equal(retry, CHAR_NS);
@@ -414,7 +441,7 @@ static void test_receive_pacing_guest(void **state)
 	uint64_t retry;
 	unsigned int i;
 
-	wr(f, IER, 0x01);
+	tty_open(f, 0x01);
 	assert_int_equal(input(f, in, 4), 4);
 	/* The guest takes 5 ms to empty the FIFO. */
 	for (i = 0; i < 4; i++) {
