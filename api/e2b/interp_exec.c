@@ -170,35 +170,54 @@ static json_t *result_text(const json_t *text)
 	return json_incref((json_t *)text);
 }
 
+/*
+ * E2B's result line for the interpreter's result event @ev, as E2B's
+ * server sends it (its Result model, None members left out): type, every
+ * member the event has (text quote-stripped), extra always ({} when the
+ * event has none: the Python SDK reads it), is_main_result.  NULL: OOM.
+ */
+static json_t *e2b_result(const json_t *ev)
+{
+	const struct interp_member *m;
+	json_t *l, *v;
+	int rc = 0;
+
+	l = json_pack("{s:s}", "type", "result");
+	if (!l)
+		return NULL;
+	for (m = interp__result_members; m->name && !rc; m++) {
+		v = json_object_get(ev, m->name);
+		if (!strcmp(m->name, "text") && json_is_string(v))
+			rc = json_object_set_new(l, m->name, result_text(v));
+		else if (!strcmp(m->name, "extra") && !json_is_object(v))
+			rc = json_object_set_new(l, m->name, json_object());
+		else if (v && !json_is_null(v))
+			rc = json_object_set(l, m->name, v);
+	}
+	if (!rc)
+		rc = json_object_set_new(
+			l, "is_main_result",
+			json_boolean(json_is_true(
+				json_object_get(ev, "is_main_result"))));
+	if (rc) {
+		json_decref(l);
+		return NULL;
+	}
+	return l;
+}
+
 /* E2B's line for the interpreter's event @ev of type @type; NULL: OOM. */
 static json_t *e2b_line(const json_t *ev, const char *type)
 {
 	char ts[64];
-	json_t *l, *v;
 
 	if (!strcmp(type, "stdout") || !strcmp(type, "stderr")) {
 		timestamp(ts, sizeof(ts));
 		return json_pack("{s:s, s:O, s:s}", "type", type, "text",
 				 json_object_get(ev, "text"), "timestamp", ts);
 	}
-	if (!strcmp(type, "result")) {
-		l = json_pack(
-			"{s:s, s:b}", "type", "result", "is_main_result",
-			json_is_true(json_object_get(ev, "is_main_result")));
-		if (!l)
-			return NULL;
-		v = json_object_get(ev, "text");
-		if (json_is_string(v) &&
-		    json_object_set_new(l, "text", result_text(v)))
-			goto oom;
-		v = json_object_get(ev, "html");
-		if (json_is_string(v) && json_object_set(l, "html", v))
-			goto oom;
-		v = json_object_get(ev, "png");
-		if (json_is_string(v) && json_object_set(l, "png", v))
-			goto oom;
-		return l;
-	}
+	if (!strcmp(type, "result"))
+		return e2b_result(ev);
 	if (!strcmp(type, "error"))
 		return json_pack("{s:s, s:O, s:O, s:O}", "type", "error",
 				 "name", json_object_get(ev, "name"), "value",
@@ -209,9 +228,6 @@ static json_t *e2b_line(const json_t *ev, const char *type)
 				 "execution_count",
 				 json_object_get(ev, "execution_count"));
 	return json_pack("{s:s}", "type", type);
-oom:
-	json_decref(l);
-	return NULL;
 }
 
 /* Queue @line and a '\n' as one chunk (so no keepalive splits it). */

@@ -7,11 +7,14 @@
  *   emberctl context ls|create|restart|rm ID ...
  *
  * run-code streams the call's stdout and stderr as they come, then prints
- * the value of the last expression, saves each image (a matplotlib
- * figure) to a file it names, and prints an error's traceback; its exit
- * status is 0, 1 for an error in the code, 124 for a timeout, 125 for its
- * own troubles.  The interpreter is started first in a sandbox that lacks
- * one (a booted sandbox; a template's is warm).
+ * the value of the last expression (and the text, or the markdown, of a
+ * displayed result without an image), saves each image (PNG: a matplotlib
+ * figure; JPEG; SVG) to a file it names, DIR/ID-N.png, .jpg or .svg, and
+ * prints an error's traceback; --json prints the whole execution (every
+ * member of every result) instead.  Its exit status is 0, 1 for an error
+ * in the code, 124 for a timeout, 125 for its own troubles.  The
+ * interpreter is started first in a sandbox that lacks one (a booted
+ * sandbox; a template's is warm).
  */
 
 #include <errno.h>
@@ -41,7 +44,7 @@ struct run_code {
 	const char *image_dir;
 	const char *sandbox_id;
 	bool json; /* print the whole execution as JSON instead */
-	json_t *execution; /* gathered, for --json and the summary */
+	struct interp_gather gathered; /* for --json and the summary */
 	unsigned int images;
 	int rc; /* a failure saving an image */
 };
@@ -92,41 +95,102 @@ static struct interp_client *open_interp(const char *ref,
 	return c;
 }
 
-/* Save a base64 PNG as DIR/<sandbox>-<n>.png and name it on stdout. */
-static int save_image(struct run_code *r, const char *b64)
+/* An image of a result, saved to a file of its own. */
+struct image_kind {
+	const char *member; /* the result's member */
+	const char *ext; /* the file's */
+	const char *magic; /* its first bytes; NULL: text, not base64 */
+	size_t magic_len;
+};
+
+static const struct image_kind image_kinds[] = {
+	{ "png", "png", "\x89PNG\r\n\x1a\n", 8 },
+	{ "jpeg", "jpg", "\xff\xd8\xff", 3 },
+	{ "svg", "svg", NULL, 0 },
+};
+
+/* Write @len bytes of @buf to DIR/<sandbox>-<n>.EXT and name it on stdout. */
+static int save_file(struct run_code *r, const char *ext, const void *buf,
+		     size_t len)
 {
-	size_t n = strlen(b64);
 	char path[PATH_MAX];
-	unsigned char *buf;
-	ssize_t len;
 	int fd, rc = 0;
 
-	buf = malloc(n / 4 * 3 + 3);
-	if (!buf)
-		return -ENOMEM;
-	len = base64__decode(b64, n, buf);
-	if (len < 8 || memcmp(buf, "\x89PNG\r\n\x1a\n", 8)) {
-		say("the interpreter sent an image that is not a PNG");
-		free(buf);
-		return -EPROTO;
-	}
 	r->images++;
-	if (snprintf(path, sizeof(path), "%s/%s-%u.png", r->image_dir,
-		     r->sandbox_id, r->images) >= (int)sizeof(path)) {
-		free(buf);
+	if (snprintf(path, sizeof(path), "%s/%s-%u.%s", r->image_dir,
+		     r->sandbox_id, r->images, ext) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len) {
 		rc = -errno;
 		say("%s: %s", path, strerror(errno));
 	} else {
-		printf("image: %s (%zd bytes)\n", path, len);
+		printf("image: %s (%zu bytes)\n", path, len);
 	}
 	if (fd >= 0 && close(fd) < 0 && !rc)
 		rc = -errno;
+	return rc;
+}
+
+/*
+ * Save image @data of kind @k (base64, checked by its magic; or text) to
+ * a file; -EPROTO when it is not what it says.
+ */
+static int save_image(struct run_code *r, const struct image_kind *k,
+		      const json_t *data)
+{
+	const char *s = json_string_value(data);
+	size_t n = json_string_length(data);
+	unsigned char *buf;
+	ssize_t len;
+	int rc;
+
+	if (!k->magic)
+		return save_file(r, k->ext, s, n);
+	buf = malloc(n / 4 * 3 + 3);
+	if (!buf)
+		return -ENOMEM;
+	len = base64__decode(s, n, buf);
+	if (len < (ssize_t)k->magic_len ||
+	    memcmp(buf, k->magic, k->magic_len)) {
+		say("the interpreter sent a %s image that is not one",
+		    k->member);
+		free(buf);
+		return -EPROTO;
+	}
+	rc = save_file(r, k->ext, buf, (size_t)len);
 	free(buf);
 	return rc;
+}
+
+/*
+ * A result: its images saved to files; its text printed when it is the
+ * main result or has no image (its markdown rather than its text, when it
+ * has one: a display(Markdown(...))'s text is only the object's repr).
+ */
+static void show_result(struct run_code *r, const json_t *ev)
+{
+	const json_t *md = json_object_get(ev, "markdown"), *v;
+	const char *text = json_string_value(json_object_get(ev, "text"));
+	bool image = false;
+	size_t i;
+
+	for (i = 0; i < sizeof(image_kinds) / sizeof(image_kinds[0]); i++)
+		if (json_is_string(json_object_get(ev, image_kinds[i].member)))
+			image = true;
+	if (json_is_string(md))
+		text = json_string_value(md);
+	if (text &&
+	    (json_is_true(json_object_get(ev, "is_main_result")) || !image)) {
+		fputs(text, stdout);
+		fputc('\n', stdout);
+	}
+	for (i = 0; i < sizeof(image_kinds) / sizeof(image_kinds[0]); i++) {
+		v = json_object_get(ev, image_kinds[i].member);
+		if (json_is_string(v) && save_image(r, &image_kinds[i], v) < 0)
+			r->rc = EXIT_OWN;
+	}
+	fflush(stdout);
 }
 
 /* One event: streamed at once, except with --json. */
@@ -135,10 +199,9 @@ static int on_event(void *arg, const json_t *ev)
 	struct run_code *r = arg;
 	const char *type = json_string_value(json_object_get(ev, "type"));
 	const char *text = json_string_value(json_object_get(ev, "text"));
-	const char *png = json_string_value(json_object_get(ev, "png"));
 	int rc;
 
-	rc = interp__gather(r->execution, ev);
+	rc = interp__gather(&r->gathered, ev);
 	if (rc < 0 || r->json)
 		return rc;
 	if (!strcmp(type, "stdout")) {
@@ -147,15 +210,7 @@ static int on_event(void *arg, const json_t *ev)
 	} else if (!strcmp(type, "stderr")) {
 		fputs(text, stderr);
 	} else if (!strcmp(type, "result")) {
-		if (text &&
-		    (json_is_true(json_object_get(ev, "is_main_result")) ||
-		     !png)) {
-			fputs(text, stdout);
-			fputc('\n', stdout);
-		}
-		if (png && save_image(r, png) < 0)
-			r->rc = EXIT_OWN;
-		fflush(stdout);
+		show_result(r, ev);
 	} else if (!strcmp(type, "error")) {
 		const char *tb =
 			json_string_value(json_object_get(ev, "traceback"));
@@ -302,10 +357,10 @@ int cmd_run_code(int argc, char **argv)
 			return EXIT_OWN;
 	}
 	req.code = code ? code : argv[optind + 1];
-	r.execution = interp__execution_new();
-	c = r.execution ? open_interp(argv[optind], &sb) : NULL;
+	r.gathered.execution = interp__execution_new();
+	c = r.gathered.execution ? open_interp(argv[optind], &sb) : NULL;
 	if (!c) {
-		json_decref(r.execution);
+		json_decref(r.gathered.execution);
 		free(code);
 		return EXIT_OWN;
 	}
@@ -315,21 +370,21 @@ int cmd_run_code(int argc, char **argv)
 	free(code);
 	if (rc < 0) {
 		say("run-code in sandbox %s: %s", sb.id, err);
-		json_decref(r.execution);
+		json_decref(r.gathered.execution);
 		return EXIT_OWN;
 	}
 	if (r.json)
-		json_dumpf(r.execution, stdout, JSON_INDENT(2));
+		json_dumpf(r.gathered.execution, stdout, JSON_INDENT(2));
 	if (r.json)
 		putchar('\n');
-	error = json_object_get(r.execution, "error");
+	error = json_object_get(r.gathered.execution, "error");
 	rc = r.rc		    ? r.rc :
 	     !json_is_object(error) ? 0 :
 	     !strcmp(json_string_value(json_object_get(error, "name")),
 		     "TimeoutError") ?
 				      EXIT_TIMEOUT :
 				      EXIT_ERROR;
-	json_decref(r.execution);
+	json_decref(r.gathered.execution);
 	return rc;
 }
 

@@ -251,6 +251,38 @@ static int gather(void *arg, const json_t *event)
 	return interp__gather(arg, event);
 }
 
+/*
+ * An MCP image content for each PNG and JPEG of @results, in order (an
+ * SVG stays text, in the structured content).  NULL when out of memory.
+ */
+static json_t *images_of(const json_t *results)
+{
+	static const struct {
+		const char *member, *mime;
+	} kinds[] = { { "png", "image/png" }, { "jpeg", "image/jpeg" } };
+	json_t *images = json_array(), *r, *data;
+	size_t i, k;
+
+	if (!images)
+		return NULL;
+	json_array_foreach(results, i, r)
+	{
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			data = json_object_get(r, kinds[k].member);
+			if (json_is_string(data) &&
+			    json_array_append_new(
+				    images,
+				    json_pack("{s:s, s:O, s:s}", "type",
+					      "image", "data", data, "mimeType",
+					      kinds[k].mime))) {
+				json_decref(images);
+				return NULL;
+			}
+		}
+	}
+	return images;
+}
+
 /* The interpreter: python and javascript, in a context that keeps state. */
 static json_t *run_interp(const struct sandbox_info *sb, const json_t *args)
 {
@@ -263,9 +295,9 @@ static json_t *run_interp(const struct sandbox_info *sb, const json_t *args)
 		.user = arg_user(args),
 	};
 	struct interp_client *ic = NULL;
-	json_t *exec = NULL, *images, *r, *png;
+	struct interp_gather g = { 0 };
+	json_t *exec = NULL, *images;
 	char err[1024];
-	size_t i;
 	int rc;
 
 	if (!req.language)
@@ -287,7 +319,8 @@ static json_t *run_interp(const struct sandbox_info *sb, const json_t *args)
 	exec = interp__execution_new();
 	if (!exec)
 		goto oom;
-	rc = interp_client__execute(ic, &req, gather, exec, err, sizeof(err));
+	g.execution = exec;
+	rc = interp_client__execute(ic, &req, gather, &g, err, sizeof(err));
 	interp_client__free(ic);
 	ic = NULL;
 	if (rc == -ENOMEM)
@@ -296,21 +329,9 @@ static json_t *run_interp(const struct sandbox_info *sb, const json_t *args)
 		json_decref(exec);
 		return tools__fail("run_code in sandbox %s: %s", sb->id, err);
 	}
-	images = json_array();
+	images = images_of(json_object_get(exec, "results"));
 	if (!images)
 		goto oom;
-	json_array_foreach(json_object_get(exec, "results"), i, r)
-	{
-		png = json_object_get(r, "png");
-		if (json_is_string(png) &&
-		    json_array_append_new(images,
-					  json_pack("{s:s, s:O, s:s}", "type",
-						    "image", "data", png,
-						    "mimeType", "image/png"))) {
-			json_decref(images);
-			goto oom;
-		}
-	}
 	return tools__ok(exec, images);
 oom:
 	interp_client__free(ic);

@@ -271,6 +271,30 @@ static int failure(const json_t *o, char *err, size_t errlen)
 	return sandbox__errf(err, errlen, -EREMOTEIO, "interpreter: %s", buf);
 }
 
+const struct interp_member interp__result_members[] = {
+	{ "text", JSON_STRING },     { "html", JSON_STRING },
+	{ "markdown", JSON_STRING }, { "svg", JSON_STRING },
+	{ "png", JSON_STRING },	     { "jpeg", JSON_STRING },
+	{ "pdf", JSON_STRING },	     { "latex", JSON_STRING },
+	{ "json", INTERP_ANY_TYPE }, { "javascript", JSON_STRING },
+	{ "data", JSON_OBJECT },     { "chart", JSON_OBJECT },
+	{ "extra", JSON_OBJECT },    { NULL, 0 },
+};
+
+/* A result event's members are of their types (absent ones too). */
+static bool result_ok(const json_t *ev)
+{
+	const struct interp_member *m;
+
+	if (!opt_is(ev, "is_main_result", JSON_TRUE))
+		return false;
+	for (m = interp__result_members; m->name; m++)
+		if (m->type != INTERP_ANY_TYPE &&
+		    !opt_is(ev, m->name, (json_type)m->type))
+			return false;
+	return true;
+}
+
 /* An execute's event is well formed (INTERP.md, the event stream). */
 static bool event_ok(const json_t *ev, const char *type)
 {
@@ -279,10 +303,7 @@ static bool event_ok(const json_t *ev, const char *type)
 	if (!strcmp(type, "stdout") || !strcmp(type, "stderr"))
 		return has_string(ev, "text");
 	if (!strcmp(type, "result"))
-		return opt_is(ev, "is_main_result", JSON_TRUE) &&
-		       opt_is(ev, "text", JSON_STRING) &&
-		       opt_is(ev, "png", JSON_STRING) &&
-		       opt_is(ev, "html", JSON_STRING);
+		return result_ok(ev);
 	if (!strcmp(type, "error"))
 		return has_string(ev, "name") && has_string(ev, "value") &&
 		       has_string(ev, "traceback");
@@ -574,35 +595,78 @@ static int append_log(json_t *x, const char *key, const char *add)
 	return rc;
 }
 
-/* Bytes of the text, png and html of result @r. */
+/*
+ * Bytes of the members of result @r: a string's length, the compact JSON
+ * size of anything else.
+ */
 static size_t result_bytes(const json_t *r)
 {
-	return json_string_length(json_object_get(r, "text")) +
-	       json_string_length(json_object_get(r, "png")) +
-	       json_string_length(json_object_get(r, "html"));
+	const struct interp_member *m;
+	const json_t *v;
+	size_t n = 0;
+
+	for (m = interp__result_members; m->name; m++) {
+		v = json_object_get(r, m->name);
+		if (json_is_string(v))
+			n += json_string_length(v);
+		else if (v)
+			n += json_dumpb(v, NULL, 0,
+					JSON_COMPACT | JSON_ENCODE_ANY);
+	}
+	return n;
 }
 
-/* 0 when the result @ev still fits @results' limits, else -EMSGSIZE. */
-static int result_room(const json_t *results, const json_t *ev)
+/*
+ * A new result object: is_main_result and every member of event @ev that
+ * interp__result_members names (a null json left out).  NULL: -ENOMEM.
+ */
+static json_t *result_new(const json_t *ev)
 {
-	size_t i, total = result_bytes(ev);
-	const json_t *r;
+	const struct interp_member *m;
+	json_t *r, *v;
+
+	r = json_pack("{s:b}", "is_main_result",
+		      json_is_true(json_object_get(ev, "is_main_result")));
+	if (!r)
+		return NULL;
+	for (m = interp__result_members; m->name; m++) {
+		v = json_object_get(ev, m->name);
+		if (!v || json_is_null(v))
+			continue;
+		if (json_object_set(r, m->name, v)) {
+			json_decref(r);
+			return NULL;
+		}
+	}
+	return r;
+}
+
+/* Append result event @ev to @g's results, within the limits. */
+static int gather_result(struct interp_gather *g, const json_t *ev)
+{
+	json_t *results = json_object_get(g->execution, "results"), *r;
+	size_t bytes;
 
 	if (json_array_size(results) >= INTERP_MAX_RESULTS)
 		return -EMSGSIZE;
-	json_array_foreach(results, i, r)
-	{
-		total += result_bytes(r);
+	r = result_new(ev);
+	if (!r)
+		return -ENOMEM;
+	bytes = result_bytes(r);
+	if (bytes > INTERP_MAX_RESULT_BYTES - g->result_bytes) {
+		json_decref(r);
+		return -EMSGSIZE;
 	}
-	return total > INTERP_MAX_RESULT_BYTES ? -EMSGSIZE : 0;
+	if (json_array_append_new(results, r))
+		return -ENOMEM;
+	g->result_bytes += bytes;
+	return 0;
 }
 
-int interp__gather(json_t *x, const json_t *ev)
+int interp__gather(struct interp_gather *g, const json_t *ev)
 {
 	const char *type = json_string_value(json_object_get(ev, "type"));
-	static const char *const keep[] = { "text", "png", "html" };
-	json_t *r, *v;
-	size_t i;
+	json_t *x = g->execution, *r, *v;
 
 	if (!type)
 		return 0;
@@ -610,25 +674,8 @@ int interp__gather(json_t *x, const json_t *ev)
 		return append_log(
 			x, type,
 			json_string_value(json_object_get(ev, "text")) ?: "");
-	if (!strcmp(type, "result")) {
-		if (result_room(json_object_get(x, "results"), ev) < 0)
-			return -EMSGSIZE;
-		v = json_object_get(ev, "is_main_result");
-		r = json_pack("{s:b}", "is_main_result", json_is_true(v));
-		if (!r)
-			return -ENOMEM;
-		for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
-			v = json_object_get(ev, keep[i]);
-			if (json_is_string(v) &&
-			    json_object_set(r, keep[i], v)) {
-				json_decref(r);
-				return -ENOMEM;
-			}
-		}
-		return json_array_append_new(json_object_get(x, "results"), r) ?
-			       -ENOMEM :
-			       0;
-	}
+	if (!strcmp(type, "result"))
+		return gather_result(g, ev);
 	if (!strcmp(type, "error")) {
 		r = json_pack("{s:O, s:O, s:O}", "name",
 			      json_object_get(ev, "name"), "value",

@@ -27,9 +27,32 @@
 #define INTERP_MAX_LINE (32u << 20)
 /* Bytes of stdout (and of stderr) interp__gather() keeps: the rest is cut. */
 #define INTERP_MAX_LOG (16u << 20)
-/* Results one execution may have, and their bytes (text, png, html). */
+/*
+ * Results one execution may have, and their bytes: the lengths of their
+ * string members plus the compact JSON size of the others (json, data,
+ * chart, extra).
+ */
 #define INTERP_MAX_RESULTS	100
 #define INTERP_MAX_RESULT_BYTES (64u << 20)
+
+/* A result member's JSON type: a json_type, or this for any value. */
+#define INTERP_ANY_TYPE (-1)
+
+/* One member a result event may carry besides is_main_result. */
+struct interp_member {
+	const char *name;
+	int type; /* a json_type, or INTERP_ANY_TYPE */
+};
+
+/*
+ * The members of a result event besides is_main_result (INTERP.md,
+ * protocol version 2), in E2B's order, ended by a NULL name: strings text,
+ * html, markdown, svg, png (base64), jpeg (base64), pdf (base64), latex,
+ * javascript; json (any JSON value); objects data (a DataFrame: column ->
+ * values), chart (E2B's chart object) and extra (MIME type -> value, for
+ * every other MIME type).
+ */
+extern const struct interp_member interp__result_members[];
 
 struct interp_client;
 
@@ -123,13 +146,26 @@ int interp_client__request(struct interp_client *c, json_t *req, int timeout_ms,
 json_t *interp__execution_new(void);
 
 /*
- * Fold @event (one line of an execute) into @execution: stdout/stderr
- * text appended (each kept to INTERP_MAX_LOG bytes), results appended
- * (objects with is_main_result and any of text, png, html), error set,
- * execution_count set.  Returns 0, -ENOMEM, or -EMSGSIZE for a result
- * past INTERP_MAX_RESULTS or INTERP_MAX_RESULT_BYTES (a guest flooding
- * the host: the execute should be abandoned).
+ * An execution being gathered: @execution as interp__execution_new()
+ * makes it (the caller's), @result_bytes the bytes of its results so far
+ * (0 to begin with; counted as INTERP_MAX_RESULT_BYTES says), kept here
+ * so that each result's objects are measured once, not at every result.
  */
-int interp__gather(json_t *execution, const json_t *event);
+struct interp_gather {
+	json_t *execution;
+	size_t result_bytes;
+};
+
+/*
+ * Fold @event (one line of an execute, checked as interp_client__execute()
+ * checks it) into @g->execution: stdout/stderr text appended (each kept to
+ * INTERP_MAX_LOG bytes), results appended (objects with is_main_result and
+ * every member of interp__result_members the event has; a null json is
+ * left out), error set, execution_count set.  Returns 0, -ENOMEM, or
+ * -EMSGSIZE for a result past INTERP_MAX_RESULTS or
+ * INTERP_MAX_RESULT_BYTES (a guest flooding the host: the execute should
+ * be abandoned; the result is not kept).
+ */
+int interp__gather(struct interp_gather *g, const json_t *event);
 
 #endif /* EMBER_API_INTERP_CLIENT_H */

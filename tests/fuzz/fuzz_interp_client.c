@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					   "delete_context" };
 	struct interp_exec_req req = { .code = "1+1" };
 	struct interp_client *c;
-	json_t *x, *r, *ans;
+	json_t *r, *ans;
 	char err[256];
 	uint8_t op;
 	int sv[2];
@@ -52,11 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (op == 5) {
-		x = interp__execution_new();
-		if (x)
-			interp_client__execute(c, &req, gather, x, err,
+		struct interp_gather g = { .execution =
+						   interp__execution_new() };
+
+		if (g.execution)
+			interp_client__execute(c, &req, gather, &g, err,
 					       sizeof(err));
-		json_decref(x);
+		json_decref(g.execution);
 	} else {
 		r = json_pack("{s:s, s:s}", "op", ops[op], "context", "c");
 		if (r && interp_client__request(c, r, 1000, &ans, err,

@@ -106,6 +106,7 @@ static void reap(pid_t pid)
 struct seen {
 	char types[512];
 	json_t *x;
+	struct interp_gather g;
 };
 
 static int on_event(void *arg, const json_t *ev)
@@ -114,7 +115,7 @@ static int on_event(void *arg, const json_t *ev)
 
 	strcat(s->types, json_string_value(json_object_get(ev, "type")));
 	strcat(s->types, ",");
-	return interp__gather(s->x, ev);
+	return interp__gather(&s->g, ev);
 }
 
 static int run(const char *reply, struct seen *s, char *err, size_t errlen)
@@ -127,6 +128,7 @@ static int run(const char *reply, struct seen *s, char *err, size_t errlen)
 	memset(s->types, 0, sizeof(s->types));
 	s->x = interp__execution_new();
 	assert_non_null(s->x);
+	s->g = (struct interp_gather){ .execution = s->x };
 	c = fake(reply, strlen(reply), &pid);
 	rc = interp_client__execute(c, &req, on_event, s, err, errlen);
 	interp_client__free(c);
@@ -220,6 +222,16 @@ static void test_execute_hostile(void **state)
 		{ "{\"type\":\"result\",\"png\":[]}\n", -EPROTO },
 		{ "{\"type\":\"result\",\"is_main_result\":\"yes\"}\n",
 		  -EPROTO },
+		/* Protocol version 2's members, each of the wrong type. */
+		{ "{\"type\":\"result\",\"jpeg\":1}\n", -EPROTO },
+		{ "{\"type\":\"result\",\"svg\":[\"<svg>\"]}\n", -EPROTO },
+		{ "{\"type\":\"result\",\"markdown\":null}\n", -EPROTO },
+		{ "{\"type\":\"result\",\"pdf\":true}\n", -EPROTO },
+		{ "{\"type\":\"result\",\"latex\":{}}\n", -EPROTO },
+		{ "{\"type\":\"result\",\"javascript\":2.5}\n", -EPROTO },
+		{ "{\"type\":\"result\",\"data\":[1,2]}\n", -EPROTO },
+		{ "{\"type\":\"result\",\"chart\":\"line\"}\n", -EPROTO },
+		{ "{\"type\":\"result\",\"extra\":null}\n", -EPROTO },
 		{ "{\"type\":\"error\",\"name\":\"E\",\"value\":\"v\"}\n",
 		  -EPROTO },
 		{ "{\"type\":\"number_of_executions\",\"execution_count\":-1}\n",
@@ -333,8 +345,9 @@ static void test_request_answers(void **state)
 
 static void test_gather_caps_logs(void **state)
 {
-	json_t *x = interp__execution_new(), *ev;
+	struct interp_gather g = { .execution = interp__execution_new() };
 	char *big = malloc(INTERP_MAX_LOG / 2 + 1);
+	json_t *ev;
 
 	(void)state;
 	assert_non_null(big);
@@ -342,42 +355,170 @@ static void test_gather_caps_logs(void **state)
 	big[INTERP_MAX_LOG / 2] = '\0';
 	ev = json_pack("{s:s, s:s}", "type", "stdout", "text", big);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(interp__gather(x, ev), 0);
-	assert_int_equal(
-		strlen(json_string_value(json_object_get(x, "stdout"))),
-		INTERP_MAX_LOG);
+		assert_int_equal(interp__gather(&g, ev), 0);
+	assert_int_equal(strlen(json_string_value(
+				 json_object_get(g.execution, "stdout"))),
+			 INTERP_MAX_LOG);
 	json_decref(ev);
-	json_decref(x);
+	json_decref(g.execution);
 	free(big);
 }
 
 /* A guest flooding results: refused past the count, then past the bytes. */
 static void test_gather_caps_results(void **state)
 {
-	json_t *x = interp__execution_new(), *ev;
+	struct interp_gather g = { .execution = interp__execution_new() };
 	char *big = malloc(INTERP_MAX_RESULT_BYTES / 2 + 1);
+	json_t *ev;
 	int i;
 
 	(void)state;
 	ev = json_pack("{s:s, s:s}", "type", "result", "text", "1");
 	for (i = 0; i < INTERP_MAX_RESULTS; i++)
-		assert_int_equal(interp__gather(x, ev), 0);
-	assert_int_equal(interp__gather(x, ev), -EMSGSIZE);
-	assert_int_equal(json_array_size(json_object_get(x, "results")),
-			 INTERP_MAX_RESULTS);
+		assert_int_equal(interp__gather(&g, ev), 0);
+	assert_int_equal(interp__gather(&g, ev), -EMSGSIZE);
+	assert_int_equal(
+		json_array_size(json_object_get(g.execution, "results")),
+		INTERP_MAX_RESULTS);
 	json_decref(ev);
-	json_decref(x);
-	x = interp__execution_new();
+	json_decref(g.execution);
+	g = (struct interp_gather){ .execution = interp__execution_new() };
 	assert_non_null(big);
 	memset(big, 'A', INTERP_MAX_RESULT_BYTES / 2);
 	big[INTERP_MAX_RESULT_BYTES / 2] = '\0';
 	ev = json_pack("{s:s, s:s}", "type", "result", "png", big);
-	assert_int_equal(interp__gather(x, ev), 0);
-	assert_int_equal(interp__gather(x, ev), 0);
-	assert_int_equal(interp__gather(x, ev), -EMSGSIZE);
+	assert_int_equal(interp__gather(&g, ev), 0);
+	assert_int_equal(interp__gather(&g, ev), 0);
+	assert_int_equal(interp__gather(&g, ev), -EMSGSIZE);
 	json_decref(ev);
-	json_decref(x);
+	json_decref(g.execution);
 	free(big);
+}
+
+/*
+ * A result of protocol version 2 with every member: each one kept as it
+ * came (json of any type), and a null json left out.
+ */
+static void test_execute_gathers_rich_results(void **state)
+{
+	static const char reply[] =
+		"{\"type\":\"result\",\"is_main_result\":true,"
+		"\"text\":\"   a\\n0  1\",\"html\":\"<table>\","
+		"\"markdown\":\"# m\",\"svg\":\"<svg/>\",\"png\":\"iVBO\","
+		"\"jpeg\":\"/9j/\",\"pdf\":\"JVBE\",\"latex\":\"$x$\","
+		"\"json\":[1,{\"k\":null}],\"javascript\":\"f()\","
+		"\"data\":{\"a\":[1,2,3]},"
+		"\"chart\":{\"type\":\"pie\",\"title\":null,\"elements\":"
+		"[{\"label\":\"No\",\"angle\":324,\"radius\":1}]},"
+		"\"extra\":{\"application/vnd.x+json\":{\"v\":1}},"
+		"\"unknown\":5}\n"
+		"{\"type\":\"result\",\"json\":\"s\"}\n"
+		"{\"type\":\"result\",\"json\":null,\"text\":\"t\"}\n"
+		"{\"type\":\"end_of_execution\"}\n";
+	static const char *const strings[][2] = {
+		{ "text", "   a\n0  1" }, { "html", "<table>" },
+		{ "markdown", "# m" },	  { "svg", "<svg/>" },
+		{ "png", "iVBO" },	  { "jpeg", "/9j/" },
+		{ "pdf", "JVBE" },	  { "latex", "$x$" },
+		{ "javascript", "f()" },
+	};
+	json_t *rs, *r, *want, *v;
+	const char *key;
+	struct seen s;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(run(reply, &s, err, sizeof(err)), 0);
+	rs = json_object_get(s.x, "results");
+	assert_int_equal(json_array_size(rs), 3);
+	r = json_array_get(rs, 0);
+	assert_true(json_is_true(json_object_get(r, "is_main_result")));
+	for (i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+		const char *got =
+			json_string_value(json_object_get(r, strings[i][0]));
+
+		if (!got || strcmp(got, strings[i][1]))
+			fail_msg("%s: %s", strings[i][0],
+				 got ? got : "(missing)");
+	}
+	want = json_loads("{\"json\":[1,{\"k\":null}],"
+			  "\"data\":{\"a\":[1,2,3]},"
+			  "\"chart\":{\"type\":\"pie\",\"title\":null,"
+			  "\"elements\":[{\"label\":\"No\",\"angle\":324,"
+			  "\"radius\":1}]},"
+			  "\"extra\":{\"application/vnd.x+json\":{\"v\":1}}}",
+			  0, NULL);
+	assert_non_null(want);
+	json_object_foreach(want, key, v)
+	{
+		if (!json_equal(json_object_get(r, key), v))
+			fail_msg("%s differs", key);
+	}
+	/* is_main_result, 9 strings, 4 others; not "unknown". */
+	assert_int_equal(json_object_size(r), 14);
+	r = json_array_get(rs, 1);
+	assert_string_equal(json_string_value(json_object_get(r, "json")), "s");
+	assert_true(json_is_false(json_object_get(r, "is_main_result")));
+	r = json_array_get(rs, 2);
+	assert_null(json_object_get(r, "json"));
+	assert_string_equal(json_string_value(json_object_get(r, "text")), "t");
+	json_decref(want);
+	json_decref(s.x);
+}
+
+/* A result with @member (a JSON object) whose compact JSON is @size bytes. */
+static json_t *result_of_size(const char *member, size_t size)
+{
+	/* {"a":"..."}: 8 bytes around the string. */
+	char *fill = malloc(size - 8 + 1);
+	json_t *ev;
+
+	assert_non_null(fill);
+	memset(fill, 'd', size - 8);
+	fill[size - 8] = '\0';
+	ev = json_pack("{s:s, s:{s:s}}", "type", "result", member, "a", fill);
+	free(fill);
+	assert_non_null(ev);
+	return ev;
+}
+
+/*
+ * The bytes of data, chart, extra and json count as their compact JSON:
+ * exactly INTERP_MAX_RESULT_BYTES passes, one more byte does not, and a
+ * refused result is not kept.
+ */
+static void test_gather_counts_objects(void **state)
+{
+	static const char *const members[] = { "data", "chart", "extra",
+					       "json" };
+	struct interp_gather g;
+	json_t *ev, *one;
+	size_t i;
+
+	(void)state;
+	one = json_pack("{s:s, s:s}", "type", "result", "text", "1");
+	assert_non_null(one);
+	for (i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		g = (struct interp_gather){ .execution =
+						    interp__execution_new() };
+		ev = result_of_size(members[i], INTERP_MAX_RESULT_BYTES + 1);
+		assert_int_equal(interp__gather(&g, ev), -EMSGSIZE);
+		json_decref(ev);
+		assert_int_equal(json_array_size(json_object_get(g.execution,
+								 "results")),
+				 0);
+		ev = result_of_size(members[i], INTERP_MAX_RESULT_BYTES);
+		assert_int_equal(interp__gather(&g, ev), 0);
+		json_decref(ev);
+		assert_int_equal(g.result_bytes, INTERP_MAX_RESULT_BYTES);
+		assert_int_equal(interp__gather(&g, one), -EMSGSIZE);
+		assert_int_equal(json_array_size(json_object_get(g.execution,
+								 "results")),
+				 1);
+		json_decref(g.execution);
+	}
+	json_decref(one);
 }
 
 static void test_bad_requests(void **state)
@@ -415,6 +556,8 @@ int main(void)
 		cmocka_unit_test(test_request_answers),
 		cmocka_unit_test(test_gather_caps_logs),
 		cmocka_unit_test(test_gather_caps_results),
+		cmocka_unit_test(test_execute_gathers_rich_results),
+		cmocka_unit_test(test_gather_counts_objects),
 		cmocka_unit_test(test_bad_requests),
 	};
 
