@@ -12,7 +12,7 @@
 // Each sandbox the test creates is killed before it exits (the caller
 // checks that none is left).
 import {
-	Sandbox, AuthenticationError, CommandExitError, FileNotFoundError, SandboxError, SandboxNotFoundError,
+	Sandbox, AuthenticationError, CommandExitError, FileNotFoundError, SandboxError, SandboxNotFoundError, TimeoutError,
 } from '@e2b/code-interpreter';
 
 const env = process.env;
@@ -109,6 +109,187 @@ async function expectValue(sbx, src, want, opts = {}) {
 	return e;
 }
 
+// ---- rich results, IPython features and failures of the code interpreter -------------------
+// Each check stands alone (its own cell; the failures in a context of their
+// own, removed after), so that one can be run and debugged by itself.  The
+// charts are figures like those of E2B's own chart tests, checked field by
+// field as E2B's tests check them.
+
+const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+function expectPng(b64, what) {
+	const b = Buffer.from(typeof b64 === 'string' ? b64 : '', 'base64');
+	expect(b.length > 1000 && b.subarray(0, 8).equals(PNG_MAGIC), `${what}: not a PNG (${b.length} bytes)`);
+}
+// the one result of E, which must have no error
+function onlyResult(e) {
+	expect(!e.error, `error ${show(e.error)}`);
+	expect(e.results.length === 1, `${e.results.length} results: ${show(e.results.map((r) => r.formats()))}`);
+	return e.results[0];
+}
+// FN(ctx) on a fresh Python context of SBX, removed afterwards
+async function inNewContext(sbx, fn) {
+	const ctx = await call(sbx.createCodeContext(REQ), 'createCodeContext');
+	try {
+		return await fn(ctx);
+	} finally {
+		await call(sbx.removeCodeContext(ctx), 'removeCodeContext').catch(() => {});
+	}
+}
+const sameList = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+const LINE_FIGURE = `
+import datetime
+import numpy as np
+import matplotlib.pyplot as plt
+start = datetime.datetime(2023, 9, 1)
+times = [start + datetime.timedelta(seconds=s) for s in range(100)]
+phase = np.linspace(0, 2 * np.pi, 100)
+plt.figure(figsize=(8, 5))
+plt.plot(times, np.sin(phase), label='sin')
+plt.plot(times, np.cos(phase), label='cos')
+plt.xlabel('Time (s)')
+plt.ylabel('Amplitude (Hz)')
+plt.title('Two waves')
+plt.show()
+`;
+const BAR_FIGURE = `
+import matplotlib.pyplot as plt
+plt.figure()
+plt.bar(['A', 'B', 'C', 'D'], [100, 200, 300, 400], label='Books Sold')
+plt.xlabel('Author')
+plt.ylabel('Copies')
+plt.title('Sales')
+plt.show()
+`;
+const PIE_FIGURE = `
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.pie([90, 10], labels=['Yes', 'No'], startangle=90)
+ax.set_title('Share')
+plt.show()
+`;
+
+async function richResultChecks(sbx) {
+	const need = () => expect(sbx, 'no sandbox (Sandbox.create failed)');
+
+	await check('runCode: display(HTML(...)) is a result with its html, not the main result', async () => {
+		need();
+		const r = onlyResult(await code(sbx, 'from IPython.display import HTML, display\ndisplay(HTML("<b>ember</b>"))'));
+		expect(r.html === '<b>ember</b>', `html ${show(r.html)}`);
+		expect(r.isMainResult === false, `isMainResult ${show(r.isMainResult)}`);
+	});
+
+	await check('runCode: a DataFrame as the last value has html and data ({a: [1, 2, 3]})', async () => {
+		need();
+		const r = onlyResult(await code(sbx, 'import pandas as pd\npd.DataFrame({"a": [1, 2, 3]})'));
+		expect(r.isMainResult === true, `isMainResult ${show(r.isMainResult)}`);
+		expect(typeof r.html === 'string' && r.html.includes('<table'), `html ${show(r.html)}`);
+		expect(r.data && sameList(r.data.a, [1, 2, 3]), `data ${show(r.data)}`);
+		expect(r.formats().includes('data'), `formats ${show(r.formats())}`);
+	});
+
+	await check('runCode: a line chart over datetimes: chart field by field, and its PNG', async () => {
+		need();
+		const r = onlyResult(await code(sbx, LINE_FIGURE));
+		expectPng(r.png, 'png');
+		const c = r.chart;
+		expect(c && c.type === 'line', `chart ${show(c)}`);
+		expect(c.title === 'Two waves', `title ${show(c.title)}`);
+		expect(c.x_label === 'Time (s)' && c.y_label === 'Amplitude (Hz)', `labels ${show([c.x_label, c.y_label])}`);
+		expect(c.x_unit === 's' && c.y_unit === 'Hz', `units ${show([c.x_unit, c.y_unit])}`);
+		expect(c.x_scale === 'datetime' && c.y_scale === 'linear', `scales ${show([c.x_scale, c.y_scale])}`);
+		expect(Array.isArray(c.x_ticks) && c.x_ticks.length > 0 &&
+			c.x_ticks.every((t) => typeof t === 'string' && !Number.isNaN(Date.parse(t))), `x_ticks ${show(c.x_ticks)}`);
+		expect(Array.isArray(c.y_ticks) && c.y_ticks.every((t) => typeof t === 'number'), `y_ticks ${show(c.y_ticks)}`);
+		expect([c.x_tick_labels, c.y_tick_labels].every((l) => Array.isArray(l) && l.every((t) => typeof t === 'string')),
+			`tick labels ${show([c.x_tick_labels, c.y_tick_labels])}`);
+		expect(c.elements.length === 2, `${c.elements.length} elements`);
+		expect(sameList(c.elements.map((l) => l.label), ['sin', 'cos']), `labels ${show(c.elements.map((l) => l.label))}`);
+		for (const l of c.elements) {
+			expect(l.points.length === 100 && l.points.every((p) => typeof p[0] === 'string' && typeof p[1] === 'number'),
+				`${l.label}: ${l.points.length} points, first ${show(l.points[0])}`);
+			expect(l.points[0][0].startsWith('2023-09-01'), `${l.label}: first point ${show(l.points[0])}`);
+		}
+	});
+
+	await check('runCode: a bar chart: 4 bars 100..400 in group "Books Sold", labelled by their ticks; its PNG', async () => {
+		need();
+		const r = onlyResult(await code(sbx, BAR_FIGURE));
+		expectPng(r.png, 'png');
+		const c = r.chart;
+		expect(c && c.type === 'bar', `chart ${show(c)}`);
+		expect(c.title === 'Sales' && c.x_label === 'Author' && c.y_label === 'Copies',
+			`title, labels ${show([c.title, c.x_label, c.y_label])}`);
+		expect(c.x_unit === null && c.y_unit === null, `units ${show([c.x_unit, c.y_unit])}`);
+		expect(sameList(c.elements.map((b) => b.value), [100, 200, 300, 400]), `values ${show(c.elements)}`);
+		expect(c.elements.every((b) => b.group === 'Books Sold'), `groups ${show(c.elements)}`);
+		expect(sameList(c.elements.map((b) => b.label), ['A', 'B', 'C', 'D']), `labels ${show(c.elements)}`);
+	});
+
+	await check('runCode: a pie chart of 90/10: wedges of 324 and 36 degrees, radius 1; its PNG', async () => {
+		need();
+		const r = onlyResult(await code(sbx, PIE_FIGURE));
+		expectPng(r.png, 'png');
+		const c = r.chart;
+		expect(c && c.type === 'pie' && c.title === 'Share', `chart ${show(c)}`);
+		expect(sameList(c.elements, [{ label: 'Yes', angle: 324, radius: 1 }, { label: 'No', angle: 36, radius: 1 }]),
+			`elements ${show(c.elements)}`);
+	});
+
+	await check('runCode: !echo hi runs a shell command (stdout "hi")', async () => {
+		need();
+		const e = await code(sbx, '!echo hi');
+		expect(!e.error, `error ${show(e.error)}`);
+		expect(e.logs.stdout.join('').trim() === 'hi', `stdout ${show(e.logs.stdout)}`);
+	});
+
+	await check('runCode: %time 1+1 prints its timing (Wall time)', async () => {
+		need();
+		const e = await code(sbx, '%time 1+1');
+		expect(!e.error, `error ${show(e.error)}`);
+		expect(e.logs.stdout.join('').includes('Wall time'), `stdout ${show(e.logs.stdout)}`);
+	});
+
+	await check('runCode: top-level await asyncio.sleep(0) runs without an error', async () => {
+		need();
+		const e = await code(sbx, 'import asyncio\nawait asyncio.sleep(0)');
+		expect(!e.error, `error ${show(e.error)}`);
+	});
+
+	await check('runCode: os._exit(1) is error ContextRestarted, then the context runs 1+1', async () => {
+		need();
+		await inNewContext(sbx, async (context) => {
+			const e = await code(sbx, 'import os; os._exit(1)', { context });
+			expect(e.error && e.error.name === 'ContextRestarted', `error ${show(e.error)}; results ${show(e.results)}`);
+			await expectValue(sbx, '1+1', '2', { context });
+		});
+	});
+
+	await check('runCode: while True: pass with timeoutMs 3000 rejects (TimeoutError); the context keeps its state', async () => {
+		need();
+		await inNewContext(sbx, async (context) => {
+			await expectValue(sbx, 'kept_state = 41; kept_state', '41', { context });
+			await expectThrow(code(sbx, 'while True: pass', { context, timeoutMs: 3000 }), TimeoutError);
+			await sleep(5000); // as E2B's own interrupt test: ember-e2b notices the client gone, interrupts it
+			await expectValue(sbx, 'kept_state + 1', '42', { context, timeoutMs: 30000 });
+		});
+	});
+
+	await check('runCode: an output flood (10**6 lines of 100 bytes) is cut: bounded stdout, the note on stderr, the call ends', async () => {
+		need();
+		await inNewContext(sbx, async (context) => {
+			const e = await within(360000, sbx.runCode("for i in range(10**6): print('x'*100)",
+				{ ...RUN, context, timeoutMs: 300000 }), 'the flood');
+			const out = e.logs.stdout.join('').length;
+			const err = e.logs.stderr.join('');
+			expect(!e.error, `error ${show(e.error)}`);
+			expect(out > (1 << 20) && out <= 9 * (1 << 20), `${out} bytes of stdout`);
+			expect(err.includes('output over 8 MiB'), `stderr ${show(err.slice(0, 300))}`);
+			await expectValue(sbx, '1+1', '2', { context });
+		});
+	}, 400000);
+}
+
 // ---- the checks ---------------------------------------------------------------------------
 async function main() {
 	// The E2B quickstart, calls as its docs have them (each under a deadline).
@@ -197,6 +378,8 @@ async function main() {
 		// and the context lives on
 		await expectValue(sbx, 'x', '2');
 	});
+
+	await richResultChecks(sbx);
 
 	await check('createCodeContext: a second context has state of its own', async () => {
 		need();

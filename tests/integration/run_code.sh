@@ -5,7 +5,8 @@
 # minutes where guest kernel mode is emulated) in $SHARED_STATE_DIR when
 # tests/run.sh gives one (mcp.sh then reuses it), else in $TMP.  Then, in
 # a sandbox restored from it: values, state kept between calls, pandas,
-# a chart saved as a PNG file, errors and their exit status, a timeout
+# a chart saved as a PNG file, a JPEG and an SVG saved, markdown, a
+# DataFrame's data, %time, errors and their exit status, a timeout
 # that leaves the context usable, JavaScript, contexts, --json, code on
 # stdin, bad usage; at the end no process of the test is left.
 set -u
@@ -74,6 +75,44 @@ plt.plot([1, 2, 3], [1, 4, 9]); plt.title("squares")'
 png=$TMP/img/$id-1.png
 check "a matplotlib chart is saved as a PNG file, named on stdout" "$(got); $(ls -la "$TMP/img")" \
 	ev '[ $rc = 0 ] && grep -q "^image: $png" "$TMP/o" && [ "$(head -c 8 "$png" | od -An -tx1 | tr -d " ")" = 89504e470d0a1a0a ]'
+# Rich results (protocol version 2), each check on its own: a JPEG and an
+# SVG saved like PNGs, markdown printed, --json with a DataFrame's data,
+# IPython's %time.
+code "$id" 'import importlib.util; print(importlib.util.find_spec("PIL") is not None)'
+if [ $rc = 0 ] && [ "$(cat "$TMP/o")" = False ]; then
+	echo "ok - # SKIP run-code saves a JPEG: no Pillow in the guest (matplotlib writes JPEG through it)"
+else
+	mkdir -p "$TMP/jpg"
+	code --image-dir "$TMP/jpg" "$id" 'import io
+import matplotlib.pyplot as plt
+from IPython.display import Image, display
+fig = plt.figure(); plt.plot([1, 3, 2]); buf = io.BytesIO(); fig.savefig(buf, format="jpg"); plt.close(fig)
+display(Image(data=buf.getvalue(), format="jpeg"))'
+	jpg=$TMP/jpg/$id-1.jpg
+	check "display(Image(JPEG bytes)) is saved as ID-1.jpg, named on stdout" "$(got); $(ls -la "$TMP/jpg")" \
+		ev '[ $rc = 0 ] && grep -q "^image: $jpg" "$TMP/o" && [ "$(head -c 3 "$jpg" | od -An -tx1 | tr -d " ")" = ffd8ff ]'
+fi
+mkdir -p "$TMP/svg"
+code --image-dir "$TMP/svg" "$id" 'from IPython.display import SVG, display
+display(SVG("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"8\" height=\"8\"><rect width=\"8\" height=\"8\"/></svg>"))'
+svg=$TMP/svg/$id-1.svg
+check "display(SVG(...)) is saved as ID-1.svg, named on stdout (its text repr not printed)" "$(got); $(ls -la "$TMP/svg")" \
+	ev '[ $rc = 0 ] && grep -q "^image: $svg" "$TMP/o" && grep -q "<rect" "$svg" && ! grep -q "display.SVG object" "$TMP/o"'
+code "$id" 'from IPython.display import Markdown, display
+display(Markdown("# A title"))'
+check "display(Markdown(...)) prints the markdown, not the object's repr" "$(got)" \
+	ev '[ $rc = 0 ] && [ "$(cat "$TMP/o")" = "# A title" ]'
+code --json "$id" 'import pandas as pd; pd.DataFrame({"a": [1, 2, 3]})'
+check "--json: a DataFrame's result has text, html and data" "$(got)" \
+	ev '[ $rc = 0 ] && python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))[\"results\"]
+assert len(r) == 1 and r[0][\"is_main_result\"], r
+assert r[0][\"data\"] == {\"a\": [1, 2, 3]}, r
+assert \"<table\" in r[0][\"html\"] and r[0][\"text\"], r" "$TMP/o"'
+code "$id" '%time 1+1'
+check "%time 1+1 prints its timing (Wall time), then the value" "$(got)" \
+	ev '[ $rc = 0 ] && grep -q "Wall time" "$TMP/o" && [ "$(tail -n 1 "$TMP/o")" = 2 ]'
 code "$id" '1/0'
 check "an exception: exit 1, its traceback on stderr" "$(got)" \
 	ev '[ $rc = 1 ] && grep -q "^ZeroDivisionError: division by zero" "$TMP/e" && grep -q Traceback "$TMP/e"'

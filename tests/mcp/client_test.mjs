@@ -471,6 +471,108 @@ async function rawHttp(url, token) {
 	});
 }
 
+// ---- rich results of run_code --------------------------------------------------------------------
+// Each check stands alone (its own call), so that one can be run and
+// debugged by itself.  The kernel's death runs in user "user"'s own
+// context, so that the state the other checks keep (in root's) stays.
+const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const JPEG_MAGIC = Buffer.from([0xff, 0xd8, 0xff]);
+// the image content items of R, their data shortened for messages
+const images = (r) => (r.content || []).filter((x) => x.type === 'image');
+const brief = (r) => show((r.content || []).map((x) => ({ ...x, data: x.data && `${x.data.length} chars`, text: x.text && `${x.text.length} chars` })));
+function hasMagic(b64, magic) {
+	const b = Buffer.from(b64 || '', 'base64');
+	return b.length > 100 && b.subarray(0, magic.length).equals(magic);
+}
+
+async function richResultChecks(c, sid) {
+	const need = () => expect(sid, 'no sandbox');
+
+	await check('run_code: display(HTML(...)) gives a result with its html (not the main result)', async () => {
+		need();
+		const s = await code(c, sid, 'from IPython.display import HTML, display\ndisplay(HTML("<b>ember</b>"))');
+		expect(!s.error && s.results.length === 1, `got ${show(s)}`);
+		expect(s.results[0].html === '<b>ember</b>' && s.results[0].is_main_result === false, `result ${show(s.results[0])}`);
+	});
+
+	await check('run_code: a DataFrame as the last value has data {a: [1, 2, 3]} besides text and html', async () => {
+		need();
+		const s = await code(c, sid, 'import pandas as pd\npd.DataFrame({"a": [1, 2, 3]})');
+		const m = (s.results || []).find((x) => x.is_main_result);
+		expect(!s.error && m, `got ${show(s)}`);
+		expect(m.data && JSON.stringify(m.data.a) === '[1,2,3]', `data ${show(m.data)}`);
+		expect(/<table/.test(m.html || '') && typeof m.text === 'string', `html, text ${show(m)}`);
+	});
+
+	await check('run_code: a line plot gives chart (type line, its title and lines) and a PNG image content', async () => {
+		need();
+		const r = await call(c, 'run_code', {
+			sandbox_id: sid,
+			code: 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9], label="squares")\nplt.title("growth")\nplt.show()',
+		});
+		const s = sc(r);
+		expect(!s.error && s.results.length === 1, `got ${show(s)}`);
+		const ch = s.results[0].chart;
+		expect(ch && ch.type === 'line' && ch.title === 'growth', `chart ${show(ch)}`);
+		expect(ch.elements.length === 1 && ch.elements[0].label === 'squares' && ch.elements[0].points.length === 3,
+			`elements ${show(ch.elements)}`);
+		const imgs = images(r);
+		expect(imgs.length === 1 && imgs[0].mimeType === 'image/png' && hasMagic(imgs[0].data, PNG_MAGIC), `content ${brief(r)}`);
+	});
+
+	await check('run_code: two figures give two PNG image contents, in order, each its result\'s png', async () => {
+		need();
+		const r = await call(c, 'run_code', {
+			sandbox_id: sid,
+			code: 'import matplotlib.pyplot as plt\nplt.figure(); plt.plot([1, 2])\nplt.figure(); plt.bar(["a"], [3])\nplt.show()',
+		});
+		const s = sc(r);
+		const imgs = images(r);
+		expect(!s.error && s.results.length === 2, `got ${show(s)}`);
+		expect(imgs.length === 2 && imgs.every((x, i) => x.mimeType === 'image/png' && x.data === s.results[i].png),
+			`content ${brief(r)}`);
+		expect(s.results[0].chart.type === 'line' && s.results[1].chart.type === 'bar',
+			`charts ${show(s.results.map((x) => x.chart && x.chart.type))}`);
+	});
+
+	// A JPEG needs Pillow in the guest (matplotlib writes JPEG through it).
+	const pillow = sid ? await code(c, sid, 'import importlib.util\nprint(importlib.util.find_spec("PIL") is not None)')
+		.then((s) => s.stdout.trim() === 'True', () => null) : null;
+	if (pillow === false) {
+		console.log(`ok - # SKIP ${prefix}run_code: a JPEG image content: no Pillow in the guest`);
+	} else {
+		await check('run_code: display(Image(jpeg bytes)) gives jpeg and an image/jpeg image content', async () => {
+			need();
+			const r = await call(c, 'run_code', {
+				sandbox_id: sid,
+				code: 'import io\nimport matplotlib.pyplot as plt\nfrom IPython.display import Image, display\n' +
+					'fig = plt.figure(); plt.plot([1, 3, 2]); buf = io.BytesIO(); fig.savefig(buf, format="jpg"); plt.close(fig)\n' +
+					'display(Image(data=buf.getvalue(), format="jpeg"))',
+			});
+			const s = sc(r);
+			expect(!s.error && s.results.length === 1 && hasMagic(s.results[0].jpeg, JPEG_MAGIC), `got ${show(s)}`);
+			const imgs = images(r);
+			expect(imgs.length === 1 && imgs[0].mimeType === 'image/jpeg' && imgs[0].data === s.results[0].jpeg,
+				`content ${brief(r)}`);
+		});
+	}
+
+	await check('run_code: !echo hi runs a shell command (stdout hi)', async () => {
+		need();
+		const s = await code(c, sid, '!echo hi');
+		expect(!s.error && s.stdout.trim() === 'hi', `got ${show(s)}`);
+	});
+
+	await check('run_code: a kernel death (os._exit(1), as user) is error ContextRestarted; the next call works; root\'s context keeps its state', async () => {
+		need();
+		await expectValue(c, sid, 'kept_by_root = 7; kept_by_root', '7');
+		const s = await code(c, sid, 'import os; os._exit(1)', { user: 'user' });
+		expect(s.error && s.error.name === 'ContextRestarted', `got ${show(s)}`);
+		await expectValue(c, sid, '1+1', '2', { user: 'user' });
+		await expectValue(c, sid, 'kept_by_root', '7');
+	});
+}
+
 // ---- the checks --------------------------------------------------------------------------------------
 async function main() {
 	let http = null; // {url, token}
@@ -600,6 +702,8 @@ async function main() {
 			&& typeof e.traceback === 'string' && /ZeroDivisionError/.test(e.traceback) && /\bin f\b/.test(e.traceback),
 		`error ${show(e)}`);
 	});
+
+	await richResultChecks(c, sid);
 
 	await check('JavaScript state is kept across calls (const and a function, then add(a - 38) gives 42)', async () => {
 		need();
