@@ -198,17 +198,20 @@ static int on_event(void *arg, const json_t *ev)
 {
 	struct run_code *r = arg;
 	const char *type = json_string_value(json_object_get(ev, "type"));
-	const char *text = json_string_value(json_object_get(ev, "text"));
+	const json_t *t = json_object_get(ev, "text");
+	const char *text = json_string_value(t);
+	size_t len = json_string_length(t);
 	int rc;
 
 	rc = interp__gather(&r->gathered, ev);
 	if (rc < 0 || r->json)
 		return rc;
 	if (!strcmp(type, "stdout")) {
-		fputs(text, stdout);
+		/* By length: a NUL the code printed is output too. */
+		fwrite(text, 1, len, stdout);
 		fflush(stdout);
 	} else if (!strcmp(type, "stderr")) {
-		fputs(text, stderr);
+		fwrite(text, 1, len, stderr);
 	} else if (!strcmp(type, "result")) {
 		show_result(r, ev);
 	} else if (!strcmp(type, "error")) {

@@ -568,21 +568,27 @@ json_t *interp__execution_new(void)
 			 "", "results", "error", "execution_count", 0);
 }
 
-/* Append @add to the string member @key of @x, keeping INTERP_MAX_LOG. */
-static int append_log(json_t *x, const char *key, const char *add)
+/*
+ * Append string @text to the string member @key of @x, keeping
+ * INTERP_MAX_LOG bytes: by length, a NUL the code printed is text too.
+ */
+static int append_log(json_t *x, const char *key, const json_t *text)
 {
-	const char *old = json_string_value(json_object_get(x, key));
-	size_t ol = old ? strlen(old) : 0, al = strlen(add);
+	const json_t *prev = json_object_get(x, key);
+	const char *old = json_string_value(prev),
+		   *add = json_string_value(text);
+	size_t ol = json_string_length(prev), al = json_string_length(text);
 	char *s;
 	int rc;
 
 	if (ol >= INTERP_MAX_LOG || !al)
 		return 0;
-	if (al > INTERP_MAX_LOG - ol)
+	if (al > INTERP_MAX_LOG - ol) {
 		al = INTERP_MAX_LOG - ol;
-	/* Never cut inside a UTF-8 sequence. */
-	while (al && ((unsigned char)add[al] & 0xc0) == 0x80)
-		al--;
+		/* Never cut inside a UTF-8 sequence. */
+		while (al && ((unsigned char)add[al] & 0xc0) == 0x80)
+			al--;
+	}
 	s = malloc(ol + al + 1);
 	if (!s)
 		return -ENOMEM;
@@ -671,9 +677,7 @@ int interp__gather(struct interp_gather *g, const json_t *ev)
 	if (!type)
 		return 0;
 	if (!strcmp(type, "stdout") || !strcmp(type, "stderr"))
-		return append_log(
-			x, type,
-			json_string_value(json_object_get(ev, "text")) ?: "");
+		return append_log(x, type, json_object_get(ev, "text"));
 	if (!strcmp(type, "result"))
 		return gather_result(g, ev);
 	if (!strcmp(type, "error")) {

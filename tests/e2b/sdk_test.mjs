@@ -232,7 +232,7 @@ async function richResultChecks(sbx) {
 		expectPng(r.png, 'png');
 		const c = r.chart;
 		expect(c && c.type === 'pie' && c.title === 'Share', `chart ${show(c)}`);
-		expect(sameList(c.elements, [{ label: 'Yes', angle: 324, radius: 1 }, { label: 'No', angle: 36, radius: 1 }]),
+		expect(sameList(c.elements.map((w) => [w.label, w.angle, w.radius]), [['Yes', 324, 1], ['No', 36, 1]]),
 			`elements ${show(c.elements)}`);
 	});
 
@@ -263,6 +263,23 @@ async function richResultChecks(sbx) {
 			expect(e.error && e.error.name === 'ContextRestarted', `error ${show(e.error)}; results ${show(e.results)}`);
 			await expectValue(sbx, '1+1', '2', { context });
 		});
+	});
+
+	await check('runCode: a segfault (ctypes.string_at(0)) is error ContextRestarted, then the context runs 1+1', async () => {
+		need();
+		await inNewContext(sbx, async (context) => {
+			const e = await code(sbx, 'import ctypes; ctypes.string_at(0)', { context });
+			expect(e.error && e.error.name === 'ContextRestarted', `error ${show(e.error)}; results ${show(e.results)}`);
+			await expectValue(sbx, '1+1', '2', { context });
+		});
+	});
+
+	await check('runCode: binary garbage on stdout (every byte value) arrives as text with U+FFFD, no error', async () => {
+		need();
+		const e = await code(sbx, 'import os; os.write(1, bytes(range(256)) * 4); print("after")');
+		expect(!e.error, `error ${show(e.error)}`);
+		const out = e.logs.stdout.join('');
+		expect(out.includes('\ufffd') && out.includes('after'), `stdout ${show(out.slice(-300))}`);
 	});
 
 	await check('runCode: while True: pass with timeoutMs 3000 rejects (TimeoutError); the context keeps its state', async () => {

@@ -255,6 +255,25 @@ static void test_execute_hostile(void **state)
 	}
 }
 
+/* A NUL the code printed (\u0000) is kept in the log, and what follows it. */
+static void test_gather_keeps_nul(void **state)
+{
+	static const char reply[] =
+		"{\"type\":\"stdout\",\"text\":\"a\\u0000b\"}\n"
+		"{\"type\":\"stdout\",\"text\":\"c\"}\n"
+		"{\"type\":\"end_of_execution\"}\n";
+	struct seen s;
+	char err[256];
+	json_t *out;
+
+	(void)state;
+	assert_int_equal(run(reply, &s, err, sizeof(err)), 0);
+	out = json_object_get(s.x, "stdout");
+	assert_int_equal(json_string_length(out), 4);
+	assert_memory_equal(json_string_value(out), "a\0bc", 4);
+	json_decref(s.x);
+}
+
 /* A NUL inside a line is part of it: the JSON before it does not pass. */
 static void test_execute_nul_in_line(void **state)
 {
@@ -552,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_execute_failure),
 		cmocka_unit_test(test_execute_hostile),
 		cmocka_unit_test(test_execute_nul_in_line),
+		cmocka_unit_test(test_gather_keeps_nul),
 		cmocka_unit_test(test_execute_line_too_long),
 		cmocka_unit_test(test_request_answers),
 		cmocka_unit_test(test_gather_caps_logs),
