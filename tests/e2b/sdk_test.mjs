@@ -290,7 +290,7 @@ async function richResultChecks(sbx) {
 			await sleep(5000); // as E2B's own interrupt test: ember-e2b notices the client gone, interrupts it
 			await expectValue(sbx, 'kept_state + 1', '42', { context, timeoutMs: 30000 });
 		});
-	});
+	}, 180000);
 
 	await check('runCode: an output flood (10**6 lines of 100 bytes) is cut: bounded stdout, the note on stderr, the call ends', async () => {
 		need();
