@@ -624,7 +624,8 @@ static size_t result_bytes(const json_t *r)
 
 /*
  * A new result object: is_main_result and every member of event @ev that
- * interp__result_members names (a null json left out).  NULL: -ENOMEM.
+ * interp__result_members names, of its type (a null json left out).
+ * NULL: -ENOMEM.
  */
 static json_t *result_new(const json_t *ev)
 {
@@ -637,7 +638,9 @@ static json_t *result_new(const json_t *ev)
 		return NULL;
 	for (m = interp__result_members; m->name; m++) {
 		v = json_object_get(ev, m->name);
-		if (!v || json_is_null(v))
+		if (!v || json_is_null(v) ||
+		    (m->type != INTERP_ANY_TYPE &&
+		     json_typeof(v) != (json_type)m->type))
 			continue;
 		if (json_object_set(r, m->name, v)) {
 			json_decref(r);
