@@ -208,7 +208,8 @@ class Context:
         if KERNEL_WHY_NOT is not None:
             return None
         safe = "".join(ch if ch.isalnum() else "-" for ch in self.id)
-        d = tempfile.mkdtemp(prefix="ember-kernel-%s-" % safe)
+        d = tempfile.mkdtemp(prefix="ember-kernel-%d-%s-"
+                             % (os.getpid(), safe))
         if self.account is not None:
             os.chown(d, self.account.uid, self.account.gid)
         return d

@@ -24,6 +24,7 @@ import math
 import os
 import re
 import secrets
+import shutil
 import signal
 import sys
 import threading
@@ -348,9 +349,10 @@ def _typed(member, value):
 
 
 class Bridge(threading.Thread):
-    def __init__(self, app, key):
+    def __init__(self, app, key, ipc_dir):
         super().__init__(name="ember-bridge", daemon=True)
         self.app = app
+        self.ipc_dir = ipc_dir
         self.session = Session(key=key)
         self.inbuf = b""
 
@@ -381,6 +383,10 @@ class Bridge(threading.Thread):
         self.poller.register(self.shell, zmq.POLLIN)
         self.poller.register(self.iopub, zmq.POLLIN)
         self.handshake()
+        # Connected: the socket files are of no more use, and with them
+        # gone nothing else can ever connect, and a killed context leaves
+        # nothing behind in /tmp.
+        shutil.rmtree(self.ipc_dir, ignore_errors=True)
         self.execute(WARM_UP, {}, lambda _msg: None, silent=True)
         send_line(encode({"type": "ready"}))
         self.poller.register(REQ_FD, zmq.POLLIN)
@@ -524,6 +530,6 @@ def run(ipc_dir):
     setup_shell(app)
     faulthandler.enable(file=sys.__stderr__)
     wake_on_sigint()
-    Bridge(app, key).start()
+    Bridge(app, key, ipc_dir).start()
     app.start()
     os._exit(0)
