@@ -38,8 +38,6 @@ from jupyter_client.session import Session
 from traitlets.config import Config
 
 REQ_FD = 3
-TRACE = []
-T0 = [0]
 CTL_FD = 4
 # Result members by MIME type (INTERP.md, "Results"); every other MIME
 # type of a bundle goes into `extra`.
@@ -488,7 +486,6 @@ class Bridge(threading.Thread):
         content = {"code": code, "silent": silent,
                    "store_history": not silent, "user_expressions": {},
                    "allow_stdin": False, "stop_on_error": False}
-        T0[0] = time.monotonic(); TRACE.clear()
         sent = self.session.send(self.shell, "execute_request", content)
         call = Call(sent["header"]["msg_id"], sink)
         while not call.done():
@@ -505,8 +502,6 @@ class Bridge(threading.Thread):
                 self.drain(self.iopub, call)
             if self.shell in ready:
                 self.drain(self.shell, call)
-        TRACE.append(("end", "", round((time.monotonic() - T0[0]) * 1000, 2)))
-        if not silent: call.stream("stderr", repr(TRACE))
         return call.finish()
 
     def drain(self, sock, call):
@@ -517,7 +512,6 @@ class Bridge(threading.Thread):
             if msg["parent_header"].get("msg_id") != call.msg_id:
                 continue
             kind = msg["header"]["msg_type"]
-            TRACE.append((kind, msg["content"].get("execution_state", ""), round((time.monotonic() - T0[0]) * 1000, 2)))
             if sock is self.shell:
                 if kind == "execute_reply":
                     call.on_reply(msg["content"])
