@@ -45,8 +45,9 @@ def _kernel_check():
     this costs nothing, and it is where a missing package shows."""
     if os.environ.get("EMBER_INTERP_NO_KERNEL") == "1":
         return "EMBER_INTERP_NO_KERNEL=1"
+    import importlib
     try:
-        import py_kernel  # noqa: F401
+        importlib.import_module("py_kernel")
     except ImportError as exc:
         return str(exc)
     # Forking a process with threads (or a zmq context's io threads) is
