@@ -434,6 +434,13 @@ class Context:
         elif kind in ("result", "error"):
             call.emit(msg)
         elif kind == "done":
+            # A multi-byte sequence the call's output left unfinished is
+            # its own (U+FFFD), not the start of the next call's output.
+            for stream, decoder in self.decoders.items():
+                text = decoder.decode(b"", final=True)
+                decoder.reset()
+                if text:
+                    call.output(stream, text)
             call.emit({"type": "number_of_executions",
                        "execution_count": msg.get("execution_count", 0)})
             call.emit({"type": "end_of_execution"})

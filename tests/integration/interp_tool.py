@@ -408,10 +408,10 @@ class KernelChecks:
         return self.c.req(op="execute", code=code, **kw)
 
     def run(self):
-        ev = self.ex("import sys; type(sys.stdout).__module__")
-        want = "'ipykernel.iostream'" if self.kernel else "'_io'"
+        ev = self.ex("import sys\nio = sys.modules.get('ipykernel.iostream')"
+                     "\nio is not None and isinstance(sys.stdout, io.OutStream)")
         self.check("python contexts run on the expected path",
-                   main_text(ev) == want, ev)
+                   main_text(ev) == str(self.kernel), ev)
         if self.kernel:
             self.notebook()
             self.magics()
@@ -579,6 +579,14 @@ class KernelChecks:
                    "\ufffd" in stdout(ev) and not of(ev, "error")
                    and ev[-1]["type"] == "end_of_execution"
                    and ping[0]["type"] == "pong", [str(ev)[:300], ping])
+        # Its last bytes may start a UTF-8 sequence: the next call's
+        # output must not begin with the U+FFFD they make.
+        ev = self.ex("os.write(1, b'\\xe2\\x82')\nNone")
+        ev2 = self.ex("import subprocess\n"
+                      "subprocess.run(['echo', 'clean'])\nNone")
+        self.check("an unfinished UTF-8 sequence ends with its call",
+                   stdout(ev) == "\ufffd" and stdout(ev2) == "clean\n",
+                   [ev, ev2])
 
         ctx = self.c.req(op="create_context")[0]["context"]["id"]
         self.ex("other = 'state'")
