@@ -20,11 +20,12 @@
 # /usr/bin/ember-interp and /usr/lib/ember/interp/; Debian's numpy,
 # pandas, matplotlib and the Jupyter stack Python contexts run on
 # (IPython, ipykernel, jupyter_client, pyzmq, tornado, traitlets,
-# pexpect, ...; not ipykernel's debugger, debugpy), and setuptools and
+# pexpect, ...; not ipykernel's debugger, debugpy, nor jedi: no
+# completions are offered), and setuptools and
 # wheel (so that `pip wheel --no-build-isolation` of a directory works
 # offline): every top-level package under /usr/lib/python3/dist-packages
 # that importing them, drawing a PNG and a DataFrame's HTML loads on this
-# machine (without tests and jedi's typeshed stubs), with the metadata of
+# machine (without tests), with the metadata of
 # their Debian packages (*.dist-info), matplotlib's data directory and
 # matplotlibrc, /usr/share/zoneinfo; an empty
 # /usr/local/lib/python3.11/dist-packages (root's pip installs); node (`command
@@ -78,8 +79,10 @@ pip=$distpkgs/pip
 pipinfo=$(ls -d "$distpkgs"/pip-*.dist-info 2>/dev/null | head -1) || pipinfo=
 probe=$("$python" -c '
 import io, sys
-# ipykernel runs without its debugger (ember-interp blocks it too).
+# ipykernel runs without its debugger, IPython without jedi (ember-interp
+# blocks both too).
 sys.modules["debugpy"] = None
+sys.modules["jedi"] = None
 import numpy, pandas, matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -238,13 +241,10 @@ else
 	if [ -n "$bash" ]; then install -m 0755 "$bash" "$stage/bin/bash"; fi
 	# Packages as files and directories (tests left out), symlinks
 	# followed: some point into packages the image does not have.
-	# jedi's typeshed stubs (third_party) are left out: the kernel
-	# offers no completions (Completer.use_jedi off).
 	# shellcheck disable=SC2086
 	find $pymods $pymeta $mpldata /usr/share/zoneinfo $nodelibs \
 		-name __pycache__ -prune -o -name tests -prune -o -name test \
-		-prune -o -path '*/jedi/third_party' -prune -o -print 2>/dev/null |
-		sed 's|^/||' | sort -u >"$stage.list"
+		-prune -o -print 2>/dev/null | sed 's|^/||' | sort -u >"$stage.list"
 	tar -C / --no-recursion -hcf - -T "$stage.list" |
 		tar -C "$stage" -xpf - || die "copying the interpreter's packages failed"
 	rm -f "$stage.list"
