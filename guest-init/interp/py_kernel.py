@@ -197,6 +197,10 @@ def _after_cell(result):
         importlib.invalidate_caches()
 
 
+def _stay():
+    pass
+
+
 def setup_shell(app):
     shell = app.shell
     for name in ("stdout", "stderr"):
@@ -211,6 +215,10 @@ def setup_shell(app):
         if user_site not in sys.path:
             sys.path.append(user_site)
     shell.events.register("post_run_cell", _after_cell)
+    # exit()/quit() would stop the kernel's loop, and the context would
+    # restart, its state gone, with no error to say so; a notebook's
+    # kernel (E2B's too) stays.  sys.exit(n) still is an error.
+    shell.ask_exit = _stay
     try:
         import ember_display
         ember_display.register(shell)

@@ -472,6 +472,15 @@ class KernelChecks:
         self.check("input(): one clear error",
                    errors_named(ev, "StdinNotImplementedError"), ev)
 
+        self.ex("before_exit = 1")
+        ev = self.ex("exit()")
+        time.sleep(0.3)
+        ev2 = self.ex("import sys\nsys.exit(3)")
+        ev3 = self.ex("before_exit")
+        self.check("exit() is ignored, sys.exit(3) is an error",
+                   not of(ev, "error") and errors_named(ev2, "SystemExit")
+                   and main_text(ev3) == "1", [ev, ev2, ev3])
+
         ev = self.ex("import asyncio\nawait asyncio.sleep(0)\n'awaited'")
         self.check("top-level await",
                    main_text(ev) == "'awaited'" and not of(ev, "error"), ev)
