@@ -211,6 +211,9 @@ def setup_shell(app):
     # site.py skipped at start if it did not exist yet.
     import site
     if site.ENABLE_USER_SITE:
+        # The server's (root's) values, cached at its start: this
+        # context's user has its own home.
+        site.USER_BASE = site.USER_SITE = None
         user_site = site.getusersitepackages()
         if user_site not in sys.path:
             sys.path.append(user_site)
@@ -563,6 +566,12 @@ def run(ipc_dir):
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     os.environ["JUPYTER_PLATFORM_DIRS"] = "1"
     os.environ.pop("JPY_PARENT_PID", None)
+    if "IPYTHONDIR" not in os.environ and \
+            not os.access(os.path.expanduser("~"), os.W_OK):
+        # A user without a writable home (nobody): IPython would make a
+        # temporary directory of its own (two, in fact) and leave them in
+        # /tmp; this one goes with the ipc directory.
+        os.environ["IPYTHONDIR"] = os.path.join(ipc_dir, "ipython")
     key = secrets.token_hex(32).encode()
     app = EmberKernelApp.instance(config=config(ipc_dir, key))
     app.initialize([])

@@ -130,11 +130,13 @@ class Checks:
         ev = c.req(op="execute", code=code)
         kinds = [(e["type"], e.get("text")) for e in ev
                  if e["type"] in ("stdout", "stderr", "result")]
+        # A kernel's stream may send print()'s "one" and "\n" apart (its
+        # timed flush falling between them on a loaded host).
         self.check("python: stdout and stderr stream in order, result last",
                    stdout(ev) == "one\nthree\n"
-                   and [k for k in kinds if k[0] == "stderr"]
-                   == [("stderr", "two\n")]
-                   and kinds[0] == ("stdout", "one\n")
+                   and "".join(k[1] for k in kinds if k[0] == "stderr")
+                   == "two\n"
+                   and kinds[0] in (("stdout", "one\n"), ("stdout", "one"))
                    and kinds[-1] == ("result", "'value'"), ev)
 
         ev = c.req(op="execute", code="import subprocess\n"
@@ -523,6 +525,7 @@ class KernelChecks:
         ev2 = self.ex("import embertestpkg\nembertestpkg.VALUE + 1")
         self.check("%pip install of a local wheel, imported the next cell",
                    not of(ev, "error") and main_text(ev2) == "42", [ev, ev2])
+        self.ex("import shutil\nshutil.rmtree(d)")
         t0 = time.monotonic()
         ev = self.ex("%pip install --index-url http://127.0.0.1:9/ "
                      "--retries 0 --timeout 2 nosuchpkg", env=env)
