@@ -394,14 +394,19 @@ class Bridge(threading.Thread):
         return "ipc://%s-%d" % (self.app.ip, port)
 
     def run(self):
+        # Without its bridge the context is useless: end it, whatever
+        # happens (a server gone away makes even the traceback's write
+        # fail), and the server restarts it.
         try:
             self.serve()
         except BaseException:
-            import traceback
-            traceback.print_exc(file=sys.__stderr__)
-        # Without its bridge the context is useless: end it, and the
-        # server restarts it.
-        os._exit(70)
+            try:
+                import traceback
+                traceback.print_exc(file=sys.__stderr__)
+            except BaseException:
+                pass
+        finally:
+            os._exit(70)
 
     def serve(self):
         ctx = self.app.context
