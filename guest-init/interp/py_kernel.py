@@ -114,8 +114,8 @@ class EmberKernelApp(IPKernelApp):
     def _bind_socket(self, s, port):
         # PUB drops what is past its high-water mark (1000): a lost
         # `idle` or `execute_result` under an output flood would hang or
-        # lose a call.  The bridge reads at once and drops past its caps,
-        # so no limit here costs no unbounded memory.
+        # lose a call.  The bridge reads at once and drops what is past
+        # its caps, so the unlimited queue stays short.
         if s.type == zmq.PUB:
             s.sndhwm = 0
         return super()._bind_socket(s, port)
