@@ -17,11 +17,18 @@
 # /home/user, owned by it, 0750).  About 64 MiB stay free.
 #
 # The code interpreter (guest-init/interp/, INTERP.md): its files as
-# /usr/bin/ember-interp and /usr/lib/ember/interp/; Debian's numpy, pandas
-# and matplotlib: every top-level package under
-# /usr/lib/python3/dist-packages that importing them, drawing a PNG and
-# a DataFrame's HTML loads on this machine (without tests), matplotlib's
-# data directory and matplotlibrc, /usr/share/zoneinfo; node (`command
+# /usr/bin/ember-interp and /usr/lib/ember/interp/; Debian's numpy,
+# pandas, matplotlib and the Jupyter stack Python contexts run on
+# (IPython, ipykernel, jupyter_client, pyzmq, tornado, traitlets,
+# pexpect, ...; not ipykernel's debugger, debugpy, nor jedi: no
+# completions are offered), and setuptools and
+# wheel (so that `pip wheel --no-build-isolation` of a directory works
+# offline): every top-level package under /usr/lib/python3/dist-packages
+# that importing them, drawing a PNG and a DataFrame's HTML loads on this
+# machine (without tests), with the metadata of
+# their Debian packages (*.dist-info), matplotlib's data directory and
+# matplotlibrc, /usr/share/zoneinfo; an empty
+# /usr/local/lib/python3.11/dist-packages (root's pip installs); node (`command
 # -v node`) with its package's files under /usr/lib (not its
 # node_modules: npm and corepack); /bin/bash when present; the shared
 # libraries of all of them.
@@ -72,11 +79,23 @@ pip=$distpkgs/pip
 pipinfo=$(ls -d "$distpkgs"/pip-*.dist-info 2>/dev/null | head -1) || pipinfo=
 probe=$("$python" -c '
 import io, sys
+# ipykernel runs without its debugger, IPython without jedi (ember-interp
+# blocks both too).
+sys.modules["debugpy"] = None
+sys.modules["jedi"] = None
 import numpy, pandas, matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 plt.plot([1, 2]); plt.savefig(io.BytesIO(), format="png")
 pandas.DataFrame({"a": [1]})._repr_html_()
+import IPython, ipykernel.kernelapp, ipykernel.ipkernel, ipykernel.zmqshell
+import ipykernel.iostream, ipykernel.displayhook, jupyter_client.session, zmq
+import IPython.core.magics.execution, IPython.core.magics.script
+import IPython.core.magics.packaging, IPython.core.magics.osm
+import IPython.utils._process_posix, IPython.core.ultratb
+import matplotlib_inline.backend_inline, sqlite3, asyncio.subprocess
+import pexpect, ptyprocess, tornado.ioloop, traitlets, psutil
+import setuptools, wheel, pkg_resources
 d = sys.argv[1] + "/"
 print("DATA", matplotlib.get_data_path())
 print("DATA", matplotlib.matplotlib_fname())
@@ -85,12 +104,17 @@ for n in sorted({m.__file__[len(d):].split("/")[0]
                  if (getattr(m, "__file__", None) or "").startswith(d)}):
     print(n)
 ' "$distpkgs" 2>/dev/null) ||
-	die "$python cannot import numpy, pandas and matplotlib: apt-get install python3-numpy python3-pandas python3-matplotlib"
+	die "$python cannot import numpy, pandas, matplotlib, IPython, ipykernel, jupyter_client, zmq, setuptools and wheel: apt-get install python3-numpy python3-pandas python3-matplotlib python3-ipykernel python3-jupyter-client python3-setuptools python3-wheel (tests/install-deps.sh)"
 mpldata=$(printf '%s\n' "$probe" | sed -n 's/^DATA //p')
 pymods="$(printf '%s\n' "$probe" | grep -v '^DATA ' | sed "s|^|$distpkgs/|")
 $pip $pipinfo"
 pydebs=$(for m in $pymods $mpldata; do dpkg -S "$m" 2>/dev/null; done |
 	cut -d: -f1 | tr ',' '\n' | tr -d ' ' | sort -u)
+# Their metadata (*.dist-info, *.egg-info): importlib.metadata and pip
+# see what is installed.
+# shellcheck disable=SC2086
+pymeta=$(dpkg -L $pydebs 2>/dev/null |
+	grep -E "^$distpkgs/[^/]+\.(dist|egg)-info\$" | sort -u) || pymeta=
 node=$(command -v node) || die "node missing (apt-get install nodejs)"
 node=$(readlink -f "$node")
 nodedeb=$(dpkg -S "$node" 2>/dev/null | cut -d: -f1) || nodedeb=
@@ -218,7 +242,7 @@ else
 	# Packages as files and directories (tests left out), symlinks
 	# followed: some point into packages the image does not have.
 	# shellcheck disable=SC2086
-	find $pymods $mpldata /usr/share/zoneinfo $nodelibs \
+	find $pymods $pymeta $mpldata /usr/share/zoneinfo $nodelibs \
 		-name __pycache__ -prune -o -name tests -prune -o -name test \
 		-prune -o -print 2>/dev/null | sed 's|^/||' | sort -u >"$stage.list"
 	tar -C / --no-recursion -hcf - -T "$stage.list" |
@@ -227,6 +251,9 @@ else
 	"$python" -m compileall -q -j0 -s "$stage" -p / \
 		"$stage$distpkgs" "$stage/usr/lib/ember/interp" >/dev/null ||
 		die "compiling the interpreter's packages failed"
+	# Where root's `pip install` (and `%pip install`) puts packages:
+	# Debian's site.py puts it on sys.path only if it exists at start.
+	mkdir -p "$stage/usr/local/lib/python3.11/dist-packages"
 
 	# /etc.
 	# root, and `user` (uid 1000, /home/user): the account E2B's SDKs

@@ -8,6 +8,7 @@ libcap-ng-dev libssl-dev
 linux-source-6.1 bc flex bison libelf-dev cpio xz-utils busybox-static
 util-linux file e2fsprogs python3 iproute2 iputils-ping
 python3-numpy python3-pandas python3-matplotlib python3-pip iptables
+python3-ipykernel python3-jupyter-client python3-setuptools python3-wheel
 qemu-system-x86 kmod skopeo umoci
 libprotobuf-c-dev protobuf-c-compiler containerd runc"
 missing=
@@ -15,6 +16,11 @@ for p in $pkgs; do
 	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		missing="$missing $p"
 done
+# python3-ipykernel, python3-jupyter-client (IPython, pyzmq, tornado...
+# come with them): the code interpreter's Python contexts are IPython
+# kernels (guest-init/interp/py_kernel.py), copied into the rootfs with
+# setuptools and wheel (offline `pip wheel --no-build-isolation`) by
+# guest-init/mk-rootfs.sh.
 # containerd (with ctr) and runc: tests/integration/containerd.sh and
 # bench/containerd (ember's shim beside runc, the reference).
 # skopeo and umoci: image archives and layouts -> an OCI layout -> a root

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Contexts: one worker process each, and the calls queued on it.
 
-A Python worker is forked from the server (which has numpy, pandas and
-matplotlib imported already); a JavaScript worker is `node js_worker.js`.
+A Python worker is forked from the server (which has numpy, pandas,
+matplotlib and the Jupyter modules imported already) and runs an IPython
+kernel (py_kernel.py), or, where the image lacks ipykernel or pyzmq,
+ember's plain worker (py_worker.py); a JavaScript worker is `node
+js_worker.js`.
 Either gets fd 1/2 = pipes streamed as stdout/stderr events, fd 3 = the
 request pipe, fd 4 = the control pipe, and runs as the leader of a
 session of its own, so that killing its process group ends everything a
@@ -15,8 +18,11 @@ import collections
 import fcntl
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,6 +30,34 @@ NODE = os.environ.get("EMBER_INTERP_NODE", "node")
 # How long an interrupted call gets to stop before its context is killed.
 GRACE_S = 2.0
 CHUNK = 65536
+# A call's stdout and stderr together (pipes and kernel streams): past
+# it, one note and nothing more, below the host's 16 MiB a log.
+MAX_OUTPUT = 8 << 20
+OUTPUT_NOTE = ("ember: output over %d MiB; the rest of this call's output "
+               "was left out\n" % (MAX_OUTPUT >> 20))
+# Interrupted calls: ipykernel cancels an awaiting cell's task instead.
+INTERRUPTED = ("KeyboardInterrupt", "CancelledError")
+
+
+def _kernel_check():
+    """None when Python contexts can run IPython kernels, else why not.
+    The server imported the modules already (ember-interp's preload):
+    this costs nothing, and it is where a missing package shows."""
+    if os.environ.get("EMBER_INTERP_NO_KERNEL") == "1":
+        return "EMBER_INTERP_NO_KERNEL=1"
+    import importlib
+    try:
+        importlib.import_module("py_kernel")
+    except ImportError as exc:
+        return str(exc)
+    # Forking a process with threads (or a zmq context's io threads) is
+    # unsafe: the kernel path needs a thread-free server.
+    if threading.active_count() > 1:
+        return "the server has %d threads" % threading.active_count()
+    return None
+
+
+KERNEL_WHY_NOT = _kernel_check()
 
 
 def _child_fds(req_r, ctl_w, out_w, err_w, inheritable):
@@ -44,10 +78,28 @@ def _child_fds(req_r, ctl_w, out_w, err_w, inheritable):
         signal.signal(s, signal.SIG_DFL)
 
 
-def _run_python():
-    """A Python worker: the forked server turned py_worker."""
+def _run_python(ipc_dir):
+    """A Python worker: the forked server turned a kernel (ipc_dir: its
+    sockets' directory), or py_worker (ipc_dir None)."""
+    if ipc_dir is not None:
+        import py_kernel
+        py_kernel.run(ipc_dir)
     import py_worker
     py_worker.run()
+
+
+def _signal_name(num):
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return "signal %d" % num
+
+
+def _exit_words(code):
+    """How a worker's end reads in an error: its exit status or signal."""
+    if code < 0:
+        return "was killed by %s (signal %d)" % (_signal_name(-code), -code)
+    return "exited (%d)" % code
 
 
 def _exec_node():
@@ -65,6 +117,20 @@ class Call:
         self.deadline = None        # set when the call starts running
         self.kill_at = None         # set when it was interrupted
         self.timed_out = False
+        self.out_bytes = 0          # stdout + stderr so far
+
+    def output(self, kind, text):
+        """Stream stdout/stderr text, up to MAX_OUTPUT for the call."""
+        if self.out_bytes > MAX_OUTPUT:
+            return
+        room = MAX_OUTPUT - self.out_bytes
+        self.out_bytes += len(text)
+        if len(text) > room:
+            if room:
+                self.emit({"type": kind, "text": text[:room]})
+            self.emit({"type": "stderr", "text": OUTPUT_NOTE})
+            return
+        self.emit({"type": kind, "text": text})
 
     def emit(self, msg):
         if self.conn is not None:
@@ -88,6 +154,7 @@ class Context:
         self.fds = {}               # fd -> "ctl" | "stdout" | "stderr"
         self.decoders = {}
         self.req_fd = None
+        self.ipc_dir = None         # a kernel's sockets
         self.start()
 
     def user(self):
@@ -114,9 +181,11 @@ class Context:
         err_r, err_w = os.pipe()
         pipes = (req_r, ctl_w, out_w, err_w)
         if self.language == "python":
+            self.ipc_dir = self._make_ipc_dir()
             # Not inherited by what the user starts: a stray holder of
             # the control pipe would hide the worker's exit.
-            self.pid = self._fork_worker(pipes, False, _run_python, 1)
+            self.pid = self._fork_worker(
+                pipes, False, lambda: _run_python(self.ipc_dir), 1)
         else:
             self.pid = self._fork_worker(pipes, True, _exec_node, 127)
         self.pgid = self.pid        # a session leader: its own group
@@ -133,6 +202,18 @@ class Context:
         for fd in self.fds:
             os.set_blocking(fd, False)
             self.loop.watch(fd, self)
+
+    def _make_ipc_dir(self):
+        """A 0700 directory of the context's user for its kernel's ipc
+        sockets (None: no kernel, the plain worker)."""
+        if KERNEL_WHY_NOT is not None:
+            return None
+        safe = "".join(ch if ch.isalnum() else "-" for ch in self.id)
+        d = tempfile.mkdtemp(prefix="ember-kernel-%d-%s-"
+                             % (os.getpid(), safe))
+        if self.account is not None:
+            os.chown(d, self.account.uid, self.account.gid)
+        return d
 
     def _fork_worker(self, pipes, inheritable, run, status):
         """Fork a worker: its pipes as fds 1-4 (inheritable by what
@@ -183,6 +264,9 @@ class Context:
         if self.req_fd is not None:
             os.close(self.req_fd)
             self.req_fd = None
+        if self.ipc_dir is not None:
+            shutil.rmtree(self.ipc_dir, ignore_errors=True)
+            self.ipc_dir = None
         self.ready = False
 
     def restart(self, why="the context was restarted"):
@@ -303,7 +387,7 @@ class Context:
                 return
             text = self.decoders[kind].decode(data)
             if text and self.current is not None:
-                self.current.emit({"type": kind, "text": text})
+                self.current.output(kind, text)
             if final is False and len(data) < CHUNK:
                 return
 
@@ -339,15 +423,24 @@ class Context:
         # stream it first, so that the order holds.
         self._drain_output()
         if kind == "error" and call.kill_at is not None \
-                and msg.get("name") == "KeyboardInterrupt":
+                and msg.get("name") in INTERRUPTED:
             if call.timed_out:
                 msg = {"type": "error", "name": "TimeoutError",
                        "value": "execution timed out after %g s"
                        % call.timeout_s,
                        "traceback": msg.get("traceback", "")}
-        if kind in ("result", "error"):
+        if kind in ("stdout", "stderr"):     # a kernel's streams
+            call.output(kind, msg.get("text", ""))
+        elif kind in ("result", "error"):
             call.emit(msg)
         elif kind == "done":
+            # A multi-byte sequence the call's output left unfinished is
+            # its own (U+FFFD), not the start of the next call's output.
+            for stream, decoder in self.decoders.items():
+                text = decoder.decode(b"", final=True)
+                decoder.reset()
+                if text:
+                    call.output(stream, text)
             call.emit({"type": "number_of_executions",
                        "execution_count": msg.get("execution_count", 0)})
             call.emit({"type": "end_of_execution"})
@@ -365,14 +458,14 @@ class Context:
             pass
         self.pid = None             # reaped: kill() must not wait on it
         code = os.waitstatus_to_exitcode(status)
-        print("context %s: worker %d exited (%d)" % (self.id, pid, code),
+        print("context %s: worker %d %s" % (self.id, pid, _exit_words(code)),
               file=sys.stderr, flush=True)
         if not self.ready:
             # It never came up (node missing, a broken install): fail the
             # waiting calls instead of restarting in a loop.
             self.kill()
-            self.failed = "the %s worker exited (%d) before it was ready" \
-                % (self.language, code)
+            self.failed = "the %s worker %s before it was ready" \
+                % (self.language, _exit_words(code))
             for call in self.queue:
                 call.emit({"type": "error", "name": "ContextFailed",
                            "value": self.failed, "traceback": ""})
@@ -381,5 +474,5 @@ class Context:
             self.queue.clear()
             self.loop.context_ready(self)
             return
-        self.restart("the context's process exited (%d); "
-                     "the context was restarted" % code)
+        self.restart("the context's process %s; "
+                     "the context was restarted" % _exit_words(code))

@@ -16,7 +16,7 @@ import time
 import accounts
 import contexts
 
-VERSION = 1
+VERSION = 2
 MAX_LINE = 32 << 20
 LANGUAGES = ("python", "javascript")
 
@@ -323,6 +323,12 @@ class Server:
 def serve(addrs, on_ready=None):
     print("ember-interp: listening on %s" % ", ".join(addrs),
           file=sys.stderr, flush=True)
+    if contexts.KERNEL_WHY_NOT is None:
+        print("ember-interp: Python contexts are IPython kernels",
+              file=sys.stderr, flush=True)
+    else:
+        print("ember-interp: Python contexts use the plain worker: %s"
+              % contexts.KERNEL_WHY_NOT, file=sys.stderr, flush=True)
     try:
         srv = Server(addrs, on_ready)
     except accounts.AccountError as e:

@@ -2,9 +2,12 @@
 # The code interpreter (guest-init/interp/, protocol in
 # guest-init/INTERP.md) on this host, without a VM: `ember-interp start
 # --listen unix:...` under the Python the rootfs copies (/usr/bin/python3,
-# with Debian's numpy, pandas and matplotlib) and node, then the protocol
-# checks of tests/integration/interp_tool.py; then `start` again finds it
-# running, and stopping the server ends its contexts.
+# with Debian's numpy, pandas, matplotlib and the Jupyter stack) and
+# node, then the protocol checks of tests/integration/interp_tool.py;
+# then `start` again finds it running, and stopping the server ends its
+# contexts.  The checks run twice: Python contexts as IPython kernels,
+# and on the fallback for images without ipykernel
+# (EMBER_INTERP_NO_KERNEL=1: py_worker.py).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -18,6 +21,13 @@ if ! command -v node >/dev/null 2>&1; then
 	echo "ok - # SKIP no node: interp tests"
 	exit 0
 fi
+
+if ! "$PY" -c 'import ipykernel, jupyter_client, zmq' 2>/dev/null; then
+	echo "ok - # SKIP $PY lacks ipykernel/jupyter_client/zmq: interp: the kernel path (tests/install-deps.sh installs them)"
+	export EMBER_INTERP_NO_KERNEL=1
+fi
+# `%pip install --user` of the checks lands here, not in root's home.
+export PYTHONUSERBASE=$TMP/userbase
 
 sock=$TMP/interp.sock
 log=$TMP/interp.log
@@ -51,6 +61,33 @@ fi
 "$PY" tests/integration/interp_tool.py check "unix:$sock" 2>&1 ||
 	not_ok "interp: the protocol checks ran to the end" \
 		"$(tail -20 "$log" 2>/dev/null)"
+
+# The fallback worker, on a server of its own.
+if [ "${EMBER_INTERP_NO_KERNEL:-}" != 1 ]; then
+	fsock=$TMP/fallback.sock
+	out=$(EMBER_INTERP_NO_KERNEL=1 timeout 120 "$PY" guest-init/interp/ember-interp \
+		start --listen "unix:$fsock" --log "$TMP/fallback.log" 2>&1)
+	check "interp: a server with EMBER_INTERP_NO_KERNEL=1 starts" \
+		"got: $out; $(tail -5 "$TMP/fallback.log" 2>/dev/null)" [ "$out" = ready ]
+	grep -q "Python contexts use the plain worker: EMBER_INTERP_NO_KERNEL=1" \
+		"$TMP/fallback.log" ||
+		not_ok "interp: fallback: the log names the plain worker" \
+			"$(tail -5 "$TMP/fallback.log")"
+	# Its check names say "fallback:", apart from the kernel run's.
+	EMBER_INTERP_NO_KERNEL=1 "$PY" tests/integration/interp_tool.py check \
+		"unix:$fsock" >"$TMP/fallback.out" 2>&1
+	rc=$?
+	sed '/ - interp: fallback: /!s/^\(\(not \)\{0,1\}ok - interp: \)/\1fallback: /' \
+		"$TMP/fallback.out"
+	[ "$rc" = 0 ] ||
+		not_ok "interp: fallback: the protocol checks ran to the end" \
+			"$(tail -20 "$TMP/fallback.log" 2>/dev/null)"
+	pkill -f -x "$PY guest-init/interp/ember-interp start --listen unix:$fsock --log $TMP/fallback.log"
+	if grep -qE 'Traceback|Error' "$TMP/fallback.log"; then
+		not_ok "interp: fallback: the server's log has no traceback" \
+			"$(tail -20 "$TMP/fallback.log")"
+	fi
+fi
 
 t0=$(date +%s%N)
 out=$(start 2>&1)
@@ -92,6 +129,12 @@ else
 		[ "$out" != ready ] && grep -q "^ember-interp: the image's default user: no user 'no-such-user'" "$TMP/bad.log"
 	pkill -f "ember-interp start --listen unix:$TMP/bad.sock"
 fi
+
+# Each kernel's ipc directory (/tmp/ember-kernel-SERVERPID-*) goes as
+# soon as the kernel is connected.
+left=$(ls -d /tmp/ember-kernel-"$pid"-* 2>/dev/null)
+check "interp: no kernel leaves its ipc directory behind" "left: $left" \
+	[ -n "$pid" ] && [ -z "$left" ]
 
 if grep -qE 'Traceback|Error' "$log"; then
 	not_ok "interp: the server's log has no traceback" "$(tail -20 "$log")"
