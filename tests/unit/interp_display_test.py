@@ -350,6 +350,24 @@ def unknown_and_none():
           [none1, none2])
 
     fig, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4])
+    ax.get_title = None                     # reading it raises TypeError
+    broken = chart_of(fig)
+    check("no chart, no exception: a figure whose reading fails",
+          broken is None, broken)
+
+    fig, ax = plt.subplots()
+    ax.plot(np.arange(300000), np.random.default_rng(3).random(300000))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        big = chart_of(fig)
+    lines = err.getvalue().splitlines()
+    check("no chart over 8 MiB, one stderr line says so",
+          big is None and len(lines) == 1 and re.fullmatch(
+              r"ember: the figure's chart \(\d+ MiB\) was left out: "
+              r"over 8 MiB", lines[0]), lines)
+
+    fig, ax = plt.subplots()
     ax.plot([0, 1, 2, 3], [1.0, float("nan"), float("inf"), 2.0],
             label="gaps")
     ax.axhline(1.5)                         # a grid-like line: skipped
