@@ -271,6 +271,7 @@ class Checks:
         err = of(ev, "error")
         self.check("javascript: a Promise that never settles times out",
                    len(err) == 1 and err[0]["name"] == "TimeoutError", ev)
+        js_features(self)
 
     def contexts(self):
         c = self.c
@@ -618,6 +619,95 @@ class KernelChecks:
                        and main_text(ev2) == "(False, 42)"
                        and main_text(ev3) == "'state'", [ev, ev2, ev3])
         self.c.req(op="delete_context", context=ctx)
+
+
+def js_features(checks):
+    """Static import, top-level await and dynamic import() (INTERP.md,
+    JavaScript), in a JavaScript context of their own, deleted at the
+    end.  As "ok - ..." lines through @checks (a Checks)."""
+    import re
+    c, check = checks.c, checks.check
+    ev = c.req(op="create_context", language="javascript")
+    cid = (ev[-1].get("context") or {}).get("id")
+
+    def js(code, **kw):
+        return c.req(op="execute", context=cid, language="javascript",
+                     code=code, **kw)
+
+    def error(ev, name, value_has, line):
+        """@ev is one error @name whose value has @value_has and whose
+        traceback names the cell's line @line."""
+        err = of(ev, "error")
+        return (len(err) == 1 and err[0]["name"] == name
+                and value_has in err[0]["value"]
+                and re.search(r"<cell-\d+>:%d\b" % line, err[0]["traceback"])
+                and "js_worker" not in err[0]["traceback"]
+                and "node:repl" not in err[0]["traceback"])
+
+    ev = js("import fs from 'fs'\nfs.existsSync('/')")
+    ev2 = js("import fs from 'fs'\nfs === require('node:fs')")
+    check("javascript: import fs from 'fs'; the cell can run again",
+          main_text(ev) == "true" and main_text(ev2) == "true", [ev, ev2])
+    ev = js("import {join, sep as s} from 'node:path';\njoin('a', 'b') + s")
+    check("javascript: import {join, sep as s} from 'node:path'",
+          main_text(ev) == "'a/b/'", ev)
+    ev = js("import * as os from 'os'\nimport 'node:util'\ntypeof os.cpus")
+    check("javascript: import * as os from 'os', import 'node:util'",
+          main_text(ev) == "'function'", ev)
+    ev = js("import nope from 'no-such-module'")
+    check("javascript: importing a missing module says which",
+          error(ev, "Error", "Cannot find module 'no-such-module'", 1), ev)
+
+    ev = js("const x = await Promise.resolve(41); x+1")
+    ev2 = js("x")
+    check("javascript: top-level await gives the last value, its "
+          "declarations persist",
+          main_text(ev) == "42" and main_text(ev2) == "41", [ev, ev2])
+    ev = js("let y = await 1;\nfunction f() { return y + 1; }\n"
+            "class K {}\nawait null; f()")
+    ev2 = js("[y, f(), typeof K]")
+    check("javascript: let, function and class declared with await",
+          main_text(ev) == "2" and main_text(ev2) == "[ 1, 2, 'function' ]",
+          [ev, ev2])
+    ev = js("const m = await import('node:os'); typeof m.platform")
+    ev2 = js("import('node:path').then((p) => p.sep)")
+    ev3 = js("1")               # node warns after the call, if at all
+    check("javascript: dynamic import(), awaited and as a Promise; no "
+          "warning",
+          main_text(ev) == "'function'" and main_text(ev2) == "'/'"
+          and not [e for e in ev + ev2 + ev3 if e["type"] == "stderr"],
+          [ev, ev2, ev3])
+
+    ev = js("import fs from 'fs'\nimport {\n  join\n} from 'path'\n"
+            "null.x")
+    check("javascript: an error's line number in a cell with imports",
+          error(ev, "TypeError", "null", 5), ev)
+    ev = js("await null;\nimport os from 'os'\nundeclared.x")
+    check("javascript: an error's line number in an awaited cell",
+          error(ev, "ReferenceError", "undeclared is not defined", 3), ev)
+    ev = js("const z = await 1;\nlet = = 3")
+    ev2 = js("1 +\n+ )")
+    check("javascript: a syntax error stays a SyntaxError with its line",
+          error(ev, "SyntaxError", "Unexpected token", 2)
+          and error(ev2, "SyntaxError", "Unexpected token", 2), [ev, ev2])
+    ev = js("if (true) { import x from 'x'; }")
+    ev2 = js("export const e = 1")
+    check("javascript: import in a block, export: SyntaxErrors",
+          error(ev, "SyntaxError", "import", 1)
+          and error(ev2, "SyntaxError", "export", 1), [ev, ev2])
+
+    t0 = time.monotonic()
+    ev = js("await new Promise(() => {})", timeout_ms=300)
+    ev2 = js("while (true) {}\nawait 1", timeout_ms=300)
+    dt = time.monotonic() - t0
+    ev3 = js("x")
+    check("javascript: an awaited cell stops at its timeout, the context "
+          "keeps its state",
+          [e["name"] for e in of(ev, "error") + of(ev2, "error")]
+          == ["TimeoutError", "TimeoutError"] and dt < 3.0
+          and main_text(ev3) == "41", [dt, ev, ev2, ev3])
+    ok = c.req(op="delete_context", context=cid)
+    check("javascript: its context deleted", ok == [{"type": "ok"}], ok)
 
 
 def users(addr, default, other):
