@@ -536,11 +536,25 @@ class Bridge(threading.Thread):
 
 
 # Run once, silently, before `ready`: what the first user call would pay
-# otherwise (the formatters, the inline backend, the magics machinery).
+# otherwise (the formatters, the inline backend, the magics machinery,
+# and IPython's traceback formatter: its first use loads and parses
+# modules lazily, which on a slow guest took past the 2 s an interrupted
+# call has before its context is killed, so the first timeout of a new
+# context lost the context's state).
 WARM_UP = """\
 def _ember_warm_up():
     ip = get_ipython()
     ip.display_formatter.format(1)
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        import sys
+        ip.InteractiveTB.structured_traceback(*sys.exc_info())
+    try:
+        exec(compile("x = 1\\n1/0", "<warm>", "exec"), {})
+    except ZeroDivisionError:
+        import sys
+        ip.InteractiveTB.structured_traceback(*sys.exc_info())
     ip.run_line_magic("time", "1+1")
     import pandas
     ip.display_formatter.format(pandas.DataFrame({"a": [1.5, 2]}))
