@@ -29,6 +29,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NODE = os.environ.get("EMBER_INTERP_NODE", "node")
 # How long an interrupted call gets to stop before its context is killed.
 GRACE_S = 2.0
+# Once a kernel said that SIGINT reached the code ("interrupted"), how
+# long it has to answer: formatting the traceback, not a loop that
+# ignores SIGINT.
+INTERRUPTED_GRACE_S = 30.0
 CHUNK = 65536
 # A call's stdout and stderr together (pipes and kernel streams): past
 # it, one note and nothing more, below the host's 16 MiB a log.
@@ -418,6 +422,10 @@ class Context:
             return
         call = self.current
         if call is None:
+            return
+        if kind == "interrupted":
+            if call.kill_at is not None:
+                call.kill_at = time.monotonic() + INTERRUPTED_GRACE_S
             return
         # Output written before this message is in the pipes already:
         # stream it first, so that the order holds.

@@ -230,6 +230,28 @@ def setup_shell(app):
               file=sys.__stderr__, flush=True)
 
 
+def _interrupted(signum, frame):
+    """SIGINT while a request runs: tell the server at once that the
+    kernel took it (its grace kill is for code that cannot be
+    interrupted; IPython formatting the traceback can take seconds on a
+    slow guest), then raise as ipykernel's default_int_handler does.  One
+    short line: a single atomic pipe write, beside the bridge's."""
+    try:
+        os.write(CTL_FD, b'{"type":"interrupted"}\n')
+    except OSError:
+        pass
+    raise KeyboardInterrupt
+
+
+def ack_interrupts(kernel):
+    """ipykernel sets default_int_handler around each request
+    (pre_handler_hook); set ours instead."""
+    def pre_handler_hook():
+        kernel.saved_sigint_handler = signal.signal(signal.SIGINT,
+                                                    _interrupted)
+    kernel.pre_handler_hook = pre_handler_hook
+
+
 def wake_on_sigint():
     """Make SIGINT wake the event loop, so that an awaiting cell is
     cancelled at once (ipykernel turns SIGINT into a cancel of the
@@ -596,6 +618,7 @@ def run(ipc_dir):
     app.initialize([])
     setup_shell(app)
     faulthandler.enable(file=sys.__stderr__)
+    ack_interrupts(app.kernel)
     wake_on_sigint()
     Bridge(app, key, ipc_dir).start()
     app.start()
