@@ -29,10 +29,18 @@ import signal
 import sys
 import threading
 
+import ipykernel
 from ipykernel.iostream import OutStream
 from ipykernel.kernelapp import IPKernelApp
 from jupyter_client.session import Session
 from traitlets.config import Config
+
+# The bridge calls the kernel's handler as ipykernel 6's shell dispatcher
+# does (Bridge.execute); another major release (7 reworked the kernel's
+# loop and channels) gets the plain worker, the server's log says why.
+if ipykernel.version_info[0] != 6:
+    raise ImportError("ipykernel %s: ember's kernel bridge drives 6.x"
+                      % ipykernel.__version__)
 
 REQ_FD = 3
 CTL_FD = 4
@@ -95,9 +103,50 @@ def encode(msg):
         return line.encode("utf-8") + b"\n"
 
 
+# Control lines come from the main thread (the kernel's messages, the
+# end of a call) and from ipykernel's iopub thread (its streams' output),
+# and SIGINT's handler (main thread) acknowledges on the same pipe.  A
+# line over PIPE_BUF is written in pieces another write could fall
+# between, and an exception raised by the handler in the middle of one
+# would leave half a line: one writer at a time, the acknowledgement
+# sent by whoever holds the pipe once it is done, and the handler's
+# KeyboardInterrupt raised once a main-thread line is whole.
+INTERRUPTED = b'{"type":"interrupted"}\n'
+_ctl = threading.Lock()
+_main_writing = False
+_ack_pending = False
+_raise_pending = False
+
+
 def send_line(data):
-    while data:
-        data = data[os.write(CTL_FD, data):]
+    global _main_writing, _raise_pending
+    main = threading.current_thread() is threading.main_thread()
+    with _ctl:
+        if main:
+            _main_writing = True
+        try:
+            while data:
+                data = data[os.write(CTL_FD, data):]
+        finally:
+            if main:
+                _main_writing = False
+    _flush_ack()
+    if main and _raise_pending:
+        _raise_pending = False
+        raise KeyboardInterrupt
+
+
+def _flush_ack():
+    global _ack_pending
+    while _ack_pending:
+        if not _ctl.acquire(blocking=False):
+            return                  # its holder sends it once done
+        try:
+            if _ack_pending:
+                _ack_pending = False
+                os.write(CTL_FD, INTERRUPTED)
+        finally:
+            _ctl.release()
 
 
 # --- the kernel --------------------------------------------------------
@@ -254,12 +303,17 @@ def _interrupted(signum, frame):
     """SIGINT while a request runs: tell the server at once that the
     kernel took it (its grace kill is for code that cannot be
     interrupted; IPython formatting the traceback can take seconds on a
-    slow guest), then raise as ipykernel's default_int_handler does.  One
-    short line: a single atomic pipe write, beside the bridge's."""
+    slow guest), then raise as ipykernel's default_int_handler does,
+    between control lines, never inside one (see send_line)."""
+    global _ack_pending, _raise_pending
+    _ack_pending = True
     try:
-        os.write(CTL_FD, b'{"type":"interrupted"}\n')
+        _flush_ack()
     except OSError:
         pass
+    if _main_writing:
+        _raise_pending = True       # send_line raises once its line is out
+        return
     raise KeyboardInterrupt
 
 
@@ -519,7 +573,10 @@ class Bridge:
                     req = json.loads(line)
                 except ValueError:
                     continue
-                await self.request(req)
+                try:
+                    await self.request(req)
+                except KeyboardInterrupt:
+                    pass            # an interrupt that came too late
         except BaseException:
             self.fail()
         self.busy = False
