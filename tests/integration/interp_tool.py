@@ -581,6 +581,23 @@ class KernelChecks:
                    len(err) == 1 and err[0]["name"] == "TimeoutError"
                    and "restarted" not in err[0]["value"]
                    and main_text(ev2) == "'k'", [ev, ev2])
+        # Interrupted while the kernel writes results of 512 KiB (pipe
+        # writes in pieces): the interrupt lands between lines, never
+        # inside one; the call ends with the timeout, the state kept.
+        code = ("from IPython.display import display, HTML\n"
+                "big = HTML('x' * (512 << 10))\n"
+                "for i in range(80):\n    display(big)")
+        ev = self.ex(code, timeout_ms=400)
+        err = of(ev, "error")
+        ev2 = self.ex("kept")
+        self.check("interrupted among 512 KiB results: TimeoutError, whole"
+                   " results, state kept",
+                   len(err) == 1 and err[0]["name"] == "TimeoutError"
+                   and "restarted" not in err[0]["value"]
+                   and all(len(r.get("html", "")) == 512 << 10
+                           for r in results(ev))
+                   and main_text(ev2) == "'k'",
+                   [[e.get("type"), len(json.dumps(e))] for e in ev] + [ev2])
 
     def displays(self):
         t0 = time.monotonic()
