@@ -43,6 +43,37 @@ OUTPUT_NOTE = ("ember: output over %d MiB; the rest of this call's output "
 INTERRUPTED = ("KeyboardInterrupt", "CancelledError")
 
 
+# A control line's longest (a kernel's result is at most 24 MiB).
+MAX_CTL_LINE = 40 << 20
+CTL_FD = 4
+_CTL_TYPES = {"ready": (), "interrupted": (), "stdout": ("text",),
+              "stderr": ("text",), "result": (), "done": (),
+              "error": ("name", "value", "traceback")}
+
+
+def _control_message(line):
+    """A worker's control line as a message, or None where it is not
+    one (not JSON, not an object, an unknown type, a member of the wrong
+    type); numbers and strings the server reads are checked here."""
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(msg, dict) or msg.get("type") not in _CTL_TYPES:
+        return None
+    for key in _CTL_TYPES[msg["type"]]:
+        if not isinstance(msg.get(key, ""), str):
+            return None
+    if msg["type"] == "result" and \
+            not isinstance(msg.get("is_main_result"), bool):
+        return None
+    count = msg.get("execution_count", 0)
+    if msg["type"] == "done" and (not isinstance(count, int)
+                                  or isinstance(count, bool) or count < 0):
+        return None
+    return msg
+
+
 def _kernel_check():
     """None when Python contexts can run IPython kernels, else why not.
     The server imported the modules already (ember-interp's preload):
@@ -155,6 +186,8 @@ class Context:
         self.ready = False
         self.failed = None          # why the worker could not start
         self.ctl_buf = b""
+        self.ctl_skip = False       # dropping the rest of a long line
+        self.ctl_warned = False
         self.fds = {}               # fd -> "ctl" | "stdout" | "stderr"
         self.decoders = {}
         self.req_fd = None
@@ -199,6 +232,7 @@ class Context:
         self.ready = False
         self.failed = None
         self.ctl_buf = b""
+        self.ctl_skip = False
         self.fds = {ctl_r: "ctl", out_r: "stdout", err_r: "stderr"}
         self.decoders = {
             s: codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -411,7 +445,29 @@ class Context:
         self.ctl_buf += data
         while b"\n" in self.ctl_buf:
             line, self.ctl_buf = self.ctl_buf.split(b"\n", 1)
-            self._on_message(json.loads(line))
+            msg = _control_message(line)
+            if msg is None:
+                self._bad_control(len(line))
+            else:
+                self._on_message(msg)
+        if len(self.ctl_buf) > MAX_CTL_LINE:
+            # No line ever ends: dropped, and the rest up to its end.
+            self._bad_control(len(self.ctl_buf))
+            self.ctl_buf = b""
+            self.ctl_skip = True
+
+    def _bad_control(self, size):
+        # The worker runs the user's code, which can write to its control
+        # pipe too: what is not a control line is dropped, said once.
+        if self.ctl_skip:
+            self.ctl_skip = False   # the end of a line already dropped
+            return
+        if not self.ctl_warned:
+            self.ctl_warned = True
+            print("context %s: a malformed control line (%d bytes) dropped;"
+                  " the code may have written to fd %d" % (self.id, size,
+                                                           CTL_FD),
+                  file=sys.stderr, flush=True)
 
     def _on_message(self, msg):
         kind = msg.get("type")

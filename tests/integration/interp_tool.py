@@ -649,6 +649,20 @@ class KernelChecks:
                    stdout(ev) == "\ufffd" and stdout(ev2) == "clean\n",
                    [ev, ev2])
 
+        # The code can write to the worker's control pipe (fd 4) too:
+        # dropped, the call ends as usual, the server and state kept.
+        self.ex("ctl_state = 'c'")
+        ev = self.ex("import os\nfor b in (b'{bad json\\n', b'\\xff\\xfe\\n',"
+                     " b'[1]\\n', b'{\"type\": \"done\", \"execution_count\":"
+                     " \"z\"}\\n', b'{\"type\": \"stdout\", \"text\": 5}\\n',"
+                     " b'x' * 70000 + b'\\n'):\n    os.write(4, b)\n7")
+        ev2 = self.ex("ctl_state")
+        ping = self.c.req(op="ping")
+        self.check("garbage on the control pipe (fd 4): dropped, the call"
+                   " ends, state and server kept",
+                   main_text(ev) == "7" and main_text(ev2) == "'c'"
+                   and ping and ping[0]["type"] == "pong", [ev, ev2, ping])
+
         ctx = self.c.req(op="create_context")[0]["context"]["id"]
         self.ex("other = 'state'")
         for name, code, words in (
