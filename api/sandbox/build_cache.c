@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "files.h"
@@ -24,23 +25,46 @@ struct cached {
 	uint64_t bytes;
 };
 
-int build_cache__limit(uint64_t *bytes, char *err, size_t errlen)
+/* $@name in MiB into *@bytes; 1 when unset, 0 when set, -EINVAL. */
+static int env_mib(const char *name, uint64_t *bytes, char *err, size_t errlen)
 {
-	const char *v = getenv("EMBER_BUILD_CACHE_MIB");
+	const char *v = getenv(name);
 	unsigned long long mib;
 	char *end;
 
-	*bytes = (uint64_t)BUILD_CACHE_DEFAULT_MIB << 20;
 	if (!v)
-		return 0;
+		return 1;
 	errno = 0;
 	mib = strtoull(v, &end, 10);
 	if (!*v || *end || errno || v[0] == '-' || mib > LIMIT_MAX_MIB)
 		return sandbox__errf(err, errlen, -EINVAL,
-				     "EMBER_BUILD_CACHE_MIB: MiB, 0 to %llu, "
-				     "not '%.64s'",
+				     "%s: MiB, 0 to %llu, not '%.64s'", name,
 				     LIMIT_MAX_MIB, v);
 	*bytes = (uint64_t)mib << 20;
+	return 0;
+}
+
+int build_cache__limit(uint64_t *bytes, char *err, size_t errlen)
+{
+	int rc = env_mib("EMBER_BUILD_CACHE_MIB", bytes, err, errlen);
+
+	if (rc == 1)
+		*bytes = (uint64_t)BUILD_CACHE_DEFAULT_MIB << 20;
+	return rc < 0 ? rc : 0;
+}
+
+int build_cache__min_free(const char *dir, uint64_t *bytes, char *err,
+			  size_t errlen)
+{
+	int rc = env_mib("EMBER_BUILD_CACHE_MIN_FREE_MIB", bytes, err, errlen);
+	struct statvfs vfs;
+
+	if (rc != 1)
+		return rc;
+	*bytes = 0;
+	if (!statvfs(dir, &vfs))
+		*bytes = (uint64_t)vfs.f_blocks * vfs.f_frsize / 100 *
+			 BUILD_CACHE_MIN_FREE_PCT;
 	return 0;
 }
 
@@ -94,7 +118,17 @@ static int list_disks(DIR *d, struct cached **v, size_t *n, uint64_t *total)
 	return errno ? -errno : 0;
 }
 
-int build_cache__evict(const char *dir, uint64_t max_bytes, size_t *removed,
+/* Under the floor: what @d's file system has available is below @min. */
+static bool short_of(DIR *d, uint64_t min)
+{
+	struct statvfs vfs;
+
+	return min && !fstatvfs(dirfd(d), &vfs) &&
+	       (uint64_t)vfs.f_bavail * vfs.f_frsize < min;
+}
+
+int build_cache__evict(const char *dir, uint64_t max_bytes,
+		       uint64_t min_free_bytes, size_t *removed,
 		       uint64_t *kept_bytes, char *err, size_t errlen)
 {
 	struct cached *v = NULL;
@@ -118,7 +152,8 @@ int build_cache__evict(const char *dir, uint64_t max_bytes, size_t *removed,
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), by_use);
-	for (size_t i = 0; i < n && total > max_bytes; i++) {
+	for (size_t i = 0;
+	     i < n && (total > max_bytes || short_of(d, min_free_bytes)); i++) {
 		if (unlinkat(dirfd(d), v[i].name, 0) && errno != ENOENT) {
 			rc = sandbox__errf(err, errlen, -errno, "%s/%s: %s",
 					   dir, v[i].name, strerror(errno));

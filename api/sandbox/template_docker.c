@@ -791,28 +791,32 @@ static int docker_steps(void *arg, const struct sandbox_info *sb,
 }
 
 /*
- * The cache kept under its bound (build_cache.h) after a build, failed
- * or not; what went is said.  A bad EMBER_BUILD_CACHE_MIB was refused
+ * The cache kept under its bounds (build_cache.h) before a build (room
+ * for it) and after it, failed or not; what went is said.  A bad
+ * EMBER_BUILD_CACHE_MIB or EMBER_BUILD_CACHE_MIN_FREE_MIB was refused
  * before the build.
  */
 static void evict(const struct docker_build *b)
 {
 	char why[512];
-	uint64_t max, kept;
+	uint64_t max, floor, kept;
 	size_t gone;
 
-	if (build_cache__limit(&max, why, sizeof(why)) < 0)
+	if (build_cache__limit(&max, why, sizeof(why)) < 0 ||
+	    build_cache__min_free(b->cache, &floor, why, sizeof(why)) < 0)
 		return;
-	if (build_cache__evict(b->cache, max, &gone, &kept, why, sizeof(why)) <
-	    0)
+	if (build_cache__evict(b->cache, max, floor, &gone, &kept, why,
+			       sizeof(why)) < 0)
 		dprintf(b->o->out_fd, "(build cache: %s)\n", why);
 	else if (gone)
 		dprintf(b->o->out_fd,
 			"(build cache: %zu least recently used step%s "
-			"removed, %llu MiB kept, bound %llu MiB)\n",
+			"removed, %llu MiB kept, bound %llu MiB, %llu MiB "
+			"left free on its disk)\n",
 			gone, gone == 1 ? "" : "s",
 			(unsigned long long)(kept >> 20),
-			(unsigned long long)(max >> 20));
+			(unsigned long long)(max >> 20),
+			(unsigned long long)(floor >> 20));
 }
 
 /* ---- the build ------------------------------------------------------------ */
@@ -859,6 +863,8 @@ int template__build_dockerfile(const struct template_build_opts *o,
 		uint64_t max;
 
 		rc = build_cache__limit(&max, err, errlen);
+		if (!rc)
+			rc = build_cache__min_free(".", &max, err, errlen);
 	}
 	for (size_t i = 0; !rc && i < b.df.n_notes; i++)
 		dprintf(o->out_fd, "%s: %s\n", d->dockerfile, b.df.notes[i]);
@@ -873,6 +879,7 @@ int template__build_dockerfile(const struct template_build_opts *o,
 				   strerror(errno));
 	if (rc)
 		goto out;
+	evict(&b);
 	snprintf(rec, sizeof(rec), "dockerfile:%s", d->dockerfile);
 	bo.rootfs = rec;
 	bo.make_base = docker_base;
