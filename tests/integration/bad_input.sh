@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 expect() {
 	local name=$1 want=$2 re=$3 rc lines
 	shift 4
-	timeout 30 "$EMBER" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	timeout -k 5 30 "$EMBER" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
 	rc=$?
 	lines=$(wc -l <"$TMP/err")
 	if [ "$rc" = "$want" ] && [ "$lines" = 1 ] && grep -Eq -- "$re" "$TMP/err"; then
@@ -182,7 +182,7 @@ expect "bzImage init_size smaller than the kernel" 125 \
 expect_guest() {
 	local name=$1 want=$2 rc
 	shift 3
-	timeout 30 "$EMBER" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	timeout -k 5 30 "$EMBER" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
 	rc=$?
 	if [ "$rc" = "$want" ] && [ ! -s "$TMP/err" ]; then
 		ok "$name"

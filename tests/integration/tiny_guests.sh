@@ -17,7 +17,7 @@ run() {
 	local name=$1 t0 t1
 	shift
 	t0=$(date +%s%N)
-	timeout 60 "$EMBER" --kernel "$G/$name.elf" --mem 64 \
+	timeout -k 5 60 "$EMBER" --kernel "$G/$name.elf" --mem 64 \
 		${APPEND:+--append "$APPEND"} "$@" \
 		>"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null
 	rc=$?
