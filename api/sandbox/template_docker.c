@@ -745,6 +745,8 @@ static int write_defaults(const struct docker_build *b,
 	return rc;
 }
 
+static void evict(const struct docker_build *b);
+
 /* template_build_opts.steps: each step not in the cache, then defaults. */
 static int docker_steps(void *arg, const struct sandbox_info *sb,
 			const char *ovl, char *err, size_t errlen)
@@ -784,15 +786,20 @@ static int docker_steps(void *arg, const struct sandbox_info *sb,
 		default:
 			break; /* metadata: into the defaults at the end */
 		}
-		if (!rc && cached_step(s))
+		if (!rc && cached_step(s)) {
 			cache_save(b, sb, ovl, b->keys[i]);
+			/* A build of many steps adds a disk each: the floor
+			   holds during the build too (the newest stay). */
+			evict(b);
+		}
 	}
 	return rc ? rc : write_defaults(b, sb, err, errlen);
 }
 
 /*
  * The cache kept under its bounds (build_cache.h) before a build (room
- * for it) and after it, failed or not; what went is said.  A bad
+ * for it), after each step it caches, and after it, failed or not; what
+ * went is said.  A bad
  * EMBER_BUILD_CACHE_MIB or EMBER_BUILD_CACHE_MIN_FREE_MIB was refused
  * before the build.
  */
