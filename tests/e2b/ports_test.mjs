@@ -179,7 +179,7 @@ async function main() {
 			},
 		});
 		const want = Buffer.concat(all);
-		expect(r.status === 200, `status ${r.status}`);
+		expect(r.status === 200, `status ${r.status}: ${r.body.toString().slice(0, 300)}`);
 		expect(r.body.length === want.length && r.body.equals(want), `${r.body.length} bytes back of ${want.length}`);
 	});
 	await check('a POST with a Content-Length through getHost(8080)', async () => {
