@@ -124,9 +124,6 @@ PVM_SCRIPTS=(tiny_guests snapshot)
 : "${EMBER_TEST_DEADLINE:=$(($(date +%s) + ${EMBER_TEST_BUDGET:-4200}))}"
 export EMBER_TEST_DEADLINE
 
-# scripts NAME...: each integration script in turn, its lines on stdout
-# (for count_line), a "# time" line each; a script that reports no case,
-# or ends non-zero without a failed case, adds a failed case of its own.
 # left_behind SID NAME: the processes still in the session SID that the
 # script NAME ran in, killed, and named on a comment line.
 left_behind() {
@@ -139,6 +136,9 @@ left_behind() {
 	echo "# integration/$2.sh left processes behind, killed:$names"
 }
 
+# scripts NAME...: each integration script in turn, its lines on stdout
+# (for count_line), a "# time" line each; a script that reports no case,
+# or ends non-zero without a failed case, adds a failed case of its own.
 scripts() {
 	local s line n bad rc t0 left lim out pid
 	# Debian's own tools: python3 is the one install-deps gave numpy,

@@ -5,16 +5,14 @@
  * every build.  It is kept under a size by removing the disks used least
  * recently, as a builder's cache garbage collection does: a disk's mtime
  * is its last use (made or restored from), and build_cache__evict() runs
- * after every Dockerfile build.
+ * before every Dockerfile build, after each step it caches, and after it.
  *
  * The bounds: $EMBER_BUILD_CACHE_MIB (MiB of allocated blocks; 0: no
  * cache kept at all), else BUILD_CACHE_DEFAULT_MIB; and a floor of free
  * space on the state directory's file system that the cache gives way
  * to, $EMBER_BUILD_CACHE_MIN_FREE_MIB, else BUILD_CACHE_MIN_FREE_PCT of
  * its size (BuildKit's minFreeSpace: a cache that fills the disk fails
- * the next build, which needs room for its disk and snapshot).  The
- * cache is trimmed before a build, so that it starts with the floor
- * free, and after it.
+ * the next build, which needs room for its disk and snapshot).
  */
 #ifndef EMBER_API_BUILD_CACHE_H
 #define EMBER_API_BUILD_CACHE_H
@@ -57,8 +55,9 @@ int build_cache__touch(const char *path);
  * regular files, oldest mtime first; a name tie broken by name) of the
  * cache directory @dir until the rest allocate at most @max_bytes (st_
  * blocks: the disks are sparse) and @dir's file system has at least
- * @min_free_bytes available (f_bavail; or no disk is left).  Other files (a step being saved,
- * KEY.ext4.tmp-PID) are neither counted nor removed.  *@removed (if not
+ * @min_free_bytes available (f_bavail; or no disk is left).  Other
+ * files (a step being saved, KEY.ext4.tmp-PID) are neither counted nor
+ * removed.  *@removed (if not
  * NULL) is the number removed, *@kept_bytes (if not NULL) what is left.
  * A missing @dir is an empty cache (0).  0, or a negative errno with one
  * line in @err (opendir, or unlink of a disk that is still needed to get

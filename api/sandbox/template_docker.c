@@ -799,9 +799,8 @@ static int docker_steps(void *arg, const struct sandbox_info *sb,
 /*
  * The cache kept under its bounds (build_cache.h) before a build (room
  * for it), after each step it caches, and after it, failed or not; what
- * went is said.  A bad
- * EMBER_BUILD_CACHE_MIB or EMBER_BUILD_CACHE_MIN_FREE_MIB was refused
- * before the build.
+ * went is said.  A bad EMBER_BUILD_CACHE_MIB or
+ * EMBER_BUILD_CACHE_MIN_FREE_MIB was refused before the build.
  */
 static void evict(const struct docker_build *b)
 {
@@ -867,11 +866,12 @@ int template__build_dockerfile(const struct template_build_opts *o,
 	if (!rc)
 		rc = dockerignore__load(d->context, &b.ign, err, errlen);
 	if (!rc) {
-		uint64_t max;
+		uint64_t max, floor;
 
+		/* The environment's bounds checked now, before anything. */
 		rc = build_cache__limit(&max, err, errlen);
 		if (!rc)
-			rc = build_cache__min_free(".", &max, err, errlen);
+			rc = build_cache__min_free(".", &floor, err, errlen);
 	}
 	for (size_t i = 0; !rc && i < b.df.n_notes; i++)
 		dprintf(o->out_fd, "%s: %s\n", d->dockerfile, b.df.notes[i]);
