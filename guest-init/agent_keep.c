@@ -240,12 +240,29 @@ void agent_keep__release(struct slot *s)
 	s->keep = s->detached = s->exited = 0;
 }
 
+/* Listen on kept exec @s's socket: 0 or an errno. */
+static int keep_listen(struct slot *s)
+{
+	struct sockaddr_un sa;
+	socklen_t len = keep_addr(s->kp->pid, &sa);
+
+	s->listen_fd =
+		socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->listen_fd < 0 ||
+	    bind(s->listen_fd, (struct sockaddr *)&sa, len) < 0 ||
+	    listen(s->listen_fd, 8) < 0) {
+		int err = errno;
+
+		agent_conn__close_fd(&s->listen_fd);
+		return err;
+	}
+	return 0;
+}
+
 int agent_keep__start(struct conn *c, struct slot *s,
 		      const struct ember_agent_exec *e)
 {
 	uint8_t p[EMBER_AGENT_STARTED_SIZE];
-	struct sockaddr_un sa;
-	socklen_t len;
 	struct keep *k;
 	int err;
 
@@ -262,13 +279,8 @@ int agent_keep__start(struct conn *c, struct slot *s,
 		k->cmd_len += (uint32_t)n;
 	}
 	s->kp = k;
-	s->listen_fd =
-		socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	len = keep_addr(k->pid, &sa);
-	if (s->listen_fd < 0 ||
-	    bind(s->listen_fd, (struct sockaddr *)&sa, len) < 0 ||
-	    listen(s->listen_fd, 8) < 0) {
-		err = errno;
+	err = keep_listen(s);
+	if (err) {
 		agent_keep__release(s);
 		return err;
 	}
@@ -308,11 +320,26 @@ int agent_keep__exit(struct conn *c, struct slot *s, const uint8_t *p)
 		agent_keep__release(s);
 		return 1;
 	}
-	if (s->att_fd >= 0 && s->detached &&
-	    frame_write(s->att_fd, EMBER_AGENT_EXIT, p,
-			EMBER_AGENT_EXIT_SIZE) == 0) {
-		agent_keep__release(s);
-		return 1;
+	/*
+	 * Collected once an attacher has its EXIT: the socket goes first, so
+	 * that an ATTACH sent after that EXIT finds nothing (ESRCH) rather
+	 * than a keeper about to close (EIO).
+	 */
+	if (s->att_fd >= 0 && s->detached) {
+		agent_conn__close_fd(&s->listen_fd);
+		if (frame_write(s->att_fd, EMBER_AGENT_EXIT, p,
+				EMBER_AGENT_EXIT_SIZE) == 0) {
+			agent_keep__release(s);
+			return 1;
+		}
+		/*
+		 * The attacher went: kept for the next one after all, unless
+		 * the socket cannot come back (then nobody could collect it).
+		 */
+		if (keep_listen(s)) {
+			agent_keep__release(s);
+			return 1;
+		}
 	}
 	drop_attacher(s);
 	memcpy(s->kp->exit, p, sizeof(s->kp->exit));
@@ -456,6 +483,7 @@ static void keeper_accept(struct conn *c, struct slot *s)
 	    flush(c, s, fd) < 0)
 		goto out;
 	if (s->exited) {
+		agent_conn__close_fd(&s->listen_fd); /* first: as in exit() */
 		frame_write(fd, EMBER_AGENT_EXIT, s->kp->exit,
 			    sizeof(s->kp->exit));
 		close(fd);
