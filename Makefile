@@ -442,6 +442,10 @@ $(eval $(call PURE_TESTS,E2B,e2b))
 $(BUILD)/test/test_e2b_template: $(DOCKERFILE_SRCS:%.c=$(BUILD)/asan/%.o) \
 		$(BUILD)/asan/api/sandbox/image_src.o
 $(BUILD)/test/test_e2b_template: LDLIBS += -lcrypto
+# Streamed answers and a process's subscribers, with their events.
+$(BUILD)/test/test_e2b_stream: $(BUILD)/asan/api/e2b/stream.o \
+		$(BUILD)/asan/api/e2b/proc_sub.o $(BUILD)/asan/api/e2b/proc_event.o \
+		$(BUILD)/asan/api/sandbox/clock.o
 $(BUILD)/fuzz/fuzz_e2b_template: tests/fuzz/fuzz_e2b_template.c $(E2B_PURE_SRCS) \
 		$(DOCKERFILE_SRCS) api/sandbox/image_src.c $(wildcard api/e2b/*.h)
 	@mkdir -p $(dir $@)

@@ -519,8 +519,13 @@ int control_lifecycle__pause(struct e2b_server *srv, const json_t *b,
 		return 0;
 	}
 	forget__sandbox(srv, id);
-	rc = sandbox__park(&info, err, sizeof(err));
+	rc = sandbox__park_once(&info, err, sizeof(err));
 	forget__sandbox(srv, id);
+	/* Paused by another call meanwhile: E2B's 409, as above. */
+	if (rc == -EALREADY) {
+		reply__error(resp, 409, "The sandbox %s is already paused", id);
+		return 0;
+	}
 	reply_done(resp, id, rc, -EAGAIN,
 		   "The sandbox could not be paused: ", err);
 	return 0;

@@ -98,6 +98,25 @@ struct e2b_stream *e2b_stream__new(const void *keepalive, size_t klen,
  */
 int e2b_stream__write(struct e2b_stream *s, const void *buf, size_t len);
 
+/*
+ * Queue @len bytes of @buf (copied) at once, never waiting: -ENOBUFS
+ * (nothing queued) when more than @max bytes would be queued then, for a
+ * producer with several streams that one slow client must not hold up;
+ * -EPIPE once the client went away, -ENOMEM.
+ */
+int e2b_stream__push(struct e2b_stream *s, const void *buf, size_t len,
+		     size_t max);
+
+/* The bytes queued in @s that its client has not taken yet. */
+size_t e2b_stream__queued(struct e2b_stream *s);
+
+/*
+ * Wait as e2b_stream__write() does before it queues: while more than
+ * 4 MiB are queued, for at most 30 s without a byte taken.  0, or -EPIPE
+ * once the client went away (or counts as gone).
+ */
+int e2b_stream__wait(struct e2b_stream *s);
+
 /* The producer is done: the answer ends after what is queued. */
 void e2b_stream__end(struct e2b_stream *s);
 

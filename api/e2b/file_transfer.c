@@ -98,8 +98,17 @@ static int reply_failure(struct e2b_resp *resp, bool reading, int rc, int gerr,
 				    p, why);
 	switch (gerr) {
 	case ENOENT:
-		return reply__error(resp, reading ? 404 : 500,
-				    "path '%s' does not exist", p);
+		if (reading)
+			return reply__error(resp, 404,
+					    "path '%s' does not exist", p);
+		/*
+		 * A write gets ENOENT once the parents are made only where
+		 * the file system takes no new files (/proc, /sys).
+		 */
+		return reply__error(resp, 403,
+				    "cannot write '%s': %.300s (the file "
+				    "system there takes no new files)",
+				    p, why);
 	case ENOTDIR:
 		return reply__error(resp, reading ? 404 : 400,
 				    reading ? "path '%s' does not exist" :
@@ -283,8 +292,19 @@ static int put_as_user(struct e2b_server *srv, struct e2b_guest *g, int fd,
 		break;
 	default:
 		if (strstr(why, "Permission denied") ||
+		    strstr(why, "Operation not permitted") ||
 		    strstr(why, "Read-only file system"))
 			reply__error(resp, 403, "path '%s': %s", p, why);
+		else if (o.status == 5 &&
+			 (strstr(why, "nonexistent directory") ||
+			  strstr(why, "Directory nonexistent") ||
+			  strstr(why, "No such file")))
+			/* Its parent is there: see reply_failure(); busybox
+			   sh and dash word ENOENT so. */
+			reply__error(resp, 403,
+				     "cannot write '%s': %s (the file "
+				     "system there takes no new files)",
+				     p, why);
 		else if (strstr(why, "No space left"))
 			reply__error(resp, 507,
 				     "not enough disk space for '%s'", p);
@@ -386,6 +406,7 @@ struct upload {
 	int fd; /* the current part's bytes */
 	bool open; /* a part is being received */
 	bool failed; /* the answer is set in resp */
+	bool dry; /* the checking pass: nothing is written */
 	char path[ENVD_PATH_MAX]; /* the current part's destination */
 	char *filename; /* the current part's filename (malloc()ed) */
 	uint64_t got; /* its bytes so far */
@@ -398,7 +419,7 @@ static int finish_part(struct upload *u)
 	if (!u->open)
 		return 0;
 	u->open = false;
-	if (put_file(u->srv, u->g, u->fd, u->path, u->resp) ||
+	if ((!u->dry && put_file(u->srv, u->g, u->fd, u->path, u->resp)) ||
 	    add_done(u->done, u->path)) {
 		if (!u->resp->body)
 			reply__error(u->resp, 500, "out of memory");
@@ -432,7 +453,10 @@ static int start_part(struct upload *u, const char *filename)
 	if (finish_part(u))
 		return -1;
 	if (++u->parts > MAX_PARTS)
-		return fail(u, 400, "more than 1000 files in one upload", NULL);
+		return fail(u, 400,
+			    "more than 1000 files in one upload: nothing was "
+			    "written",
+			    NULL);
 	if (!src)
 		return fail(u, 400,
 			    "a part named \"file\" has no filename and the "
@@ -499,7 +523,7 @@ static enum MHD_Result on_data(void *cls, enum MHD_ValueKind kind,
 		     u->path);
 		return MHD_NO;
 	}
-	if (write_all(u->fd, data, size)) {
+	if (!u->dry && write_all(u->fd, data, size)) {
 		fail(u, 507, "the upload could not be stored on the host",
 		     NULL);
 		return MHD_NO;
@@ -509,11 +533,11 @@ static enum MHD_Result on_data(void *cls, enum MHD_ValueKind kind,
 }
 
 /*
- * Parse the multipart body in @fd (@len bytes) of request @r and write its
- * files.  0, or -1 with the answer in u->resp.
+ * Parse the multipart body in @fd (@len bytes) of request @r and, unless
+ * u->dry, write its files.  0, or -1 with the answer in u->resp.
  */
-static int multipart(struct upload *u, const struct e2b_req *r, int fd,
-		     uint64_t len)
+static int multipart_pass(struct upload *u, const struct e2b_req *r, int fd,
+			  uint64_t len)
 {
 	struct MHD_PostProcessor *pp;
 	bool ok = true, complete;
@@ -565,6 +589,31 @@ static int multipart(struct upload *u, const struct e2b_req *r, int fd,
 		return fail(u, 400, "the form has no part named \"file\"",
 			    NULL);
 	return 0;
+}
+
+/*
+ * Parse the multipart body in @fd (@len bytes) of request @r and write its
+ * files, all or none as far as the body goes: a first pass that writes
+ * nothing refuses a body with too many parts, a bad or repeated path, a
+ * part too large or malformed parts before the second writes the first
+ * file (a guest's refusal midway still leaves the files before it).
+ * 0, or -1 with the answer in u->resp.
+ */
+static int multipart(struct upload *u, const struct e2b_req *r, int fd,
+		     uint64_t len)
+{
+	u->dry = true;
+	if (multipart_pass(u, r, fd, len))
+		return -1;
+	u->dry = false;
+	u->open = false;
+	u->parts = 0;
+	u->got = 0;
+	free(u->filename);
+	u->filename = NULL;
+	if (json_array_clear(u->done))
+		return fail(u, 500, "out of memory", NULL);
+	return multipart_pass(u, r, fd, len);
 }
 
 /*

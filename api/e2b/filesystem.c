@@ -160,7 +160,7 @@ static int do_make_dir(struct e2b_server *srv, const struct e2b_guest *g,
 			p);
 		break;
 	default:
-		rc = reply__connect(resp, "internal",
+		rc = reply__connect(resp, fs_script__code(&o),
 				    "cannot make directory '%s': %s", p,
 				    fs_script__why(&o, msg, sizeof(msg)));
 	}
@@ -193,7 +193,7 @@ static int do_move(struct e2b_server *srv, const struct e2b_guest *g,
 				    "cannot move '%s' into itself ('%s')", p,
 				    q);
 	else if (o.status)
-		rc = reply__connect(resp, "internal",
+		rc = reply__connect(resp, fs_script__code(&o),
 				    "cannot move '%s' to '%s': %s", p, q,
 				    fs_script__why(&o, msg, sizeof(msg)));
 	else
@@ -212,7 +212,8 @@ static int do_remove(struct e2b_server *srv, const struct e2b_guest *g,
 	if (run_on_path(srv, g, req, "remove", path, &o, resp))
 		return 0;
 	if (o.status)
-		rc = reply__connect(resp, "internal", "cannot remove '%s': %s",
+		rc = reply__connect(resp, fs_script__code(&o),
+				    "cannot remove '%s': %s",
 				    envd_path__shown(path, p, sizeof(p)),
 				    fs_script__why(&o, msg, sizeof(msg)));
 	else

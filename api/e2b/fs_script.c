@@ -227,3 +227,28 @@ const char *fs_script__why(const struct fs_op *o, char *buf, size_t n)
 	line[len] = '\0';
 	return envd_path__shown(line, buf, n);
 }
+
+const char *fs_script__code(const struct fs_op *o)
+{
+	static const struct {
+		const char *text, *code;
+	} map[] = {
+		{ "Not a directory", "invalid_argument" },
+		{ "Permission denied", "permission_denied" },
+		{ "Operation not permitted", "permission_denied" },
+		{ "Read-only file system", "permission_denied" },
+		{ "No such file or directory", "permission_denied" },
+		{ "nonexistent directory", "permission_denied" },
+		{ "Directory nonexistent", "permission_denied" }, /* dash */
+		{ "No space left on device", "resource_exhausted" },
+		{ "Disk quota exceeded", "resource_exhausted" },
+	};
+	const char *e = o->err ? o->err : "";
+	size_t len = strcspn(e, "\n");
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (memmem(e, len, map[i].text, strlen(map[i].text)))
+			return map[i].code;
+	}
+	return "internal";
+}

@@ -34,4 +34,14 @@ json_t *fs_script__entry_json(const struct fs_ent *e);
 /* The first line of @o's stderr, fit for a message, into @buf. */
 const char *fs_script__why(const struct fs_op *o, char *buf, size_t n);
 
+/*
+ * The Connect code for @o's failed command (status 7) by the errno text
+ * busybox printed on its stderr: "invalid_argument" when a parent is a
+ * file (ENOTDIR), "permission_denied" for EACCES, EPERM and EROFS and for
+ * ENOENT, which a command that made its parents first gets only where
+ * the file system takes no new entries (/proc, /sys), "resource_exhausted"
+ * for ENOSPC and EDQUOT, "internal" for anything else.
+ */
+const char *fs_script__code(const struct fs_op *o);
+
 #endif /* EMBER_API_E2B_FS_SCRIPT_H */

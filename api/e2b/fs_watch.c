@@ -425,7 +425,8 @@ fail:
 
 /* --- CreateWatcher, GetWatcherEvents, RemoveWatcher ------------------------ */
 
-#define MAX_WATCHERS 64
+#define MAX_WATCHERS	 1024 /* in the server */
+#define SANDBOX_WATCHERS 64 /* of one sandbox: it cannot starve the others */
 
 #define WATCHER_IDLE_MS (10 * 60 * 1000) /* unpolled this long: dropped */
 
@@ -458,13 +459,16 @@ static struct watcher *watcher_find(const char *id, const char *sb)
 }
 
 /*
- * A slot for a new watcher: a free one, else the longest unused idle
- * one (its watcher freed).  NULL when all are in use.  Under the lock.
+ * A slot for a new watcher of sandbox @sb: a free one (watchers unpolled
+ * for WATCHER_IDLE_MS freed first).  NULL with *@full: -EDQUOT when @sb
+ * has SANDBOX_WATCHERS already, -ENOSPC when the server's table is full.
+ * Under the lock.
  */
-static struct watcher *watcher_slot(void)
+static struct watcher *watcher_slot(const char *sb, int *full)
 {
-	struct watcher *best = NULL;
+	struct watcher *free_slot = NULL;
 	uint64_t now = now_ms();
+	unsigned int mine = 0;
 
 	for (size_t i = 0; i < MAX_WATCHERS; i++) {
 		struct watcher *x = &watchers[i];
@@ -473,16 +477,20 @@ static struct watcher *watcher_slot(void)
 			watch_free(x->w);
 			memset(x, 0, sizeof(*x));
 		}
-		if (!x->id[0])
-			return x;
-		if (x->w && (!best || x->used_ms < best->used_ms))
-			best = x;
+		if (!x->id[0]) {
+			if (!free_slot)
+				free_slot = x;
+		} else if (!strcmp(x->sandbox, sb)) {
+			mine++;
+		}
 	}
-	if (best) {
-		watch_free(best->w);
-		memset(best, 0, sizeof(*best));
+	if (mine >= SANDBOX_WATCHERS) {
+		*full = -EDQUOT;
+		return NULL;
 	}
-	return best;
+	if (!free_slot)
+		*full = -ENOSPC;
+	return free_slot;
 }
 
 int fs_watch__create(struct e2b_server *srv, const struct e2b_guest *g,
@@ -493,6 +501,7 @@ int fs_watch__create(struct e2b_server *srv, const struct e2b_guest *g,
 	char msg[512], id[WATCHER_ID_LEN + 1];
 	struct watcher *x;
 	const char *code;
+	int full = 0;
 
 	if (!w)
 		return reply__connect(resp, "internal", "out of memory");
@@ -515,7 +524,7 @@ int fs_watch__create(struct e2b_server *srv, const struct e2b_guest *g,
 		snprintf(id + 2 * i, 3, "%02x", rnd[i]);
 	w->gp = NULL;
 	pthread_mutex_lock(&watchers_lock);
-	x = watcher_slot();
+	x = watcher_slot(g->info.id, &full);
 	if (x) {
 		memcpy(x->id, id, sizeof(x->id));
 		snprintf(x->sandbox, sizeof(x->sandbox), "%s", g->info.id);
@@ -525,10 +534,16 @@ int fs_watch__create(struct e2b_server *srv, const struct e2b_guest *g,
 	pthread_mutex_unlock(&watchers_lock);
 	if (!x) {
 		watch_free(w);
-		return reply__connect(
-			resp, "resource_exhausted",
-			"%d watchers are being polled: remove one first",
-			MAX_WATCHERS);
+		if (full == -EDQUOT)
+			return reply__connect(
+				resp, "resource_exhausted",
+				"this sandbox has %d watchers, its limit: "
+				"remove one first",
+				SANDBOX_WATCHERS);
+		return reply__connect(resp, "resource_exhausted",
+				      "the server's %d watchers are all in "
+				      "use: remove one first",
+				      MAX_WATCHERS);
 	}
 	return reply__json(resp, 200, json_pack("{s:s}", "watcherId", id));
 }

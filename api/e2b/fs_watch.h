@@ -23,7 +23,11 @@ int fs_watch__stream(struct e2b_server *srv, const struct e2b_req *r,
 		     const struct e2b_guest *g, const json_t *req,
 		     const char *path, struct e2b_resp *resp);
 
-/* CreateWatcher of @path in @g: answers its watcherId. */
+/*
+ * CreateWatcher of @path in @g: answers its watcherId; resource_exhausted
+ * (429) past 64 watchers of @g's sandbox (unpolled for 10 min, one is
+ * dropped) or 1024 in the server.
+ */
 int fs_watch__create(struct e2b_server *srv, const struct e2b_guest *g,
 		     const json_t *req, const char *path,
 		     struct e2b_resp *resp);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,10 +15,18 @@
 #include "proc_event.h"
 #include "proc_sub.h"
 
+/*
+ * Bytes queued for one of several subscribers before it is dropped: a
+ * client that does not read holds no other up (the producer waits only
+ * for the fastest of them, as it waits for a lone one).
+ */
+#define SUB_BEHIND_MAX (16u << 20)
+
 void proc_sub__end(struct sub *s, const uint8_t *tail, size_t n)
 {
+	/* Never waiting: a client that does not read holds no one up. */
 	if (tail)
-		e2b_stream__write(s->s, tail, n);
+		e2b_stream__push(s->s, tail, n, SIZE_MAX);
 	e2b_stream__end(s->s);
 	e2b_stream__put(s->s);
 	free(s);
@@ -40,18 +49,44 @@ void proc_sub__fail(struct sub *s, const char *code, const char *fmt, ...)
 
 void proc_sub__broadcast(struct sub **list, const uint8_t *b, size_t n)
 {
-	struct sub **pp = list;
+	struct sub **pp = list, *fastest = NULL;
+	size_t least = SIZE_MAX, q;
+	int rc;
 
+	/* A lone subscriber slows the process's output down to its pace. */
+	if (*list && !(*list)->next) {
+		if (e2b_stream__write((*list)->s, b, n) < 0) {
+			proc_sub__end(*list, NULL, 0);
+			*list = NULL;
+		}
+		return;
+	}
 	while (*pp) {
 		struct sub *s = *pp;
 
-		if (e2b_stream__write(s->s, b, n) < 0) {
+		rc = e2b_stream__push(s->s, b, n, SUB_BEHIND_MAX);
+		if (rc < 0) {
 			*pp = s->next;
-			proc_sub__end(s, NULL, 0);
+			if (rc == -ENOBUFS)
+				proc_sub__fail(s, "resource_exhausted",
+					       "this stream fell %u MiB behind "
+					       "the process's output: dropped "
+					       "(its other streams go on)",
+					       SUB_BEHIND_MAX >> 20);
+			else
+				proc_sub__end(s, NULL, 0);
 			continue;
+		}
+		q = e2b_stream__queued(s->s);
+		if (q < least) {
+			least = q;
+			fastest = s;
 		}
 		pp = &s->next;
 	}
+	/* Paced by the fastest; the others fall behind up to the bound. */
+	if (fastest)
+		e2b_stream__wait(fastest->s);
 }
 
 /* A stream whose keepalive is the keepalive event. */

@@ -7,13 +7,16 @@
  * STREAM_HIGH bytes are queued, so that a client that reads slowly slows
  * the producer down instead of growing the queue.  A client that takes
  * nothing for STREAM_STALL_MS meanwhile counts as gone: it would hold the
- * producer (a process's output, its deadline, its other subscribers)
- * for as long as it kept its connection open.
+ * producer (a process's output, its deadline) for as long as it kept its
+ * connection open.  A producer with several streams pushes to them
+ * without waiting, up to a bound of its own, and waits for the fastest
+ * (proc_sub.c), so that one client that does not read holds no other up.
  */
 #include <errno.h>
 #include <microhttpd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -105,23 +108,15 @@ static void after_ms(struct timespec *t, unsigned int ms)
 	}
 }
 
-int e2b_stream__write(struct e2b_stream *s, const void *buf, size_t len)
+/*
+ * Wait while more than STREAM_HIGH bytes are queued, a client that takes
+ * none for STREAM_STALL_MS marked gone.  Under the lock.
+ */
+static void wait_room(struct e2b_stream *s)
 {
 	struct timespec dl;
-	struct chunk *c;
 	uint64_t seen;
-	int rc = 0;
 
-	if (!len)
-		return 0;
-	c = malloc(sizeof(*c) + len);
-	if (!c)
-		return -ENOMEM;
-	memcpy(c->data, buf, len);
-	c->len = len;
-	c->off = 0;
-	c->next = NULL;
-	pthread_mutex_lock(&s->lock);
 	seen = s->taken;
 	after_ms(&dl, STREAM_STALL_MS);
 	while (!s->gone && s->queued > STREAM_HIGH) {
@@ -136,8 +131,36 @@ int e2b_stream__write(struct e2b_stream *s, const void *buf, size_t len)
 			pthread_cond_broadcast(&s->cond);
 		}
 	}
-	if (s->gone || s->ended) {
+}
+
+/*
+ * Queue @len bytes of @buf unless more than @max would be queued then;
+ * with @wait, wait for room first (wait_room()).  0, -EPIPE, -ENOBUFS,
+ * -ENOMEM.
+ */
+static int queue(struct e2b_stream *s, const void *buf, size_t len, size_t max,
+		 bool wait)
+{
+	struct chunk *c;
+	int rc = 0;
+
+	if (!len)
+		return 0;
+	c = malloc(sizeof(*c) + len);
+	if (!c)
+		return -ENOMEM;
+	memcpy(c->data, buf, len);
+	c->len = len;
+	c->off = 0;
+	c->next = NULL;
+	pthread_mutex_lock(&s->lock);
+	if (wait)
+		wait_room(s);
+	if (s->gone || s->ended)
 		rc = -EPIPE;
+	else if (s->queued > max || len > max - s->queued)
+		rc = -ENOBUFS;
+	if (rc) {
 		free(c);
 		goto out;
 	}
@@ -149,6 +172,38 @@ int e2b_stream__write(struct e2b_stream *s, const void *buf, size_t len)
 	s->queued += len;
 	pthread_cond_broadcast(&s->cond);
 out:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int e2b_stream__write(struct e2b_stream *s, const void *buf, size_t len)
+{
+	return queue(s, buf, len, SIZE_MAX, true);
+}
+
+int e2b_stream__push(struct e2b_stream *s, const void *buf, size_t len,
+		     size_t max)
+{
+	return queue(s, buf, len, max, false);
+}
+
+size_t e2b_stream__queued(struct e2b_stream *s)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->queued;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+int e2b_stream__wait(struct e2b_stream *s)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	wait_room(s);
+	rc = s->gone || s->ended ? -EPIPE : 0;
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

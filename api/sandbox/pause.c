@@ -185,7 +185,12 @@ out:
 	return rc;
 }
 
-int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
+/*
+ * sandbox__park(), or with @once -EALREADY when another park came first
+ * (what the lock's holder before us did shows in the info file).
+ */
+static int park(const struct sandbox_info *info, bool once, char *err,
+		size_t errlen)
 {
 	struct sandbox_info cur = *info;
 	int fd, rc = 0;
@@ -193,8 +198,13 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 	fd = pause__lock(info, &cur, err, errlen);
 	if (fd < 0)
 		return fd;
-	if (cur.parked)
+	if (cur.parked) {
+		if (once)
+			rc = sandbox__errf(err, errlen, -EALREADY,
+					   "sandbox %s is already paused",
+					   info->id);
 		goto out; /* already so */
+	}
 	if (cur.jail_root[0]) {
 		rc = sandbox__errf(err, errlen, -EOPNOTSUPP,
 				   "sandbox %s is jailed: it cannot be parked "
@@ -233,6 +243,17 @@ int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
 out:
 	close(fd);
 	return rc;
+}
+
+int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen)
+{
+	return park(info, false, err, errlen);
+}
+
+int sandbox__park_once(const struct sandbox_info *info, char *err,
+		       size_t errlen)
+{
+	return park(info, true, err, errlen);
 }
 
 int sandbox__resume(const struct sandbox_info *info, const char *ember,

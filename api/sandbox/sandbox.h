@@ -154,6 +154,15 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 int sandbox__park(const struct sandbox_info *info, char *err, size_t errlen);
 
 /*
+ * sandbox__park(), except that a sandbox parked already when its
+ * pause.lock is ours (parked before, or by a park that held the lock
+ * while we waited for it) is -EALREADY with @err, not 0: of two parks at
+ * once, one parks and the other learns that it did not.
+ */
+int sandbox__park_once(const struct sandbox_info *info, char *err,
+		       size_t errlen);
+
+/*
  * Resume the parked sandbox @info: a new supervisor and ember (the VMM
  * binary @ember) for the same id, PUT /snapshot/load of its snapshot with
  * the same disk and vsock socket, then the agent's PING and init, within

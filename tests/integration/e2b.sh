@@ -12,8 +12,11 @@
 # tests/e2b/template_test.mjs builds templates with E2B's Template builder
 # (its templates removed here at the end); tests/e2b/ports_test.mjs
 # reaches a server in a sandbox through getHost(port) and the
-# E2b-Sandbox-Port header (HTTP, a WebSocket, the traffic token).
-# E2B_TESTS: which of them run (default "sdk template ports").  Sandboxes restore from
+# E2b-Sandbox-Port header (HTTP, a WebSocket, the traffic token);
+# tests/e2b/limits_test.mjs checks limits and refusals (an upload of too
+# many parts, 4xx not 500, watchers per sandbox, a stream that does not
+# read, two pauses at once).
+# E2B_TESTS: which of them run (default "sdk template ports limits").  Sandboxes restore from
 # the template "default" in $SHARED_STATE_DIR (tests/run.sh: net.sh
 # builds it; built here when missing), or in $E2B_STATE_DIR (which must
 # hold it: used as it is), else in a private one (its template removed at
@@ -139,7 +142,7 @@ check "e2b: ember-e2b listens on a free loopback port ($url)" \
 [ -n "$url" ] || exit 0
 
 # ---- the SDK test --------------------------------------------------------------------
-E2B_TESTS=" ${E2B_TESTS:-sdk template ports} "
+E2B_TESTS=" ${E2B_TESTS:-sdk template ports limits} "
 touch "$TMP/sdk.out" "$TMP/tpl.out"
 [[ $E2B_TESTS != *" sdk "* ]] || {
 env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
@@ -167,6 +170,21 @@ elif ! grep -q '^ok - ' "$TMP/ports.out" || { [ $rc != 0 ] && ! grep -q '^not ok
 fi
 grep -q '^not ok - ' "$TMP/ports.out" && show "$TMP/e2b.log"
 grep '^# sandbox ' "$TMP/ports.out" >>"$TMP/sdk.out"
+}
+
+# ---- limits and refusals: tests/e2b/limits_test.mjs -------------------------------------
+[[ $E2B_TESTS != *" limits "* ]] || {
+env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
+	timeout -k 10 1500 node tests/e2b/limits_test.mjs >"$TMP/limits.out" 2>"$TMP/limits.err"
+rc=$?
+cat "$TMP/limits.out"
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	not_ok "e2b: limits: the limits test ends within 1500 s" "it was killed"
+elif ! grep -q '^ok - ' "$TMP/limits.out" || { [ $rc != 0 ] && ! grep -q '^not ok - ' "$TMP/limits.out"; }; then
+	not_ok "e2b: limits: the limits test runs" "exit $rc; $(show "$TMP/limits.err")"
+fi
+grep -q '^not ok - ' "$TMP/limits.out" && show "$TMP/e2b.log"
+grep '^# sandbox ' "$TMP/limits.out" >>"$TMP/sdk.out"
 }
 
 # ---- Template.build (tests/e2b/template_test.mjs) --------------------------------------
