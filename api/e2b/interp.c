@@ -18,8 +18,9 @@
  * request, 404 for an unknown context (the SDK's NotFoundError, which
  * shows the text), 502 when the sandbox's interpreter cannot be reached
  * (the SDK's TimeoutError, which shows the text too), 500 when it
- * refuses.  E2B's kernels beyond Python and JavaScript (r, java, bash,
- * typescript) are a 400 that says ember lacks them.
+ * refuses (400 for a context's cwd that is not a directory).  E2B's
+ * kernels beyond Python and JavaScript (r, java, bash, typescript) are a
+ * 400 that says ember lacks them.
  *
  * Each request opens its own connection to the guest's interpreter (and
  * starts the interpreter when none answers: interp_conn.c).  /execute is
@@ -97,6 +98,11 @@ static int do_create(struct e2b_server *srv, const struct e2b_req *r,
 	rc = create_context(c, language, cwd, &ans, err, sizeof(err));
 	if (rc == -EREMOTEIO && home && make_home(srv, g) == 0)
 		rc = create_context(c, language, cwd, &ans, err, sizeof(err));
+	if (rc == -EREMOTEIO && !home && strstr(err, "is not a directory")) {
+		/* The caller's cwd (interp/server.py's words): a bad request. */
+		interp_text__reply(resp, 400, "%s", err);
+		goto out;
+	}
 	if (rc < 0) {
 		interp_conn__failed(resp, rc, err);
 		goto out;
