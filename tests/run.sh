@@ -92,7 +92,7 @@ fuzz_targets() {
 # Integration scripts that need no VM (here, on the host), and those that
 # boot guests (where /dev/kvm works: here or in the KVM box).
 # The script names only, as in tests/integration/NAME.sh.
-HOST_SCRIPTS=(interp_local interp_display image_unpack e2b_template_bad containerd_shim)
+HOST_SCRIPTS=(interp_local interp_display image_unpack e2b_template_bad containerd_shim http_limits)
 VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay
 	jailer jailer_kata boot api virtio_net jail_net vsock emberctl net
 	emberctl_jail snapshot run_code template_save template_image spare_drives

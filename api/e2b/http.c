@@ -12,10 +12,12 @@
  * port_proxy.c takes it from its headers on, its body to the guest as
  * it arrives (the listener keeps its URI as sent and allows upgrades).
  *
- * An idle connection is closed after IDLE_S; while a request's call runs
- * (a create) the timeout is off, and it is back once the call returned: a
- * client that stops reading its answer is dropped (after IDLE_S plus a
- * stream's keepalive interval).
+ * Connections are limited in number (PER_CLIENT of one address), a
+ * request's headers must be in within HEADER_S however they trickle
+ * (listener.h), and an idle connection is closed after IDLE_S; while a
+ * request's call runs (a create) the timeout is off, and it is back once
+ * the call returned: a client that stops reading its answer is dropped
+ * (after IDLE_S plus a stream's keepalive interval).
  */
 #include <errno.h>
 #include <microhttpd.h>
@@ -34,11 +36,20 @@
 #include "template_build.h"
 
 #define MAX_CONNECTIONS 512 /* all on loopback */
-#define IDLE_S		60 /* a connection with no request going on */
+/*
+ * Of one client address: a quarter, so that one local process (or a
+ * slowloris on one address) leaves three quarters of the slots to the
+ * others; twice a sandbox's PORT_PROXY_MAX_CONNS, room for an SDK
+ * client's streams and WebSockets.  Clients on loopback mostly share
+ * 127.0.0.1: past it a connection is closed at once (listener.h).
+ */
+#define PER_CLIENT (MAX_CONNECTIONS / 4)
+#define IDLE_S	   60 /* a connection with no request going on */
+#define HEADER_S   10 /* for a request's line and headers (listener.h) */
 
 struct e2b_http {
 	struct e2b_server *srv;
-	struct MHD_Daemon *d;
+	struct listener *l;
 	unsigned int port;
 };
 
@@ -280,7 +291,9 @@ int e2b_http__start(struct e2b_server *srv, const char *addr, unsigned int port,
 		.handle = handle,
 		.completed = completed,
 		.idle_s = IDLE_S,
+		.header_s = HEADER_S,
 		.max_connections = MAX_CONNECTIONS,
+		.per_client = PER_CLIENT,
 		.uri_log = port_proxy__uri_log,
 		.allow_upgrade = true,
 	};
@@ -294,7 +307,7 @@ int e2b_http__start(struct e2b_server *srv, const char *addr, unsigned int port,
 	}
 	h->srv = srv;
 	lo.cls = h;
-	rc = listener__start(&lo, &h->d, &h->port, err, errlen);
+	rc = listener__start(&lo, &h->l, &h->port, err, errlen);
 	if (rc) {
 		free(h);
 		return rc;
@@ -310,6 +323,6 @@ unsigned int e2b_http__port(const struct e2b_http *h)
 
 void e2b_http__stop(struct e2b_http *h)
 {
-	MHD_stop_daemon(h->d);
+	listener__stop(h->l);
 	free(h);
 }

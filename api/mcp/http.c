@@ -9,18 +9,20 @@
  * ends the session.  Only on loopback, only with the bearer token, and no
  * page from another origin (DNS rebinding: spec, "Security Warning").
  *
- * Any local process can connect, so connections are limited in number,
- * and one that stays idle IDLE_S is closed (a request header that never
- * ends, a keep-alive connection unused).  MHD checks that timeout in the
- * connection's own thread, after the access handler and after each call
- * of a response's content reader, against the last byte that moved: a
- * tool call that blocks the handler for minutes, or an SSE stream that
- * waits for the user's answer, would be cut as soon as it returns.  So an
- * authenticated request runs without the timeout (its call ends, and the
- * user's time to answer is MCP_ELICIT_MS) and the connection gets it back
- * when the request completes.  An SSE stream also carries a comment every
- * SSE_PING_S, so that clients (and their HTTP stacks' body timeouts) see
- * it alive, and a client gone is seen before the answer comes.
+ * Any local process can connect, so connections are limited in number
+ * (PER_CLIENT of one address), a request's headers must be in within
+ * HEADER_S however they trickle (listener.h), and a connection that
+ * stays idle IDLE_S is closed (a keep-alive connection unused).  MHD
+ * checks that timeout in the connection's own thread, after the access
+ * handler and after each call of a response's content reader, against
+ * the last byte that moved: a tool call that blocks the handler for
+ * minutes, or an SSE stream that waits for the user's answer, would be
+ * cut as soon as it returns.  So an authenticated request runs without
+ * the timeout (its call ends, and the user's time to answer is
+ * MCP_ELICIT_MS) and the connection gets it back when the request
+ * completes.  An SSE stream also carries a comment every SSE_PING_S, so
+ * that clients (and their HTTP stacks' body timeouts) see it alive, and
+ * a client gone is seen before the answer comes.
  *
  * A session with no request for the session idle time (--session-idle)
  * and no call running is ended as by DELETE: a client that crashed holds
@@ -47,9 +49,14 @@
 #define SESSION_ID_LEN	32 /* hex digits */
 #define MAX_SESSIONS	256
 #define MAX_CONNECTIONS 256 /* all of them, all on loopback */
-#define IDLE_S		10 /* a connection with no request going on */
-#define SSE_PING_S	20 /* between two comments of an idle SSE stream */
-#define SWEEP_MAX_S	60 /* between two looks for expired sessions */
+/* Of one client address: a quarter, so that one local process (or a
+   slowloris on one address) leaves three quarters of the slots to the
+   others; an MCP client holds a few.  Past it: closed (listener.h). */
+#define PER_CLIENT  (MAX_CONNECTIONS / 4)
+#define IDLE_S	    10 /* a connection with no request going on */
+#define HEADER_S    10 /* for a request's line and headers (listener.h) */
+#define SSE_PING_S  20 /* between two comments of an idle SSE stream */
+#define SWEEP_MAX_S 60 /* between two looks for expired sessions */
 
 struct session {
 	struct session *next;
@@ -63,7 +70,7 @@ struct session {
 struct http_server {
 	const struct server_config *cfg;
 	const char *token;
-	struct MHD_Daemon *d;
+	struct listener *l;
 	unsigned int port;
 	pthread_mutex_t lock; /* guards the sessions */
 	pthread_cond_t cond; /* a session's users dropped */
@@ -811,7 +818,9 @@ int http__start(const struct server_config *cfg, const char *addr,
 		.handle = handle,
 		.completed = completed,
 		.idle_s = IDLE_S,
+		.header_s = HEADER_S,
 		.max_connections = MAX_CONNECTIONS,
+		.per_client = PER_CLIENT,
 	};
 	struct http_server *h;
 	int rc;
@@ -827,12 +836,12 @@ int http__start(const struct server_config *cfg, const char *addr,
 	h->idle_s = idle_s ? idle_s : HTTP_SESSION_IDLE_S;
 	pthread_mutex_init(&h->lock, NULL);
 	clock__cond_init(&h->cond); /* sweeper() waits on it */
-	rc = listener__start(&lo, &h->d, &h->port, err, errlen);
+	rc = listener__start(&lo, &h->l, &h->port, err, errlen);
 	if (rc)
 		goto fail;
 	if (pthread_create(&h->sweeper, NULL, sweeper, h)) {
 		snprintf(err, errlen, "cannot start a thread");
-		MHD_stop_daemon(h->d);
+		listener__stop(h->l);
 		rc = -EADDRINUSE;
 		goto fail;
 	}
@@ -869,7 +878,7 @@ void http__stop(struct http_server *h)
 		backend__end(s->b);
 	}
 	pthread_mutex_unlock(&h->lock);
-	MHD_stop_daemon(h->d);
+	listener__stop(h->l);
 	while ((s = session_unlink(h, NULL)))
 		session_end(h, s);
 	pthread_mutex_lock(&h->lock);
