@@ -209,7 +209,8 @@ $(BUILD)/fuzz/fuzz_interp_client: tests/fuzz/fuzz_interp_client.c api/sandbox/in
 # defined below, hence the names here).
 FUZZ_IMAGE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
 		api/sandbox/image_tar.c api/sandbox/image_unpack.c api/sandbox/image_disk.c \
-		api/sandbox/image_guest.c api/sandbox/image_tool.c api/sandbox/files.c
+		api/sandbox/image_guest.c api/sandbox/image_tool.c api/sandbox/files.c \
+		api/sandbox/clock.c
 $(BUILD)/fuzz/fuzz_image: tests/fuzz/fuzz_image.c $(FUZZ_IMAGE_SRCS) \
 		api/sandbox/image.h api/sandbox/image_internal.h
 	@mkdir -p $(dir $@)
@@ -282,7 +283,7 @@ LISTENER_SRCS := api/sandbox/listener.c
 IMAGE_CODE_SRCS := api/sandbox/image_src.c api/sandbox/image_oci.c \
 		api/sandbox/image_unpack.c api/sandbox/image_disk.c api/sandbox/image_tar.c \
 		api/sandbox/image_guest.c api/sandbox/image_tool.c
-IMAGE_SRCS := $(IMAGE_CODE_SRCS) api/sandbox/files.c
+IMAGE_SRCS := $(IMAGE_CODE_SRCS) api/sandbox/files.c api/sandbox/clock.c
 IMAGE_LIBS := -ljansson -lcrypto -lz
 # Dockerfiles (issue 22, `template build --dockerfile`): the parser, the
 # steps' cache keys and a COPY's files digest; FROM's SRC is checked with
@@ -377,6 +378,12 @@ $(BUILD)/test/test_build_cache: tests/unit/test_build_cache.c \
 		$(BUILD_CACHE_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/api/sandbox/files.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
+# The TTL's clock and the info file (record.c): test_sandbox_ttl.
+$(BUILD)/test/test_sandbox_ttl: tests/unit/test_sandbox_ttl.c \
+		$(BUILD)/asan/api/sandbox/record.o $(BUILD)/asan/api/sandbox/clock.o \
+		$(BUILD)/asan/api/sandbox/files.o $(BUILD)/asan/api/sandbox/net_plan.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TCFLAGS) -o $@ $(filter %.c %.o,$^) -lcmocka $(LDLIBS)
 $(BUILD)/test/test_start_gate: tests/unit/test_start_gate.c \
 		$(BUILD)/asan/api/sandbox/start_gate.o $(BUILD)/asan/vmm/pvm/detect.o
 	@mkdir -p $(dir $@)
@@ -391,11 +398,11 @@ $(BUILD)/test/test_start_gate: tests/unit/test_start_gate.c \
 # sandbox library (as emberctl) and its HTTP listener (libmicrohttpd) for
 # Streamable HTTP.
 MCP_PURE_SRCS := api/mcp/jsonrpc.c api/mcp/mcp.c api/mcp/schema.c \
-		api/mcp/tools.c api/sandbox/utf8.c
-MCP_SRCS := $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c \
+		api/mcp/tools.c api/sandbox/utf8.c api/sandbox/clock.c
+MCP_SRCS := $(sort $(MCP_PURE_SRCS) api/mcp/backend.c api/mcp/roster.c \
 		api/mcp/owner.c api/mcp/stdio.c \
 		api/mcp/http.c api/mcp/main.c $(SANDBOX_SRCS) $(LISTENER_SRCS) \
-		vmm/config.c snapshot/overlay.c snapshot/overlay_format.c
+		vmm/config.c snapshot/overlay.c snapshot/overlay_format.c)
 MCP_LIBS := -lmicrohttpd $(EMBERCTL_LIBS)
 
 $(eval $(call FRONT_END,ember-mcp,MCP))
@@ -496,7 +503,7 @@ CONTAINERD_GEN_DIR := $(BUILD)/gen/api/containerd
 CONTAINERD_GEN_C := $(CONTAINERD_PROTOS:api/containerd/%.proto=$(CONTAINERD_GEN_DIR)/%.pb-c.c)
 CONTAINERD_GEN_H := $(CONTAINERD_GEN_C:%.c=%.h)
 CONTAINERD_PURE_SRCS := api/containerd/ttrpc_codec.c api/containerd/ttrpc.c \
-		api/containerd/address.c api/containerd/events.c
+		api/containerd/address.c api/containerd/events.c api/sandbox/clock.c
 CONTAINERD_SRCS := $(sort $(wildcard api/containerd/*.c) $(SANDBOX_SRCS) \
 		$(IMAGE_CODE_SRCS) vmm/config.c $(wildcard snapshot/overlay*.c))
 CONTAINERD_LIBS := -lprotobuf-c $(EMBERCTL_LIBS)

@@ -97,7 +97,7 @@ VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay
 	jailer jailer_kata boot api virtio_net jail_net vsock emberctl net
 	emberctl_jail snapshot run_code template_save template_image spare_drives
 	mcp e2b containerd
-	attach pty ontimeout expose)
+	attach pty ontimeout expose clock_jump)
 # In the KVM box, the scripts the second box runs (it starts when the host
 # phases end): about 2/5 of the VM tests' time on a 2-core host, so that
 # both boxes end together.  net.sh builds the template that run_code.sh

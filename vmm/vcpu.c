@@ -226,13 +226,17 @@ fail:
 
 int vcpu__create(struct vcpu_ctx *ctx, unsigned int id, struct vcpu *v)
 {
+	pthread_condattr_t ca;
 	int size, ret;
 
 	memset(v, 0, sizeof(*v));
 	v->ctx = ctx;
 	v->id = id;
 	pthread_mutex_init(&v->lock, NULL);
-	pthread_cond_init(&v->cond, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&v->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	v->fd = ioctl(ctx->vm_fd, KVM_CREATE_VCPU, (unsigned long)id);
 	if (v->fd < 0) {
 		ret = -errno;
@@ -542,7 +546,8 @@ int vcpu__pause(struct vcpu *v, unsigned int timeout_ms)
 	if (!v->started)
 		return 0;
 	vcpu__want(v, VCPU_WANT_PAUSE);
-	clock_gettime(CLOCK_REALTIME, &end);
+	/* CLOCK_MONOTONIC (v->cond's): a jump of the wall clock is no timeout. */
+	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += timeout_ms / 1000;
 	end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
 	if (end.tv_nsec >= 1000000000L) {
@@ -554,7 +559,7 @@ int vcpu__pause(struct vcpu *v, unsigned int timeout_ms)
 		/* Re-kick now and then: a signal may have come too early. */
 		struct timespec t;
 
-		clock_gettime(CLOCK_REALTIME, &t);
+		clock_gettime(CLOCK_MONOTONIC, &t);
 		t.tv_nsec += 10 * 1000000L;
 		if (t.tv_nsec >= 1000000000L) {
 			t.tv_sec++;
@@ -565,7 +570,7 @@ int vcpu__pause(struct vcpu *v, unsigned int timeout_ms)
 			t = end;
 		if (pthread_cond_timedwait(&v->cond, &v->lock, &t) ==
 		    ETIMEDOUT) {
-			clock_gettime(CLOCK_REALTIME, &t);
+			clock_gettime(CLOCK_MONOTONIC, &t);
 			if (t.tv_sec > end.tv_sec || (t.tv_sec == end.tv_sec &&
 						      t.tv_nsec >= end.tv_nsec))
 				ret = -ETIMEDOUT;

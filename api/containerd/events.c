@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../sandbox/clock.h"
 #include "proto/events_ttrpc.pb-c.h"
 #include "ttrpc.h"
 
@@ -164,7 +165,7 @@ static void *publisher_thread(void *arg)
 			if (!err || tries >= MAX_TRIES || ev->closing)
 				break;
 			/* 1.6 waits n seconds before the n-th retry */
-			clock_gettime(CLOCK_REALTIME, &until);
+			clock_gettime(CLOCK_MONOTONIC, &until);
 			until.tv_sec += tries;
 			while (!ev->closing &&
 			       pthread_cond_timedwait(&ev->cond, &ev->lock,
@@ -190,7 +191,7 @@ struct shim_events *shim_events__new(const char *ttrpc_address, const char *ns)
 	if (!ev->ns)
 		goto fail;
 	pthread_mutex_init(&ev->lock, NULL);
-	pthread_cond_init(&ev->cond, NULL);
+	clock__cond_init(&ev->cond); /* waits count on CLOCK_MONOTONIC */
 	if (!ttrpc_address || !ttrpc_address[0])
 		return ev;
 	ev->address = strdup(ttrpc_address);
@@ -217,7 +218,7 @@ void shim_events__free(struct shim_events *ev, int flush_ms)
 	if (!ev)
 		return;
 	if (ev->address) {
-		clock_gettime(CLOCK_REALTIME, &until);
+		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_sec += flush_ms / 1000;
 		until.tv_nsec += (long)(flush_ms % 1000) * 1000000;
 		if (until.tv_nsec >= 1000000000) {

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sandbox/clock.h"
 #include "ttrpc_codec.h"
 
 #define STOP_GRACE_MS	  2000
@@ -286,7 +287,8 @@ struct ttrpc_server *ttrpc_server__new(int listen_fd, ttrpc_handler_fn fn,
 	s->fn = fn;
 	s->opaque = opaque;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	/* wait_until()'s deadline counts on CLOCK_MONOTONIC. */
+	clock__cond_init(&s->cond);
 	return s;
 }
 
@@ -383,7 +385,7 @@ int ttrpc_server__run(struct ttrpc_server *s)
 		if ((pfd[0].revents & POLLIN) && accept_one(s))
 			poll(&pfd[1], 1, ACCEPT_BACKOFF_MS);
 	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += STOP_GRACE_MS / 1000;
 	pthread_mutex_lock(&s->lock);
 	wait_until(s, &s->handlers, &deadline);

@@ -39,7 +39,7 @@ static int64_t disk_mib(const struct sandbox_info *i)
 static json_t *listed_json(const struct sandbox_info *i,
 			   const struct e2b_record *rec, bool detail)
 {
-	int64_t now = time(NULL), left = sandbox__ttl_left(i, now);
+	int64_t now = time(NULL), left = sandbox__ttl_left(i);
 	json_t *j;
 
 	j = json_pack(

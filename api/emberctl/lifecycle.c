@@ -59,13 +59,15 @@ int cmd_ls(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		const struct sandbox_info *s = &v[i];
 
-		fmt_dur(s->created ? now - s->created : 0, age, sizeof(age));
+		/* The wall clock's: after a jump back, 0 rather than less. */
+		fmt_dur(s->created && now > s->created ? now - s->created : 0,
+			age, sizeof(age));
 		if (!s->ready)
 			snprintf(ttl, sizeof(ttl), "booting");
 		else if (!s->ttl_s)
 			snprintf(ttl, sizeof(ttl), "-");
 		else
-			fmt_dur(sandbox__ttl_left(s, now), ttl, sizeof(ttl));
+			fmt_dur(sandbox__ttl_left(s), ttl, sizeof(ttl));
 		if (s->ember && !s->parked)
 			snprintf(pid, sizeof(pid), "%d", (int)s->ember);
 		else

@@ -926,8 +926,8 @@ static json_t *kill_sandbox(struct backend *b, const json_t *args)
 
 static json_t *list_sandboxes(struct backend *b)
 {
-	int64_t now = (int64_t)time(NULL), left;
 	struct sandbox_info *v = NULL, *info;
+	int64_t left;
 	json_t *arr, *e;
 	char err[512];
 	size_t n;
@@ -937,7 +937,7 @@ static json_t *list_sandboxes(struct backend *b)
 	arr = json_array();
 	for (size_t i = 0; arr && i < n; i++) {
 		info = &v[i];
-		left = info->ready ? sandbox__ttl_left(info, now) : -1;
+		left = sandbox__ttl_left(info);
 		e = json_pack("{s:s, s:s, s:o, s:s?, s:i, s:i, s:s}",
 			      "sandbox_id", info->id, "state",
 			      sandbox__state_name(info), "ttl_left",

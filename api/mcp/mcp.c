@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../sandbox/clock.h"
 #include "../sandbox/utf8.h"
 #include "jsonrpc.h"
 #include "mcp.h"
@@ -77,12 +78,12 @@ static void out_put(struct mcp_out *o)
 		o->release(o);
 }
 
-/* CLOCK_REALTIME @ms from now, for pthread_cond_timedwait(). */
+/* CLOCK_MONOTONIC @ms from now, for pthread_cond_timedwait() on s->cond. */
 static struct timespec deadline(int ms)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &t);
+	clock_gettime(CLOCK_MONOTONIC, &t);
 	t.tv_sec += ms / 1000;
 	t.tv_nsec += (long)(ms % 1000) * 1000000;
 	if (t.tv_nsec >= 1000000000) {
@@ -140,7 +141,7 @@ struct mcp_session *mcp__new(const struct mcp_config *cfg)
 	if (!s->cfg.elicit_ms)
 		s->cfg.elicit_ms = MCP_ELICIT_MS;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	clock__cond_init(&s->cond); /* deadline()'s clock */
 	for (size_t i = 0; i < cfg->ntools; i++) {
 		t = &cfg->tools[i];
 		if (t->id >= TOOL_COUNT)

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "files.h"
 #include "image.h"
 #include "image_internal.h"
@@ -99,7 +100,7 @@ static int tool_run(const char *const *argv, const char *log, const char *tmp,
 		    const char *watch, int timeout_s, int stop_fd, char *why,
 		    size_t whysz)
 {
-	time_t end = time(NULL) + timeout_s;
+	int64_t end = clock__mono_ms() + (int64_t)timeout_s * 1000;
 	int st = 0, rc = 0;
 	pid_t pid, w;
 
@@ -149,7 +150,7 @@ static int tool_run(const char *const *argv, const char *log, const char *tmp,
 				 argv[0], IMAGE_FREE_FLOOR_MIB);
 			return -ENOSPC;
 		}
-		if (time(NULL) > end) {
+		if (clock__mono_ms() > end) {
 			killpg(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			snprintf(why, whysz, "%s did not end within %d s",

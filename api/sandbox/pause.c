@@ -97,7 +97,6 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 {
 	char sock[PATH_MAX];
 	struct sandbox_info cur = *info;
-	int64_t now = (int64_t)time(NULL);
 	int fd, rc = 0;
 
 	if (api_path(info, sock, sizeof(sock)))
@@ -122,12 +121,10 @@ int sandbox__pause(const struct sandbox_info *info, bool pause, char *err,
 	rc = ember_api__pause(sock, pause, err, errlen);
 	if (rc < 0)
 		goto out;
-	if (pause) {
-		cur.paused = now > 0 ? now : 1;
-	} else {
-		cur.paused_s += now > cur.paused ? now - cur.paused : 0;
-		cur.paused = 0;
-	}
+	if (pause)
+		sandbox__run_stop(&cur, clock__wall_s(), clock__mono_ms());
+	else
+		sandbox__run_start(&cur, clock__wall_s(), clock__mono_ms());
 	rc = pause__write_info(info, &cur, err, errlen);
 	/* The supervisor re-reads the info file: its TTL stops or goes on. */
 	if (cur.supervisor > 0 &&
@@ -142,7 +139,7 @@ int sandbox__renew(const struct sandbox_info *info, unsigned int ttl_s,
 		   char *err, size_t errlen)
 {
 	struct sandbox_info cur = *info;
-	int64_t now = (int64_t)time(NULL), end, ttl;
+	int64_t ttl;
 	int fd, rc = 0;
 
 	if (ttl_s < 1 || ttl_s > 31536000)
@@ -161,10 +158,8 @@ int sandbox__renew(const struct sandbox_info *info, unsigned int ttl_s,
 			cur.parked ? "parked on disk" : "without a TTL");
 		goto out;
 	}
-	/* ttl_s counts from readiness: move its end to now + @ttl_s. */
-	end = cur.ready + (int64_t)cur.ttl_s + cur.paused_s +
-	      (cur.paused ? now - cur.paused : 0);
-	ttl = (int64_t)cur.ttl_s + (now + (int64_t)ttl_s - end);
+	/* ttl_s counts from readiness: its end moves to @ttl_s from now. */
+	ttl = sandbox__ttl_from_now(&cur, ttl_s, clock__mono_ms());
 	if (ttl < 1 || ttl > UINT32_MAX) {
 		rc = sandbox__errf(err, errlen, -EINVAL,
 				   "sandbox %s: TTL out of range", info->id);

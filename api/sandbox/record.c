@@ -49,7 +49,8 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 		     "restore_ready_ms=%u\nsnap_diff=%d\nnet_dev=%d\nnet=%s\n"
 		     "jail_root=%s\njailer=%s\njail_uid=%u\njail_gid=%u\n"
 		     "spare_drives=%u\nspare_swapped=%u\nttl_len=%u\n"
-		     "on_timeout=%s\nauto_resume=%d\n",
+		     "on_timeout=%s\nauto_resume=%d\nttl_used_ms=%" PRId64
+		     "\nrun_since_ms=%" PRId64 "\n",
 		     (int)i->supervisor, i->supervisor_start, (int)i->ember,
 		     i->ember_start, i->created, i->ready, i->ttl_s, i->mem_mib,
 		     i->vcpus, i->paused, i->paused_s, i->parked, i->snap_gen,
@@ -58,7 +59,8 @@ int sandbox__write_info(const char *dir, const struct sandbox_info *i)
 		     net__mode_name(i->net_mode), i->jail_root, i->jailer,
 		     i->jail_uid, i->jail_gid, i->spare_drives,
 		     i->spare_swapped, i->ttl_len,
-		     i->ttl_park ? "pause" : "kill", i->auto_resume);
+		     i->ttl_park ? "pause" : "kill", i->auto_resume,
+		     i->ttl_used_ms, i->run_since_ms);
 	if (n < 0 || (size_t)n >= sizeof(buf) ||
 	    strchr(i->template_name, '\n') || strchr(i->jail_root, '\n') ||
 	    strchr(i->jailer, '\n'))
@@ -97,10 +99,24 @@ bool sandbox__holds_snapshot(const char *dir)
 	return found;
 }
 
+/*
+ * An info file from before the TTL counted on CLOCK_MONOTONIC (a sandbox
+ * parked then): the TTL it used, from its wall-clock stamps.
+ */
+static void ttl_used_from_wall(struct sandbox_info *i)
+{
+	int64_t end = i->paused ? i->paused : clock__wall_s(),
+		used = end - i->ready - i->paused_s;
+
+	i->ttl_used_ms = used > 0 ? used * 1000 : 0;
+	i->run_since_ms = i->paused ? 0 : clock__mono_ms();
+}
+
 int sandbox__read_info(const char *dir, struct sandbox_info *i)
 {
 	char path[PATH_MAX], buf[SANDBOX_INFO_MAX + 1], *text, *key, *val,
 		*save = NULL;
+	bool used_seen = false;
 	ssize_t n;
 
 	if (files__pathf(path, sizeof(path), "%s/" SANDBOX_INFO_NAME, dir))
@@ -191,7 +207,15 @@ int sandbox__read_info(const char *dir, struct sandbox_info *i)
 			i->ttl_len = (unsigned int)v;
 		else if (!strcmp(key, "auto_resume"))
 			i->auto_resume = v != 0;
+		else if (!strcmp(key, "run_since_ms"))
+			i->run_since_ms = v;
+		else if (!strcmp(key, "ttl_used_ms")) {
+			i->ttl_used_ms = v;
+			used_seen = true;
+		}
 	}
+	if (!used_seen && i->ready)
+		ttl_used_from_wall(i);
 	return 0;
 }
 
@@ -273,14 +297,51 @@ const char *sandbox__state_name(const struct sandbox_info *i)
 	return i->paused ? "paused" : "running";
 }
 
-int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now)
+/* The ms of TTL @i has used at CLOCK_MONOTONIC @mono_ms. */
+static int64_t ttl_used(const struct sandbox_info *i, int64_t mono_ms)
 {
-	int64_t end;
+	int64_t run = i->run_since_ms && mono_ms > i->run_since_ms ?
+			      mono_ms - i->run_since_ms :
+			      0;
+
+	return i->ttl_used_ms + run;
+}
+
+int64_t sandbox__ttl_left_ms(const struct sandbox_info *i, int64_t mono_ms)
+{
+	int64_t left;
 
 	if (!i->ttl_s || !i->ready)
 		return -1;
-	/* The clock stopped for every pause, and stands in the current one. */
-	end = i->ready + (int64_t)i->ttl_s + i->paused_s +
-	      (i->paused ? now - i->paused : 0);
-	return end > now ? end - now : 0;
+	left = (int64_t)i->ttl_s * 1000 - ttl_used(i, mono_ms);
+	return left > 0 ? left : 0;
+}
+
+int64_t sandbox__ttl_left(const struct sandbox_info *i)
+{
+	int64_t ms = sandbox__ttl_left_ms(i, clock__mono_ms());
+
+	return ms < 0 ? -1 : (ms + 999) / 1000;
+}
+
+int64_t sandbox__ttl_from_now(const struct sandbox_info *i, unsigned int left_s,
+			      int64_t mono_ms)
+{
+	return (ttl_used(i, mono_ms) + 999) / 1000 + (int64_t)left_s;
+}
+
+void sandbox__run_stop(struct sandbox_info *i, int64_t wall_s, int64_t mono_ms)
+{
+	i->ttl_used_ms = ttl_used(i, mono_ms);
+	i->run_since_ms = 0;
+	i->paused = wall_s > 0 ? wall_s : 1;
+}
+
+void sandbox__run_start(struct sandbox_info *i, int64_t wall_s, int64_t mono_ms)
+{
+	/* paused_s is what `ls` may show; the TTL does not count on it. */
+	if (i->paused)
+		i->paused_s += wall_s > i->paused ? wall_s - i->paused : 0;
+	i->paused = 0;
+	i->run_since_ms = mono_ms > 0 ? mono_ms : 1;
 }

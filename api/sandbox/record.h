@@ -131,6 +131,16 @@ struct sandbox_info {
 	int64_t paused; /* Unix time the current pause (or park) began;
 			   0: running */
 	int64_t paused_s; /* seconds paused in pauses that ended */
+	/*
+	 * The TTL counts on CLOCK_MONOTONIC, never on the wall clock (a jump
+	 * of the host's clock neither ends a sandbox early nor keeps it): the
+	 * ms of TTL used by runs that ended (a pause or a park ended them;
+	 * info: ttl_used_ms), and the CLOCK_MONOTONIC ms the current run
+	 * began, 0 while paused, parked or booting (info: run_since_ms).  A
+	 * run does not outlive the host's boot: a parked sandbox has none.
+	 */
+	int64_t ttl_used_ms;
+	int64_t run_since_ms;
 	int parked; /* 1: on disk (snap-<snap_gen>.*), no ember */
 	unsigned int snap_gen; /* the last park's number; 0: never parked */
 	unsigned int origin; /* enum sandbox_origin */
@@ -239,9 +249,35 @@ bool sandbox__holds_snapshot(const char *dir);
 const char *sandbox__state_name(const struct sandbox_info *i);
 
 /*
- * sandbox__ttl_left() - seconds of TTL @i has left at Unix time @now
- * (the clock stops while it is paused); -1 for no TTL, 0 when over.
+ * sandbox__ttl_left_ms() - ms of TTL @i has left at CLOCK_MONOTONIC
+ * @mono_ms (its clock stops while it is paused or parked); -1 for no TTL
+ * or while booting, 0 when over.
  */
-int64_t sandbox__ttl_left(const struct sandbox_info *i, int64_t now);
+int64_t sandbox__ttl_left_ms(const struct sandbox_info *i, int64_t mono_ms);
+
+/*
+ * sandbox__ttl_left() - seconds of TTL @i has left now, rounded up; -1 for
+ * no TTL or while booting, 0 when over.  For `ls` and the APIs' answers.
+ */
+int64_t sandbox__ttl_left(const struct sandbox_info *i);
+
+/*
+ * sandbox__ttl_from_now() - the TTL (s from readiness, what ttl_s holds)
+ * under which @i has @left_s s left at CLOCK_MONOTONIC @mono_ms: what a
+ * renewal, or a resume that finds the TTL over, gives it.  Rounded up to
+ * whole seconds; may exceed UINT32_MAX (the caller refuses that).
+ */
+int64_t sandbox__ttl_from_now(const struct sandbox_info *i, unsigned int left_s,
+			      int64_t mono_ms);
+
+/*
+ * sandbox__run_stop() - a pause or a park of running @i begins at Unix
+ * time @wall_s and CLOCK_MONOTONIC @mono_ms: its TTL clock stops.
+ * sandbox__run_start() - @i runs from then on: ready, resumed or restored
+ * from its park (a pause, if any, ends).  Both only change @i.
+ */
+void sandbox__run_stop(struct sandbox_info *i, int64_t wall_s, int64_t mono_ms);
+void sandbox__run_start(struct sandbox_info *i, int64_t wall_s,
+			int64_t mono_ms);
 
 #endif /* EMBER_API_RECORD_H */

@@ -760,7 +760,7 @@ int supervisor__snapshot(struct sandbox_info *cur, char *err, size_t errlen)
 		next.snap_gen = gen;
 		next.snap_diff = diff;
 		if (!was_paused)
-			next.paused = now > 0 ? now : 1;
+			sandbox__run_stop(&next, now, clock__mono_ms());
 		rc = sandbox__write_info(cur->dir, &next);
 		if (rc == 0) {
 			*cur = next;
@@ -840,11 +840,11 @@ failed:
 /* The TTL's end in CLOCK_MONOTONIC ms from what @i has left; 0: none. */
 static int64_t ttl_end_of(const struct sandbox_info *i)
 {
-	int64_t left = sandbox__ttl_left(i, clock__wall_s());
+	int64_t now = clock__mono_ms(), left = sandbox__ttl_left_ms(i, now);
 
 	if (left < 0)
 		return 0;
-	return clock__mono_ms() + (left > 0 ? left * 1000 : 1);
+	return now + (left > 0 ? left : 1);
 }
 
 /*
@@ -853,23 +853,21 @@ static int64_t ttl_end_of(const struct sandbox_info *i)
  */
 static void ready(struct sup *s)
 {
-	int64_t now = clock__wall_s();
+	int64_t now = clock__wall_s(), mono = clock__mono_ms();
 
 	if (!s->info.ready)
 		s->info.ready = now;
+	sandbox__run_start(&s->info, now, mono);
 	if (s->info.parked) {
-		s->info.paused_s +=
-			now > s->info.paused ? now - s->info.paused : 0;
-		s->info.paused = 0;
 		s->info.parked = 0;
 		/*
 		 * Parked when its TTL ran out (run --on-timeout pause): it
 		 * gets the last TTL it was given anew, from now.
 		 */
 		if (s->info.ttl_s && s->info.ttl_len &&
-		    sandbox__ttl_left(&s->info, now) == 0) {
-			int64_t ttl = now + (int64_t)s->info.ttl_len -
-				      s->info.ready - s->info.paused_s;
+		    sandbox__ttl_left_ms(&s->info, mono) == 0) {
+			int64_t ttl = sandbox__ttl_from_now(
+				&s->info, s->info.ttl_len, mono);
 
 			if (ttl >= 1 && ttl <= UINT32_MAX)
 				s->info.ttl_s = (unsigned int)ttl;
@@ -985,6 +983,8 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 			s->info.ttl_len = now.ttl_len;
 			s->info.paused = now.paused;
 			s->info.paused_s = now.paused_s;
+			s->info.ttl_used_ms = now.ttl_used_ms;
+			s->info.run_since_ms = now.run_since_ms;
 			ttl_end = now.paused ? 0 : ttl_end_of(&now);
 			continue;
 		}
@@ -1011,6 +1011,8 @@ __attribute__((noreturn)) static void supervise(struct sup *s)
 			s->info.ttl_len = now.ttl_len;
 			s->info.paused = now.paused;
 			s->info.paused_s = now.paused_s;
+			s->info.ttl_used_ms = now.ttl_used_ms;
+			s->info.run_since_ms = now.run_since_ms;
 			ttl_end = now.paused ? 0 : ttl_end_of(&now);
 		}
 	}
