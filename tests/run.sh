@@ -97,12 +97,12 @@ VM_SCRIPTS=(bad_input tiny_guests snapshot_files seccomp overlay
 	jailer jailer_kata boot api virtio_net jail_net vsock emberctl net
 	emberctl_jail snapshot run_code template_save template_image spare_drives
 	mcp e2b containerd
-	attach pty ontimeout expose clock_jump)
+	attach pty ontimeout expose clock_jump enospc soak)
 # In the KVM box, the scripts the second box runs (it starts when the host
 # phases end): about 2/5 of the VM tests' time on a 2-core host, so that
 # both boxes end together.  net.sh builds the template that run_code.sh
 # and mcp.sh restore (SHARED_STATE_DIR): the three stay in one box.
-VM_LATE=(api emberctl_jail snapshot e2b containerd)
+VM_LATE=(api emberctl_jail snapshot e2b containerd clock_jump enospc soak)
 # On a PVM host, the scripts that also run natively, alone after the
 # boxes, so that every run there proves ember's own PVM path (the PVM
 # profile's boot, snapshots and restores, the start gate with many

@@ -78,6 +78,11 @@ void backend__end(struct backend *b)
 	roster__end(b->r);
 }
 
+void backend__prune(struct backend *b)
+{
+	pool__prune(roster__pool(b->r));
+}
+
 /* --- the guest agent --------------------------------------------------- */
 
 /*

@@ -52,6 +52,12 @@ json_t *backend__call(void *arg, const struct mcp_tool *t, const json_t *args);
  */
 void backend__end(struct backend *b);
 
+/*
+ * backend__prune() - close @b's idle guest connections to sandboxes that
+ * ended meanwhile (pool__prune()); thread-safe, for a periodic sweep.
+ */
+void backend__prune(struct backend *b);
+
 /* backend__free() - free @b after backend__end() and mcp__wait(). */
 void backend__free(struct backend *b);
 

@@ -56,7 +56,7 @@
 #define IDLE_S	    10 /* a connection with no request going on */
 #define HEADER_S    10 /* for a request's line and headers (listener.h) */
 #define SSE_PING_S  20 /* between two comments of an idle SSE stream */
-#define SWEEP_MAX_S 60 /* between two looks for expired sessions */
+#define SWEEP_MAX_S 5 /* between two sweeps (sessions, pooled connections) */
 
 struct session {
 	struct session *next;
@@ -449,7 +449,10 @@ static void sessions_end(struct http_server *h, struct session *gone)
 	}
 }
 
-/* The sweeper's thread: expired sessions ended, every idle_s / 4. */
+/*
+ * The sweeper's thread, every idle_s / 4: expired sessions ended, and the
+ * others' idle guest connections to sandboxes gone meanwhile closed.
+ */
 static void *sweeper(void *arg)
 {
 	struct http_server *h = arg;
@@ -472,6 +475,9 @@ static void *sweeper(void *arg)
 		if (h->stopping)
 			break;
 		gone = sessions_expired(h);
+		/* Connections to sandboxes that ended elsewhere: closed. */
+		for (struct session *s = h->sessions; s; s = s->next)
+			backend__prune(s->b);
 		pthread_mutex_unlock(&h->lock);
 		sessions_end(h, gone);
 		pthread_mutex_lock(&h->lock);

@@ -91,6 +91,7 @@ void pool__give_agent(struct pool *p, const char *id, struct agent_client *c)
 {
 	struct pool_entry *e;
 
+	pool__prune(p); /* the others' too: some may be gone meanwhile */
 	pthread_mutex_lock(&p->lock);
 	e = entry_of(p, id, true);
 	if (e && e->nagents < POOL_MAX_IDLE) {
@@ -116,6 +117,40 @@ void pool__drop(struct pool *p, const char *id)
 	pthread_mutex_unlock(&p->lock);
 	if (e)
 		entry_free(e);
+}
+
+void pool__prune(struct pool *p)
+{
+	struct pool_entry **pp, *e, *gone = NULL;
+	struct agent_client *bad[POOL_MAX_IDLE * 4];
+	unsigned int nbad = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (pp = &p->head; (e = *pp);) {
+		for (unsigned int i = 0; i < e->nagents;) {
+			if (agent_client__idle_ok(e->agents[i]) ||
+			    nbad == sizeof(bad) / sizeof(bad[0])) {
+				i++;
+				continue;
+			}
+			bad[nbad++] = e->agents[i];
+			e->agents[i] = e->agents[--e->nagents];
+		}
+		if (e->nagents) {
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		e->next = gone;
+		gone = e;
+	}
+	pthread_mutex_unlock(&p->lock);
+	while (nbad)
+		agent_client__free(bad[--nbad]);
+	while ((e = gone)) {
+		gone = e->next;
+		entry_free(e);
+	}
 }
 
 struct agent_client *pool__borrow(struct pool *p, const struct sandbox_info *sb,

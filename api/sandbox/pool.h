@@ -49,6 +49,15 @@ void pool__give_agent(struct pool *p, const char *id, struct agent_client *c);
 void pool__drop(struct pool *p, const char *id);
 
 /*
+ * pool__prune() - close the idle connections whose sandbox ended behind
+ * the pool's back (killed elsewhere, its TTL ran out: the agent's end of
+ * the connection closed), and forget the sandboxes left with none.  So a
+ * long-lived server holds no socket of a sandbox that is gone.  Cost: a
+ * poll() of each idle connection, at most POOL_MAX_IDLE a sandbox.
+ */
+void pool__prune(struct pool *p);
+
+/*
  * pool__borrow() - a connection to the agent of the live sandbox @sb for
  * one operation: an idle one from @p, else a new one that answered a
  * PING within @timeout_ms (sandbox__agent_connect()).  NULL with the
