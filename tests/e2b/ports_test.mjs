@@ -134,7 +134,14 @@ function openWs(host) {
 				'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'), 'Sec-WebSocket-Version': '13' },
 		});
 		req.on('upgrade', (res, sock) => resolve(sock));
-		req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+		req.on('response', (res) => {
+			// The answer's body says why (a 502 names what failed).
+			let b = '';
+			res.setEncoding('utf8');
+			res.on('data', (d) => { if (b.length < 300) b += d; });
+			res.on('end', () => reject(new Error(`no upgrade: ${res.statusCode} ${b.trim()}`)));
+			res.on('error', () => reject(new Error(`no upgrade: ${res.statusCode}`)));
+		});
 		req.on('error', reject);
 		req.end();
 	});
