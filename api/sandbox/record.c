@@ -327,7 +327,8 @@ int64_t sandbox__ttl_left(const struct sandbox_info *i)
 int64_t sandbox__ttl_from_now(const struct sandbox_info *i, unsigned int left_s,
 			      int64_t mono_ms)
 {
-	return (ttl_used(i, mono_ms) + 999) / 1000 + (int64_t)left_s;
+	/* Down: what ls then shows (rounded up) is @left_s, never more. */
+	return ttl_used(i, mono_ms) / 1000 + (int64_t)left_s;
 }
 
 void sandbox__run_stop(struct sandbox_info *i, int64_t wall_s, int64_t mono_ms)

@@ -264,8 +264,10 @@ int64_t sandbox__ttl_left(const struct sandbox_info *i);
 /*
  * sandbox__ttl_from_now() - the TTL (s from readiness, what ttl_s holds)
  * under which @i has @left_s s left at CLOCK_MONOTONIC @mono_ms: what a
- * renewal, or a resume that finds the TTL over, gives it.  Rounded up to
- * whole seconds; may exceed UINT32_MAX (the caller refuses that).
+ * renewal, or a resume that finds the TTL over, gives it.  In whole
+ * seconds, rounded down (so up to 1 s less is left; sandbox__ttl_left()
+ * then says @left_s, never more); may exceed UINT32_MAX (the caller
+ * refuses that).
  */
 int64_t sandbox__ttl_from_now(const struct sandbox_info *i, unsigned int left_s,
 			      int64_t mono_ms);
