@@ -230,9 +230,14 @@ check "ontimeout: exec on it (auto-resume) brings it back: its /tmp file and its
 	ev '[ $rc = 0 ] && [ "$mem" = kept ] && [ -n "$c2" ] && [ "$c2" -gt "$c1" ] && [ "$(info_of "$id" snap)" -ge 1 ]'
 # An exposed port (expose.h): its forwarder outlives the park, and a
 # connection to it resumes the sandbox and gets the guest server's answer.
+# On a slow host its 5 s TTL may park it again meanwhile: resumed first and
+# renewed while the server is set up, then 5 s again.
+"$E" exec "$id" -- true >"$TMP/srv.out" 2>&1
+"$E" ttl "$id" 600 >/dev/null 2>>"$TMP/srv.out"
 "$E" exec "$id" -- sh -c 'mkdir -p /tmp/srv && echo hello-from-guest >/tmp/srv/index.html &&
-	busybox httpd -p 127.0.0.1:8000 -h /tmp/srv' >"$TMP/srv.out" 2>&1
+	busybox httpd -p 127.0.0.1:8000 -h /tmp/srv' >>"$TMP/srv.out" 2>&1
 addr=$("$E" expose "$id" 8000 2>>"$TMP/srv.out")
+"$E" ttl "$id" 5 >/dev/null 2>>"$TMP/srv.out"
 wait_state "$id" parked 60
 st1=$(state "$id")
 got=$(curl -sS -m 300 "http://$addr/" 2>"$TMP/xc.err")
