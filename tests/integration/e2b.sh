@@ -157,35 +157,29 @@ fi
 grep -q '^not ok - ' "$TMP/sdk.out" && show "$TMP/e2b.log"
 }
 
-# ---- getHost(port): tests/e2b/ports_test.mjs ------------------------------------------
-[[ $E2B_TESTS != *" ports "* ]] || {
-env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
-	timeout -k 10 900 node tests/e2b/ports_test.mjs >"$TMP/ports.out" 2>"$TMP/ports.err"
-rc=$?
-cat "$TMP/ports.out"
-if [ $rc = 124 ] || [ $rc = 137 ]; then
-	not_ok "e2b: ports: the getHost test ends within 900 s" "it was killed"
-elif ! grep -q '^ok - ' "$TMP/ports.out" || { [ $rc != 0 ] && ! grep -q '^not ok - ' "$TMP/ports.out"; }; then
-	not_ok "e2b: ports: the getHost test runs" "exit $rc; $(show "$TMP/ports.err")"
-fi
-grep -q '^not ok - ' "$TMP/ports.out" && show "$TMP/e2b.log"
-grep '^# sandbox ' "$TMP/ports.out" >>"$TMP/sdk.out"
+# sdk_part NAME TEST SECONDS WHAT: node tests/e2b/TEST against ember-e2b,
+# its lines shown; one failure of its own when it is killed, runs no case,
+# or ends non-zero without a failed case; its sandboxes' lines go to sdk.out.
+sdk_part() {
+	local name=$1 test=$2 limit=$3 what=$4 rc
+	env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
+		timeout -k 10 "$limit" node "tests/e2b/$test" >"$TMP/$name.out" 2>"$TMP/$name.err"
+	rc=$?
+	cat "$TMP/$name.out"
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		not_ok "e2b: $name: $what ends within $limit s" "it was killed"
+	elif ! grep -q '^ok - ' "$TMP/$name.out" || { [ $rc != 0 ] && ! grep -q '^not ok - ' "$TMP/$name.out"; }; then
+		not_ok "e2b: $name: $what runs" "exit $rc; $(show "$TMP/$name.err")"
+	fi
+	grep -q '^not ok - ' "$TMP/$name.out" && show "$TMP/e2b.log"
+	grep '^# sandbox ' "$TMP/$name.out" >>"$TMP/sdk.out"
 }
 
+# ---- getHost(port): tests/e2b/ports_test.mjs ------------------------------------------
+[[ $E2B_TESTS != *" ports "* ]] || sdk_part ports ports_test.mjs 900 "the getHost test"
+
 # ---- limits and refusals: tests/e2b/limits_test.mjs -------------------------------------
-[[ $E2B_TESTS != *" limits "* ]] || {
-env -u E2B_DEBUG -u E2B_DOMAIN E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$key" \
-	timeout -k 10 1500 node tests/e2b/limits_test.mjs >"$TMP/limits.out" 2>"$TMP/limits.err"
-rc=$?
-cat "$TMP/limits.out"
-if [ $rc = 124 ] || [ $rc = 137 ]; then
-	not_ok "e2b: limits: the limits test ends within 1500 s" "it was killed"
-elif ! grep -q '^ok - ' "$TMP/limits.out" || { [ $rc != 0 ] && ! grep -q '^not ok - ' "$TMP/limits.out"; }; then
-	not_ok "e2b: limits: the limits test runs" "exit $rc; $(show "$TMP/limits.err")"
-fi
-grep -q '^not ok - ' "$TMP/limits.out" && show "$TMP/e2b.log"
-grep '^# sandbox ' "$TMP/limits.out" >>"$TMP/sdk.out"
-}
+[[ $E2B_TESTS != *" limits "* ]] || sdk_part limits limits_test.mjs 1500 "the limits test"
 
 # ---- Template.build (tests/e2b/template_test.mjs) --------------------------------------
 # Its builds run emberctl (EMBERCTL_BIN: this test's); its templates are
